@@ -1,0 +1,1 @@
+"""Conformance suite for backends of vllm.v1.outputs (spec 2025.10)."""

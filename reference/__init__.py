@@ -1,0 +1,41 @@
+"""Reference implementation of ``vllm.v1.outputs`` at spec revision 2025.10.
+
+The seven spec types are transcribed in :mod:`reference.outputs`; the operations
+the spec implies (padding, unpadding, gathering logprobs, an async output for any
+torch device) live beside them.  This package is also the ``reference`` backend of
+the conformance suite and the default subject of the benchmarks.
+"""
+
+from reference.async_output import DeviceAsyncModelRunnerOutput
+from reference.constants import PLACEHOLDER_TOKEN_ID
+from reference.kv_connector_stats import KVConnectorStats
+from reference.logprobs_ops import gather_logprobs
+from reference.outputs import (
+    AsyncModelRunnerOutput,
+    DraftTokenIds,
+    KVConnectorOutput,
+    LogprobsLists,
+    LogprobsTensors,
+    ModelRunnerOutput,
+    SamplerOutput,
+)
+from reference.sampler_ops import pad_sampled_token_ids, unpad_sampled_token_ids
+
+SPEC_REVISION = "2025.10"
+
+__all__ = [
+    "PLACEHOLDER_TOKEN_ID",
+    "SPEC_REVISION",
+    "AsyncModelRunnerOutput",
+    "DeviceAsyncModelRunnerOutput",
+    "DraftTokenIds",
+    "KVConnectorOutput",
+    "KVConnectorStats",
+    "LogprobsLists",
+    "LogprobsTensors",
+    "ModelRunnerOutput",
+    "SamplerOutput",
+    "gather_logprobs",
+    "pad_sampled_token_ids",
+    "unpad_sampled_token_ids",
+]

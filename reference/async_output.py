@@ -1,0 +1,214 @@
+"""A concrete ``AsyncModelRunnerOutput`` that works on any torch device.
+
+The model runner hands the scheduler an object right after sampling; the
+device-to-host copies of the sampled ids and logprobs run behind its back, and
+``get_output()`` is the one place that waits for them.  Getting that wait right is
+the whole point: backends have shipped events recorded on the wrong stream and
+placeholder events, and then read stale host memory.
+
+On devices whose torch module offers streams and events (CUDA, XPU, ...) the
+copies are issued on a side stream that first waits for the compute stream, and
+an event recorded after them is what ``get_output()`` synchronises on.  On devices
+without them (MPS) the copies go on the current queue and ``get_output()``
+synchronises the device.  On CPU there is nothing to wait for.
+"""
+
+from __future__ import annotations
+
+import threading
+from itertools import accumulate
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from reference._arguments import require_int
+from reference.constants import PLACEHOLDER_TOKEN_ID
+from reference.outputs import (
+    AsyncModelRunnerOutput,
+    KVConnectorOutput,
+    LogprobsLists,
+    LogprobsTensors,
+    ModelRunnerOutput,
+    SamplerOutput,
+)
+from reference.sampler_ops import unpad_sampled_token_ids
+
+__all__ = ["DeviceAsyncModelRunnerOutput"]
+
+
+class DeviceAsyncModelRunnerOutput(AsyncModelRunnerOutput):
+    """Start the device-to-host copies of a ``SamplerOutput`` now; finish them in ``get_output``.
+
+    ``sampled_token_ids`` rows follow ``req_ids``.  ``logprobs_tensors`` rows are
+    either one per generated token (the valid positions, request by request) or one
+    per cell of the padded ``[num_reqs, max_num_generated_tokens]`` matrix in
+    row-major order; in the latter case the rows of padding positions are dropped.
+    The resulting ``LogprobsLists`` carries ``cu_num_generated_tokens`` whenever a
+    request may own other than exactly one row (``max_num_generated_tokens != 1``).
+
+    The constructor returns without waiting for the device.  ``get_output()``
+    blocks until exactly these copies are complete, builds the
+    ``ModelRunnerOutput`` and may be called once; a second call raises
+    ``RuntimeError``.
+    """
+
+    def __init__(
+        self,
+        sampler_output: SamplerOutput,
+        req_ids: Sequence[str],
+        *,
+        vocab_size: int | None = None,
+        prompt_logprobs_dict: Mapping[str, LogprobsTensors | None] | None = None,
+        pooler_output: Sequence[torch.Tensor | None] | None = None,
+        kv_connector_output: KVConnectorOutput | None = None,
+        num_nans_in_logits: dict[str, int] | None = None,
+    ) -> None:
+        _check_sampler_output(sampler_output, req_ids)
+        if vocab_size is not None:
+            vocab_size = require_int("vocab_size", vocab_size, minimum=1)
+        self._req_ids = list(req_ids)
+        self._vocab_size = vocab_size
+        self._prompt_logprobs_dict = dict(prompt_logprobs_dict or {})
+        self._pooler_output = (
+            list(pooler_output) if pooler_output is not None else [None] * len(self._req_ids)
+        )
+        self._kv_connector_output = kv_connector_output
+        self._num_nans_in_logits = num_nans_in_logits
+        self._consumed = False
+        self._lock = threading.Lock()
+
+        device = sampler_output.sampled_token_ids.device
+        self._device_module = _device_module(device)
+        self._event: Any = None
+        # Holding the device tensors keeps the caching allocator from reusing their
+        # memory while the side stream may still be reading it.
+        self._device_source: SamplerOutput | None = sampler_output
+        self._host_token_ids, self._host_logprobs = self._start_copies(sampler_output, device)
+
+    def _start_copies(
+        self, sampler_output: SamplerOutput, device: torch.device
+    ) -> tuple[torch.Tensor, LogprobsTensors | None]:
+        if device.type == "cpu":
+            return sampler_output.sampled_token_ids, sampler_output.logprobs_tensors
+        module = self._device_module
+        if module is None:
+            # No stream API: queue the copies where the data is produced; get_output()
+            # synchronises the whole device.
+            return _copy_to_host(sampler_output)
+        compute_stream = module.current_stream(device)
+        copy_stream = module.Stream(device)
+        # The copies must not start before the kernels that produce the values.
+        copy_stream.wait_stream(compute_stream)
+        with module.stream(copy_stream):
+            host = _copy_to_host(sampler_output)
+            self._event = module.Event()
+            self._event.record(copy_stream)
+        return host
+
+    def get_output(self) -> ModelRunnerOutput:
+        with self._lock:
+            if self._consumed:
+                raise RuntimeError(
+                    "get_output() was already called on this AsyncModelRunnerOutput; "
+                    "the spec allows one call per object"
+                )
+            self._consumed = True
+        self._wait_for_copies()
+        self._device_source = None
+
+        sampled = unpad_sampled_token_ids(self._host_token_ids, vocab_size=self._vocab_size)
+        logprobs_lists = None
+        if self._host_logprobs is not None:
+            logprobs_lists = _logprobs_lists(
+                self._host_logprobs, self._host_token_ids, sampled, self._vocab_size
+            )
+        return ModelRunnerOutput(
+            req_ids=self._req_ids,
+            req_id_to_index={req_id: i for i, req_id in enumerate(self._req_ids)},
+            sampled_token_ids=sampled,
+            logprobs=logprobs_lists,
+            prompt_logprobs_dict=self._prompt_logprobs_dict,
+            pooler_output=self._pooler_output,
+            kv_connector_output=self._kv_connector_output,
+            num_nans_in_logits=self._num_nans_in_logits,
+        )
+
+    def _wait_for_copies(self) -> None:
+        if self._event is not None:
+            self._event.synchronize()
+            return
+        device = self._host_token_ids.device
+        if self._device_source is not None:
+            device = self._device_source.sampled_token_ids.device
+        if device.type != "cpu":
+            # Devices without events (MPS): wait for everything queued so far.
+            getattr(torch, device.type).synchronize()
+
+
+def _device_module(device: torch.device) -> ModuleType | None:
+    """torch's module for ``device`` when it has the stream API this class needs."""
+    if device.type == "cpu":
+        return None
+    module = getattr(torch, device.type, None)
+    needed = ("Stream", "Event", "current_stream", "stream")
+    if module is None or not all(hasattr(module, name) for name in needed):
+        return None
+    return module
+
+
+def _copy_to_host(sampler_output: SamplerOutput) -> tuple[torch.Tensor, LogprobsTensors | None]:
+    token_ids = sampler_output.sampled_token_ids.to("cpu", non_blocking=True)
+    logprobs = sampler_output.logprobs_tensors
+    return token_ids, (logprobs.to_cpu_nonblocking() if logprobs is not None else None)
+
+
+def _check_sampler_output(sampler_output: object, req_ids: Sequence[str]) -> None:
+    if not isinstance(sampler_output, SamplerOutput):
+        raise TypeError(
+            f"sampler_output must be a SamplerOutput, got {type(sampler_output).__name__}"
+        )
+    token_ids = sampler_output.sampled_token_ids
+    if not isinstance(token_ids, torch.Tensor) or token_ids.dim() != 2:
+        raise ValueError(
+            "sampler_output.sampled_token_ids must be a 2-D tensor [num_reqs, "
+            f"max_num_generated_tokens], got {getattr(token_ids, 'shape', type(token_ids))}"
+        )
+    if token_ids.shape[0] != len(req_ids):
+        raise ValueError(
+            f"req_ids has {len(req_ids)} entries but sampler_output.sampled_token_ids "
+            f"has {token_ids.shape[0]} rows; they must match"
+        )
+    logprobs = sampler_output.logprobs_tensors
+    if logprobs is not None and logprobs.logprob_token_ids.device != token_ids.device:
+        raise ValueError(
+            "sampler_output.logprobs_tensors must be on the device of sampled_token_ids "
+            f"({token_ids.device}), got {logprobs.logprob_token_ids.device}"
+        )
+
+
+def _logprobs_lists(
+    host_logprobs: LogprobsTensors,
+    host_token_ids: torch.Tensor,
+    sampled: list[list[int]],
+    vocab_size: int | None,
+) -> LogprobsLists:
+    num_reqs, max_len = host_token_ids.shape
+    total = sum(map(len, sampled))
+    num_rows = host_logprobs.logprob_token_ids.shape[0]
+    if num_rows == num_reqs * max_len and num_rows != total:
+        # One row per padded cell: keep the rows of the tokens unpadding kept.
+        keep = host_token_ids != PLACEHOLDER_TOKEN_ID
+        if vocab_size is not None:
+            keep &= host_token_ids < vocab_size
+        host_logprobs = LogprobsTensors(*(t[keep.flatten()] for t in host_logprobs))
+    elif num_rows != total:
+        raise ValueError(
+            f"sampler_output.logprobs_tensors has {num_rows} rows; expected one per "
+            f"generated token ({total}) or one per padded position ({num_reqs * max_len})"
+        )
+    cu = None
+    if max_len != 1:
+        cu = [0, *accumulate(map(len, sampled))]
+    return host_logprobs.tolists(cu)

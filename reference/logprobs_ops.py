@@ -1,0 +1,67 @@
+"""Building ``LogprobsTensors`` from a batch of log-probabilities."""
+
+from __future__ import annotations
+
+import torch
+
+from reference._arguments import require_int, require_tensor
+from reference.outputs import LogprobsTensors
+
+__all__ = ["gather_logprobs"]
+
+
+def gather_logprobs(
+    logprobs: torch.Tensor,
+    num_logprobs: int,
+    token_ids: torch.Tensor,
+) -> LogprobsTensors:
+    """Gather the sampled token's logprob, the top-k and the sampled token's rank.
+
+    Contract, for ``logprobs`` of shape ``[n, vocab]`` and ``token_ids`` of shape ``[n]``:
+      * ``logprob_token_ids`` is int32 ``[n, num_logprobs + 1]``: column 0 is
+        ``token_ids``, columns ``1..k`` the ids of the ``k = num_logprobs`` largest
+        logprobs of the row, sorted by logprob descending;
+      * ``logprobs`` is float32 ``[n, num_logprobs + 1]`` holding the matching values;
+      * ``selected_token_ranks`` is ``[n]``: the 1-based pessimistic rank of the given
+        token, the number of vocabulary entries whose logprob is >= its own (ties
+        count against it).  It is int64, as vLLM's sampler emits; ``empty_cpu``
+        allocates int32, so consumers accept both;
+      * every output lives on ``logprobs.device``.
+    Wrong shapes, dtypes, devices or out-of-range values raise ``ValueError`` /
+    ``TypeError`` naming the argument.
+    """
+    logprobs = require_tensor("logprobs", logprobs, ndim=2, kind="floating")
+    token_ids = require_tensor("token_ids", token_ids, ndim=1, kind="integer")
+    num_rows, vocab_size = logprobs.shape
+    num_logprobs = require_int("num_logprobs", num_logprobs, minimum=0)
+    if num_logprobs > vocab_size:
+        raise ValueError(
+            f"num_logprobs must be <= the vocabulary size {vocab_size} "
+            f"(logprobs.shape[1]), got {num_logprobs}"
+        )
+    if token_ids.shape[0] != num_rows:
+        raise ValueError(
+            f"token_ids must have one entry per row of logprobs ({num_rows}), "
+            f"got shape {tuple(token_ids.shape)}"
+        )
+    if token_ids.device != logprobs.device:
+        raise ValueError(
+            f"token_ids must be on logprobs' device {logprobs.device}, got {token_ids.device}"
+        )
+    if num_rows and (bool((token_ids < 0).any()) or bool((token_ids >= vocab_size).any())):
+        raise ValueError(f"token_ids must be in [0, {vocab_size}) (logprobs.shape[1])")
+
+    # Work in float32 whatever the input precision: ranks and values must agree
+    # with the float32 logprobs that are returned.
+    logprobs = logprobs.float()
+    token_ids = token_ids.long().unsqueeze(-1)
+    token_logprobs = logprobs.gather(-1, token_ids)
+    ranks = (logprobs >= token_logprobs).sum(-1)
+
+    if num_logprobs:
+        top_logprobs, top_ids = torch.topk(logprobs, num_logprobs, dim=-1, sorted=True)
+        ids = torch.cat((token_ids, top_ids), dim=1)
+        values = torch.cat((token_logprobs, top_logprobs), dim=1)
+    else:
+        ids, values = token_ids, token_logprobs
+    return LogprobsTensors(ids.to(torch.int32), values, ranks)

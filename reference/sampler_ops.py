@@ -1,0 +1,125 @@
+"""Padding and unpadding of ``SamplerOutput.sampled_token_ids``.
+
+The sampler returns one row per request, ``[num_reqs, max_num_generated_tokens]``
+int32, each row padded at its end with ``PLACEHOLDER_TOKEN_ID``.  The model
+runner turns that back into ``ModelRunnerOutput.sampled_token_ids`` (lists of
+Python ints, no placeholder) on every decode step, so the unpadding is written to
+cross the tensor/Python boundary once per batch rather than once per row.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate, chain
+
+import numpy as np
+import torch
+
+from reference._arguments import require_int, require_list_of_int_lists, require_tensor
+from reference.constants import PLACEHOLDER_TOKEN_ID
+
+__all__ = ["pad_sampled_token_ids", "unpad_sampled_token_ids"]
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def pad_sampled_token_ids(
+    token_ids: list[list[int]],
+    *,
+    max_len: int | None = None,
+    device: str | torch.device = "cpu",
+) -> torch.Tensor:
+    """Pack per-request token ids into the sampler's padded layout.
+
+    Contract:
+      * returns an int32 tensor of shape ``[len(token_ids), max_len]`` on ``device``;
+      * row ``i`` starts with ``token_ids[i]`` and is filled up to ``max_len`` with
+        ``PLACEHOLDER_TOKEN_ID`` (-1), which therefore only ever appears as trailing
+        padding;
+      * ``max_len`` defaults to the longest row (0 for no rows or only empty rows);
+      * a row longer than ``max_len`` is a ``ValueError``, as is a token id outside
+        ``[0, 2**31 - 1]`` (a negative id would be mistaken for padding);
+      * non-int ids are a ``TypeError``.
+    """
+    rows = require_list_of_int_lists("token_ids", token_ids)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    longest = int(lengths.max()) if len(rows) else 0
+    if max_len is None:
+        max_len = longest
+    else:
+        max_len = require_int("max_len", max_len, minimum=0)
+        if longest > max_len:
+            row = int(lengths.argmax())
+            raise ValueError(
+                f"token_ids[{row}] has {longest} tokens, more than max_len={max_len}; "
+                "pass a larger max_len or leave it unset"
+            )
+
+    flat = _flatten_token_ids(rows, int(lengths.sum()))
+    padded = np.full((len(rows), max_len), PLACEHOLDER_TOKEN_ID, dtype=np.int32)
+    # Row-major boolean mask of the real (non-padding) positions.
+    padded[np.arange(max_len) < lengths[:, None]] = flat
+    return torch.from_numpy(padded).to(device)
+
+
+def _flatten_token_ids(rows: list[list[int]], total: int) -> np.ndarray:
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    # Let numpy infer the dtype: a float or a non-number anywhere shows up as a
+    # non-integer array, which fromiter(dtype=int64) would silently truncate.
+    flat = np.array(list(chain.from_iterable(rows)))
+    if flat.dtype.kind not in "iu" or flat.ndim != 1:
+        _raise_for_first_non_int(rows)
+    bad = (flat < 0) | (flat > _INT32_MAX)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"token ids must be in [0, {_INT32_MAX}] (-1 is reserved for padding), "
+            f"got {int(flat[pos])} at flat position {pos}"
+        )
+    return flat
+
+
+def _raise_for_first_non_int(rows: list[list[int]]) -> None:
+    for i, row in enumerate(rows):
+        for j, tok in enumerate(row):
+            if isinstance(tok, bool) or not isinstance(tok, (int, np.integer)):
+                require_int(f"token_ids[{i}][{j}]", tok)
+    # Every element is an int but numpy fell back to object: one exceeds int64.
+    raise ValueError(f"token ids must be in [0, {_INT32_MAX}], got an id beyond int64")
+
+
+def unpad_sampled_token_ids(
+    sampled: torch.Tensor,
+    *,
+    vocab_size: int | None = None,
+) -> list[list[int]]:
+    """Inverse of :func:`pad_sampled_token_ids`: drop padding, return Python ints.
+
+    Contract:
+      * ``sampled`` is a 2-D integer tensor on any device; it is read once;
+      * returns one list per row holding the row's entries that are not
+        ``PLACEHOLDER_TOKEN_ID``, in order, as Python ``int`` objects;
+      * with ``vocab_size``, ids ``>= vocab_size`` are dropped too, as vLLM's
+        rejection-sampler parser does;
+      * ``unpad_sampled_token_ids(pad_sampled_token_ids(x)) == x`` for every valid ``x``.
+
+    vLLM builds a boolean mask per row and converts each masked row separately.
+    Here the mask is applied once to the whole batch, the survivors are converted
+    with a single ``ndarray.tolist()`` and the rows are cut out of that list, and
+    the common all-valid case is a single ``tolist()``.
+    """
+    sampled = require_tensor("sampled", sampled, ndim=2, kind="integer")
+    if vocab_size is not None:
+        vocab_size = require_int("vocab_size", vocab_size, minimum=1)
+    array = sampled.detach().cpu().numpy()
+
+    valid = array != PLACEHOLDER_TOKEN_ID
+    if vocab_size is not None:
+        valid &= array < vocab_size
+    if valid.all():
+        return array.tolist()
+
+    flat = array[valid].tolist()
+    ends = list(accumulate(valid.sum(axis=1).tolist()))
+    starts = [0, *ends[:-1]]
+    return [flat[s:e] for s, e in zip(starts, ends)]
