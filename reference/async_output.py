@@ -16,8 +16,8 @@ synchronises the device.  On CPU there is nothing to wait for.
 from __future__ import annotations
 
 import threading
-from itertools import accumulate
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from types import ModuleType
 from typing import Any
 

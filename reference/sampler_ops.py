@@ -122,4 +122,4 @@ def unpad_sampled_token_ids(
     flat = array[valid].tolist()
     ends = list(accumulate(valid.sum(axis=1).tolist()))
     starts = [0, *ends[:-1]]
-    return [flat[s:e] for s, e in zip(starts, ends)]
+    return [flat[s:e] for s, e in zip(starts, ends, strict=True)]
