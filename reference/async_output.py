@@ -46,7 +46,8 @@ class DeviceAsyncModelRunnerOutput(AsyncModelRunnerOutput):
     per cell of the padded ``[num_reqs, max_num_generated_tokens]`` matrix in
     row-major order; in the latter case the rows of padding positions are dropped.
     The resulting ``LogprobsLists`` carries ``cu_num_generated_tokens`` whenever a
-    request may own other than exactly one row (``max_num_generated_tokens != 1``).
+    request may own other than exactly one row (``max_num_generated_tokens != 1``,
+    or a request whose only position is padding).
 
     The constructor returns without waiting for the device.  ``get_output()``
     blocks until exactly these copies are complete, builds the
@@ -209,6 +210,9 @@ def _logprobs_lists(
             f"generated token ({total}) or one per padded position ({num_reqs * max_len})"
         )
     cu = None
-    if max_len != 1:
+    # Without cu a consumer reads request i's logprobs at row i (``slice(i, i + 1)``),
+    # which is only true when every request owns exactly one row.  With one token per
+    # request a request that produced nothing owns no row, so cu is needed there too.
+    if max_len != 1 or total != num_reqs:
         cu = [0, *accumulate(map(len, sampled))]
     return host_logprobs.tolists(cu)
