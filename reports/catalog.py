@@ -1,0 +1,122 @@
+"""What the report knows about this project's benchmarks: families, limits, targets.
+
+The benchmarks are matched by name patterns and parameter names, never by an
+exact list, so a renamed or added benchmark still lands in the right table
+and a missing one shows up as "no data" instead of an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+#: PCIe Gen5 x16, per direction (DESIGN section 5).
+LINK_LIMIT_GBPS = 63.0
+LINK_NAME = "PCIe Gen5 x16"
+#: What pinned device-to-host copies reach on H100-class machines.
+PINNED_D2H_GBPS = (52.0, 57.0)
+#: Where copies stop being latency-bound.
+LATENCY_BOUND_BYTES = 1 << 20
+
+#: Parameter names that give a payload size in bytes, best first.
+BYTES_PARAMS = ("nbytes", "payload_bytes", "bytes", "payload", "size_bytes")
+#: Parameter names that give a problem size (x axis of latency plots), best first.
+SIZE_PARAMS = (
+    *BYTES_PARAMS,
+    "num_tokens",
+    "tokens",
+    "batch_size",
+    "batch",
+    "num_reqs",
+    "num_rows",
+    "rows",
+    "n",
+    "size",
+    "shape",
+)
+#: Parameter names that give a batch size (x axis of the tolists plot).
+BATCH_PARAMS = ("batch_size", "batch", "num_reqs", "num_rows", "rows", "num_tokens", "n", "size")
+
+
+@dataclass(frozen=True)
+class Family:
+    """A group of benchmarks about one operation, found by name."""
+
+    key: str
+    title: str
+    pattern: re.Pattern[str]
+
+    def rows(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["benchmark"].str.contains(self.pattern, na=False)]
+
+
+TRANSFER = Family(
+    "transfer", "Device-to-host transfer", re.compile(r"transfer|d2h|to_cpu|copy", re.I)
+)
+TOLISTS = Family("tolists", "tolists", re.compile(r"tolist", re.I))
+UNPAD = Family("unpad", "Unpad sampled token ids", re.compile(r"unpad", re.I))
+PAD = Family("pad", "Pad sampled token ids", re.compile(r"(?<!un)pad", re.I))
+SLICE = Family("slice", "LogprobsLists.slice", re.compile(r"slice", re.I))
+FAMILIES = (TRANSFER, TOLISTS, UNPAD, PAD, SLICE)
+
+#: A unit that is a throughput in GB/s.
+GBPS_UNIT = re.compile(r"^\s*Gi?B/s\s*$", re.I)
+#: A unit that is a cost in ns per element.
+NS_PER_ELEMENT_UNIT = re.compile(r"ns\s*(?:/|per)\s*(?:elem|element|item|token|value)", re.I)
+
+
+@dataclass(frozen=True)
+class RatioTarget:
+    """A target stated as a ratio of two timings measured side by side.
+
+    ``baseline`` is the way we measure against: a row is on its side when its
+    benchmark name or one of its string parameters matches it.  The other
+    rows of the family whose name matches ``subject`` are our way.  With ``higher_is_better`` the target is
+    ``baseline_time / subject_time >= limit`` (a speed-up), otherwise
+    ``subject_time / baseline_time <= limit`` (a slowdown allowance).
+    """
+
+    key: str
+    title: str
+    family: Family
+    baseline: re.Pattern[str]
+    subject: re.Pattern[str]
+    limit: float
+    higher_is_better: bool
+    ratio_label: str
+
+
+TARGETS = (
+    RatioTarget(
+        key="unpad_speedup",
+        title="unpad_sampled_token_ids >= 2x faster than vLLM's mask-per-row way, every shape",
+        family=UNPAD,
+        baseline=re.compile(r"vllm|mask|baseline", re.I),
+        subject=re.compile(r"unpad", re.I),
+        limit=2.0,
+        higher_is_better=True,
+        ratio_label="speed-up over vLLM (x)",
+    ),
+    RatioTarget(
+        key="tolists_overhead",
+        title="LogprobsTensors.tolists() within 1.2x of ndarray.tolist() on the same data",
+        family=TOLISTS,
+        baseline=re.compile(r"ndarray|numpy|np_|baseline", re.I),
+        subject=re.compile(r"tolists", re.I),
+        limit=1.2,
+        higher_is_better=False,
+        ratio_label="tolists time / ndarray.tolist time (x)",
+    ),
+)
+
+
+def pick_param(frame: pd.DataFrame, preferred: tuple[str, ...]) -> str | None:
+    """The first of ``preferred`` that is a numeric parameter column with data."""
+    for name in preferred:
+        if name in frame.columns:
+            values = pd.to_numeric(frame[name], errors="coerce")
+            if values.notna().any():
+                return name
+    return None

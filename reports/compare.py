@@ -1,0 +1,144 @@
+"""Changes between two revisions (commits or machines), regressions flagged.
+
+A result is a regression when it got worse by more than ``threshold``
+(0.10 = 10 %) in the direction its unit says is worse: slower for times and
+ns per element, lower for GB/s and speed-ups.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from reports.asv_loader import STATUS_OK
+from reports.errors import ReportInputError
+from reports.selection import resolve_revision
+from reports.units import format_value, higher_is_better
+
+REGRESSED = "regressed"
+IMPROVED = "improved"
+UNCHANGED = "unchanged"
+NOT_COMPARABLE = "not comparable"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rev_a: str
+    rev_b: str
+    threshold: float
+    table: pd.DataFrame
+
+    @property
+    def regressions(self) -> pd.DataFrame:
+        return self.table[self.table["change"] == REGRESSED]
+
+    def to_markdown(self) -> str:
+        return comparison_markdown(self)
+
+
+def compare(
+    frame: pd.DataFrame,
+    rev_a: str,
+    rev_b: str,
+    *,
+    threshold: float = 0.10,
+    source: str = "the results folder",
+) -> Comparison:
+    """Pair the results of ``rev_a`` and ``rev_b`` and classify each change.
+
+    Revisions are MACHINE, COMMIT (prefix) or MACHINE@COMMIT.  Comparing two
+    commits pairs rows machine by machine; comparing two machines pairs rows
+    across them (each side must then be one machine).
+    """
+    if not threshold > 0:
+        raise ReportInputError(
+            f"threshold must be positive, got {threshold}", fix="pass e.g. --threshold 0.1"
+        )
+    a = resolve_revision(frame, rev_a, source=source)
+    b = resolve_revision(frame, rev_b, source=source)
+    keys = ["benchmark", "params", "unit"]
+    same_machines = set(a["machine"]) == set(b["machine"])
+    if same_machines:
+        keys.insert(0, "machine")
+    else:
+        for rev, side in ((rev_a, a), (rev_b, b)):
+            if side["machine"].nunique() > 1:
+                raise ReportInputError(
+                    f"revision {rev!r} has results on several machines "
+                    f"({', '.join(sorted(side['machine'].unique()))}) and the other side does not",
+                    path=source,
+                    fix="name the machine too: MACHINE@COMMIT",
+                )
+    side_a = _side(a, keys)
+    side_b = _side(b, keys)
+    table = side_a.merge(side_b, on=keys, how="outer", suffixes=("_a", "_b"))
+    if not (table["value_a"].notna() & table["value_b"].notna()).any():
+        raise ReportInputError(
+            f"{rev_a!r} and {rev_b!r} have no benchmark result in common",
+            path=source,
+            fix="compare revisions that ran the same benchmarks (see results.csv for what each has)",
+        )
+    table["ratio"] = table["value_b"] / table["value_a"]
+    table["change"] = [
+        _classify(r, u, threshold) for r, u in zip(table["ratio"], table["unit"], strict=True)
+    ]
+    order = {REGRESSED: 0, IMPROVED: 1, UNCHANGED: 2, NOT_COMPARABLE: 3}
+    table = table.sort_values(
+        by=["change", "benchmark", "params"],
+        key=lambda s: s.map(order) if s.name == "change" else s,
+    ).reset_index(drop=True)
+    return Comparison(rev_a, rev_b, threshold, table)
+
+
+def _side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    ok = rows[rows["status"] == STATUS_OK]
+    side = ok[[*keys, "value", "commit", "version_mismatch"]].drop_duplicates(keys, keep="last")
+    return side.rename(columns={"commit": "commit", "version_mismatch": "edited"})
+
+
+def _classify(ratio: float, unit: str | None, threshold: float) -> str:
+    if ratio is None or not math.isfinite(ratio) or ratio <= 0:
+        return NOT_COMPARABLE
+    worse = 1 / ratio if higher_is_better(unit) else ratio
+    if worse > 1 + threshold:
+        return REGRESSED
+    if worse < 1 / (1 + threshold):
+        return IMPROVED
+    return UNCHANGED
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    table = comparison.table
+    counts = table["change"].value_counts()
+    lines = [
+        f"## Changes from `{comparison.rev_a}` to `{comparison.rev_b}`",
+        "",
+        f"Threshold: a change worse than {comparison.threshold:.0%} is a regression "
+        "(slower for times, lower for GB/s and speed-ups). "
+        + ", ".join(
+            f"{counts.get(k, 0)} {k}" for k in (REGRESSED, IMPROVED, UNCHANGED, NOT_COMPARABLE)
+        )
+        + ".",
+        "",
+    ]
+    shown = table[table["change"].isin([REGRESSED, IMPROVED])]
+    if shown.empty:
+        lines.append("No change beyond the threshold.")
+        return "\n".join(lines) + "\n"
+    has_machine = "machine" in table.columns
+    head = ["change", *(["machine"] if has_machine else []), "benchmark", "params", "A", "B", "B/A"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in shown.itertuples(index=False):
+        cells = [
+            ("**REGRESSED**" if row.change == REGRESSED else row.change),
+            *([row.machine] if has_machine else []),
+            f"`{row.benchmark}`",
+            row.params or "",
+            format_value(row.value_a, row.unit),
+            format_value(row.value_b, row.unit),
+            f"{row.ratio:.2f}x",
+        ]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,21 @@
+"""The one exception the report raises for bad input.
+
+Every problem a user can fix (a missing folder, a truncated file, a commit
+with no results) becomes a :class:`ReportInputError` that names the file and
+the fix; the command line turns it into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ReportInputError(Exception):
+    """Input the report cannot use, with the file at fault and how to fix it."""
+
+    def __init__(self, problem: str, *, path: str | Path | None = None, fix: str) -> None:
+        self.problem = problem
+        self.path = Path(path) if path is not None else None
+        self.fix = fix
+        where = f"{self.path}: " if self.path is not None else ""
+        super().__init__(f"{where}{problem}. Fix: {fix}")

@@ -1,0 +1,120 @@
+"""Evaluate the benchmark issue's ratio targets on side-by-side timings.
+
+Ratios, not absolute times: on a CPU machine only ratios measured in one run
+mean anything (DESIGN section 5), and they are what the targets are stated in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from reports.asv_loader import BASE_COLUMNS, STATUS_OK
+from reports.catalog import RatioTarget
+
+PAIR_COLUMNS = (
+    "machine",
+    "commit",
+    "device",
+    "shape",
+    "subject",
+    "baseline",
+    "subject_value",
+    "baseline_value",
+    "ratio",
+    "passed",
+)
+
+
+def param_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c not in BASE_COLUMNS]
+
+
+def pairs(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
+    """One row per (machine, commit, device, shape) where both sides were timed.
+
+    A row is on the baseline side when its benchmark name, or one of its
+    string parameters (e.g. ``impl='vllm'``), matches the target's baseline
+    pattern.  The two sides pair up on every other parameter value.
+    """
+    rows = target.family.rows(frame)
+    rows = rows[(rows["type"] == "time") & (rows["status"] == STATUS_OK)]
+    if rows.empty:
+        return pd.DataFrame(columns=list(PAIR_COLUMNS))
+    params = param_columns(rows)
+    sides: dict[str, dict[tuple[Any, ...], list[tuple[str, float]]]] = {
+        "subject": {},
+        "baseline": {},
+    }
+    shapes: dict[tuple[Any, ...], str] = {}
+    for record in rows.to_dict("records"):
+        # "backend" names the backend under test (it may well be "vllm"), never
+        # the baseline way, so it cannot put a row on the baseline side.
+        role_params = {
+            p
+            for p in params
+            if p not in _NOT_ROLE_PARAMS
+            and isinstance(record[p], str)
+            and target.baseline.search(record[p])
+        }
+        is_baseline = bool(target.baseline.search(record["benchmark"]) or role_params)
+        # Parameters that only say which implementation ran are not part of the shape.
+        shape_items = tuple(
+            (p, record[p])
+            for p in params
+            if p not in role_params and not _is_impl_label(p) and not pd.isna(record[p])
+        )
+        key = (record["machine"], record["commit"], record["device"], shape_items)
+        shapes[key] = ", ".join(f"{p}={v}" for p, v in shape_items) or "(no parameters)"
+        if not is_baseline and not target.subject.search(record["benchmark"]):
+            continue  # a third way in the family (e.g. torch's own tolist) is neither side
+        side = "baseline" if is_baseline else "subject"
+        sides[side].setdefault(key, []).append((record["benchmark"], float(record["value"])))
+    out = []
+    for key, subjects in sides["subject"].items():
+        for baseline_name, baseline_value in sides["baseline"].get(key, []):
+            for subject_name, subject_value in subjects:
+                if target.higher_is_better:
+                    ratio = baseline_value / subject_value
+                    passed = ratio >= target.limit
+                else:
+                    ratio = subject_value / baseline_value
+                    passed = ratio <= target.limit
+                machine, commit, device, _ = key
+                values = (machine, commit, device, shapes[key], subject_name, baseline_name)
+                values += (subject_value, baseline_value, ratio, bool(passed))
+                out.append(dict(zip(PAIR_COLUMNS, values, strict=True)))
+    return pd.DataFrame(out, columns=list(PAIR_COLUMNS))
+
+
+#: Parameter names whose values name an implementation rather than a shape.
+_IMPL_PARAMS = {"impl", "implementation", "method", "way", "variant", "kind"}
+_NOT_ROLE_PARAMS = {"backend", "device"}
+
+
+def _is_impl_label(name: str) -> bool:
+    return name.lower() in _IMPL_PARAMS
+
+
+def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
+    """Per machine and device: shapes measured, worst ratio, pass when every shape passes."""
+    columns = ["machine", "device", "shapes", "worst_ratio", "worst_shape", "passed"]
+    if pair_rows.empty:
+        return pd.DataFrame(columns=columns)
+    out = []
+    for (machine, device), rows in pair_rows.groupby(["machine", "device"], sort=True):
+        worst = rows.loc[
+            rows["ratio"].idxmin() if target.higher_is_better else rows["ratio"].idxmax()
+        ]
+        out.append(
+            {
+                "machine": machine,
+                "device": device,
+                "shapes": len(rows),
+                "worst_ratio": float(worst["ratio"]),
+                "worst_shape": worst["shape"],
+                "passed": bool(rows["passed"].all()),
+            }
+        )
+    return pd.DataFrame(out, columns=columns)
