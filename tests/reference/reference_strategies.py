@@ -27,10 +27,14 @@ token_ids = st.one_of(
 
 @st.composite
 def ragged_token_ids(draw, *, max_rows: int = 8, max_row_len: int = 6) -> list[list[int]]:
-    """``ModelRunnerOutput.sampled_token_ids``-like rows: ragged, possibly empty."""
-    return draw(
-        st.lists(st.lists(token_ids, max_size=max_row_len), max_size=max_rows),
-    )
+    """``ModelRunnerOutput.sampled_token_ids``-like rows: ragged, possibly empty.
+
+    The longest row allowed is drawn first, so batches of at most one token per
+    row (decoding without speculation, where a request may still produce nothing)
+    come up as often as speculative ones.
+    """
+    row_len_cap = draw(st.integers(0, max_row_len))
+    return draw(st.lists(st.lists(token_ids, max_size=row_len_cap), max_size=max_rows))
 
 
 @st.composite
@@ -39,6 +43,19 @@ def ragged_token_ids_and_max_len(draw) -> tuple[list[list[int]], int]:
     rows = draw(ragged_token_ids())
     longest = max(map(len, rows), default=0)
     return rows, draw(st.integers(min_value=longest, max_value=longest + 3))
+
+
+@st.composite
+def sampler_batches(draw, *, max_rows: int = 8) -> tuple[list[list[int]], int]:
+    """Rows as a sampler produces them for a given ``max_num_generated_tokens``.
+
+    ``max_len`` is drawn first, with 1 (decoding without speculation) weighted up,
+    then each row holds 0..max_len tokens, so a batch of one-token rows with some
+    request that produced nothing is common rather than a rare corner.
+    """
+    max_len = draw(st.one_of(st.just(1), st.integers(0, 4)))
+    rows = draw(st.lists(st.lists(token_ids, max_size=max_len), max_size=max_rows))
+    return rows, max_len
 
 
 INTEGER_DTYPES = [

@@ -1,0 +1,127 @@
+"""The reference on accelerators (cuda, xpu, mps): results land on the right device,
+agree with CPU, and ``get_output()`` waits for the device work it depends on.
+
+Every test takes the ``accelerator`` fixture (tests/reference/conftest.py), which
+runs it once per accelerator torch sees and skips it, with the reason, where
+there is none.  The waiting checks keep the device busy on purpose: a copy that
+does not wait for the compute stream then reads the placeholder values written
+before the busy work instead of the ids written after it.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from reference import (
+    DeviceAsyncModelRunnerOutput,
+    LogprobsTensors,
+    SamplerOutput,
+    gather_logprobs,
+    pad_sampled_token_ids,
+    unpad_sampled_token_ids,
+)
+
+pytestmark = pytest.mark.accelerator
+
+ROWS = [[31_000, 31_001, 31_002], [], [7], [128_000, 5]]
+
+
+def synchronize(device: torch.device) -> None:
+    getattr(torch, device.type).synchronize()
+
+
+def keep_busy(device: torch.device, size: int = 2048, rounds: int = 16) -> torch.Tensor:
+    """Queue a few milliseconds of work on the current stream; returns its result."""
+    x = torch.randn(size, size, device=device)
+    for _ in range(rounds):
+        x = torch.tanh(x @ x)
+    return x
+
+
+def test_pad_places_int32_ids_on_the_accelerator(accelerator):
+    padded = pad_sampled_token_ids(ROWS, max_len=4, device=accelerator)
+    assert padded.device.type == accelerator.type
+    assert padded.dtype == torch.int32
+    assert torch.equal(padded.cpu(), pad_sampled_token_ids(ROWS, max_len=4))
+
+
+def test_unpad_reads_accelerator_tensors(accelerator):
+    padded = pad_sampled_token_ids(ROWS, device=accelerator)
+    assert unpad_sampled_token_ids(padded) == ROWS
+    assert unpad_sampled_token_ids(padded, vocab_size=100_000) == [
+        [31_000, 31_001, 31_002],
+        [],
+        [7],
+        [5],
+    ]
+
+
+def test_gather_logprobs_stays_on_the_accelerator_and_agrees_with_cpu(accelerator):
+    generator = torch.Generator().manual_seed(1)
+    logprobs = torch.randn(5, 1000, generator=generator).log_softmax(-1)
+    logprobs[:, 10:20] = logprobs[:, 10:11]  # ties
+    token_ids = torch.tensor([3, 15, 999, 0, 12])
+    expected = gather_logprobs(logprobs, 4, token_ids)
+    result = gather_logprobs(logprobs.to(accelerator), 4, token_ids.to(accelerator))
+    for tensor in result:
+        assert tensor.device.type == accelerator.type
+    assert result.logprob_token_ids.dtype == torch.int32
+    assert result.logprobs.dtype == torch.float32
+    assert torch.equal(result.logprob_token_ids[:, 0].cpu(), expected.logprob_token_ids[:, 0])
+    assert torch.equal(result.logprobs.cpu(), expected.logprobs)
+    assert torch.equal(result.selected_token_ranks.cpu(), expected.selected_token_ranks)
+    # Tied top-k ids may come in another order, but each must carry its listed value.
+    top_ids = result.logprob_token_ids[:, 1:].cpu().long()
+    assert torch.equal(logprobs.gather(1, top_ids), expected.logprobs[:, 1:])
+
+
+def test_to_cpu_nonblocking_returns_cpu_tensors_with_the_values(accelerator):
+    tensors = LogprobsTensors(
+        torch.arange(12, dtype=torch.int32, device=accelerator).reshape(4, 3),
+        torch.linspace(-3, 0, 12, device=accelerator).reshape(4, 3),
+        torch.arange(4, dtype=torch.int32, device=accelerator),
+    )
+    host = tensors.to_cpu_nonblocking()
+    assert host is not tensors
+    assert type(host) is LogprobsTensors
+    synchronize(accelerator)
+    for copied, source in zip(host, tensors, strict=True):
+        assert copied.device == torch.device("cpu")
+        assert copied.dtype == source.dtype
+        assert torch.equal(copied, source.cpu())
+
+
+def test_get_output_waits_for_ids_written_after_busy_device_work(accelerator):
+    ids = pad_sampled_token_ids(ROWS, device=accelerator)
+    generator = torch.Generator().manual_seed(2)
+    logprobs_in = torch.randn(ids.numel(), 64, generator=generator).to(accelerator).log_softmax(-1)
+    token_ids = ids.flatten().clamp(min=0).remainder(64).to(accelerator)
+    # Expected values from the same device logprobs, computed on CPU once they are there.
+    synchronize(accelerator)
+    expected = gather_logprobs(logprobs_in.cpu(), 2, token_ids.cpu())
+    keep = ids.flatten().cpu() != -1
+
+    sampled = torch.full_like(ids, 12_345)
+    keep_busy(accelerator)
+    # Written only after the busy work, on the compute stream, as a sampler would.
+    sampled.copy_(ids)
+    logprobs = gather_logprobs(logprobs_in, 2, token_ids)
+    async_output = DeviceAsyncModelRunnerOutput(
+        SamplerOutput(sampled, logprobs), [f"r{i}" for i in range(len(ROWS))]
+    )
+    # Drop our references: the async output must keep the device memory alive
+    # until its copies are done, even while new allocations reuse the pool.
+    del sampled, logprobs
+    for _ in range(4):
+        torch.full((len(ROWS), 3), -7, dtype=torch.int32, device=accelerator)
+        keep_busy(accelerator, size=512, rounds=2)
+
+    output = async_output.get_output()
+    assert output.sampled_token_ids == ROWS
+    assert output.logprobs.cu_num_generated_tokens == [0, 3, 3, 4, 6]
+    assert output.logprobs.logprob_token_ids == expected.logprob_token_ids[keep].tolist()
+    assert output.logprobs.logprobs == expected.logprobs[keep].tolist()
+    assert output.logprobs.sampled_token_ranks == expected.selected_token_ranks[keep].tolist()
+    with pytest.raises(RuntimeError):
+        async_output.get_output()
