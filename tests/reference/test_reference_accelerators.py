@@ -92,21 +92,24 @@ def test_to_cpu_nonblocking_returns_cpu_tensors_with_the_values(accelerator):
         assert torch.equal(copied, source.cpu())
 
 
-def test_get_output_waits_for_ids_written_after_busy_device_work(accelerator):
+def test_get_output_waits_for_values_written_after_busy_device_work(accelerator):
     ids = pad_sampled_token_ids(ROWS, device=accelerator)
     generator = torch.Generator().manual_seed(2)
     logprobs_in = torch.randn(ids.numel(), 64, generator=generator).to(accelerator).log_softmax(-1)
-    token_ids = ids.flatten().clamp(min=0).remainder(64).to(accelerator)
-    # Expected values from the same device logprobs, computed on CPU once they are there.
+    token_ids = ids.flatten().clamp(min=0).remainder(64)
+    # gather_logprobs validates its arguments on the host (a device sync), so the
+    # final values are computed up front and written into fresh buffers later.
+    final = gather_logprobs(logprobs_in, 2, token_ids)
     synchronize(accelerator)
-    expected = gather_logprobs(logprobs_in.cpu(), 2, token_ids.cpu())
-    keep = ids.flatten().cpu() != -1
 
     sampled = torch.full_like(ids, 12_345)
+    logprobs = LogprobsTensors(*(torch.zeros_like(t) for t in final))
     keep_busy(accelerator)
-    # Written only after the busy work, on the compute stream, as a sampler would.
+    # Written only after the busy work, on the compute stream, as a sampler would;
+    # nothing between here and the constructor waits for the device.
     sampled.copy_(ids)
-    logprobs = gather_logprobs(logprobs_in, 2, token_ids)
+    for destination, source in zip(logprobs, final, strict=True):
+        destination.copy_(source)
     async_output = DeviceAsyncModelRunnerOutput(
         SamplerOutput(sampled, logprobs), [f"r{i}" for i in range(len(ROWS))]
     )
@@ -115,13 +118,16 @@ def test_get_output_waits_for_ids_written_after_busy_device_work(accelerator):
     del sampled, logprobs
     for _ in range(4):
         torch.full((len(ROWS), 3), -7, dtype=torch.int32, device=accelerator)
+        torch.full((ids.numel(), 3), -7.0, device=accelerator)
         keep_busy(accelerator, size=512, rounds=2)
 
     output = async_output.get_output()
     assert output.sampled_token_ids == ROWS
     assert output.logprobs.cu_num_generated_tokens == [0, 3, 3, 4, 6]
-    assert output.logprobs.logprob_token_ids == expected.logprob_token_ids[keep].tolist()
-    assert output.logprobs.logprobs == expected.logprobs[keep].tolist()
-    assert output.logprobs.sampled_token_ranks == expected.selected_token_ranks[keep].tolist()
+    keep = ids.flatten().cpu() != -1
+    expected = LogprobsTensors(*(t.cpu()[keep] for t in final))
+    assert output.logprobs.logprob_token_ids == expected.logprob_token_ids.tolist()
+    assert output.logprobs.logprobs == expected.logprobs.tolist()
+    assert output.logprobs.sampled_token_ranks == expected.selected_token_ranks.tolist()
     with pytest.raises(RuntimeError):
         async_output.get_output()

@@ -209,3 +209,33 @@ def test_kv_connector_stats_instance_is_truthy_even_with_empty_data():
     assert not stats.is_empty()
     stats.reset()
     assert stats.data == {} and stats.is_empty()
+
+
+@pytest.mark.parametrize(
+    ("method", "annotations"),
+    [
+        (LogprobsLists.slice, {"start_req_idx": int, "end_req_idx": int}),
+        (LogprobsTensors.tolists, {"cu_num_generated_tokens": list[int] | None}),
+        (LogprobsTensors.to_cpu_nonblocking, {"return": "LogprobsTensors"}),
+        (
+            LogprobsTensors.empty_cpu,
+            {"num_positions": int, "num_tokens_per_position": int, "return": "LogprobsTensors"},
+        ),
+        (KVConnectorOutput.is_empty, {}),
+        (AsyncModelRunnerOutput.get_output, {"return": ModelRunnerOutput}),
+    ],
+    ids=lambda value: getattr(value, "__qualname__", ""),
+)
+def test_methods_are_annotated_as_the_spec_writes_them(method, annotations):
+    # The spec leaves slice's and tolists' return types unannotated and names
+    # LogprobsTensors as a string forward reference.
+    assert method.__annotations__ == annotations
+
+
+@pytest.mark.parametrize("cls", list(DATACLASS_FIELDS), ids=lambda c: c.__name__)
+def test_dataclass_types_are_plain_mutable_dataclasses(cls):
+    params = cls.__dataclass_params__
+    assert (params.init, params.repr, params.eq) == (True, True, True)
+    assert (params.order, params.frozen) == (False, False)
+    # eq without frozen: instances are unhashable, as with vLLM's @dataclass.
+    assert cls.__hash__ is None
