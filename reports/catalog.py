@@ -86,6 +86,9 @@ class RatioTarget:
     limit: float
     higher_is_better: bool
     ratio_label: str
+    #: A ``track_`` benchmark that already reports this ratio, timed interleaved
+    #: in one process (fairer than two separate timings); preferred when present.
+    direct: re.Pattern[str] | None = None
 
 
 TARGETS = (
@@ -94,22 +97,44 @@ TARGETS = (
         title="unpad_sampled_token_ids >= 2x faster than vLLM's mask-per-row way, every shape",
         family=UNPAD,
         baseline=re.compile(r"vllm|mask|baseline", re.I),
-        subject=re.compile(r"unpad", re.I),
+        subject=re.compile(r"time_unpad", re.I),
         limit=2.0,
         higher_is_better=True,
-        ratio_label="speed-up over vLLM (x)",
+        ratio_label="vLLM's time / ours (speed-up, x)",
+        direct=re.compile(r"unpad.*speed-?up|speed-?up.*unpad", re.I),
     ),
     RatioTarget(
         key="tolists_overhead",
         title="LogprobsTensors.tolists() within 1.2x of ndarray.tolist() on the same data",
         family=TOLISTS,
         baseline=re.compile(r"ndarray|numpy|np_|baseline", re.I),
-        subject=re.compile(r"tolists", re.I),
+        # Plain tolists(); the cu variant builds per-request lists, other work.
+        subject=re.compile(r"time_tolists$", re.I),
         limit=1.2,
         higher_is_better=False,
-        ratio_label="tolists time / ndarray.tolist time (x)",
+        ratio_label="tolists() time / ndarray.tolist() time (x)",
+        direct=re.compile(r"tolists_vs_(?:ndarray|numpy)", re.I),
     ),
 )
+
+
+#: ``LogprobsTensors`` bytes per token row: int32 ids and float32 logprobs of
+#: ``num_logprobs + 1`` columns, plus one int64 rank (the sampler's dtype; spec
+#: section 4 of DESIGN).  Used to put transfers on a payload-bytes axis when a
+#: benchmark gives only its shape.
+def logprobs_payload_bytes(num_tokens: float, num_logprobs: float) -> float:
+    return num_tokens * ((num_logprobs + 1) * (4 + 4) + 8)
+
+
+def with_payload_bytes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``payload_bytes`` to transfer rows that have num_tokens and num_logprobs."""
+    if "payload_bytes" in frame.columns or not {"num_tokens", "num_logprobs"} <= set(frame.columns):
+        return frame
+    tokens = pd.to_numeric(frame["num_tokens"], errors="coerce")
+    logprobs = pd.to_numeric(frame["num_logprobs"], errors="coerce")
+    is_transfer = frame["benchmark"].str.contains(TRANSFER.pattern, na=False)
+    payload = logprobs_payload_bytes(tokens, logprobs).where(is_transfer)
+    return frame.assign(payload_bytes=payload.astype("Int64"))
 
 
 def pick_param(frame: pd.DataFrame, preferred: tuple[str, ...]) -> str | None:

@@ -59,15 +59,19 @@ def compare(
     a = resolve_revision(frame, rev_a, source=source)
     b = resolve_revision(frame, rev_b, source=source)
     keys = ["benchmark", "params", "unit"]
-    same_machines = set(a["machine"]) == set(b["machine"])
-    if same_machines:
+    common = set(a["machine"]) & set(b["machine"])
+    if common:
+        # Same machine(s) on both sides: compare machine by machine, on those
+        # both sides ran (a commit benchmarked on one more machine still compares).
         keys.insert(0, "machine")
+        a = a[a["machine"].isin(common)]
+        b = b[b["machine"].isin(common)]
     else:
         for rev, side in ((rev_a, a), (rev_b, b)):
             if side["machine"].nunique() > 1:
                 raise ReportInputError(
                     f"revision {rev!r} has results on several machines "
-                    f"({', '.join(sorted(side['machine'].unique()))}) and the other side does not",
+                    f"({', '.join(sorted(side['machine'].unique()))}), none shared with the other side",
                     path=source,
                     fix="name the machine too: MACHINE@COMMIT",
                 )

@@ -27,10 +27,8 @@ DPI = 110
 
 
 def _short_name(benchmark: str) -> str:
-    # "bench_transfer.Transfer.time_d2h" -> "Transfer.time_d2h": the module
-    # prefix repeats the class and only crowds the legend.
-    parts = benchmark.split(".")
-    return ".".join(parts[-2:]) if len(parts) > 2 else benchmark
+    # "transfer.Transfer.time_d2h" -> "time_d2h": the panel title names the class.
+    return benchmark.rsplit(".", 1)[-1]
 
 
 def _label_columns(rows: pd.DataFrame, exclude: set[str]) -> list[str]:
@@ -86,6 +84,7 @@ def _per_device_lines(
     scale: float = 1.0,
     decorate: Callable[[object, str], None] | None = None,
     logy: bool = True,
+    exclude: frozenset[str] = frozenset(),
 ) -> Path | None:
     devices = sorted(rows["device"].unique())
     if not devices:
@@ -94,7 +93,7 @@ def _per_device_lines(
     drawn = False
     for ax, device in zip(axes, devices, strict=True):
         device_rows = rows[rows["device"] == device]
-        lines = _lines(device_rows, x, {"device"})
+        lines = _lines(device_rows, x, {"device", *exclude})
         for label, line in lines:
             ax.plot(line["_x"], line["value"] * scale, marker="o", markersize=3, label=label)
             drawn = True
@@ -115,26 +114,57 @@ def _per_device_lines(
     return _save(fig, path)
 
 
+def _class_of(benchmark: str) -> str:
+    """``module.Class.time_x`` -> ``Class``: the unit a latency panel shows."""
+    parts = benchmark.split(".")
+    return parts[-2] if len(parts) > 2 else parts[0]
+
+
+def _size_axis(rows: pd.DataFrame) -> str | None:
+    """The size parameter of a group: a preferred name if it varies, else the
+    first numeric parameter that takes more than one value."""
+    varying = [
+        c
+        for c in targets.param_columns(rows)
+        if c not in {"backend", "device"}
+        and pd.to_numeric(rows[c], errors="coerce").nunique(dropna=True) > 1
+    ]
+    for name in catalog.SIZE_PARAMS:
+        if name in varying:
+            return name
+    return varying[0] if varying else None
+
+
 def latency(frame: pd.DataFrame, out: Path) -> Path | None:
-    """Median latency against problem size, one panel per device, log-log."""
+    """Median latency against problem size: one log-log panel per benchmark class
+    and device, a line per method and per value of the other parameters."""
     rows = frame[(frame["status"] == STATUS_OK) & frame["unit"].isin(TIME_UNITS)]
-    x = catalog.pick_param(rows, catalog.SIZE_PARAMS)
-    if x is None:
+    panels = []
+    for (klass, device), group in rows.groupby(
+        [rows["benchmark"].map(_class_of), "device"], sort=True
+    ):
+        x = _size_axis(group)
+        if x is not None:
+            panels.append((klass, device, x, group[group[x].notna()]))
+    if not panels:
         return None
-    rows = rows[rows[x].notna()]
-    return _per_device_lines(
-        rows,
-        x,
-        out / "latency.png",
-        title="Median latency",
-        xlabel=f"{x} (log)",
-        ylabel="median latency (µs, log)",
-        scale=1e6,
-    )
+    fig, axes = _grid(len(panels))
+    for ax, (klass, device, x, group) in zip(axes, panels, strict=True):
+        for label, line in _lines(group, x, {"device"}):
+            ax.plot(line["_x"], line["value"] * 1e6, marker="o", markersize=3, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{klass} on {device}: median latency")
+        ax.set_xlabel(f"{x} (log)")
+        ax.set_ylabel("median latency (µs, log)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, loc="upper left")
+    return _save(fig, out / "latency.png")
 
 
 def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
     """Achieved GB/s against payload bytes, with the link's limit drawn."""
+    frame = catalog.with_payload_bytes(frame)
     rows = frame[
         (frame["status"] == STATUS_OK) & frame["unit"].fillna("").str.match(catalog.GBPS_UNIT)
     ]
@@ -180,6 +210,8 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
         ylabel="achieved GB/s",
         decorate=limits,
         logy=False,
+        # The payload is made of these; a line per value of them would be one point each.
+        exclude=frozenset({"num_tokens", "num_logprobs"}) if x == "payload_bytes" else frozenset(),
     )
 
 
@@ -208,7 +240,7 @@ def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
 def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
     """Speed-up of unpad over vLLM's mask-per-row way, per shape, with the 2x target."""
     target = next(t for t in catalog.TARGETS if t.key == "unpad_speedup")
-    pair_rows = targets.pairs(frame, target)
+    pair_rows = targets.measurements(frame, target)
     if pair_rows.empty:
         return None
     groups = list(pair_rows.groupby(["machine", "device"], sort=True))

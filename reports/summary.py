@@ -109,7 +109,7 @@ def _header(data: SummaryInput) -> str:
 
 
 def _target_verdicts(current: pd.DataFrame) -> list[tuple[catalog.RatioTarget, pd.DataFrame]]:
-    return [(t, targets.verdicts(targets.pairs(current, t), t)) for t in catalog.TARGETS]
+    return [(t, targets.verdicts(targets.measurements(current, t), t)) for t in catalog.TARGETS]
 
 
 def _verdict(data: SummaryInput) -> str:
@@ -184,7 +184,7 @@ def _targets_section(current: pd.DataFrame) -> str:
             continue
         lines.append(
             _table(
-                ("machine", "device", "shapes", "worst ratio", "at shape", "result"),
+                ("machine", "device", "shapes", "worst ratio", "at shape", "result", "measured by"),
                 (
                     (
                         r.machine,
@@ -193,6 +193,7 @@ def _targets_section(current: pd.DataFrame) -> str:
                         _fmt_ratio(r.worst_ratio),
                         r.worst_shape,
                         PASS if r.passed else FAIL,
+                        f"`{r.measured_by}`",
                     )
                     for r in verdict.itertuples()
                 ),
@@ -207,7 +208,7 @@ def _bandwidth_rows(current: pd.DataFrame) -> pd.DataFrame:
 
 
 def _bandwidth_section(current: pd.DataFrame) -> str:
-    rows = _bandwidth_rows(current)
+    rows = _bandwidth_rows(catalog.with_payload_bytes(current))
     head = f"## Transfer: achieved GB/s against the {catalog.LINK_NAME} limit ({catalog.LINK_LIMIT_GBPS:.0f} GB/s per direction)\n"
     if rows.empty:
         return head + f"\n{NO_DATA}: no benchmark reports GB/s.\n"
@@ -217,7 +218,10 @@ def _bandwidth_section(current: pd.DataFrame) -> str:
     split = [
         c
         for c in targets.param_columns(rows)
-        if c not in _CONTEXT_PARAMS and c != x and rows[c].nunique() > 1
+        if c not in _CONTEXT_PARAMS
+        and c != x
+        and not (x == "payload_bytes" and c in {"num_tokens", "num_logprobs"})
+        and rows[c].nunique() > 1
     ]
     for keys, group in rows.groupby(group_by + split, sort=True, dropna=False):
         best = group.loc[group["value"].idxmax()]

@@ -97,9 +97,38 @@ def _is_impl_label(name: str) -> bool:
     return name.lower() in _IMPL_PARAMS
 
 
+def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
+    """The target's ratios: from its direct ``track_`` benchmark when that has
+    results, else from pairing separate timings (:func:`pairs`)."""
+    direct = direct_rows(frame, target)
+    return direct if not direct.empty else pairs(frame, target)
+
+
+def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
+    """Rows of a ``track_`` benchmark whose value already is the target's ratio."""
+    if target.direct is None:
+        return pd.DataFrame(columns=list(PAIR_COLUMNS))
+    rows = frame[
+        frame["benchmark"].str.contains(target.direct, na=False)
+        & (frame["type"] == "track")
+        & (frame["status"] == STATUS_OK)
+    ]
+    out = []
+    for record in rows.to_dict("records"):
+        params = [p for p in param_columns(rows) if p not in _NOT_ROLE_PARAMS]
+        shape = ", ".join(f"{p}={record[p]}" for p in params if not pd.isna(record[p]))
+        ratio = float(record["value"])
+        passed = ratio >= target.limit if target.higher_is_better else ratio <= target.limit
+        values = (record["machine"], record["commit"], record["device"], shape or "(no parameters)")
+        values += (record["benchmark"], "(interleaved, same benchmark)", float("nan"), float("nan"))
+        values += (ratio, bool(passed))
+        out.append(dict(zip(PAIR_COLUMNS, values, strict=True)))
+    return pd.DataFrame(out, columns=list(PAIR_COLUMNS))
+
+
 def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     """Per machine and device: shapes measured, worst ratio, pass when every shape passes."""
-    columns = ["machine", "device", "shapes", "worst_ratio", "worst_shape", "passed"]
+    columns = ["machine", "device", "shapes", "worst_ratio", "worst_shape", "passed", "measured_by"]
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
     out = []
@@ -115,6 +144,13 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "worst_ratio": float(worst["ratio"]),
                 "worst_shape": worst["shape"],
                 "passed": bool(rows["passed"].all()),
+                "measured_by": ", ".join(
+                    sorted({_method(n) for n in (*rows["subject"], *rows["baseline"]) if "." in n})
+                ),
             }
         )
     return pd.DataFrame(out, columns=columns)
+
+
+def _method(benchmark: str) -> str:
+    return benchmark.rsplit(".", 1)[-1]

@@ -1,0 +1,304 @@
+"""python -m reports end to end: the folder it writes, --compare, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reports.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, main
+from reports.output import MARKER
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _run(*args: str | Path) -> int:
+    return main(["--quiet", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def report(asv_project, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "out"
+    conformance = Path(__file__).parent / "fixtures" / "conformance-report.json"
+    code = main(
+        [
+            "--quiet",
+            "--results",
+            str(asv_project.results),
+            "--conformance",
+            str(conformance),
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == EXIT_OK
+    return out
+
+
+def test_writes_csv_summary_and_non_empty_pngs(report):
+    names = {p.name for p in report.iterdir()}
+    assert {"results.csv", "summary.md", "conformance.json", MARKER} <= names
+    for name in (
+        "latency.png",
+        "bandwidth.png",
+        "tolists_ns_per_element.png",
+        "unpad_speedup.png",
+        "conformance_matrix.png",
+    ):
+        data = (report / name).read_bytes()
+        assert data.startswith(PNG_MAGIC), name
+        assert len(data) > 10_000, name  # axes, labels and lines, not a blank canvas
+
+
+def test_results_csv_is_the_tidy_frame(report, asv_project):
+    frame = pd.read_csv(report / "results.csv")
+    assert {"benchmark", "device", "value", "unit", "commit", "machine", "env", "num_reqs"} <= set(
+        frame.columns
+    )
+    assert set(frame["machine"]) == {"m1", "m2"}
+    assert set(frame["commit"]) == {asv_project.commit_1, asv_project.commit_2}
+
+
+def test_summary_reports_targets_with_pass_fail_and_the_link_limit(report):
+    text = (report / "summary.md").read_text(encoding="utf-8")
+    # The tiny project's speed-up track is 3.0 at 16 requests and 1.5 at 256:
+    # the 2x target fails, and the worst shape is named.
+    unpad = next(line for line in text.splitlines() if line.startswith("- unpad_sampled_token_ids"))
+    assert "**FAIL**" in unpad and "1.50x" in unpad
+    assert "num_reqs=256" in text
+    assert "63 GB/s" in text
+    # ns per element: 20 + num_logprobs.
+    assert "| m1 | cpu | `ToLists.track_tolists_ns_per_element` |" in text
+    # Conformance fixture has one failure.
+    assert "Conformance of backend `reference`: **FAIL**" in text
+    assert "slice_uses_cu_num_generated_tokens" in text
+    # Latency per benchmark and device, skipped devices said so.
+    assert "### `bench_tiny.Unpad.time_unpad_sampled_token_ids`" in text
+    assert "skipped" in text
+    # Plots that have no data say so rather than failing.
+    assert "](latency.png)" in text
+
+
+def test_summary_describes_each_machines_latest_commit(report, asv_project):
+    text = (report / "summary.md").read_text(encoding="utf-8")
+    assert f"| m1 | `{asv_project.commit_2[:10]}`" in text
+    assert f"| m1 | `{asv_project.commit_1[:10]}`" not in text
+
+
+def _plant(
+    results: Path, machine: str, commit: str, new_commit: str, factor: dict[str, float]
+) -> None:
+    """Copy ``machine``'s results of ``commit`` as ``new_commit``, scaling some benchmarks."""
+    source = next(p for p in (results / machine).glob(f"{commit[:8]}-*.json"))
+    data = json.loads(source.read_text())
+    data["commit_hash"] = new_commit
+    data["date"] += 1000
+    for name, scale in factor.items():
+        row = data["results"][name]
+        row[0] = [v * scale if isinstance(v, (int, float)) else v for v in row[0]]
+    (results / machine / source.name.replace(commit[:8], new_commit[:8])).write_text(
+        json.dumps(data)
+    )
+
+
+NEW = "feedc0de" * 5
+
+
+def test_compare_flags_a_planted_regression_and_exits_1(
+    results_copy, asv_project, tmp_path, capsys
+):
+    # GB/s halved is a regression; time_plain twice as fast is an improvement.
+    _plant(
+        results_copy,
+        "m1",
+        asv_project.commit_2,
+        NEW,
+        {"bench_tiny.Unpad.track_bandwidth": 0.5, "bench_tiny.time_plain": 0.5},
+    )
+    out = tmp_path / "out"
+    code = _run(
+        "--results", results_copy, "--out", out, "--compare", asv_project.commit_2[:8], NEW[:8]
+    )
+    assert code == EXIT_REGRESSION
+    assert "regression" in capsys.readouterr().err
+    table = pd.read_csv(out / "compare.csv")
+    regressed = table[table["change"] == "regressed"]
+    assert set(regressed["benchmark"]) == {"bench_tiny.Unpad.track_bandwidth"}
+    assert set(regressed["machine"]) == {"m1"}
+    improved = table[table["change"] == "improved"]
+    assert set(improved["benchmark"]) == {"bench_tiny.time_plain"}
+    md = (out / "compare.md").read_text()
+    assert "**REGRESSED**" in md and "0.50x" in md
+    assert "regression(s) beyond 10%" in (out / "summary.md").read_text()
+
+
+def test_compare_passes_an_unchanged_pair(results_copy, asv_project, tmp_path):
+    _plant(results_copy, "m1", asv_project.commit_2, NEW, {})
+    out = tmp_path / "out"
+    code = _run(
+        "--results",
+        results_copy,
+        "--out",
+        out,
+        "--compare",
+        f"m1@{asv_project.commit_2[:8]}",
+        f"m1@{NEW[:8]}",
+    )
+    assert code == EXIT_OK
+    table = pd.read_csv(out / "compare.csv")
+    assert set(table["change"]) <= {"unchanged", "not comparable"}
+    assert (table["change"] == "unchanged").sum() > 10
+    assert "No change beyond the threshold" in (out / "compare.md").read_text()
+
+
+def test_compare_two_machines(asv_project, tmp_path):
+    out = tmp_path / "out"
+    code = _run(
+        "--results",
+        asv_project.results,
+        "--out",
+        out,
+        "--compare",
+        "m1",
+        "m2",
+        "--threshold",
+        "100",
+    )
+    assert code == EXIT_OK  # nothing differs by 100x between two runs of the same code
+    table = pd.read_csv(out / "compare.csv")
+    assert "machine" not in table.columns  # paired across machines
+    tracks = table[table["benchmark"] == "bench_tiny.Unpad.track_bandwidth"]
+    assert (tracks["ratio"] == 1.0).all()
+
+
+# --- bad input: one message naming the file and the fix, exit 2, nothing written ---
+
+
+def _bad(capsys, *args: str | Path) -> str:
+    code = _run(*args)
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT, err
+    assert err.count("\n") == 1, err  # one line, no traceback
+    return err
+
+
+def test_missing_results_folder(tmp_path, capsys):
+    err = _bad(capsys, "--results", tmp_path / "absent", "--out", tmp_path / "out")
+    assert str(tmp_path / "absent") in err and "nox -s bench" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_empty_results_folder(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    err = _bad(capsys, "--results", tmp_path / "empty", "--out", tmp_path / "out")
+    assert "holds no asv results" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_truncated_results_file_leaves_an_existing_report_untouched(
+    results_copy, asv_project, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    assert _run("--results", results_copy, "--out", out) == EXIT_OK
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    victim = next((results_copy / "m1").glob(f"{asv_project.commit_2[:8]}-*.json"))
+    victim.write_bytes(victim.read_bytes()[:-40])
+    err = _bad(capsys, "--results", results_copy, "--out", out)
+    assert victim.name in err and "corrupt or truncated" in err and "re-run" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
+
+
+def test_no_results_for_the_requested_commit(asv_project, tmp_path, capsys):
+    err = _bad(
+        capsys,
+        "--results",
+        asv_project.results,
+        "--out",
+        tmp_path / "out",
+        "--compare",
+        asv_project.commit_1[:8],
+        "abcdef12",
+    )
+    assert "no benchmark results for commit 'abcdef12'" in err
+    assert asv_project.commit_1[:8] in err  # lists the commits that do have results
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_machine(asv_project, tmp_path, capsys):
+    err = _bad(
+        capsys, "--results", asv_project.results, "--out", tmp_path / "out", "--machine", "gpu-box"
+    )
+    assert "unknown machine 'gpu-box'" in err and "m1, m2" in err
+    err = _bad(
+        capsys,
+        "--results",
+        asv_project.results,
+        "--out",
+        tmp_path / "out",
+        "--compare",
+        "m1",
+        "gpu-box",
+    )
+    assert "unknown machine 'gpu-box'" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_corrupt_conformance_report(asv_project, tmp_path, capsys):
+    bad = tmp_path / "conformance.json"
+    bad.write_text('{"schema": "conformance-report/1", "tests": [', encoding="utf-8")
+    err = _bad(
+        capsys, "--results", asv_project.results, "--out", tmp_path / "out", "--conformance", bad
+    )
+    assert str(bad) in err and "python -m conformance" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_report(asv_project, tmp_path, capsys):
+    precious = tmp_path / "src"
+    precious.mkdir()
+    (precious / "keep.py").write_text("x = 1\n")
+    err = _bad(capsys, "--results", asv_project.results, "--out", precious)
+    assert "not a report folder" in err
+    assert [p.name for p in precious.iterdir()] == ["keep.py"]
+
+
+def test_help_explains_every_option():
+    done = subprocess.run(
+        [sys.executable, "-m", "reports", "--help"], capture_output=True, text=True, check=True
+    )
+    for option in (
+        "--results",
+        "--conformance",
+        "--out",
+        "--compare",
+        "--threshold",
+        "--machine",
+        "--commit",
+        "--config",
+    ):
+        assert option in done.stdout
+    assert "Exit codes" in done.stdout
+
+
+def test_progress_is_printed_on_stderr(asv_project, tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reports",
+            "--results",
+            str(asv_project.results),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "plotting latency.png" in done.stderr and "reading" in done.stderr
+    assert str(tmp_path / "o") in done.stdout
