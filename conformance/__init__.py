@@ -1,1 +1,53 @@
-"""Conformance suite for backends of vllm.v1.outputs (spec 2025.10)."""
+"""Conformance suite for backends of ``vllm.v1.outputs`` (spec revision 2025.10).
+
+Run it with ``pytest --pyargs conformance --backend SPEC`` or
+``python -m conformance --backend SPEC``.  From code:
+
+* :class:`Backend`, :func:`load_backend`, :class:`BackendResolutionError` describe and
+  resolve the implementation under test;
+* ``check_sampler_output``, ``check_model_runner_output``, ``check_logprobs_tensors``
+  and ``check_logprobs_lists`` raise one :class:`ConformanceError` listing every
+  violated invariant of an object, for a backend's own tests and debugging.
+
+The checkers are imported on first use, so loading the pytest plugin (which
+happens in every pytest run of an environment that has this package) does not
+import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from conformance.backend import Backend, BackendResolutionError, load_backend, selected_spec
+
+_LAZY = {
+    "ConformanceError": "conformance.invariants",
+    "check_logprobs_lists": "conformance.invariants",
+    "check_logprobs_tensors": "conformance.invariants",
+    "check_model_runner_output": "conformance.invariants",
+    "check_sampler_output": "conformance.invariants",
+}
+
+__all__ = [
+    "Backend",
+    "BackendResolutionError",
+    "ConformanceError",
+    "__version__",
+    "check_logprobs_lists",
+    "check_logprobs_tensors",
+    "check_model_runner_output",
+    "check_sampler_output",
+    "load_backend",
+    "selected_spec",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "__version__":
+        from conformance.plugin import suite_version
+
+        return suite_version()
+    raise AttributeError(f"module 'conformance' has no attribute {name!r}")

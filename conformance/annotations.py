@@ -1,0 +1,129 @@
+"""Normalise type annotations so the spec's text and a backend's runtime objects compare.
+
+A backend may annotate with real objects (``list[int] | None``), with strings
+(``from __future__ import annotations``), or with ``typing`` spellings
+(``Optional[List[int]]``).  All of them are rendered to one canonical text:
+builtin generics in lower case, unions as ``A | B`` with members sorted and
+``None`` last, classes by their bare name except ``torch.Tensor`` and
+``np.ndarray``, which keep the qualifier a reader expects.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+import typing
+from typing import Any
+
+# typing aliases and their builtin spelling.
+_ALIASES = {
+    "List": "list",
+    "Dict": "dict",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Tuple": "tuple",
+    "Type": "type",
+    "NoneType": "None",
+}
+# Modules whose classes keep a qualifier (a bare "Tensor" or "ndarray" reads ambiguous).
+_QUALIFIED = {"torch": "torch", "numpy": "np", "np": "np"}
+
+
+def normalise(annotation: Any) -> str:
+    """Canonical text of ``annotation`` (a runtime object or a string)."""
+    if isinstance(annotation, str):
+        return _normalise_text(annotation)
+    return _normalise_text(_render_object(annotation))
+
+
+def _render_object(annotation: Any) -> str:
+    if annotation is None or annotation is type(None):
+        return "None"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Union or isinstance(annotation, types.UnionType):
+        return " | ".join(_render_object(a) for a in args)
+    if isinstance(annotation, typing.ForwardRef):
+        return annotation.__forward_arg__
+    if origin is not None:
+        name = getattr(origin, "__name__", None) or str(origin)
+        if not args:
+            return name
+        return f"{name}[{', '.join(_render_object(a) for a in args)}]"
+    if isinstance(annotation, type):
+        top = annotation.__module__.partition(".")[0]
+        if top in _QUALIFIED:
+            return f"{_QUALIFIED[top]}.{annotation.__qualname__}"
+        return annotation.__qualname__
+    return str(annotation)
+
+
+def _normalise_text(text: str) -> str:
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return " ".join(text.split())
+    return _render_node(tree.body)
+
+
+def _render_node(node: ast.AST) -> str:
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return "None"
+        if isinstance(node.value, str):  # a quoted forward reference inside an annotation
+            return _normalise_text(node.value)
+        return repr(node.value)
+    if isinstance(node, ast.Name):
+        return _ALIASES.get(node.id, node.id)
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        if base in _QUALIFIED:
+            return f"{_QUALIFIED[base]}.{node.attr}"
+        # typing.List, reference.outputs.LogprobsTensors, ...: keep the bare name.
+        return _ALIASES.get(node.attr, node.attr)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union([*_union_members(node.left), *_union_members(node.right)])
+    if isinstance(node, ast.Subscript):
+        head = _render_node(node.value)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "Optional":
+            return _union([_render_node(items[0]), "None"])
+        if head == "Union":
+            return _union([_render_node(i) for i in items])
+        return f"{head}[{', '.join(_render_node(i) for i in items)}]"
+    return ast.unparse(node)
+
+
+def _union_members(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [*_union_members(node.left), *_union_members(node.right)]
+    return [_render_node(node)]
+
+
+def _union(members: list[str]) -> str:
+    flat: list[str] = []
+    for member in members:
+        for part in _top_level_parts(member):
+            if part not in flat:
+                flat.append(part)
+    return " | ".join(sorted(flat, key=lambda m: (m == "None", m)))
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """Split ``text`` on the `` | `` that are not inside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth == 0 and text.startswith(" | ", i):
+            parts.append(text[start:i])
+            start = i + 3
+    parts.append(text[start:])
+    return parts
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""

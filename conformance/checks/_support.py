@@ -1,0 +1,74 @@
+"""Small helpers the checks share: failing with a precise message, calling backend code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import pytest
+import torch
+
+from conformance.backend import Backend
+from conformance.invariants import differences_between
+
+T = TypeVar("T")
+
+
+def fail(*deviations: str) -> NoReturn:
+    """Fail the check with one line per deviation (no traceback into the suite)."""
+    pytest.fail("\n".join(deviations), pytrace=False)
+
+
+def check(deviations: Sequence[str]) -> None:
+    if deviations:
+        fail(*deviations)
+
+
+def attempt(where: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call backend code; an exception becomes a failure naming the call."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as error:
+        fail(f"{where}: raised {type(error).__name__}: {error}")
+
+
+def spec_class(backend: Backend, name: str) -> Any:
+    """The backend's class for spec name ``name``; fails when it is not a class."""
+    value = backend.spec_type(name)
+    if not isinstance(value, type):
+        fail(f"{name}: expected a class, found {type(value).__name__} {value!r}")
+    return value
+
+
+def producer(backend: Backend, name: str) -> Callable[..., Any]:
+    """The backend's producer ``name``; the check is skipped when it declares none."""
+    function = getattr(backend, name)
+    if function is None:
+        pytest.skip(f"producer {name}: not declared by the backend")
+    return function
+
+
+def fields_of(obj: Any, names: Sequence[str]) -> dict[str, Any]:
+    """``{name: obj.name}``, to compare two implementations' objects member by member."""
+    return {name: getattr(obj, name, "<missing>") for name in names}
+
+
+def expect_same(found: Any, expected: Any, where: str) -> None:
+    """Fail unless ``found`` equals ``expected`` with the same exact types at every level."""
+    check(differences_between(expected, found, where)[:5])
+
+
+def expect_type(obj: Any, cls: type, where: str) -> None:
+    if type(obj) is not cls:
+        fail(
+            f"{where}: expected an instance of the backend's {cls.__name__}, found "
+            f"{type(obj).__module__}.{type(obj).__qualname__}"
+        )
+
+
+def on(device: str, tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` moved to ``device`` and the copy finished."""
+    moved = tensor.to(device)
+    if moved.device.type != "cpu":
+        getattr(torch, moved.device.type).synchronize()
+    return moved

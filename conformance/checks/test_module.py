@@ -1,0 +1,31 @@
+"""The backend module as a whole: the seven spec names and PLACEHOLDER_TOKEN_ID."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.backend import SPEC_NAMES, Backend
+from conformance.checks._support import fail
+
+pytestmark = pytest.mark.spec_type("module")
+
+
+def test_spec_names_are_classes(backend: Backend) -> None:
+    wrong = [
+        f"{backend.module.__name__}.{name}: expected a class, found {type(value).__name__}"
+        for name in SPEC_NAMES
+        if not isinstance(value := backend.spec_type(name), type)
+    ]
+    if wrong:
+        fail(*wrong)
+
+
+def test_placeholder_token_id_is_minus_one(backend: Backend) -> None:
+    if not hasattr(backend.module, "PLACEHOLDER_TOKEN_ID"):
+        pytest.skip("PLACEHOLDER_TOKEN_ID: not exposed by the backend module (optional)")
+    value = backend.module.PLACEHOLDER_TOKEN_ID
+    if type(value) is not int or value != -1:
+        fail(
+            f"{backend.module.__name__}.PLACEHOLDER_TOKEN_ID: expected the int -1, "
+            f"found {type(value).__name__} {value!r}"
+        )

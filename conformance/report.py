@@ -1,0 +1,193 @@
+"""Results of a conformance run: one record per check, the JSON report and the summary table.
+
+Records are built on the process that sees every test report (the controller
+under pytest-xdist), from the ``user_properties`` each check carries, and sorted by
+node id so the report has the same content with and without xdist.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.backend import Backend
+from conformance.devices import skip_cause
+
+SCHEMA = "conformance-report/1"
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+# Keys of the report's summary, in the contract's spelling.
+SUMMARY_KEYS = {
+    "passed": "passed",
+    "failed": "failed",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+    "error": "errors",
+}
+# user_properties names our checks carry (they travel from xdist workers).
+PROPERTY_PREFIX = "conformance."
+
+
+@dataclass
+class TestRecord:
+    nodeid: str
+    spec_type: str
+    check: str
+    device: str | None
+    outcome: str
+    message: str
+    skip_cause: str | None = None
+
+
+class Results:
+    """Outcomes by node id, fed with pytest's test reports."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, TestRecord] = {}
+
+    def add_report(self, report: pytest.TestReport) -> None:
+        props = {
+            key[len(PROPERTY_PREFIX) :]: value
+            for key, value in report.user_properties
+            if isinstance(key, str) and key.startswith(PROPERTY_PREFIX)
+        }
+        if "nodeid" not in props:
+            return  # not one of our checks
+        record = self.records.get(props["nodeid"])
+        if record is None:
+            record = TestRecord(
+                nodeid=props["nodeid"],
+                spec_type=props["spec_type"],
+                check=props["check"],
+                device=props.get("device"),
+                outcome="passed",
+                message="",
+            )
+            self.records[record.nodeid] = record
+        outcome, message = _outcome(report)
+        if outcome is None:
+            return
+        if report.when == "teardown":
+            # A teardown error does not hide the verdict of the call; it adds to it.
+            if record.outcome in ("passed", "skipped", "xfailed"):
+                record.outcome = "error"
+            record.message = "; ".join(m for m in (record.message, message) if m)
+            return
+        record.outcome, record.message = outcome, message
+        record.skip_cause = skip_cause(message) if outcome == "skipped" else None
+
+    def add_error(
+        self, nodeid: str, message: str, spec_type: str = "module", check: str = ""
+    ) -> None:
+        """An error not tied to a run check (collection error, unmatched xfail entry)."""
+        self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, "error", message)
+
+    def sorted_records(self) -> list[TestRecord]:
+        return [self.records[k] for k in sorted(self.records)]
+
+    def summary(self) -> dict[str, int]:
+        counts = Counter(r.outcome for r in self.records.values())
+        return {SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES}
+
+
+def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
+    wasxfail = getattr(report, "wasxfail", None)
+    if report.when == "setup":
+        if report.passed:
+            return None, ""
+        if report.skipped:
+            return (
+                ("xfailed", wasxfail) if wasxfail is not None else ("skipped", _skip_text(report))
+            )
+        return "error", failure_text(report)
+    if report.when == "call":
+        if report.passed:
+            return ("xpassed", f"[XPASS] {wasxfail}") if wasxfail is not None else ("passed", "")
+        if report.skipped:
+            return (
+                ("xfailed", wasxfail) if wasxfail is not None else ("skipped", _skip_text(report))
+            )
+        text = failure_text(report)
+        if text.startswith("[XPASS(strict)]"):
+            return "xpassed", text + " (the check passes: remove the entry from the xfails file)"
+        return "failed", text
+    if report.failed:
+        return "error", "teardown: " + failure_text(report)
+    return None, ""
+
+
+def _skip_text(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def failure_text(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    crash = getattr(longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(longrepr)
+    return text.removeprefix("Failed: ").strip()
+
+
+def build(
+    results: Results,
+    backend: Backend,
+    suite_version: str | None,
+    devices_available: list[str],
+) -> dict[str, Any]:
+    """The JSON report of DESIGN.md section 3 (plus each test's ``skip_cause``)."""
+    import torch
+
+    return {
+        "schema": SCHEMA,
+        "spec_revision": backend.spec_revision,
+        "backend": {
+            "name": backend.name,
+            "module": backend.module.__name__,
+            "version": backend.version,
+            "devices_declared": list(backend.devices),
+        },
+        "suite": {"version": suite_version},
+        "platform": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "devices_available": devices_available,
+        },
+        "summary": results.summary(),
+        "tests": [asdict(r) for r in results.sorted_records()],
+    }
+
+
+def write(report: dict[str, Any], path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def table(results: Results) -> list[str]:
+    """Lines of the spec type x device table (``-`` for device-independent checks)."""
+    cells: dict[tuple[str, str], Counter[str]] = {}
+    for record in results.records.values():
+        key = (record.spec_type, record.device or "-")
+        cells.setdefault(key, Counter())[record.outcome] += 1
+    if not cells:
+        return []
+    shown = [
+        o
+        for o in OUTCOMES
+        if o in ("passed", "failed", "skipped") or any(c[o] for c in cells.values())
+    ]
+    width = max(len("spec type"), *(len(k[0]) for k in cells))
+    head = f"{'spec type':<{width}}  {'device':<6}" + "".join(f" {o:>8}" for o in shown)
+    lines = [head, "-" * len(head)]
+    for key in sorted(cells):
+        counts = cells[key]
+        lines.append(f"{key[0]:<{width}}  {key[1]:<6}" + "".join(f" {counts[o]:>8}" for o in shown))
+    return lines

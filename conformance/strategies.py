@@ -1,0 +1,140 @@
+"""Hypothesis strategies and settings of the differential checks.
+
+Settings are derandomized (CI verdicts do not change from run to run), keep no
+example database, and use modest example counts so the whole suite stays within
+its time budget.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from typing import Any
+
+import torch
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+SETTINGS = settings(
+    derandomize=True,
+    database=None,
+    max_examples=40,
+    deadline=None,
+    print_blob=False,
+    suppress_health_check=list(HealthCheck),
+)
+
+# Token ids above 256 avoid CPython's small-int cache, as real ids do.
+token_ids = st.integers(min_value=0, max_value=2**31 - 1)
+# float32-representable logprobs, ties included (a few values drawn often).
+logprob_values = st.one_of(
+    st.sampled_from([0.0, -0.5, -1.0, -2.0, float("-inf")]),
+    st.floats(min_value=-50.0, max_value=0.0, width=32),
+)
+
+
+@st.composite
+def cu_vectors(draw: st.DrawFn, num_reqs: int, max_tokens: int = 4) -> list[int]:
+    """``[0, c1, ...]``: num_reqs + 1 non-decreasing entries (requests own 0..max rows)."""
+    counts = draw(st.lists(st.integers(0, max_tokens), min_size=num_reqs, max_size=num_reqs))
+    return [0, *accumulate(counts)]
+
+
+@st.composite
+def logprobs_rows(draw: st.DrawFn, num_rows: int, width: int) -> dict[str, Any]:
+    """Field values of a LogprobsLists / LogprobsTensors with ``num_rows`` rows."""
+    ids = draw(
+        st.lists(
+            st.lists(token_ids, min_size=width, max_size=width),
+            min_size=num_rows,
+            max_size=num_rows,
+        )
+    )
+    logprobs = draw(
+        st.lists(
+            st.lists(logprob_values, min_size=width, max_size=width),
+            min_size=num_rows,
+            max_size=num_rows,
+        )
+    )
+    ranks = draw(st.lists(st.integers(1, 2**20), min_size=num_rows, max_size=num_rows))
+    return {"logprob_token_ids": ids, "logprobs": logprobs, "ranks": ranks}
+
+
+@st.composite
+def logprobs_lists_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A LogprobsLists's fields, with or without cu, and a request range to slice."""
+    num_reqs = draw(st.integers(0, 6))
+    with_cu = draw(st.booleans())
+    cu = draw(cu_vectors(num_reqs)) if with_cu else None
+    num_rows = cu[-1] if cu is not None else num_reqs
+    width = draw(st.integers(1, 4))
+    rows = draw(logprobs_rows(num_rows, width))
+    start = draw(st.integers(0, num_reqs))
+    # Mostly ordered ranges; sometimes start > end, which slicing answers with nothing.
+    end = draw(st.one_of(st.integers(start, num_reqs), st.integers(0, num_reqs)))
+    return {**rows, "cu": cu, "num_reqs": num_reqs, "start": start, "end": end}
+
+
+@st.composite
+def logprobs_tensors_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """CPU tensors of a LogprobsTensors (int32 ids, float32 logprobs, int32/int64 ranks)."""
+    num_rows = draw(st.integers(0, 8))
+    width = draw(st.integers(1, 4))
+    rows = draw(logprobs_rows(num_rows, width))
+    rank_dtype = draw(st.sampled_from([torch.int32, torch.int64]))
+    with_cu = draw(st.booleans())
+    return {
+        "logprob_token_ids": torch.tensor(rows["logprob_token_ids"], dtype=torch.int32).reshape(
+            num_rows, width
+        ),
+        "logprobs": torch.tensor(rows["logprobs"], dtype=torch.float32).reshape(num_rows, width),
+        "selected_token_ranks": torch.tensor(rows["ranks"], dtype=rank_dtype).reshape(num_rows),
+        "cu": [0, num_rows] if with_cu else None,
+    }
+
+
+@st.composite
+def kv_connector_fields(draw: st.DrawFn) -> dict[str, Any]:
+    """Keyword arguments for KVConnectorOutput: each field None, empty or filled."""
+    req_sets = st.one_of(
+        st.none(),
+        st.just(set()),
+        st.sets(st.text("abc", min_size=1, max_size=3), min_size=1, max_size=3),
+    )
+    return {
+        "finished_sending": draw(req_sets),
+        "finished_recving": draw(req_sets),
+        "kv_connector_stats": draw(st.sampled_from([None, "truthy", "falsy"])),
+        "invalid_block_ids": draw(
+            st.one_of(st.just(set()), st.sets(st.integers(0, 10**6), min_size=1, max_size=3))
+        ),
+        "expected_finished_count": draw(st.integers(0, 3)),
+    }
+
+
+token_id_rows = st.lists(st.lists(token_ids, max_size=5), max_size=6)
+
+
+@st.composite
+def logits_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """Log-probabilities [n, vocab] with frequent ties, sampled ids and a top-k size."""
+    num_rows = draw(st.integers(1, 5))
+    vocab = draw(st.integers(1, 12))
+    values = draw(
+        st.lists(
+            st.lists(
+                st.sampled_from([-0.25, -1.0, -1.5, -3.0, -7.0]) | st.floats(-20.0, 0.0, width=32),
+                min_size=vocab,
+                max_size=vocab,
+            ),
+            min_size=num_rows,
+            max_size=num_rows,
+        )
+    )
+    sampled = draw(st.lists(st.integers(0, vocab - 1), min_size=num_rows, max_size=num_rows))
+    k = draw(st.integers(0, vocab))
+    return {
+        "logprobs": torch.tensor(values, dtype=torch.float32),
+        "token_ids": torch.tensor(sampled),
+        "k": k,
+    }
