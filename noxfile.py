@@ -17,6 +17,8 @@ sessions then install nothing that would replace it.
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 from pathlib import Path
 
@@ -62,3 +64,88 @@ def lint(session: nox.Session) -> None:
         session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+# --- reports: the report from existing results, and the main job -------------------
+
+REPORT_OUT = ROOT / "reports-out"
+SUITE_OUT = ROOT / "suite-out"
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """Tables and plots from existing asv results: ``nox -s report -- [python -m reports options]``.
+
+    Without options: ``.asv/results`` -> ``reports-out/``.  ``nox -s report -- --help``
+    lists the options (``--compare REV_A REV_B`` exits 1 on a regression, for CI).
+    """
+    install_project(session, "reports")
+    args = session.posargs or ["--results", ".asv/results", "--out", str(REPORT_OUT)]
+    session.run("python", "-m", "reports", *args)
+
+
+@nox.session(python=PYTHON)
+def suite(session: nox.Session) -> None:
+    """The main job: conformance, the benchmarks on every device present, the report.
+
+    Writes ``summary.md``, ``results.csv``, the plots and ``conformance.json`` into
+    ``suite-out/`` (or ``$OUTPUTS_SUITE_OUT``) and prints where.  The backend is
+    ``$OUTPUTS_BACKEND`` (default ``reference``); ``$OUTPUTS_BENCH_DEVICES`` narrows the
+    devices.  A conformance failure or a failed benchmark still produces the report
+    (that is when it is needed most), then ends the session non-zero so CI goes red.
+    """
+    install_project(session, "test", "bench", "reports")
+    out = Path(os.environ.get("OUTPUTS_SUITE_OUT") or SUITE_OUT).resolve()
+    backend = os.environ.get("OUTPUTS_BACKEND") or "reference"
+    # The conformance report is staged outside ``out``: the report replaces ``out``
+    # whole, and copies the conformance report into it.
+    conformance_json = Path(session.create_tmp()) / "conformance.json"
+    conformance_json.unlink(missing_ok=True)
+
+    session.log(f"[1/3] conformance of backend {backend!r}")
+    # Exit code 1 is "some checks failed": go on and report it; anything else
+    # (a bad backend spec, an internal error) stops here.
+    session.run(
+        "python", "-m", "conformance", "--backend", backend, "--report", str(conformance_json),
+        success_codes=[0, 1],
+    )  # fmt: skip
+    problems = _conformance_problems(conformance_json)
+
+    session.log("[2/3] benchmarks (asv, this checkout, every device present)")
+    commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
+    session.run("asv", "machine", "--yes")
+    # asv exits 2 when a benchmark failed; the report lists which.
+    session.run(
+        "asv", "run", "--python=same", f"--set-commit-hash={commit}", "--show-stderr",
+        success_codes=[0, 2],
+    )  # fmt: skip
+
+    session.log("[3/3] report")
+    session.run(
+        "python", "-m", "reports", "--results", ".asv/results", "--commit", commit,
+        "--conformance", str(conformance_json), "--out", str(out),
+    )  # fmt: skip
+    failed_benchmarks = _failed_benchmarks(out / "results.csv", commit)
+    if failed_benchmarks:
+        problems.append(f"{failed_benchmarks} benchmark result(s) failed")
+    session.log(f"report folder: {out}  (start with {out / 'summary.md'})")
+    if problems:
+        session.error("; ".join(problems) + f" -- see {out / 'summary.md'}")
+
+
+def _conformance_problems(report: Path) -> list[str]:
+    """What the conformance report says went wrong, from its ``summary`` block."""
+    if not report.is_file():
+        return [f"conformance wrote no report at {report}"]
+    summary = json.loads(report.read_text(encoding="utf-8")).get("summary", {})
+    bad = sum(int(summary.get(key, 0) or 0) for key in ("failed", "errors"))
+    return [f"conformance: {bad} check(s) failed"] if bad else []
+
+
+def _failed_benchmarks(results_csv: Path, commit: str) -> int:
+    with results_csv.open(encoding="utf-8") as handle:
+        return sum(
+            1
+            for row in csv.DictReader(handle)
+            if row["commit"] == commit and row["status"] == "failed"
+        )
