@@ -1,0 +1,172 @@
+"""Targets and --compare on hand-made frames: exact ratios, both directions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from reports import catalog, targets
+from reports.compare import IMPROVED, REGRESSED, UNCHANGED, compare
+from reports.errors import ReportInputError
+from reports.units import format_seconds, higher_is_better
+
+UNPAD = next(t for t in catalog.TARGETS if t.key == "unpad_speedup")
+TOLISTS = next(t for t in catalog.TARGETS if t.key == "tolists_overhead")
+
+
+def _row(benchmark: str, value: float, *, unit: str = "seconds", kind: str = "time", **params):
+    base = {
+        "benchmark": benchmark,
+        "device": params.pop("device", "cpu"),
+        "value": value,
+        "unit": unit,
+        "status": "ok",
+        "type": kind,
+        "params": ", ".join(f"{k}={v}" for k, v in params.items()),
+        "commit": params.pop("commit", "a" * 40),
+        "date": pd.Timestamp("2025-10-01", tz="UTC"),
+        "machine": params.pop("machine", "m1"),
+        "env": "existing",
+        "version_mismatch": False,
+    }
+    base["params"] = ", ".join(f"{k}={v}" for k, v in params.items())
+    return {**base, **params}
+
+
+def _frame(*rows) -> pd.DataFrame:
+    return pd.DataFrame(list(rows))
+
+
+def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
+    frame = _frame(
+        _row("padding.Unpad.time_unpad_sampled_token_ids", 1.0, backend="reference", num_reqs=16),
+        _row("padding.Unpad.time_unpad_vllm_mask_per_row", 3.0, backend="reference", num_reqs=16),
+        _row("padding.Unpad.time_unpad_sampled_token_ids", 1.0, backend="reference", num_reqs=256),
+        _row("padding.Unpad.time_unpad_vllm_mask_per_row", 1.5, backend="reference", num_reqs=256),
+        _row("padding.Pad.time_pad_sampled_token_ids", 9.0, backend="reference", num_reqs=16),
+    )
+    pairs = targets.pairs(frame, UNPAD)
+    assert sorted(pairs["ratio"]) == [1.5, 3.0]
+    assert dict(zip(pairs["shape"], pairs["passed"], strict=True)) == {
+        "backend=reference, num_reqs=16": True,
+        "backend=reference, num_reqs=256": False,
+    }
+    verdict = targets.verdicts(pairs, UNPAD)
+    assert verdict.to_dict("records")[0] | {"measured_by": ""} == {
+        "machine": "m1",
+        "device": "cpu",
+        "shapes": 2,
+        "worst_ratio": 1.5,
+        "worst_shape": "backend=reference, num_reqs=256",
+        "passed": False,
+        "measured_by": "",
+    }
+
+
+def test_a_backend_called_vllm_is_not_mistaken_for_the_baseline():
+    frame = _frame(
+        _row("padding.Unpad.time_unpad_sampled_token_ids", 1.0, backend="vllm", num_reqs=16),
+        _row("padding.Unpad.time_unpad_vllm_mask_per_row", 2.5, backend="vllm", num_reqs=16),
+    )
+    pairs = targets.pairs(frame, UNPAD)
+    assert list(pairs["ratio"]) == [2.5]
+
+
+def test_direct_ratio_track_is_preferred_over_separate_timings():
+    frame = _frame(
+        _row("tolists.ToLists.time_tolists", 1.0, num_tokens=64),
+        _row("tolists.ToLists.time_ndarray_tolist", 1.0, num_tokens=64),
+        _row(
+            "tolists.ToLists.track_tolists_vs_ndarray_tolist",
+            1.3,
+            unit="ratio",
+            kind="track",
+            num_tokens=64,
+        ),
+    )
+    measured = targets.measurements(frame, TOLISTS)
+    assert list(measured["ratio"]) == [1.3]
+    assert list(measured["passed"]) == [False]  # 1.3 > 1.2 allowed
+    # Without the track, the timings pair up (ratio 1.0: passes).
+    fallback = targets.measurements(frame.iloc[:2], TOLISTS)
+    assert list(fallback["ratio"]) == [1.0] and list(fallback["passed"]) == [True]
+
+
+def test_tolists_with_cu_is_not_held_to_the_plain_tolists_target():
+    frame = _frame(
+        _row("tolists.ToLists.time_tolists_with_cu", 5.0, num_tokens=64),
+        _row("tolists.ToLists.time_ndarray_tolist", 1.0, num_tokens=64),
+    )
+    assert targets.pairs(frame, TOLISTS).empty
+
+
+def test_no_matching_benchmarks_is_no_data_not_an_error():
+    frame = _frame(_row("slice.Slice.time_slice", 1.0, num_reqs=4))
+    for target in catalog.TARGETS:
+        assert targets.verdicts(targets.measurements(frame, target), target).empty
+
+
+def test_payload_bytes_follow_the_logprobs_layout():
+    frame = _frame(
+        _row(
+            "transfer.TransferBandwidth.track_bandwidth",
+            10.0,
+            unit="GB/s",
+            kind="track",
+            num_tokens=4096,
+            num_logprobs=20,
+        ),
+        _row("tolists.ToLists.time_tolists", 1.0, num_tokens=4096, num_logprobs=20),
+    )
+    out = catalog.with_payload_bytes(frame)
+    # ids int32 + logprobs float32 over 21 columns, plus an int64 rank per row.
+    assert out["payload_bytes"].iloc[0] == 4096 * (21 * 8 + 8)
+    assert pd.isna(out["payload_bytes"].iloc[1])  # not a transfer
+
+
+@pytest.mark.parametrize(
+    ("unit", "higher"),
+    [
+        ("GB/s", True),
+        ("speedup", True),
+        ("seconds", False),
+        ("ns/element", False),
+        ("ratio", False),
+        (None, False),
+    ],
+)
+def test_which_way_is_better(unit, higher):
+    assert higher_is_better(unit) is higher
+
+
+def test_compare_directions_and_threshold():
+    a, b = "a" * 40, "b" * 40
+    frame = _frame(
+        _row("t.T.time_x", 1.0, commit=a),
+        _row("t.T.time_x", 1.2, commit=b),  # 20 % slower: regression
+        _row("t.T.track_gbps", 50.0, unit="GB/s", kind="track", commit=a),
+        _row("t.T.track_gbps", 60.0, unit="GB/s", kind="track", commit=b),  # faster: improvement
+        _row("t.T.time_y", 1.0, commit=a),
+        _row("t.T.time_y", 1.05, commit=b),  # within 10 %
+    )
+    table = compare(frame, "aaaa", "bbbb", threshold=0.10).table.set_index("benchmark")
+    assert table.loc["t.T.time_x", "change"] == REGRESSED
+    assert table.loc["t.T.track_gbps", "change"] == IMPROVED
+    assert table.loc["t.T.time_y", "change"] == UNCHANGED
+    relaxed = compare(frame, "aaaa", "bbbb", threshold=0.25)
+    assert relaxed.regressions.empty
+
+
+def test_compare_without_shared_results_is_bad_input():
+    frame = _frame(
+        _row("t.T.time_x", 1.0, commit="a" * 40), _row("t.T.time_z", 1.0, commit="b" * 40)
+    )
+    with pytest.raises(ReportInputError, match="no benchmark result in common"):
+        compare(frame, "aaaa", "bbbb")
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(1.5e-9, "1.5 ns"), (2.5e-6, "2.5 µs"), (0.25, "250 ms"), (3.0, "3 s")]
+)
+def test_format_seconds_picks_the_scale(value, text):
+    assert format_seconds(value) == text
