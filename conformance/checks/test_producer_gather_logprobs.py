@@ -1,0 +1,132 @@
+"""The backend's gather_logprobs(logprobs, num_logprobs, token_ids) -> LogprobsTensors.
+
+Row i: column 0 is token_ids[i] and its logprob; columns 1..k the top-k ids and
+logprobs, sorted by logprob descending; selected_token_ranks[i] the 1-based
+pessimistic rank (entries >= the token's logprob).  Dtypes int32, float32 and
+int32 or int64 (vLLM's sampler emits int64); every tensor on the input's device.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+
+from conformance import strategies
+from conformance.checks._support import attempt, expect_type, fail, on, producer, spec_class
+from conformance.invariants import RANK_DTYPES
+
+pytestmark = pytest.mark.spec_type("LogprobsTensors")
+
+
+def gather_deviations(
+    result: object, logprobs: torch.Tensor, token_ids: torch.Tensor, k: int
+) -> list[str]:
+    """What is wrong with ``result`` for these CPU inputs (empty when it is right)."""
+    w = f"gather_logprobs(<{list(logprobs.shape)}>, {k}, token_ids)"
+    n = logprobs.shape[0]
+    ids, values, ranks = (
+        getattr(result, f, None) for f in ("logprob_token_ids", "logprobs", "selected_token_ranks")
+    )
+    out = []
+    for name, tensor, dtypes, shape in (
+        ("logprob_token_ids", ids, (torch.int32,), (n, k + 1)),
+        ("logprobs", values, (torch.float32,), (n, k + 1)),
+        ("selected_token_ranks", ranks, RANK_DTYPES, (n,)),
+    ):
+        if not isinstance(tensor, torch.Tensor):
+            out.append(f"{w}.{name}: expected a tensor, found {type(tensor).__name__}")
+        elif tensor.dtype not in dtypes or tuple(tensor.shape) != shape:
+            out.append(
+                f"{w}.{name}: expected {' or '.join(map(str, dtypes))} {list(shape)}, "
+                f"found {tensor.dtype} {list(tensor.shape)}"
+            )
+    if out:
+        return out
+    ids, values, ranks = ids.cpu(), values.cpu(), ranks.cpu()
+    if not torch.equal(ids[:, 0].long(), token_ids.long()):
+        out.append(
+            f"{w}.logprob_token_ids[:, 0]: expected token_ids {token_ids.tolist()}, found {ids[:, 0].tolist()}"
+        )
+    chosen = logprobs.gather(1, token_ids.long().unsqueeze(1)).squeeze(1)
+    if not torch.equal(values[:, 0], chosen):
+        out.append(
+            f"{w}.logprobs[:, 0]: expected the sampled tokens' logprobs {chosen.tolist()}, "
+            f"found {values[:, 0].tolist()}"
+        )
+    if k:
+        top = torch.topk(logprobs, k, dim=1).values
+        if not torch.equal(values[:, 1:], top):
+            out.append(
+                f"{w}.logprobs[:, 1:]: expected the top-{k} logprobs sorted descending "
+                f"{top.tolist()}, found {values[:, 1:].tolist()}"
+            )
+        elif (
+            not torch.equal(
+                logprobs.gather(1, ids[:, 1:].long().clamp(0, logprobs.shape[1] - 1)), top
+            )
+            or (ids[:, 1:] >= logprobs.shape[1]).any()
+        ):
+            out.append(
+                f"{w}.logprob_token_ids[:, 1:]: expected ids whose logprobs are the top-{k} "
+                f"values, found {ids[:, 1:].tolist()}"
+            )
+    expected_ranks = (logprobs >= chosen.unsqueeze(1)).sum(1)
+    if not torch.equal(ranks.long(), expected_ranks):
+        out.append(
+            f"{w}.selected_token_ranks: expected 1-based pessimistic ranks (entries >= the "
+            f"token's logprob) {expected_ranks.tolist()}, found {ranks.tolist()}"
+        )
+    return out
+
+
+# A small vocabulary with ties: ranks count ties against the token.
+LOGITS = torch.tensor(
+    [
+        [-1.0, -0.5, -2.0, -0.5, -3.0, -4.0],
+        [-2.0, -2.0, -2.0, -2.0, -2.0, -2.0],
+        [-0.1, -5.0, -0.2, -9.0, -0.3, -7.0],
+    ]
+)
+TOKENS = torch.tensor([1, 4, 5])
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 6])
+def test_gather_logprobs_layout_order_and_ranks(backend, device: str, k: int) -> None:
+    gather = producer(backend, "gather_logprobs")
+    where = f"gather_logprobs(<{list(LOGITS.shape)} on {device}>, {k}, token_ids)"
+    result = attempt(where, gather, on(device, LOGITS), k, on(device, TOKENS))
+    expect_type(result, spec_class(backend, "LogprobsTensors"), where)
+    on_device = [f for f in result if isinstance(f, torch.Tensor) and f.device.type != device]
+    if on_device:
+        fail(
+            f"{where}: expected every tensor on {device}, found {[str(t.device) for t in on_device]}"
+        )
+    found = gather_deviations(result, LOGITS, TOKENS, k)
+    if found:
+        fail(*found)
+
+
+def test_gather_logprobs_rank_of_an_all_tie_row_is_the_vocabulary_size(backend) -> None:
+    gather = producer(backend, "gather_logprobs")
+    result = attempt(
+        "gather_logprobs(<ties>, 2, [3])", gather, torch.full((1, 9), -2.0), 2, torch.tensor([3])
+    )
+    if result.selected_token_ranks.tolist() != [9]:
+        fail(
+            "gather_logprobs(<one row of 9 equal logprobs>, 2, [3]).selected_token_ranks: expected [9] "
+            f"(ties count against the token), found {result.selected_token_ranks.tolist()}"
+        )
+
+
+@strategies.SETTINGS
+@given(case=strategies.logits_cases())
+def test_gather_logprobs_on_generated_logprobs_with_ties(backend, case) -> None:
+    gather = producer(backend, "gather_logprobs")
+    logprobs, token_ids, k = case["logprobs"], case["token_ids"], case["k"]
+    result = attempt(
+        f"gather_logprobs(<{list(logprobs.shape)}>, {k}, ...)", gather, logprobs, k, token_ids
+    )
+    found = gather_deviations(result, logprobs, token_ids, k)
+    if found:
+        fail(*found)
