@@ -71,10 +71,8 @@ class DeviceAsyncModelRunnerOutput(AsyncModelRunnerOutput):
             vocab_size = require_int("vocab_size", vocab_size, minimum=1)
         self._req_ids = list(req_ids)
         self._vocab_size = vocab_size
-        self._prompt_logprobs_dict = dict(prompt_logprobs_dict or {})
-        self._pooler_output = (
-            list(pooler_output) if pooler_output is not None else [None] * len(self._req_ids)
-        )
+        self._prompt_logprobs_dict = _cpu_prompt_logprobs(prompt_logprobs_dict or {})
+        self._pooler_output = _aligned_pooler_output(pooler_output, len(self._req_ids))
         self._kv_connector_output = kv_connector_output
         self._num_nans_in_logits = num_nans_in_logits
         self._consumed = False
@@ -187,6 +185,31 @@ def _check_sampler_output(sampler_output: object, req_ids: Sequence[str]) -> Non
             "sampler_output.logprobs_tensors must be on the device of sampled_token_ids "
             f"({token_ids.device}), got {logprobs.logprob_token_ids.device}"
         )
+
+
+def _cpu_prompt_logprobs(
+    prompt_logprobs_dict: Mapping[str, LogprobsTensors | None],
+) -> dict[str, LogprobsTensors | None]:
+    # The scheduler reads these in another process; ModelRunnerOutput requires CPU.
+    for req_id, tensors in prompt_logprobs_dict.items():
+        if tensors is not None and tensors.logprob_token_ids.device.type != "cpu":
+            raise ValueError(
+                f"prompt_logprobs_dict[{req_id!r}] must hold CPU tensors, got "
+                f"{tensors.logprob_token_ids.device}; copy them to the host first"
+            )
+    return dict(prompt_logprobs_dict)
+
+
+def _aligned_pooler_output(
+    pooler_output: Sequence[torch.Tensor | None] | None, num_reqs: int
+) -> list[torch.Tensor | None]:
+    if pooler_output is None:
+        return [None] * num_reqs
+    if len(pooler_output) != num_reqs:
+        raise ValueError(
+            f"pooler_output must have one entry per request ({num_reqs}), got {len(pooler_output)}"
+        )
+    return list(pooler_output)
 
 
 def _logprobs_lists(

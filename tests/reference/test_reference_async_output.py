@@ -213,3 +213,19 @@ def test_each_request_finds_its_own_logprob_rows(case):
         assert cu == rst.cu_from_counts([len(row) for row in rows])
     for i, row in enumerate(rows):
         assert request_tags(output, i) == [100 * i + j for j in range(len(row))]
+
+
+def test_async_output_rejects_device_prompt_logprobs_and_misaligned_pooler_output():
+    sampler_output = SamplerOutput(pad_sampled_token_ids([[101], [202]]), logprobs_tensors=None)
+    with pytest.raises(ValueError, match=r"pooler_output must have one entry per request \(2\)"):
+        DeviceAsyncModelRunnerOutput(sampler_output, ["a", "b"], pooler_output=[None])
+
+    on_meta = LogprobsTensors(
+        torch.empty((3, 2), dtype=torch.int32, device="meta"),
+        torch.empty((3, 2), dtype=torch.float32, device="meta"),
+        torch.empty(3, dtype=torch.int32, device="meta"),
+    )
+    with pytest.raises(ValueError, match=r"prompt_logprobs_dict\['a'\] must hold CPU tensors"):
+        DeviceAsyncModelRunnerOutput(
+            sampler_output, ["a", "b"], prompt_logprobs_dict={"a": on_meta}
+        )
