@@ -47,11 +47,11 @@ def render(data: SummaryInput) -> str:
         _targets_section(data.current),
         _bandwidth_section(data.current),
         _ns_per_element_section(data.current),
-        _latency_section(data.current),
         _conformance_section(data.conformance),
         data.comparison.to_markdown() if data.comparison is not None else "",
-        _problems_section(data.current),
         _plots_section(data.plots),
+        _latency_section(data.current),
+        _problems_section(data.current),
         _notes(),
     ]
     return "\n".join(p.rstrip("\n") + "\n" for p in parts if p)
@@ -227,7 +227,7 @@ def _bandwidth_section(current: pd.DataFrame) -> str:
         best = group.loc[group["value"].idxmax()]
         machine, device, benchmark = keys[:3]
         variant = ", ".join(f"{k}={v}" for k, v in zip(split, keys[3:], strict=True))
-        at = format_bytes(float(best[x])) if x else best["params"]
+        at = format_bytes(float(best[x])) if x else _shape(best)
         share = (
             "no link (host copy)"
             if device == "cpu"
@@ -285,7 +285,14 @@ def _ns_per_element_section(current: pd.DataFrame) -> str:
 
 
 def _at(row: pd.Series, x: str | None) -> str:
-    return f"{x}={row[x]}" if x and not pd.isna(row[x]) else row["params"] or "-"
+    return _shape(row)
+
+
+def _shape(row: pd.Series | dict[str, Any]) -> str:
+    """The parameters of a row that describe the problem, not the run (no backend, device)."""
+    parts = [p.strip() for p in str(row["params"] or "").split(", ") if p]
+    keep = [p for p in parts if p.split("=", 1)[0] not in _CONTEXT_PARAMS]
+    return ", ".join(keep) or "-"
 
 
 def _short(benchmark: str) -> str:
@@ -304,7 +311,12 @@ def _latency_section(current: pd.DataFrame) -> str:
             for c in targets.param_columns(group)
             if c not in _CONTEXT_PARAMS and group[c].notna().any()
         ]
-        columns = sorted({(m, d) for m, d in zip(group["machine"], group["device"], strict=True)})
+        # A device every combination skipped (absent here) is listed under
+        # "Skipped and failed", not as a column of "skipped".
+        measured = group[group["status"] != STATUS_SKIPPED]
+        if measured.empty:
+            continue
+        columns = sorted(set(zip(measured["machine"], measured["device"], strict=True)))
         cells: dict[tuple[Any, ...], dict[tuple[str, str], str]] = {}
         for record in group.to_dict("records"):
             key = tuple(record[p] for p in params)
@@ -410,11 +422,10 @@ def _plots_section(plots: Sequence[tuple[str, str, Path | None]]) -> str:
         return ""
     lines = ["## Plots", ""]
     for name, description, path in plots:
-        lines.append(
-            f"- [`{name}`]({name}): {description}"
-            if path is not None
-            else f"- `{name}`: {NO_DATA} ({description})"
-        )
+        if path is not None:
+            lines += [f"**{description}** (`{name}`)", "", f"![{description}]({name})", ""]
+            continue
+        lines.append(f"- `{name}`: {NO_DATA} ({description})")
     return "\n".join(lines) + "\n"
 
 

@@ -3,12 +3,15 @@
 The project is made in a temporary git repository and benchmarked with the
 installed asv (``asv run --python=same --set-commit-hash``), so the loader is
 tested on files asv itself wrote: two machines, two commits, a benchmark
-edited between the commits (version mismatch), a device that skips.
-Built once per test session (per xdist worker); about ten seconds.
+edited between the commits (version mismatch), a device that skips.  Those
+results are recorded in ``fixtures/tiny-asv`` (a full build takes tens of
+seconds on two busy cores); ``live_asv_project`` re-runs a small part with the
+installed asv so a change of asv's format is caught.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -83,9 +86,10 @@ ASV_CONF = {
     "branches": ["main"],
     "environment_type": "existing",
     "benchmark_dir": "benchmarks",
-    "results_dir": ".asv/results",
-    "html_dir": ".asv/html",
-    "env_dir": ".asv/env",
+    # Not ".asv/...": the project's .gitignore would hide the recorded copy.
+    "results_dir": "results",
+    "html_dir": "html",
+    "env_dir": "env",
 }
 
 
@@ -142,21 +146,61 @@ def _run(root: Path, machine: str, commit: str, *, quick: bool) -> None:
     )
 
 
+#: Results of the tiny project recorded by ``build_project(full=True)`` and checked
+#: in, so most tests need no asv run.  Re-record after changing the tiny project
+#: or upgrading asv: ``REPORTS_RECORD_FIXTURES=1 pytest tests/reports -k record``.
+RECORDED = FIXTURES / "tiny-asv"
+
+
 @pytest.fixture(scope="session")
-def asv_project(tmp_path_factory: pytest.TempPathFactory) -> AsvProject:
-    """m1 at commits 1 and 2, m2 at commit 2; a benchmark edited in between."""
-    root = tmp_path_factory.mktemp("tiny-asv")
+def asv_project() -> AsvProject:
+    """Recorded real asv results: m1 at commits 1 and 2, m2 at commit 2, a
+    benchmark edited in between, a device that skips.  Read-only; tests that
+    damage or extend results use ``results_copy``."""
+    commit_1, commit_2 = json.loads((RECORDED / "commits.json").read_text(encoding="utf-8"))
+    return AsvProject(RECORDED, RECORDED / "results", commit_1, commit_2)
+
+
+@pytest.fixture(scope="session")
+def live_asv_project(tmp_path_factory: pytest.TempPathFactory) -> AsvProject:
+    """The tiny project benchmarked now by the installed asv (one machine, one commit, --quick).
+
+    Under pytest-xdist the workers share one build (whoever takes the lock first).
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by the workers of this run only
+    root = base / "tiny-asv-live"
+    done = base / "tiny-asv-live.json"
+    with (base / "tiny-asv-live.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():
+            shutil.rmtree(root, ignore_errors=True)
+            done.write_text(json.dumps(build_project(root, full=False)), encoding="utf-8")
+        commits = json.loads(done.read_text(encoding="utf-8"))
+    return AsvProject(root, root / "results", commits[0], commits[-1])
+
+
+def build_project(root: Path, *, full: bool) -> list[str]:
+    """Make the tiny asv project in ``root`` and benchmark it; returns its commits.
+
+    ``full``: m1 at commit 1 (a normal run, with statistics), then time_plain is
+    edited, then m1 and m2 at commit 2 (``--quick``).  Otherwise: m1 at commit 1, quick.
+    """
+    root.mkdir(parents=True)
     (root / "benchmarks").mkdir()
     (root / "benchmarks" / "__init__.py").write_text("", encoding="utf-8")
     (root / "asv.conf.json").write_text(json.dumps(ASV_CONF), encoding="utf-8")
-    (root / ".gitignore").write_text(".asv/\n", encoding="utf-8")
+    (root / ".gitignore").write_text("results/\nhtml/\nenv/\n", encoding="utf-8")
     _git(root, "init", "-q", "-b", "main")
     commit_1 = _commit(root, BENCH_V1, "v1")
-    _run(root, "m1", commit_1, quick=False)
+    _run(root, "m1", commit_1, quick=not full)
+    if not full:
+        return [commit_1]
     commit_2 = _commit(root, BENCH_V2, "v2: edit time_plain")
     _run(root, "m1", commit_2, quick=True)
     _run(root, "m2", commit_2, quick=True)
-    return AsvProject(root, root / ".asv" / "results", commit_1, commit_2)
+    return [commit_1, commit_2]
 
 
 @pytest.fixture
