@@ -15,12 +15,13 @@ line naming the problem and the fix.  A spec name that is present but wrong is
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
@@ -222,9 +223,15 @@ def _entry_point_names() -> list[str]:
 
 def _distribution_version(module: ModuleType) -> str | None:
     top_level = module.__name__.partition(".")[0]
-    for distribution in importlib.metadata.packages_distributions().get(top_level, []):
+    for distribution in _distributions_providing().get(top_level, []):
         try:
             return importlib.metadata.version(distribution)
         except importlib.metadata.PackageNotFoundError:
             continue
     return getattr(sys.modules.get(top_level), "__version__", None)
+
+
+@functools.lru_cache(maxsize=1)
+def _distributions_providing() -> Mapping[str, list[str]]:
+    # Scans every installed distribution's file list: slow, and the same all run long.
+    return importlib.metadata.packages_distributions()

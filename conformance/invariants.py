@@ -23,6 +23,10 @@ PLACEHOLDER_TOKEN_ID = -1
 RANK_DTYPES = (torch.int32, torch.int64)
 
 
+class Members(dict):
+    """An object's members by name: differences are reported as ``where.name``."""
+
+
 class ConformanceError(AssertionError):
     """An object violates one or more invariants; ``violations`` lists them all."""
 
@@ -394,10 +398,13 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
     if isinstance(expected, Mapping):
         if list(expected) != list(found):
             return [f"{where}: expected keys {list(expected)}, found {list(found)}"]
+        name = "{where}.{key}" if isinstance(expected, Members) else "{where}[{key!r}]"
         return [
             d
-            for k in expected
-            for d in differences_between(expected[k], found[k], f"{where}[{k!r}]")
+            for key in expected
+            for d in differences_between(
+                expected[key], found[key], name.format(where=where, key=key)
+            )
         ]
     if isinstance(expected, (list, tuple)) and not hasattr(expected, "__dataclass_fields__"):
         if len(expected) != len(found):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conformance.backend import Backend
-from conformance.invariants import differences_between
+from conformance.invariants import Members, differences_between
 
 T = TypeVar("T")
 
@@ -48,9 +48,9 @@ def producer(backend: Backend, name: str) -> Callable[..., Any]:
     return function
 
 
-def fields_of(obj: Any, names: Sequence[str]) -> dict[str, Any]:
+def fields_of(obj: Any, names: Sequence[str]) -> Members:
     """``{name: obj.name}``, to compare two implementations' objects member by member."""
-    return {name: getattr(obj, name, "<missing>") for name in names}
+    return Members({name: getattr(obj, name, "<missing>") for name in names})
 
 
 def expect_same(found: Any, expected: Any, where: str) -> None:

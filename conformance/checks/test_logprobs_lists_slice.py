@@ -21,6 +21,7 @@ from conformance.checks._support import (
     fields_of,
     spec_class,
 )
+from conformance.invariants import Members
 
 pytestmark = pytest.mark.spec_type("LogprobsLists")
 
@@ -41,7 +42,7 @@ def _expected(ids, logprobs, ranks, cu, start, end) -> dict:
         new_cu = cu[start:end]
     else:
         a, b, new_cu = start, end, None
-    return dict(zip(FIELDS, (ids[a:b], logprobs[a:b], ranks[a:b], new_cu), strict=True))
+    return Members(zip(FIELDS, (ids[a:b], logprobs[a:b], ranks[a:b], new_cu), strict=True))
 
 
 def _slice(LogprobsLists, ids, logprobs, ranks, cu, start, end):
@@ -110,7 +111,7 @@ def test_slice_does_not_modify_the_original(LogprobsLists) -> None:
     attempt("slice(1, 3)", obj.slice, 1, 3)
     expect_same(
         fields_of(obj, FIELDS),
-        dict(zip(FIELDS, (*_rows(6), CU), strict=True)),
+        Members(zip(FIELDS, (*_rows(6), CU), strict=True)),
         "LogprobsLists after slice(1, 3)",
     )
 

@@ -11,6 +11,7 @@ from hypothesis import given
 from conformance import strategies
 from conformance.checks._samples import sample_tensors
 from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on, spec_class
+from conformance.invariants import Members
 
 pytestmark = pytest.mark.spec_type("LogprobsTensors")
 
@@ -29,7 +30,7 @@ def LogprobsLists(backend):
 
 def _expected(tensors: tuple[torch.Tensor, ...], cu: list[int] | None) -> dict:
     ids, logprobs, ranks = (t.cpu() for t in tensors)
-    return dict(
+    return Members(
         zip(LIST_FIELDS, (ids.tolist(), logprobs.tolist(), ranks.tolist(), cu), strict=True)
     )
 

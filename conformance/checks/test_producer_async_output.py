@@ -18,12 +18,13 @@ from conformance.checks._support import (
     expect_same,
     expect_type,
     fail,
+    fields_of,
     on,
     producer,
     spec_class,
 )
 from conformance.devices import synchronize
-from conformance.invariants import PLACEHOLDER_TOKEN_ID, model_runner_output_violations
+from conformance.invariants import PLACEHOLDER_TOKEN_ID, Members, model_runner_output_violations
 
 pytestmark = pytest.mark.spec_type("AsyncModelRunnerOutput")
 
@@ -80,16 +81,14 @@ def _expect_output(
         if output.logprobs is None:
             fail(f"{where}.logprobs: expected a LogprobsLists, found None")
         expect_type(output.logprobs, spec_class(backend, "LogprobsLists"), f"{where}.logprobs")
-        found = {
-            "logprob_token_ids": output.logprobs.logprob_token_ids,
-            "logprobs": output.logprobs.logprobs,
-            "sampled_token_ranks": output.logprobs.sampled_token_ranks,
-        }
-        wanted = {
-            "logprob_token_ids": ids.tolist(),
-            "logprobs": logprobs.tolist(),
-            "sampled_token_ranks": ranks.tolist(),
-        }
+        found = fields_of(output.logprobs, ("logprob_token_ids", "logprobs", "sampled_token_ranks"))
+        wanted = Members(
+            {
+                "logprob_token_ids": ids.tolist(),
+                "logprobs": logprobs.tolist(),
+                "sampled_token_ranks": ranks.tolist(),
+            }
+        )
         expect_same(found, wanted, f"{where}.logprobs")
         cu = output.logprobs.cu_num_generated_tokens
         if cu is not None and cu != [0, *accumulate(map(len, expected))]:

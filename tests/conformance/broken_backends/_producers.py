@@ -1,0 +1,23 @@
+"""A Backend with the reference's producers, one of them replaced (for module:BACKEND specs)."""
+
+import sys
+from typing import Any
+
+import reference
+from conformance import Backend
+from conformance.backend import ALL_DEVICES
+
+
+def backend_with(module_name: str, **replaced: Any) -> Backend:
+    producers = {
+        "pad_sampled_token_ids": reference.pad_sampled_token_ids,
+        "unpad_sampled_token_ids": reference.unpad_sampled_token_ids,
+        "gather_logprobs": reference.gather_logprobs,
+        "make_async_output": reference.DeviceAsyncModelRunnerOutput,
+    }
+    return Backend(
+        name=module_name.rpartition(".")[2],
+        module=sys.modules[module_name],
+        devices=ALL_DEVICES,
+        **{**producers, **replaced},
+    )

@@ -1,0 +1,13 @@
+"""get_output() does not wait for the device-to-host copies (caught on accelerators only)."""
+
+from broken_backends._producers import backend_with
+from broken_backends._reference import *  # noqa: F403
+from reference import DeviceAsyncModelRunnerOutput
+
+
+class NoWait(DeviceAsyncModelRunnerOutput):
+    def _wait_for_copies(self) -> None:
+        return None
+
+
+BACKEND = backend_with(__name__, make_async_output=NoWait)

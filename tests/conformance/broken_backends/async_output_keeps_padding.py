@@ -1,0 +1,15 @@
+"""get_output() leaves the -1 padding in sampled_token_ids."""
+
+from broken_backends._producers import backend_with
+from broken_backends._reference import *  # noqa: F403
+from reference import DeviceAsyncModelRunnerOutput
+
+
+class KeepsPadding(DeviceAsyncModelRunnerOutput):
+    def get_output(self):
+        output = super().get_output()
+        output.sampled_token_ids = self._host_token_ids.tolist()
+        return output
+
+
+BACKEND = backend_with(__name__, make_async_output=KeepsPadding)

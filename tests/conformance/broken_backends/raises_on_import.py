@@ -1,0 +1,3 @@
+"""Unresolvable: importing it raises."""
+
+raise RuntimeError("this backend cannot be imported")

@@ -1,0 +1,7 @@
+"""Not broken: the reference declared for CPU only (exercises module:attribute and skip causes)."""
+
+from dataclasses import replace
+
+from conformance.known_backends import reference_backend
+
+BACKEND = replace(reference_backend(), name="reference-cpu-only", devices=("cpu",))

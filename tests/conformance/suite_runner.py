@@ -1,0 +1,76 @@
+"""Run the conformance suite from a self-test: in this process (fast) or in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CHECKS = Path(__import__("conformance.checks").checks.__file__).resolve().parent
+QUIET = ["-p", "no:cacheprovider", "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+# In-process runs skip pytest's unraisable-exception plugin: its cleanup runs a full
+# garbage collection five times per run, which with torch loaded is most of the run.
+IN_PROCESS = [*QUIET, "-p", "no:unraisableexception"]
+
+
+@dataclass
+class Run:
+    exit_code: int
+    report: dict[str, Any] | None
+    output: str = ""
+
+    def records(self, nodeid_prefix: str) -> list[dict[str, Any]]:
+        assert self.report is not None, "the run wrote no report"
+        return [t for t in self.report["tests"] if t["nodeid"].startswith(nodeid_prefix)]
+
+
+def check_path(nodeid: str) -> str:
+    """``test_x.py::test_y[...]`` -> the installed check's path with that selector."""
+    return str(CHECKS / nodeid)
+
+
+def in_process(tmp_path: Path, *args: str) -> Run:
+    """pytest.main in this process: the plugin, the checks and torch are already imported."""
+    report = tmp_path / "report.json"
+    code = pytest.main([*args, *IN_PROCESS, "--conformance-report", str(report)])
+    data = json.loads(report.read_text()) if report.exists() else None
+    return Run(int(code), data)
+
+
+def subprocess_run(
+    tmp_path: Path,
+    *args: str,
+    report: bool = True,
+    env: dict[str, str] | None = None,
+    module: str = "pytest",
+) -> Run:
+    """``python -m <module> ...`` in ``tmp_path`` (no project ini), as a backend author runs it."""
+    path = tmp_path / "report.json"
+    extra = (
+        (["--conformance-report", str(path)] if module == "pytest" else ["--report", str(path)])
+        if report
+        else []
+    )
+    environment = {**os.environ, **(env or {})}
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(HERE), environment.get("PYTHONPATH")])
+    )
+    environment.pop("PYTEST_XDIST_WORKER", None)
+    environment.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args, "-p", "no:cacheprovider", *extra],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    data = json.loads(path.read_text()) if report and path.exists() else None
+    return Run(done.returncode, data, done.stdout + done.stderr)

@@ -1,0 +1,256 @@
+"""Every broken backend fails the check that must catch its deviation, with a message naming it.
+
+Each row: the broken backend (a module in ``broken_backends/``, or
+``module:BACKEND`` for producers), the check that must fail (a node id prefix of
+``conformance/checks``), and words its message must contain.  Only that check
+runs, in this process, so the whole table takes seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import suite_runner
+
+from conformance.devices import ACCELERATORS, is_present
+
+
+@dataclass(frozen=True)
+class Broken:
+    backend: str
+    check: str
+    message: str
+
+
+CASES = [
+    Broken(
+        "empty_cpu_int64_ids",
+        "test_logprobs_tensors_empty_cpu.py::test_empty_cpu_dtypes_and_shapes",
+        "logprob_token_ids: expected torch.int32 [0, 0] on cpu, found torch.int64",
+    ),
+    Broken(
+        "cu_default_empty_list",
+        "test_logprobs_lists.py::test_surface[default[cu_num_generated_tokens]]",
+        "LogprobsLists.cu_num_generated_tokens: expected default None, found []",
+    ),
+    Broken(
+        "shared_invalid_block_ids",
+        "test_kv_connector_output.py::test_surface[default[invalid_block_ids]]",
+        "KVConnectorOutput.invalid_block_ids: expected a fresh default per instance, found one shared object",
+    ),
+    Broken(
+        "shared_invalid_block_ids",
+        "test_kv_connector_output.py::test_invalid_block_ids_default_is_fresh_per_instance",
+        "found one set shared by all instances",
+    ),
+    Broken(
+        "slice_off_by_one",
+        "test_logprobs_lists_slice.py::test_slice_without_cu_takes_rows_start_to_end",
+        "slice(0, 0).logprob_token_ids: expected 0 items, found 1",
+    ),
+    Broken(
+        "slice_ignores_cu",
+        "test_logprobs_lists_slice.py::test_slice_with_cu_takes_rows_of_requests_start_to_end",
+        "cu=[0, 2, 2, 5, 6]).slice(0, 1).logprob_token_ids: expected 2 items, found 1",
+    ),
+    Broken(
+        "slice_rebases_cu",
+        "test_logprobs_lists_slice.py::test_slice_with_cu_returns_cu_not_rebased_and_one_entry_short",
+        "cu_num_generated_tokens: expected [2, 2] (spec 2025.10 returns cu[start:end], not rebased",
+    ),
+    Broken(
+        "slice_rebases_cu",
+        "test_logprobs_lists_slice.py::test_slice_agrees_with_reference",
+        ".cu_num_generated_tokens",
+    ),
+    Broken(
+        "tolists_gives_tuples",
+        "test_logprobs_tensors_tolists.py::test_tolists_gives_python_lists_of_python_numbers",
+        "tolists(None).logprob_token_ids[0]: expected list [70000], found tuple (70000,)",
+    ),
+    Broken(
+        "tolists_gives_numpy",
+        "test_logprobs_tensors_tolists.py::test_tolists_gives_python_lists_of_python_numbers",
+        ".logprob_token_ids: expected list [], found numpy.ndarray",
+    ),
+    Broken(
+        "tolists_gives_numpy",
+        "test_logprobs_tensors_tolists.py::test_tolists_agrees_with_reference",
+        "found numpy.ndarray",
+    ),
+    Broken(
+        "to_cpu_copies_on_cpu",
+        "test_logprobs_tensors_to_cpu_nonblocking.py::test_to_cpu_nonblocking_returns_self_on_cpu",
+        "to_cpu_nonblocking(): expected the object itself (spec: 'return self' on CPU)",
+    ),
+    Broken(
+        "draft_token_ids_renamed_field",
+        "test_draft_token_ids.py::test_surface[fields]",
+        "missing (draft_token_ids); extra (draft_tokens)",
+    ),
+    Broken(
+        "draft_token_ids_extra_required_field",
+        "test_draft_token_ids.py::test_surface[fields]",
+        "extra (num_draft_tokens)",
+    ),
+    Broken(
+        "draft_token_ids_without_eq",
+        "test_draft_token_ids.py::test_surface[dataclass_flags]",
+        "DraftTokenIds: expected plain @dataclass flags, found eq=False (expected True)",
+    ),
+    Broken(
+        "draft_token_ids_without_eq",
+        "test_draft_token_ids.py::test_equality_compares_fields",
+        "DraftTokenIds.__eq__: expected dataclass equality",
+    ),
+    Broken(
+        "model_runner_output_reordered_fields",
+        "test_model_runner_output.py::test_surface[fields]",
+        "(same names in another order)",
+    ),
+    Broken(
+        "model_runner_output_numpy_annotation",
+        "test_model_runner_output.py::test_surface[annotation[sampled_token_ids]]",
+        "ModelRunnerOutput.sampled_token_ids: expected annotation list[list[int]], found list[np.ndarray]",
+    ),
+    Broken(
+        "model_runner_output_extra_optional_field",
+        "test_model_runner_output.py::test_surface[fields]",
+        "extra (ec_connector_output)",
+    ),
+    Broken(
+        "model_runner_output_loses_field_in_pickle",
+        "test_model_runner_output.py::test_pickle_round_trip_leaves_it_unchanged[speculative-decoding]",
+        "after pickle round trip.num_nans_in_logits: expected dict",
+    ),
+    Broken(
+        "sampler_output_frozen",
+        "test_sampler_output.py::test_surface[dataclass_flags]",
+        "SamplerOutput: expected plain @dataclass flags, found frozen=True (expected False)",
+    ),
+    Broken(
+        "async_output_not_abstract",
+        "test_async_model_runner_output.py::test_surface[abstract]",
+        "AsyncModelRunnerOutput: expected abstract method(s) get_output, found none",
+    ),
+    Broken(
+        "async_output_not_abstract",
+        "test_async_model_runner_output.py::test_surface[kind]",
+        "expected an abstract base class (ABC), found a plain class",
+    ),
+    Broken(
+        "is_empty_ignores_invalid_block_ids",
+        "test_kv_connector_output_is_empty.py::test_is_empty_truth_table[invalid_block_ids=set]",
+        "KVConnectorOutput(**{'invalid_block_ids': {7}}).is_empty(): expected False, found bool True",
+    ),
+    Broken(
+        "is_empty_counts_expected_finished_count",
+        "test_kv_connector_output_is_empty.py::test_is_empty_truth_table[expected_finished_count=set]",
+        "KVConnectorOutput(**{'expected_finished_count': 2}).is_empty(): expected True, found bool False",
+    ),
+    Broken(
+        "placeholder_token_id_zero",
+        "test_module.py::test_placeholder_token_id_is_minus_one",
+        "PLACEHOLDER_TOKEN_ID: expected the int -1, found int 0",
+    ),
+    Broken(
+        "logprobs_lists_as_dataclass",
+        "test_logprobs_lists.py::test_surface[kind]",
+        "LogprobsLists: expected a typing.NamedTuple, found a dataclass",
+    ),
+    Broken(
+        "slice_old_signature",
+        "test_logprobs_lists.py::test_surface[method[slice]]",
+        "LogprobsLists.slice: expected parameters (start_req_idx, end_req_idx)",
+    ),
+    Broken(
+        "tolists_without_cu_parameter",
+        "test_logprobs_tensors.py::test_surface[method[tolists]]",
+        "LogprobsTensors.tolists: expected parameters (cu_num_generated_tokens)",
+    ),
+    Broken(
+        "without_to_cpu_nonblocking",
+        "test_logprobs_tensors.py::test_surface[method[to_cpu_nonblocking]]",
+        "LogprobsTensors.to_cpu_nonblocking: expected a method def to_cpu_nonblocking(self) -> LogprobsTensors, found none",
+    ),
+    Broken(
+        "empty_cpu_not_static",
+        "test_logprobs_tensors.py::test_surface[method[empty_cpu]]",
+        "LogprobsTensors.empty_cpu: expected a @staticmethod, found a @classmethod",
+    ),
+    Broken(
+        "expected_finished_count_default_one",
+        "test_kv_connector_output.py::test_surface[default[expected_finished_count]]",
+        "KVConnectorOutput.expected_finished_count: expected default 0, found 1",
+    ),
+    Broken(
+        "pad_at_front:BACKEND",
+        "test_producer_pad_unpad.py::test_pad_puts_tokens_first_and_minus_one_after",
+        "expected PLACEHOLDER_TOKEN_ID (-1) only as trailing padding, found [-1, -1, 70004]",
+    ),
+    Broken(
+        "unpad_gives_numpy_ints:BACKEND",
+        "test_producer_pad_unpad.py::test_unpad_drops_padding_and_gives_python_ints",
+        "[0][0]: expected int 70001, found numpy.int32",
+    ),
+    Broken(
+        "gather_ranks_zero_based:BACKEND",
+        "test_producer_gather_logprobs.py::test_gather_logprobs_layout_order_and_ranks",
+        "selected_token_ranks: expected 1-based pessimistic ranks (entries >= the token's logprob) [2, 6, 5], found [1, 5, 4]",
+    ),
+    Broken(
+        "gather_top_k_ascending:BACKEND",
+        "test_producer_gather_logprobs.py::test_gather_logprobs_layout_order_and_ranks",
+        "expected the top-3 logprobs sorted descending",
+    ),
+    Broken(
+        "async_output_allows_second_get_output:BACKEND",
+        "test_producer_async_output.py::test_second_get_output_is_refused",
+        "a second call returned normally; expected an exception",
+    ),
+    Broken(
+        "async_output_keeps_padding:BACKEND",
+        "test_producer_async_output.py::test_get_output_gives_the_model_runner_output",
+        ".sampled_token_ids[1]: expected 0 items, found 3",
+    ),
+]
+
+
+def _id(case: Broken) -> str:
+    return f"{case.backend.removesuffix(':BACKEND')}-{case.check.split('::')[1].split('[')[0].removeprefix('test_')}"
+
+
+def test_at_least_twenty_distinct_broken_backends() -> None:
+    assert len({c.backend for c in CASES}) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_broken_backend_fails_the_named_check(tmp_path, case: Broken) -> None:
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path(case.check),
+        "--backend",
+        f"broken_backends.{case.backend}",
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED
+    records = run.records(f"conformance/checks/{case.check}")
+    assert records, f"no check selected by {case.check}"
+    failed = [r for r in records if r["outcome"] == "failed"]
+    assert failed, f"{case.backend} passed {case.check}"
+    messages = "\n".join(r["message"] for r in failed)
+    assert case.message in messages
+
+
+@pytest.mark.skipif(not any(is_present(d) for d in ACCELERATORS), reason="needs an accelerator")
+def test_async_output_that_does_not_wait_fails_the_race_check(tmp_path) -> None:
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path(
+            "test_producer_async_output.py::test_get_output_waits_for_the_device"
+        ),
+        "--backend",
+        "broken_backends.async_output_does_not_wait:BACKEND",
+    )
+    failed = [r for r in run.records("conformance/checks/") if r["outcome"] == "failed"]
+    assert failed and "stale data" in failed[0]["message"]
