@@ -45,7 +45,9 @@ def install_project(session: nox.Session, *extras: str) -> None:
     target = f".[{','.join(extras)}]" if extras else "."
     if in_current_interpreter(session):
         # Reuse whatever torch the interpreter has (e.g. a CUDA build on a GPU machine).
-        session.install("-e", target)
+        # nox refuses session.install without a virtualenv; pip keeps a torch
+        # that already satisfies the (unpinned) requirement.
+        session.run("python", "-m", "pip", "install", "--quiet", "-e", target)
     else:
         session.install("-c", constraints_file(), "-e", target)
 

@@ -37,8 +37,13 @@ COLUMNS = (
     "outcome",
     "message",
     "nodeid",
+    "devices_available",
     "report",
 )
+
+#: Device label of checks that run on no particular device (module-level,
+#: pure-Python types): the report stores null there.
+ANY_DEVICE = "any"
 
 FIX_RERUN = "re-run `python -m conformance --backend SPEC --report PATH` to write a fresh report"
 
@@ -85,12 +90,16 @@ def _read(path: Path) -> dict[str, Any]:
 def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
     backend = _mapping(data.get("backend"))
     suite = _mapping(data.get("suite"))
+    available = _mapping(data.get("platform")).get("devices_available")
     common = {
         "backend": backend.get("name"),
         "backend_module": backend.get("module"),
         "backend_version": backend.get("version"),
         "spec_revision": data.get("spec_revision"),
         "suite_version": suite.get("version"),
+        "devices_available": ", ".join(map(str, available))
+        if isinstance(available, list)
+        else None,
         "report": str(path),
     }
     for index, test in enumerate(data["tests"]):
@@ -104,8 +113,7 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
             **common,
             "spec_type": test.get("spec_type") or "module",
             "check": test.get("check"),
-            # Module-level checks run on no particular device.
-            "device": test.get("device") or "-",
+            "device": test.get("device") or ANY_DEVICE,
             "outcome": test["outcome"],
             "message": test.get("message") or "",
             "nodeid": test.get("nodeid"),
@@ -114,9 +122,3 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def platform_of(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The ``platform`` block of a report (python, torch, devices), for headers."""
-    data = _read(Path(path))
-    return _mapping(data.get("platform"))

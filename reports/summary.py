@@ -360,7 +360,8 @@ def _conformance_section(conformance: pd.DataFrame | None) -> str:
         counts = rows["outcome"].value_counts()
         lines.append(
             f"Backend `{backend}` (module `{first['backend_module']}`, version {first['backend_version']}), "
-            f"spec {first['spec_revision']}, suite {first['suite_version']}: "
+            f"spec {first['spec_revision']}, suite {first['suite_version']}, "
+            f"devices available: {first['devices_available'] or 'not recorded'}: "
             + ", ".join(f"{int(counts.get(o, 0))} {o}" for o in OUTCOMES)
             + "."
         )

@@ -27,7 +27,7 @@ def test_one_row_per_test_with_the_report_context(conformance_report):
 def test_module_level_checks_get_a_placeholder_device(conformance_report):
     frame = load_conformance([conformance_report])
     module = frame[frame["spec_type"] == "module"]
-    assert list(module["device"]) == ["-"]
+    assert list(module["device"]) == ["any"]
 
 
 def test_several_reports_concatenate_and_extra_keys_are_ignored(conformance_report, tmp_path):
