@@ -1,0 +1,261 @@
+"""What every benchmark shares: backend, device, skipping, synchronisation, data.
+
+Each benchmark file is only about what it measures; this module owns the rest
+(scipy's ``benchmarks/common.py`` habit):
+
+* **Backend.** The subject is the backend that ``$OUTPUTS_BACKEND`` selects (the
+  conformance suite's spec forms), ``reference`` when unset.  Its spec string is
+  the first asv parameter, ``backend``, so every stored result says what it
+  measured.  A producer the backend does not provide (e.g. no
+  ``unpad_sampled_token_ids``) makes the benchmarks of that producer skip.
+* **Device.** ``device`` is an asv parameter over cpu, cuda, mps and xpu.  A
+  device that is absent here, that the backend does not support, or that
+  ``$OUTPUTS_BENCH_DEVICES`` (comma-separated) leaves out raises
+  ``NotImplementedError`` in ``setup``, which asv records as skipped, not failed.
+* **Synchronisation.** Inputs are built in ``setup``, which synchronises at its
+  end; every timed method that touches a device calls :meth:`DeviceBenchmark.sync`
+  before returning, because a non-blocking copy or a kernel is not done until then.
+  Device tensors are never built in ``setup_cache``: asv runs benchmarks in other
+  processes than the one that ran it.
+* **Data.** Token ids are drawn from a realistic vocabulary (tens of thousands to
+  ~150k): ids below 257 are cached Python ints and make ``tolist`` look several
+  times faster than it is.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from functools import cache
+from types import ModuleType, SimpleNamespace
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+DEVICES = ("cpu", "cuda", "mps", "xpu")
+# Environment variable narrowing the devices actually run (the parameter list stays
+# the same, so results from different machines line up).
+DEVICES_ENV_VAR = "OUTPUTS_BENCH_DEVICES"
+BACKEND_ENV_VAR = "OUTPUTS_BACKEND"
+
+# Qwen2/Llama-3 sized vocabulary: ids up to ~150k as the issue asks.
+VOCAB_SIZE = 151_936
+# Lowest id drawn: far above CPython's small-int cache (-5..256).
+MIN_TOKEN_ID = 10_000
+SEED = 20251001
+
+
+def selected_backend_spec() -> str:
+    """The backend spec in force, as the conformance suite reads it."""
+    return os.environ.get(BACKEND_ENV_VAR) or "reference"
+
+
+@cache
+def backend() -> Any:
+    """The selected backend (a ``conformance.Backend`` or an equivalent namespace).
+
+    Resolved once per benchmark process.  Commits older than ``conformance.backend``
+    (history runs build every commit) fall back to the ``reference`` package.
+    """
+    try:
+        from conformance.backend import load_backend
+    except ImportError:
+        if selected_backend_spec() != "reference":
+            raise
+        return _reference_without_conformance()
+    return load_backend(selected_backend_spec())
+
+
+def _reference_without_conformance() -> SimpleNamespace:
+    import reference
+
+    return SimpleNamespace(
+        name="reference",
+        module=reference,
+        devices=DEVICES,
+        pad_sampled_token_ids=getattr(reference, "pad_sampled_token_ids", None),
+        unpad_sampled_token_ids=getattr(reference, "unpad_sampled_token_ids", None),
+        gather_logprobs=getattr(reference, "gather_logprobs", None),
+    )
+
+
+def spec_type(name: str) -> Any:
+    """The backend's class for spec name ``name`` (e.g. ``LogprobsTensors``)."""
+    module: ModuleType = backend().module
+    value = getattr(module, name, None)
+    if value is None:
+        raise NotImplementedError(f"backend {backend().name!r} has no {name}")
+    return value
+
+
+def producer(name: str) -> Callable[..., Any]:
+    """The backend's producer ``name`` (``pad_sampled_token_ids``, ...), or skip."""
+    value = getattr(backend(), name, None)
+    if value is None:
+        raise NotImplementedError(f"backend {backend().name!r} provides no {name}")
+    return value
+
+
+def device_available(device: str) -> bool:
+    """Whether torch can use ``device`` on this machine."""
+    if device == "cpu":
+        return True
+    if device == "mps":
+        return bool(torch.backends.mps.is_available())
+    module = getattr(torch, device, None)
+    return bool(module is not None and module.is_available())
+
+
+def enabled_devices() -> tuple[str, ...]:
+    """Devices ``$OUTPUTS_BENCH_DEVICES`` allows (all of :data:`DEVICES` when unset)."""
+    raw = os.environ.get(DEVICES_ENV_VAR, "")
+    wanted = tuple(d.strip() for d in raw.split(",") if d.strip())
+    return wanted or DEVICES
+
+
+def require_device(device: str) -> None:
+    """Raise ``NotImplementedError`` (asv: skipped) unless ``device`` can be benchmarked."""
+    if device not in enabled_devices():
+        raise NotImplementedError(f"{device} left out by ${DEVICES_ENV_VAR}")
+    if not device_available(device):
+        raise NotImplementedError(f"no {device} device on this machine")
+    devices = getattr(backend(), "devices", DEVICES)
+    if device not in devices:
+        raise NotImplementedError(f"backend {backend().name!r} does not support {device}")
+
+
+def synchronize(device: str) -> None:
+    """Wait until all work queued on ``device`` is done (nothing to wait for on CPU)."""
+    if device != "cpu":
+        getattr(torch, device).synchronize()
+
+
+def require_accelerator(device: str) -> None:
+    """Skip on CPU, where there is no device-to-host link to measure."""
+    if device == "cpu":
+        raise NotImplementedError("cpu has no device-to-host link")
+
+
+class Benchmark:
+    """Defaults shared by every benchmark class.
+
+    Chosen so the whole suite runs in minutes on two cores: two rounds, at most five
+    samples of ~10 ms each per round, a short warm-up.
+    """
+
+    rounds = 2
+    repeat = (2, 5, 1.0)
+    sample_time = 0.01
+    warmup_time = 0.05
+    timeout = 120.0
+
+
+class DeviceBenchmark(Benchmark):
+    """A benchmark whose first two parameters are ``backend`` and ``device``.
+
+    Subclasses list their own parameters after these two and call
+    ``super().setup(backend, device, ...)`` (or :meth:`use_device`) first.
+    """
+
+    params: ClassVar[list[list[Any]]] = [[selected_backend_spec()], list(DEVICES)]
+    param_names: ClassVar[list[str]] = ["backend", "device"]
+    device: str = "cpu"
+
+    def use_device(self, device: str) -> None:
+        require_device(device)
+        self.device = device
+
+    def sync(self) -> None:
+        """Wait for the benchmark's device; every timed method calls this last."""
+        synchronize(self.device)
+
+
+class HostBenchmark(Benchmark):
+    """A benchmark of host-only work (lists, CPU tensors): parameter ``backend`` only."""
+
+    params: ClassVar[list[list[Any]]] = [[selected_backend_spec()]]
+    param_names: ClassVar[list[str]] = ["backend"]
+
+
+def rng() -> np.random.Generator:
+    """A fresh generator with the suite's seed: every run measures the same data."""
+    return np.random.default_rng(SEED)
+
+
+def token_ids(generator: np.random.Generator, shape: int | Sequence[int]) -> np.ndarray:
+    """int32 token ids drawn uniformly from ``[MIN_TOKEN_ID, VOCAB_SIZE)``."""
+    return generator.integers(MIN_TOKEN_ID, VOCAB_SIZE, size=shape, dtype=np.int32)
+
+
+def logprobs_arrays(num_tokens: int, num_logprobs: int) -> tuple[np.ndarray, ...]:
+    """Host arrays shaped like ``LogprobsTensors`` rows as vLLM's sampler emits them.
+
+    ``[n, k+1]`` int32 ids, ``[n, k+1]`` float32 logprobs (sorted descending after
+    column 0, all <= 0) and ``[n]`` int64 ranks (the sampler's dtype).
+    """
+    generator = rng()
+    ids = token_ids(generator, (num_tokens, num_logprobs + 1))
+    values = -np.sort(generator.exponential(2.0, size=(num_tokens, num_logprobs + 1)), axis=1)
+    ranks = generator.integers(1, VOCAB_SIZE, size=num_tokens, dtype=np.int64)
+    return ids, values.astype(np.float32), ranks
+
+
+def logprobs_tensors(num_tokens: int, num_logprobs: int, device: str = "cpu") -> Any:
+    """The backend's ``LogprobsTensors`` holding :func:`logprobs_arrays` on ``device``."""
+    cls = spec_type("LogprobsTensors")
+    tensors = (torch.from_numpy(a).to(device) for a in logprobs_arrays(num_tokens, num_logprobs))
+    return cls(*tensors)
+
+
+def accepted_token_lists(num_reqs: int, num_drafts: int) -> list[list[int]]:
+    """Per-request sampled ids of one step: 1 token, or 1..num_drafts+1 with drafts.
+
+    With speculative decoding each request keeps a random number of accepted drafts
+    plus the bonus token, so rows have different lengths and need padding.
+    """
+    generator = rng()
+    ids = token_ids(generator, (num_reqs, num_drafts + 1)).tolist()
+    lengths = generator.integers(1, num_drafts + 2, size=num_reqs).tolist()
+    return [row[:length] for row, length in zip(ids, lengths, strict=True)]
+
+
+def median_seconds(func: Callable[[], object], *, min_time: float = 0.05, rounds: int = 5) -> float:
+    """Median wall time of one ``func()`` call over ``rounds`` rounds of ``min_time / rounds``.
+
+    For ``track_`` benchmarks that report a derived number (ns per element): they
+    time their calls themselves.  The garbage collector is off while timing, as in
+    asv's ``time_`` benchmarks, so both kinds of result agree.
+    """
+    return median_seconds_of(func, min_time=min_time, rounds=rounds)[0]
+
+
+def median_seconds_of(
+    *funcs: Callable[[], object], min_time: float = 0.05, rounds: int = 5
+) -> list[float]:
+    """Median seconds per call of each of ``funcs``, their rounds interleaved.
+
+    Interleaving puts the functions under the same machine conditions, so their
+    ratio is a side-by-side comparison even on a noisy machine.
+    """
+    samples: list[list[float]] = [[] for _ in funcs]
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for func, func_samples in zip(funcs, samples, strict=True):
+                number = 0
+                start = time.perf_counter()
+                elapsed = 0.0
+                while number == 0 or elapsed < min_time / rounds:
+                    func()
+                    number += 1
+                    elapsed = time.perf_counter() - start
+                func_samples.append(elapsed / number)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return [statistics.median(s) for s in samples]

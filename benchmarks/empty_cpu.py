@@ -1,0 +1,33 @@
+"""``LogprobsTensors.empty_cpu``: allocating the host tensors prompt logprobs are gathered into."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .common import HostBenchmark, spec_type
+
+NUM_POSITIONS = [1, 1024, 65536]
+NUM_TOKENS_PER_POSITION = [1, 21]
+
+
+class EmptyCpu(HostBenchmark):
+    """Allocation time of ``empty_cpu(num_positions, num_tokens_per_position)``."""
+
+    params: ClassVar[list[list[Any]]] = [
+        *HostBenchmark.params,
+        NUM_POSITIONS,
+        NUM_TOKENS_PER_POSITION,
+    ]
+    param_names: ClassVar[list[str]] = [
+        *HostBenchmark.param_names,
+        "num_positions",
+        "num_tokens_per_position",
+    ]
+
+    def setup(self, backend: str, num_positions: int, num_tokens_per_position: int) -> None:
+        self.empty_cpu = spec_type("LogprobsTensors").empty_cpu
+
+    def time_empty_cpu(
+        self, backend: str, num_positions: int, num_tokens_per_position: int
+    ) -> None:
+        self.empty_cpu(num_positions, num_tokens_per_position)

@@ -1,0 +1,99 @@
+"""``pad_sampled_token_ids`` and ``unpad_sampled_token_ids`` at decode and spec-decode shapes.
+
+``num_drafts = 0`` is plain decoding (one token per request, shape ``[n, 1]``);
+otherwise each request keeps 1..num_drafts+1 tokens and rows are padded with -1.
+Unpadding is held against vLLM's way of doing it, written here from its
+description: copy the batch to the host, then for each row build the boolean mask
+``(row != -1) & (row < vocab_size)`` and convert ``row[mask]`` with ``tolist()``.
+Both start from the same device tensor and both return the same lists.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from .common import (
+    VOCAB_SIZE,
+    DeviceBenchmark,
+    accepted_token_lists,
+    median_seconds_of,
+    producer,
+)
+
+NUM_REQS = [1, 4, 32, 256, 1024]
+NUM_DRAFTS = [0, 3, 8]
+PLACEHOLDER_TOKEN_ID = -1
+
+
+def unpad_mask_per_row(sampled: torch.Tensor, vocab_size: int) -> list[list[int]]:
+    """vLLM's unpadding: one host copy, then a boolean mask and a ``tolist()`` per row."""
+    host = sampled.cpu().numpy()
+    out = []
+    for row in host:
+        mask = (row != PLACEHOLDER_TOKEN_ID) & (row < vocab_size)
+        out.append(row[mask].tolist())
+    return out
+
+
+class Pad(DeviceBenchmark):
+    """``pad_sampled_token_ids``: lists of accepted ids to the sampler's padded tensor."""
+
+    params: ClassVar[list[list[Any]]] = [*DeviceBenchmark.params, NUM_REQS, NUM_DRAFTS]
+    param_names: ClassVar[list[str]] = [*DeviceBenchmark.param_names, "num_reqs", "num_drafts"]
+
+    def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
+        self.use_device(device)
+        self.pad = producer("pad_sampled_token_ids")
+        self.token_ids = accepted_token_lists(num_reqs, num_drafts)
+        self.max_len = num_drafts + 1
+        self.sync()
+
+    def time_pad_sampled_token_ids(
+        self, backend: str, device: str, num_reqs: int, num_drafts: int
+    ) -> None:
+        self.pad(self.token_ids, max_len=self.max_len, device=self.device)
+        self.sync()
+
+
+class Unpad(DeviceBenchmark):
+    """``unpad_sampled_token_ids`` against vLLM's mask-per-row way, same device tensor."""
+
+    params: ClassVar[list[list[Any]]] = Pad.params
+    param_names: ClassVar[list[str]] = Pad.param_names
+
+    def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
+        self.use_device(device)
+        self.unpad = producer("unpad_sampled_token_ids")
+        token_ids = accepted_token_lists(num_reqs, num_drafts)
+        padded = np.full((num_reqs, num_drafts + 1), PLACEHOLDER_TOKEN_ID, dtype=np.int32)
+        for i, row in enumerate(token_ids):
+            padded[i, : len(row)] = row
+        self.sampled = torch.from_numpy(padded).to(device)
+        self.sync()
+
+    def time_unpad_sampled_token_ids(
+        self, backend: str, device: str, num_reqs: int, num_drafts: int
+    ) -> None:
+        self.unpad(self.sampled, vocab_size=VOCAB_SIZE)
+        self.sync()
+
+    def time_unpad_vllm_mask_per_row(
+        self, backend: str, device: str, num_reqs: int, num_drafts: int
+    ) -> None:
+        unpad_mask_per_row(self.sampled, VOCAB_SIZE)
+        self.sync()
+
+    def track_unpad_speedup_over_vllm(
+        self, backend: str, device: str, num_reqs: int, num_drafts: int
+    ) -> float:
+        # The issue's target (>= 2) as a number in the results: timed interleaved.
+        ours, vllm_way = median_seconds_of(
+            lambda: self.time_unpad_sampled_token_ids(backend, device, num_reqs, num_drafts),
+            lambda: self.time_unpad_vllm_mask_per_row(backend, device, num_reqs, num_drafts),
+        )
+        return vllm_way / ours
+
+    track_unpad_speedup_over_vllm.unit = "speedup"  # type: ignore[attr-defined]

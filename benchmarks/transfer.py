@@ -1,0 +1,131 @@
+"""Device-to-host transfer of ``LogprobsTensors``: the three ways a runner can do it.
+
+* ``to_cpu_nonblocking()`` plus the wait (what vLLM's async output does);
+* blocking ``.cpu()`` of each tensor into fresh pageable memory;
+* a copy into host buffers pinned once in ``setup`` (what a runner that reuses
+  its output buffers does).
+
+On CPU the first two are the calls a CPU backend pays (``to_cpu_nonblocking``
+returns ``self``); a pinned buffer needs an accelerator, so that one skips.
+``TransferBandwidth`` reports achieved GB/s measured with device events, to hold
+against the link's limit (PCIe Gen5 x16: ~63 GB/s per direction; pinned copies
+reach 52-57 GB/s on H100-class machines, pageable about half; payloads under
+~1 MB are latency-bound).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, ClassVar
+
+import torch
+
+from .common import DeviceBenchmark, logprobs_tensors, require_accelerator
+
+NUM_TOKENS = [1, 256, 4096, 65536]
+NUM_LOGPROBS = [0, 5, 20]
+METHODS = ["to_cpu_nonblocking", "cpu", "pinned"]
+
+
+def payload_bytes(tensors: Any) -> int:
+    """Bytes moved by one transfer: the three tensors' sizes."""
+    return sum(t.nbytes for t in tensors)
+
+
+class Transfer(DeviceBenchmark):
+    """Wall time of one device-to-host transfer of a ``LogprobsTensors``, waited for."""
+
+    params: ClassVar[list[list[Any]]] = [*DeviceBenchmark.params, NUM_TOKENS, NUM_LOGPROBS]
+    param_names: ClassVar[list[str]] = [*DeviceBenchmark.param_names, "num_tokens", "num_logprobs"]
+
+    def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
+        self.use_device(device)
+        self.tensors = logprobs_tensors(num_tokens, num_logprobs, device)
+        self.sync()
+
+    def time_to_cpu_nonblocking_and_wait(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int
+    ) -> None:
+        self.tensors.to_cpu_nonblocking()
+        # The host copies are valid only after this wait; it is part of the cost.
+        self.sync()
+
+    def time_cpu_blocking_pageable(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int
+    ) -> None:
+        for tensor in self.tensors:
+            tensor.cpu()
+        self.sync()
+
+
+class TransferIntoPinned(DeviceBenchmark):
+    """Wall time of copying a ``LogprobsTensors`` into host buffers pinned in advance."""
+
+    params: ClassVar[list[list[Any]]] = Transfer.params
+    param_names: ClassVar[list[str]] = Transfer.param_names
+
+    def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
+        self.use_device(device)
+        require_accelerator(device)
+        self.tensors = logprobs_tensors(num_tokens, num_logprobs, device)
+        self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors]
+        self.sync()
+
+    def time_copy_into_pinned(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int
+    ) -> None:
+        for buffer, tensor in zip(self.buffers, self.tensors, strict=True):
+            buffer.copy_(tensor, non_blocking=True)
+        self.sync()
+
+
+class TransferBandwidth(DeviceBenchmark):
+    """Achieved device-to-host GB/s of each transfer method, timed with device events.
+
+    Events bracket the copies on the device's current stream, so the figure is the
+    copy's own duration without Python overhead.  Median of several transfers after
+    a warm-up.  CPU has no link: skipped there rather than reporting nonsense.
+    """
+
+    params: ClassVar[list[list[Any]]] = [*Transfer.params, METHODS]
+    param_names: ClassVar[list[str]] = [*Transfer.param_names, "method"]
+    unit = "GB/s"
+    transfers = 10
+
+    def setup(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
+    ) -> None:
+        self.use_device(device)
+        require_accelerator(device)
+        self.tensors = logprobs_tensors(num_tokens, num_logprobs, device)
+        self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors]
+        self.event_type = getattr(torch, device).Event
+        self.sync()
+
+    def _transfer(self, method: str) -> None:
+        if method == "to_cpu_nonblocking":
+            self.tensors.to_cpu_nonblocking()
+        elif method == "cpu":
+            for tensor in self.tensors:
+                tensor.cpu()
+        else:
+            for buffer, tensor in zip(self.buffers, self.tensors, strict=True):
+                buffer.copy_(tensor, non_blocking=True)
+
+    def track_bandwidth(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
+    ) -> float:
+        self._transfer(method)  # warm-up: allocator, first-touch of host pages
+        self.sync()
+        seconds = []
+        for _ in range(self.transfers):
+            start = self.event_type(enable_timing=True)
+            end = self.event_type(enable_timing=True)
+            start.record()
+            self._transfer(method)
+            end.record()
+            end.synchronize()
+            seconds.append(start.elapsed_time(end) / 1e3)  # elapsed_time is in ms
+        self.sync()
+        # Guard against a zero reading at the timer resolution of tiny payloads.
+        return payload_bytes(self.tensors) / max(statistics.median(seconds), 1e-9) / 1e9
