@@ -68,6 +68,51 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
+# --- benchmarks: asv (configuration in asv.conf.json, suite in benchmarks/) -------
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Record the benchmarks of the current checkout into ``.asv/results``.
+
+    Runs on this session's interpreter (``--python=same``); asv saves such results
+    only under ``--set-commit-hash``, so they are filed under ``HEAD``.  Extra asv
+    options go after ``--`` (e.g. ``nox -s bench -- -b padding``).  Exits non-zero
+    when a benchmark failed (asv's exit status 2); skips are not failures.
+    """
+    install_project(session, "bench")
+    commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
+    dirty = session.run("git", "status", "--porcelain", external=True, silent=True).strip()
+    if dirty:
+        session.warn(f"uncommitted changes: the results are recorded under {commit[:8]} anyway")
+    session.run("asv", "machine", "--yes")
+    session.run(
+        "asv", "run", "--python=same", f"--set-commit-hash={commit}", "--show-stderr",
+        *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session(name="bench-quick", python=PYTHON)
+def bench_quick(session: nox.Session) -> None:
+    """The CI smoke run: every benchmark once, nothing saved, fails if any benchmark errors."""
+    install_project(session, "bench")
+    session.run("python", "benchmarks/smoke.py", *session.posargs)
+
+
+@nox.session(name="bench-compare", python=PYTHON)
+def bench_compare(session: nox.Session) -> None:
+    """``asv continuous`` between two revisions: ``nox -s bench-compare -- [BASE TIP] [options]``.
+
+    Defaults to ``main HEAD``.  Each revision is built from its own pyproject.toml
+    into a virtualenv under ``.asv/env`` (torch pinned to the CPU build by
+    asv.conf.json); exits non-zero when a benchmark got slower by the factor.
+    """
+    install_project(session, "bench")
+    args = session.posargs or ["main", "HEAD"]
+    session.run("asv", "machine", "--yes")
+    session.run("asv", "continuous", "--factor", "1.2", "--show-stderr", *args)
+
+
 # --- reports: the report from existing results, and the main job -------------------
 
 REPORT_OUT = ROOT / "reports-out"
