@@ -17,7 +17,8 @@ CHECKS = Path(__import__("conformance.checks").checks.__file__).resolve().parent
 QUIET = ["-p", "no:cacheprovider", "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
 # In-process runs skip pytest's unraisable-exception plugin: its cleanup runs a full
 # garbage collection five times per run, which with torch loaded is most of the run.
-IN_PROCESS = [*QUIET, "-p", "no:unraisableexception"]
+# pytest-benchmark (when installed) warns about the outer run's xdist in every inner run.
+IN_PROCESS = [*QUIET, "-p", "no:unraisableexception", "-p", "no:benchmark"]
 
 
 @dataclass

@@ -1,0 +1,84 @@
+"""An unresolvable backend spec ends the run with exit code 4 and one line naming the fix.
+
+These run in a subprocess, from an empty directory, as a backend author runs the
+suite: the point is what the terminal shows (one ``ERROR:`` line, no traceback,
+no INTERNALERROR).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import suite_runner
+
+BAD_SPECS = {
+    "no-such-module": ("no_such_backend_module", "no module named 'no_such_backend_module'"),
+    "import-error-inside": (
+        "broken_backends.raises_on_import",
+        "importing 'broken_backends.raises_on_import' failed with RuntimeError: this backend cannot be imported",
+    ),
+    "missing-spec-name": (
+        "broken_backends.missing_spec_name",
+        "lacks spec name(s) DraftTokenIds; export all of",
+    ),
+    "attribute-not-a-backend": (
+        "broken_backends.not_a_backend:BACKEND",
+        "is a dict, not a conformance.Backend",
+    ),
+    "no-such-attribute": ("reference:NO_SUCH_BACKEND", "has no attribute 'NO_SUCH_BACKEND'"),
+    "malformed-attribute-spec": ("reference:", "is not of the form module:attribute"),
+}
+
+
+def _assert_usage_error(run: suite_runner.Run, expected: str) -> None:
+    assert run.exit_code == pytest.ExitCode.USAGE_ERROR, run.output
+    errors = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, run.output
+    assert expected in errors[0]
+    assert "Traceback" not in run.output
+    assert "INTERNALERROR" not in run.output
+
+
+@pytest.mark.parametrize(("spec", "expected"), list(BAD_SPECS.values()), ids=list(BAD_SPECS))
+def test_bad_backend_option_is_a_usage_error(tmp_path, spec: str, expected: str) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--pyargs", "conformance", "--backend", spec, report=False
+    )
+    _assert_usage_error(run, expected)
+
+
+def test_bad_backend_from_the_environment_is_a_usage_error(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--pyargs",
+        "conformance",
+        report=False,
+        env={"OUTPUTS_BACKEND": "no_such_backend_module"},
+    )
+    _assert_usage_error(run, "no module named 'no_such_backend_module'")
+
+
+def test_python_m_conformance_reports_a_bad_backend_the_same_way(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "no_such_backend_module", module="conformance", report=False
+    )
+    _assert_usage_error(run, "no module named 'no_such_backend_module'")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_vllm_entry_point_without_vllm_says_how_to_install_it(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--pyargs", "conformance", "--backend", "vllm", report=False
+    )
+    _assert_usage_error(run, "pip install vllm")
+
+
+def test_bad_xfails_file_is_a_usage_error(tmp_path) -> None:
+    (tmp_path / "xfails.toml").write_text(
+        '[[xfail]]\nnodeid = "conformance/checks/test_module.py"\n'
+    )
+    run = suite_runner.subprocess_run(
+        tmp_path, "--pyargs", "conformance", "--xfails-file", "xfails.toml", report=False
+    )
+    _assert_usage_error(run, "has no reason; add reason = ")
