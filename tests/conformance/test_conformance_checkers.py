@@ -1,0 +1,133 @@
+"""The public checkers: one ConformanceError listing every violated invariant."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import conformance
+import reference
+from conformance import ConformanceError
+
+
+def _logprobs() -> reference.LogprobsTensors:
+    return reference.gather_logprobs(
+        torch.randn(4, 20).log_softmax(-1), 3, torch.tensor([1, 2, 3, 4])
+    )
+
+
+def _output(**changes) -> reference.ModelRunnerOutput:
+    sampler = reference.SamplerOutput(
+        reference.pad_sampled_token_ids([[70001, 70002], [], [70003]]), None
+    )
+    output = reference.DeviceAsyncModelRunnerOutput(sampler, ["a", "b", "c"]).get_output()
+    for name, value in changes.items():
+        setattr(output, name, value)
+    return output
+
+
+def test_conforming_objects_pass() -> None:
+    conformance.check_logprobs_tensors(_logprobs())
+    conformance.check_logprobs_lists(_logprobs().tolists([0, 1, 2, 4]), num_reqs=3)
+    conformance.check_sampler_output(
+        reference.SamplerOutput(reference.pad_sampled_token_ids([[5, 6], [7]]), None)
+    )
+    conformance.check_model_runner_output(_output())
+
+
+def test_logprobs_tensors_lists_every_violation() -> None:
+    ids, values, ranks = _logprobs()
+    bad = reference.LogprobsTensors(ids.long(), values.double(), ranks.float())
+    with pytest.raises(ConformanceError) as error:
+        conformance.check_logprobs_tensors(bad)
+    assert error.value.violations == [
+        "LogprobsTensors.logprob_token_ids: expected dtype torch.int32, found torch.int64",
+        "LogprobsTensors.logprobs: expected dtype torch.float32, found torch.float64",
+        "LogprobsTensors.selected_token_ranks: expected dtype torch.int32 or torch.int64, found torch.float32",
+    ]
+    assert "violates 3 invariant(s)" in str(error.value)
+
+
+def test_logprobs_tensors_accepts_both_rank_dtypes() -> None:
+    ids, values, ranks = _logprobs()
+    conformance.check_logprobs_tensors(reference.LogprobsTensors(ids, values, ranks.int()))
+    conformance.check_logprobs_tensors(reference.LogprobsTensors(ids, values, ranks.long()))
+
+
+def test_logprobs_tensors_ranks_and_order() -> None:
+    ids, values, ranks = _logprobs()
+    values = values.clone()
+    values[0, 1:] = values[0, 1:].flip(0)
+    with pytest.raises(ConformanceError) as error:
+        conformance.check_logprobs_tensors(reference.LogprobsTensors(ids, values, ranks - ranks))
+    text = str(error.value)
+    assert "logprobs[0][1:]: expected the top-k sorted by logprob descending" in text
+    assert "sampled_token_ranks[0]: expected a 1-based rank >= 1, found 0" in text
+
+
+def test_logprobs_lists_types_and_cu() -> None:
+    bad = reference.LogprobsLists([(1, 2)], [[-0.5, -1.0]], [1], [1, 0])
+    with pytest.raises(
+        ConformanceError,
+        match=r"logprob_token_ids\[0\]: expected a list of Python int, found tuple",
+    ):
+        conformance.check_logprobs_lists(bad)
+    bad_cu = reference.LogprobsLists([[1, 2]], [[-0.5, -1.0]], [1], [1, 0])
+    with pytest.raises(ConformanceError) as error:
+        conformance.check_logprobs_lists(bad_cu, num_reqs=2)
+    assert error.value.violations == [
+        "LogprobsLists.cu_num_generated_tokens: expected cu[0] == 0, found [1]",
+        "LogprobsLists.cu_num_generated_tokens: expected non-decreasing values, found [1, 0]",
+        "LogprobsLists.cu_num_generated_tokens: expected the last entry to be the number of rows 1, found 0",
+        "LogprobsLists.cu_num_generated_tokens: expected num_reqs + 1 = 3 entries, found 2",
+    ]
+
+
+def test_sampler_output_padding_only_trailing() -> None:
+    ids = torch.tensor([[5, -1, 6], [7, 8, 9]], dtype=torch.int64)
+    with pytest.raises(ConformanceError) as error:
+        conformance.check_sampler_output(reference.SamplerOutput(ids, None))
+    assert error.value.violations == [
+        "SamplerOutput.sampled_token_ids: expected dtype torch.int32, found torch.int64",
+        "SamplerOutput.sampled_token_ids[0]: expected PLACEHOLDER_TOKEN_ID (-1) only as trailing padding, found [5, -1, 6]",
+    ]
+
+
+def test_model_runner_output_lists_every_violation() -> None:
+    bad = _output(
+        req_id_to_index={"a": 1},
+        sampled_token_ids=[[70001, -1], [], (70003,)],
+        pooler_output=[None],
+        prompt_logprobs_dict={"a": "not tensors"},
+    )
+    with pytest.raises(ConformanceError) as error:
+        conformance.check_model_runner_output(bad)
+    text = str(error.value)
+    assert (
+        "ModelRunnerOutput.req_id_to_index: expected {r: i for i, r in enumerate(req_ids)}" in text
+    )
+    assert (
+        "ModelRunnerOutput.sampled_token_ids[2]: expected a list of Python int, found tuple" in text
+    )
+    assert (
+        "ModelRunnerOutput.pooler_output: expected one entry per request (3) or none, found 1"
+        in text
+    )
+    assert (
+        "ModelRunnerOutput.prompt_logprobs_dict['a'].logprob_token_ids: expected a torch.Tensor"
+        in text
+    )
+    # The four above, and the two other missing tensors of prompt_logprobs_dict['a'].
+    assert len(error.value.violations) == 6
+
+
+def test_model_runner_output_must_survive_pickling() -> None:
+    output = _output(pooler_output=[lambda: None, None, None])
+    with pytest.raises(
+        ConformanceError, match=r"pooler_output\[0\]: expected a torch.Tensor or None"
+    ):
+        conformance.check_model_runner_output(output)
+    unpicklable = _output(num_nans_in_logits=None)
+    unpicklable.extra = lambda: None  # an attribute pickle cannot take
+    with pytest.raises(ConformanceError, match="expected to survive pickle round trip"):
+        conformance.check_model_runner_output(unpicklable)
