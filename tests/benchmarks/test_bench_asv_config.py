@@ -1,0 +1,44 @@
+"""asv.conf.json says what the issue asks, and asv accepts the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from asv.util import load_json
+
+
+def test_results_html_and_environments_live_under_dot_asv(repo_root: Path) -> None:
+    conf = load_json(repo_root / "asv.conf.json", js_comments=True)
+    assert conf["benchmark_dir"] == "benchmarks"
+    assert conf["results_dir"] == ".asv/results"
+    assert conf["html_dir"] == ".asv/html"
+    assert conf["env_dir"] == ".asv/env"
+    gitignore = (repo_root / ".gitignore").read_text().splitlines()
+    assert ".asv/" in gitignore
+
+
+def test_history_runs_build_in_virtualenvs_with_the_cpu_torch_pin(repo_root: Path) -> None:
+    conf = load_json(repo_root / "asv.conf.json", js_comments=True)
+    assert conf["environment_type"] == "virtualenv"
+    constraint = (repo_root / "constraints" / "cpu-torch.txt").read_text()
+    assert [f"torch=={v}" for v in conf["matrix"]["req"]["torch"]] == [
+        line for line in constraint.splitlines() if line.startswith("torch==")
+    ]
+    # The project's wheel is installed without resolving torch again.
+    assert all("--no-deps" in command for command in conf["install_command"])
+    # Forked workers: the suite (and torch) is imported once per run, not per benchmark.
+    assert conf["launch_method"] == "forkserver"
+
+
+def test_asv_check_passes(repo_root: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "asv", "check", "--python=same"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No problems found" in result.stdout
