@@ -68,6 +68,32 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
+@nox.session(python=PYTHON)
+def conformance(session: nox.Session) -> None:
+    """The conformance suite against reference (and vllm when importable), -n auto.
+
+    Writes the JSON reports to ``.conformance/report-<backend>.json``.  Extra
+    arguments go to pytest (``nox -s conformance -- -k slice``).
+    """
+    install_project(session, "test")
+    out = ROOT / ".conformance"
+    out.mkdir(exist_ok=True)
+    backends = ["reference"]
+    has_vllm = session.run(
+        "python", "-c", "import importlib.util; print(importlib.util.find_spec('vllm') is not None)",
+        silent=True,
+    )  # fmt: skip
+    if str(has_vllm).strip().endswith("True"):
+        backends.append("vllm")
+    for backend in backends:
+        report = out / f"report-{backend}.json"
+        session.run(
+            "python", "-m", "conformance", "--backend", backend, "--report", str(report),
+            "-n", "auto", *session.posargs,
+        )  # fmt: skip
+        session.log(f"conformance report of {backend}: {report}")
+
+
 # --- benchmarks: asv (configuration in asv.conf.json, suite in benchmarks/) -------
 
 
