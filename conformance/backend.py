@@ -86,6 +86,17 @@ class Backend:
                 f"use torch device types among {', '.join(ALL_DEVICES)}"
             )
 
+    def __repr__(self) -> str:
+        # Short and free of memory addresses: it appears in failure messages and reports.
+        return (
+            f"Backend({self.name!r}, module {self.module.__name__!r}, "
+            f"devices {', '.join(self.devices)}, spec {self.spec_revision})"
+        )
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # Hypothesis prints failing examples (fixtures included) with this hook.
+        printer.text(repr(self))
+
     def spec_type(self, name: str) -> Any:
         """The backend's object for spec name ``name`` (None when it lacks it)."""
         return getattr(self.module, name, None)

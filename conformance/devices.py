@@ -51,7 +51,7 @@ def skip_cause(message: str) -> str | None:
         return "device-not-present"
     if NOT_DECLARED in message:
         # Device skips start with "device <type>:"; the rest are producers or constants.
-        return "device-not-declared" if message.startswith("device ") else "not-declared"
+        return "device-not-declared" if message.startswith("device ") else "producer-not-declared"
     return None
 
 
