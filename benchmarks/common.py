@@ -143,14 +143,14 @@ def require_accelerator(device: str) -> None:
 class Benchmark:
     """Defaults shared by every benchmark class.
 
-    Chosen so the whole suite runs in minutes on two cores: two rounds, at most five
-    samples of ~10 ms each per round, a short warm-up.
+    Chosen so the whole suite runs in a few minutes on two cores: two rounds of 3 to
+    10 samples of ~10 ms each (at most 2 s per round), after a 0.1 s warm-up.
     """
 
     rounds = 2
-    repeat = (2, 5, 1.0)
+    repeat = (3, 10, 2.0)
     sample_time = 0.01
-    warmup_time = 0.05
+    warmup_time = 0.1
     timeout = 120.0
 
 
@@ -223,21 +223,14 @@ def accepted_token_lists(num_reqs: int, num_drafts: int) -> list[list[int]]:
     return [row[:length] for row, length in zip(ids, lengths, strict=True)]
 
 
-def median_seconds(func: Callable[[], object], *, min_time: float = 0.05, rounds: int = 5) -> float:
-    """Median wall time of one ``func()`` call over ``rounds`` rounds of ``min_time / rounds``.
-
-    For ``track_`` benchmarks that report a derived number (ns per element): they
-    time their calls themselves.  The garbage collector is off while timing, as in
-    asv's ``time_`` benchmarks, so both kinds of result agree.
-    """
-    return median_seconds_of(func, min_time=min_time, rounds=rounds)[0]
-
-
 def median_seconds_of(
     *funcs: Callable[[], object], min_time: float = 0.05, rounds: int = 5
 ) -> list[float]:
     """Median seconds per call of each of ``funcs``, their rounds interleaved.
 
+    For ``track_`` benchmarks that report a derived number (ns per element, a
+    ratio): they time their calls themselves.  The garbage collector is off while
+    timing, as in asv's ``time_`` benchmarks, so both kinds of result agree.
     Interleaving puts the functions under the same machine conditions, so their
     ratio is a side-by-side comparison even on a noisy machine.
     """

@@ -93,6 +93,7 @@ class Unpad(DeviceBenchmark):
         ours, vllm_way = median_seconds_of(
             lambda: self.time_unpad_sampled_token_ids(backend, device, num_reqs, num_drafts),
             lambda: self.time_unpad_vllm_mask_per_row(backend, device, num_reqs, num_drafts),
+            min_time=0.5,
         )
         return vllm_way / ours
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The GPU check CI cannot do: benchmarks and conformance on cuda, results to a folder.
+#
+#   benchmarks/device_check.sh OUT_DIR
+#
+# For a machine with a GPU and no network.  Run from anywhere; it works in the
+# repository root.  It expects an interpreter (python3, or $PYTHON) whose torch
+# sees the GPU, with numpy and asv installed; the project itself is installed
+# (pip install --no-deps --no-build-isolation -e .) when it is not importable, and
+# falls back to PYTHONPATH when even that fails.  With WHEELS=/path/to/wheels
+# the missing tools (asv, pytest, pytest-xdist, hypothesis, pandas, matplotlib)
+# are installed from that folder first, offline.
+#
+# Steps, each with its own time limit (seconds, overridable by environment), so
+# the whole check fits in ~8 minutes:
+#   env         python, torch, devices, nvidia-smi            -> OUT/env.txt
+#   bench       asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
+#               (host-only benchmarks run too: they have no device parameter)
+#   publish     asv publish                                    -> OUT/html
+#   conformance python -m conformance --backend $OUTPUTS_BACKEND (default reference)
+#                                                              -> OUT/conformance.json
+#   report      python -m reports, when that package is there  -> OUT/report
+# OUT/logs/ holds each step's log, OUT/asv-results a copy of .asv/results and
+# OUT/status.txt one line per step.  Exit status: 0 only if every step passed.
+# Set OUTPUTS_BENCH_DEVICES to benchmark other devices (default: cuda), or
+# BENCH_ARGS to pass asv options (e.g. BENCH_ARGS="-b transfer").
+set -uo pipefail
+
+if [[ $# -ne 1 ]]; then
+    echo "usage: $0 OUT_DIR" >&2
+    exit 64
+fi
+mkdir -p "$1/logs"
+OUT="$(cd "$1" && pwd)"
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+PYTHON="${PYTHON:-python3}"
+export OUTPUTS_BENCH_DEVICES="${OUTPUTS_BENCH_DEVICES:-cuda}"
+export OUTPUTS_BACKEND="${OUTPUTS_BACKEND:-reference}"
+: >"$OUT/status.txt"
+failed=0
+
+# step NAME LIMIT COMMAND...: run with a time limit, log to OUT/logs/NAME.log.
+step() {
+    local name="$1" limit="$2"
+    shift 2
+    local start=$SECONDS
+    echo "== $name (limit ${limit}s): $*"
+    timeout --kill-after=10 "$limit" "$@" >"$OUT/logs/$name.log" 2>&1
+    local rc=$?
+    local verdict=passed
+    if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+        verdict="timed out"
+    elif [[ $rc -ne 0 ]]; then
+        verdict="failed (exit $rc)"
+    fi
+    [[ $verdict == passed ]] || failed=1
+    echo "$name: $verdict in $((SECONDS - start))s" | tee -a "$OUT/status.txt"
+    tail -n 5 "$OUT/logs/$name.log"
+    return $rc
+}
+
+# --- the interpreter: tools, project ---------------------------------------------
+if [[ -n "${WHEELS:-}" ]]; then
+    step install-tools 300 "$PYTHON" -m pip install --no-index --find-links "$WHEELS" \
+        asv pytest pytest-xdist hypothesis pandas matplotlib
+fi
+if ! "$PYTHON" -c "import reference, conformance.backend" >/dev/null 2>&1; then
+    step install-project 120 "$PYTHON" -m pip install --no-deps --no-build-isolation \
+        --no-index -e . ||
+        {
+            echo "installing failed: using PYTHONPATH (asv reads ASV_PYTHONPATH)"
+            export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" ASV_PYTHONPATH="$ROOT"
+        }
+fi
+
+# asv needs a git repository; a bare copy of the tree gets a throwaway snapshot commit.
+if ! git rev-parse HEAD >/dev/null 2>&1; then
+    echo "not a git checkout: recording the tree as a local snapshot commit"
+    git init -q -b main && git add -A &&
+        git -c user.name=device-check -c user.email=device-check@localhost \
+            commit -q -m "device_check snapshot"
+fi
+COMMIT="$(git rev-parse HEAD)"
+
+step env "${ENV_LIMIT:-60}" bash -c "
+    echo commit $COMMIT; echo backend \$OUTPUTS_BACKEND; echo devices \$OUTPUTS_BENCH_DEVICES
+    '$PYTHON' -c 'import sys, torch, numpy; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.device_count()); print(\"numpy\", numpy.__version__); [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]'
+    nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
+
+# --- benchmarks ----------------------------------------------------------------------
+"$PYTHON" -m asv machine --yes >"$OUT/logs/asv-machine.log" 2>&1
+# shellcheck disable=SC2086  # BENCH_ARGS is a list of options
+step bench "${BENCH_LIMIT:-270}" "$PYTHON" -m asv run --python=same \
+    --set-commit-hash="$COMMIT" --show-stderr ${BENCH_ARGS:-}
+mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
+step publish "${PUBLISH_LIMIT:-60}" "$PYTHON" -m asv publish &&
+    rm -rf "$OUT/html" && cp -r .asv/html "$OUT/html"
+
+# --- conformance ----------------------------------------------------------------------
+step conformance "${CONFORMANCE_LIMIT:-150}" "$PYTHON" -m conformance \
+    --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
+
+# --- report (the reports package may not be there yet) -------------------------------------
+if "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('reports.__main__') is None)" 2>/dev/null; then
+    step report "${REPORT_LIMIT:-90}" "$PYTHON" -m reports --results .asv/results \
+        --out "$OUT/report"
+else
+    echo "report: not available (no reports.__main__)" | tee -a "$OUT/status.txt"
+fi
+
+echo "results in $OUT (status.txt, logs/, asv-results/, html/, conformance.json, report/)"
+exit $failed
