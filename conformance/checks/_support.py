@@ -58,10 +58,11 @@ def expect_same(found: Any, expected: Any, where: str) -> None:
     check(differences_between(expected, found, where)[:5])
 
 
-def expect_type(obj: Any, cls: type, where: str) -> None:
+def expect_type(obj: Any, cls: Any, where: str) -> None:
     if type(obj) is not cls:
+        name = getattr(cls, "__name__", repr(cls))
         fail(
-            f"{where}: expected an instance of the backend's {cls.__name__}, found "
+            f"{where}: expected an instance of the backend's {name}, found "
             f"{type(obj).__module__}.{type(obj).__qualname__}"
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks._support import attempt, fail, spec_class
+from conformance.checks._support import attempt, fail
 from conformance.surface import SurfaceCheck
 
 pytestmark = pytest.mark.spec_type("AsyncModelRunnerOutput")
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.spec_type("AsyncModelRunnerOutput")
 
 @pytest.fixture
 def AsyncModelRunnerOutput(backend):
-    return spec_class(backend, "AsyncModelRunnerOutput")
+    return backend.spec_type("AsyncModelRunnerOutput")
 
 
 def test_surface(surface_check: SurfaceCheck, AsyncModelRunnerOutput) -> None:

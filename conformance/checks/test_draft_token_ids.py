@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from conformance.checks._support import attempt, expect_same, fail, spec_class
+from conformance.checks._support import attempt, expect_same, fail
 from conformance.surface import SurfaceCheck
 
 pytestmark = pytest.mark.spec_type("DraftTokenIds")
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.spec_type("DraftTokenIds")
 
 @pytest.fixture
 def DraftTokenIds(backend):
-    return spec_class(backend, "DraftTokenIds")
+    return backend.spec_type("DraftTokenIds")
 
 
 def test_surface(surface_check: SurfaceCheck, DraftTokenIds) -> None:

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from conformance.checks._support import attempt, expect_same, fail, spec_class
+from conformance.checks._support import attempt, expect_same, fail
 from conformance.surface import SurfaceCheck
 
 pytestmark = pytest.mark.spec_type("KVConnectorOutput")
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.spec_type("KVConnectorOutput")
 
 @pytest.fixture
 def KVConnectorOutput(backend):
-    return spec_class(backend, "KVConnectorOutput")
+    return backend.spec_type("KVConnectorOutput")
 
 
 def test_surface(surface_check: SurfaceCheck, KVConnectorOutput) -> None:

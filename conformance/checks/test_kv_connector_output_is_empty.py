@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 
 from conformance import strategies
-from conformance.checks._support import attempt, fail, spec_class
+from conformance.checks._support import attempt, fail
 
 pytestmark = pytest.mark.spec_type("KVConnectorOutput")
 
@@ -56,7 +56,7 @@ def _id(case: dict) -> str:
 
 @pytest.fixture
 def KVConnectorOutput(backend):
-    return spec_class(backend, "KVConnectorOutput")
+    return backend.spec_type("KVConnectorOutput")
 
 
 @pytest.mark.parametrize(("fields", "expected"), TRUTH_TABLE, ids=[_id(c) for c, _ in TRUTH_TABLE])

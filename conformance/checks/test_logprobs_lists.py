@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from conformance.checks._support import attempt, expect_same, fail, spec_class
+from conformance.checks._support import attempt, expect_same, fail
 from conformance.surface import SurfaceCheck
 
 pytestmark = pytest.mark.spec_type("LogprobsLists")
@@ -16,7 +16,7 @@ FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks", "cu_num_genera
 
 @pytest.fixture
 def LogprobsLists(backend):
-    return spec_class(backend, "LogprobsLists")
+    return backend.spec_type("LogprobsLists")
 
 
 def test_surface(surface_check: SurfaceCheck, LogprobsLists) -> None:

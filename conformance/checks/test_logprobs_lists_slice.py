@@ -19,7 +19,6 @@ from conformance.checks._support import (
     expect_type,
     fail,
     fields_of,
-    spec_class,
 )
 from conformance.invariants import Members
 
@@ -55,7 +54,7 @@ def _slice(LogprobsLists, ids, logprobs, ranks, cu, start, end):
 
 @pytest.fixture
 def LogprobsLists(backend):
-    return spec_class(backend, "LogprobsLists")
+    return backend.spec_type("LogprobsLists")
 
 
 RANGES_OF_4 = [(s, e) for s in range(5) for e in range(s, 5)]

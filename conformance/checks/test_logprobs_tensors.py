@@ -8,7 +8,7 @@ import pytest
 
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, fail, on, spec_class
+from conformance.checks._support import attempt, expect_same, fail, on
 from conformance.surface import SurfaceCheck
 
 pytestmark = pytest.mark.spec_type("LogprobsTensors")
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spec_type("LogprobsTensors")
 
 @pytest.fixture
 def LogprobsTensors(backend):
-    return spec_class(backend, "LogprobsTensors")
+    return backend.spec_type("LogprobsTensors")
 
 
 def test_surface(surface_check: SurfaceCheck, LogprobsTensors) -> None:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
-from conformance.checks._support import attempt, expect_type, fail, spec_class
+from conformance.checks._support import attempt, expect_type, fail
 
 pytestmark = pytest.mark.spec_type("LogprobsTensors")
 
@@ -17,7 +17,7 @@ SHAPES = [(0, 0), (0, 3), (1, 1), (3, 0), (5, 21)]
 
 @pytest.fixture
 def LogprobsTensors(backend):
-    return spec_class(backend, "LogprobsTensors")
+    return backend.spec_type("LogprobsTensors")
 
 
 @pytest.mark.parametrize(("n", "k"), SHAPES, ids=[f"{n}x{k}" for n, k in SHAPES])

@@ -9,7 +9,7 @@ import torch
 
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_type, fail, on, spec_class
+from conformance.checks._support import attempt, expect_type, fail, on
 from conformance.devices import synchronize
 
 pytestmark = pytest.mark.spec_type("LogprobsTensors")
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.spec_type("LogprobsTensors")
 
 @pytest.fixture
 def LogprobsTensors(backend):
-    return spec_class(backend, "LogprobsTensors")
+    return backend.spec_type("LogprobsTensors")
 
 
 @pytest.mark.parametrize("num_rows", [0, 1, 4])

@@ -10,7 +10,7 @@ from hypothesis import given
 
 from conformance import strategies
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on, spec_class
+from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on
 from conformance.invariants import Members
 
 pytestmark = pytest.mark.spec_type("LogprobsTensors")
@@ -20,12 +20,12 @@ LIST_FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks", "cu_num_g
 
 @pytest.fixture
 def LogprobsTensors(backend):
-    return spec_class(backend, "LogprobsTensors")
+    return backend.spec_type("LogprobsTensors")
 
 
 @pytest.fixture
 def LogprobsLists(backend):
-    return spec_class(backend, "LogprobsLists")
+    return backend.spec_type("LogprobsLists")
 
 
 def _expected(tensors: tuple[torch.Tensor, ...], cu: list[int] | None) -> dict:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, fail, spec_class
+from conformance.checks._support import attempt, expect_same, fail
 from conformance.invariants import model_runner_output_violations
 from conformance.surface import SurfaceCheck
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.spec_type("ModelRunnerOutput")
 
 @pytest.fixture
 def ModelRunnerOutput(backend):
-    return spec_class(backend, "ModelRunnerOutput")
+    return backend.spec_type("ModelRunnerOutput")
 
 
 def test_surface(surface_check: SurfaceCheck, ModelRunnerOutput) -> None:

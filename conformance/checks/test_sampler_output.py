@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, fail, on, spec_class
+from conformance.checks._support import attempt, expect_same, fail, on
 from conformance.surface import SurfaceCheck
 
 pytestmark = pytest.mark.spec_type("SamplerOutput")
@@ -16,12 +16,12 @@ pytestmark = pytest.mark.spec_type("SamplerOutput")
 
 @pytest.fixture
 def SamplerOutput(backend):
-    return spec_class(backend, "SamplerOutput")
+    return backend.spec_type("SamplerOutput")
 
 
 @pytest.fixture
 def LogprobsTensors(backend):
-    return spec_class(backend, "LogprobsTensors")
+    return backend.spec_type("LogprobsTensors")
 
 
 def test_surface(surface_check: SurfaceCheck, SamplerOutput) -> None:

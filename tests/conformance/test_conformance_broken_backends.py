@@ -254,3 +254,21 @@ def test_async_output_that_does_not_wait_fails_the_race_check(tmp_path) -> None:
     )
     failed = [r for r in run.records("conformance/checks/") if r["outcome"] == "failed"]
     assert failed and "stale data" in failed[0]["message"]
+
+
+def test_wrong_spec_names_fail_checks_without_breaking_the_suite(tmp_path) -> None:
+    run = suite_runner.in_process(
+        tmp_path, "--pyargs", "conformance", "--backend", "broken_backends.spec_names_not_classes"
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED
+    summary = run.report["summary"]
+    assert summary["errors"] == 0 and summary["failed"] > 0
+    [names] = run.records("conformance/checks/test_module.py::test_spec_names_are_classes")
+    assert names["outcome"] == "failed"
+    assert (
+        "broken_backends.spec_names_not_classes.LogprobsLists: expected a class, found int"
+        in names["message"]
+    )
+    assert "SamplerOutput: expected a class, found function" in names["message"]
+    passing = {t["spec_type"] for t in run.report["tests"] if t["outcome"] == "passed"}
+    assert "DraftTokenIds" in passing  # the other types are still checked
