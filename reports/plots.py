@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -16,14 +17,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from reports import catalog, targets
-from reports.asv_loader import STATUS_OK
+from reports.asv_loader import BASE_COLUMNS, STATUS_OK
 from reports.conformance_loader import BAD_OUTCOMES, OUTCOMES
 from reports.units import TIME_UNITS
 
 DPI = 110
+
+
+COLOURS = plt.get_cmap("tab10").colors
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def _short_name(benchmark: str) -> str:
@@ -31,33 +38,90 @@ def _short_name(benchmark: str) -> str:
     return benchmark.rsplit(".", 1)[-1]
 
 
-def _label_columns(rows: pd.DataFrame, exclude: set[str]) -> list[str]:
-    """Parameters that vary within ``rows`` besides ``exclude``: they split the lines."""
-    return [
+def _class_of(benchmark: str) -> str:
+    """``module.Class.time_x`` -> ``Class``: what one latency panel shows."""
+    parts = benchmark.split(".")
+    return parts[-2] if len(parts) > 2 else parts[0]
+
+
+def _varying(rows: pd.DataFrame, exclude: set[str]) -> list[str]:
+    """Parameters that take more than one value in ``rows``, besides ``exclude``."""
+    return [c for c in _params(rows) if c not in exclude and rows[c].nunique(dropna=True) > 1]
+
+
+def _params(rows: pd.DataFrame) -> list[str]:
+    """Parameter columns of a results frame or of a target's measurements frame."""
+    fixed = {*BASE_COLUMNS, *targets.PAIR_COLUMNS, "payload_bytes"}
+    return [c for c in rows.columns if c not in fixed and not str(c).startswith("_")]
+
+
+def _size_axis(rows: pd.DataFrame) -> str | None:
+    """The x axis of a group: a known size parameter if it varies, else the first
+    numeric parameter that takes more than one value."""
+    numeric = [
         c
-        for c in targets.param_columns(rows)
-        if c not in exclude and rows[c].notna().any() and rows[c].nunique(dropna=True) > 1
+        for c in _varying(rows, {"backend", "device"})
+        if pd.to_numeric(rows[c], errors="coerce").nunique(dropna=True) > 1
     ]
+    for name in catalog.SIZE_PARAMS:
+        if name in numeric:
+            return name
+    return numeric[0] if numeric else None
 
 
-def _lines(rows: pd.DataFrame, x: str, exclude: set[str]) -> list[tuple[str, pd.DataFrame]]:
-    """(label, rows sorted by x) for each benchmark and combination of the other parameters."""
-    out = []
-    for benchmark, bench_rows in rows.groupby("benchmark", sort=True):
-        split = _label_columns(bench_rows, exclude | {x})
-        groups = bench_rows.groupby(split, dropna=False, sort=True) if split else [((), bench_rows)]
-        for values, group in groups:
+def _draw_lines(
+    ax: Axes,
+    rows: pd.DataFrame,
+    x: str,
+    *,
+    y: str = "value",
+    by: str = "benchmark",
+    exclude: frozenset[str] = frozenset(),
+    scale: float = 1.0,
+    label: Callable[[str], str] = _short_name,
+) -> int:
+    """One line per ``by`` value (a colour) and per combination of the other
+    varying parameters (a line style), against ``x``; returns how many were drawn."""
+    split = _varying(rows, {"backend", "device", x, *exclude})
+    combos = sorted(
+        {tuple(r) for r in rows[split].itertuples(index=False)} if split else {()}, key=str
+    )
+    style = {combo: i for i, combo in enumerate(combos)}
+    drawn = 0
+    for colour_index, (name, group) in enumerate(rows.groupby(by, sort=True)):
+        sub_groups = group.groupby(split, dropna=False, sort=True) if split else [((), group)]
+        for values, line in sub_groups:
             values = values if isinstance(values, tuple) else (values,)
+            line = line.assign(_x=pd.to_numeric(line[x], errors="coerce")).dropna(subset=["_x", y])
+            if line.empty:
+                continue
+            line = line.sort_values("_x")
+            i = style.get(tuple(values), 0)
             extra = ", ".join(f"{k}={v}" for k, v in zip(split, values, strict=True))
-            label = _short_name(str(benchmark)) + (f" [{extra}]" if extra else "")
-            group = group.assign(_x=pd.to_numeric(group[x], errors="coerce")).dropna(subset=["_x"])
-            if not group.empty:
-                out.append((label, group.sort_values("_x")))
-    return out
+            ax.plot(
+                line["_x"],
+                line[y] * scale,
+                color=COLOURS[colour_index % len(COLOURS)],
+                linestyle=LINESTYLES[i % len(LINESTYLES)],
+                marker=MARKERS[i % len(MARKERS)],
+                markersize=3.5,
+                linewidth=1.4,
+                label=_join_label(label(str(name)), extra) or _short_name(str(name)),
+            )
+            drawn += 1
+    return drawn
 
 
-def _grid(n: int, width: float = 6.0, height: float = 4.2) -> tuple[Figure, list]:
-    cols = min(n, 2)
+def _join_label(name: str, extra: str) -> str:
+    if name and extra:
+        return f"{name} ({extra})"
+    return name or extra
+
+
+def _grid(
+    n: int, width: float = 6.4, height: float = 4.4, cols: int = 2
+) -> tuple[Figure, list[Axes]]:
+    cols = min(n, cols)
     nrows = (n + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(width * cols, height * nrows), squeeze=False)
     flat = list(axes.flat)
@@ -73,90 +137,39 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def _per_device_lines(
-    rows: pd.DataFrame,
-    x: str,
-    path: Path,
-    *,
-    title: str,
-    xlabel: str,
-    ylabel: str,
-    scale: float = 1.0,
-    decorate: Callable[[object, str], None] | None = None,
-    logy: bool = True,
-    exclude: frozenset[str] = frozenset(),
-) -> Path | None:
-    devices = sorted(rows["device"].unique())
-    if not devices:
-        return None
-    fig, axes = _grid(len(devices))
-    drawn = False
-    for ax, device in zip(axes, devices, strict=True):
-        device_rows = rows[rows["device"] == device]
-        lines = _lines(device_rows, x, {"device", *exclude})
-        for label, line in lines:
-            ax.plot(line["_x"], line["value"] * scale, marker="o", markersize=3, label=label)
-            drawn = True
-        ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
-        ax.set_title(f"{title} — {device}")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-        if decorate is not None:
-            decorate(ax, device)
-        if lines:
-            ax.legend(fontsize=7, loc="best")
-    if not drawn:
-        plt.close(fig)
-        return None
-    return _save(fig, path)
+def _where(machine: str, device: str, many_machines: bool) -> str:
+    return f"{device} @ {machine}" if many_machines else device
 
 
-def _class_of(benchmark: str) -> str:
-    """``module.Class.time_x`` -> ``Class``: the unit a latency panel shows."""
-    parts = benchmark.split(".")
-    return parts[-2] if len(parts) > 2 else parts[0]
-
-
-def _size_axis(rows: pd.DataFrame) -> str | None:
-    """The size parameter of a group: a preferred name if it varies, else the
-    first numeric parameter that takes more than one value."""
-    varying = [
-        c
-        for c in targets.param_columns(rows)
-        if c not in {"backend", "device"}
-        and pd.to_numeric(rows[c], errors="coerce").nunique(dropna=True) > 1
+def _panels(rows: pd.DataFrame, *keys: Any) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+    return [
+        (k if isinstance(k, tuple) else (k,), g) for k, g in rows.groupby(list(keys), sort=True)
     ]
-    for name in catalog.SIZE_PARAMS:
-        if name in varying:
-            return name
-    return varying[0] if varying else None
 
 
 def latency(frame: pd.DataFrame, out: Path) -> Path | None:
-    """Median latency against problem size: one log-log panel per benchmark class
-    and device, a line per method and per value of the other parameters."""
+    """Median latency against problem size: one log-log panel per benchmark class,
+    device and machine; a colour per method, a line style per other parameter."""
     rows = frame[(frame["status"] == STATUS_OK) & frame["unit"].isin(TIME_UNITS)]
+    if rows.empty:
+        return None
+    rows = rows.assign(_class=rows["benchmark"].map(_class_of))
+    many = rows["machine"].nunique() > 1
     panels = []
-    for (klass, device), group in rows.groupby(
-        [rows["benchmark"].map(_class_of), "device"], sort=True
-    ):
+    for (klass, machine, device), group in _panels(rows, "_class", "machine", "device"):
         x = _size_axis(group)
         if x is not None:
-            panels.append((klass, device, x, group[group[x].notna()]))
+            panels.append((klass, machine, device, x, group[group[x].notna()]))
     if not panels:
         return None
     fig, axes = _grid(len(panels))
-    for ax, (klass, device, x, group) in zip(axes, panels, strict=True):
-        for label, line in _lines(group, x, {"device"}):
-            ax.plot(line["_x"], line["value"] * 1e6, marker="o", markersize=3, label=label)
+    for ax, (klass, machine, device, x, group) in zip(axes, panels, strict=True):
+        _draw_lines(ax, group, x, scale=1e6)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(f"{klass} on {device}: median latency")
-        ax.set_xlabel(f"{x} (log)")
-        ax.set_ylabel("median latency (µs, log)")
+        ax.set_title(f"{klass} on {_where(machine, device, many)}")
+        ax.set_xlabel(f"{x} (log scale)")
+        ax.set_ylabel("median latency (µs, log scale)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6, loc="upper left")
     return _save(fig, out / "latency.png")
@@ -175,48 +188,54 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
         return None
     rows = rows[rows[x].notna()]
     is_bytes = x in catalog.BYTES_PARAMS
-
-    def limits(ax: object, device: str) -> None:
-        if device == "cpu":
-            return  # a host-to-host copy crosses no link
-        ax.axhline(
-            catalog.LINK_LIMIT_GBPS,
-            color="red",
-            linestyle="--",
-            label=f"{catalog.LINK_NAME} limit ({catalog.LINK_LIMIT_GBPS:.0f} GB/s)",
-        )  # type: ignore[attr-defined]
-        low, high = catalog.PINNED_D2H_GBPS
-        ax.axhspan(
-            low,
-            high,
-            color="green",
-            alpha=0.12,
-            label=f"pinned D2H on H100-class ({low:.0f}-{high:.0f} GB/s)",
-        )  # type: ignore[attr-defined]
+    # The payload is made of these; a line per value of them would be one point each.
+    exclude = frozenset({"num_tokens", "num_logprobs"}) if x == "payload_bytes" else frozenset()
+    many = rows["machine"].nunique() > 1
+    panels = _panels(rows, "machine", "device")
+    if not panels:
+        return None
+    fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
+    low, high = catalog.PINNED_D2H_GBPS
+    for ax, ((machine, device), group) in zip(axes, panels, strict=True):
+        _draw_lines(ax, group, x, exclude=exclude, label=_method_label)
+        if device != "cpu":  # a host-to-host copy crosses no link
+            ax.axhline(
+                catalog.LINK_LIMIT_GBPS,
+                color="red",
+                linestyle="--",
+                label=f"{catalog.LINK_NAME} limit ({catalog.LINK_LIMIT_GBPS:.0f} GB/s)",
+            )
+            ax.axhspan(
+                low,
+                high,
+                color="green",
+                alpha=0.12,
+                label=f"pinned D2H, H100-class ({low:.0f}-{high:.0f} GB/s)",
+            )
         if is_bytes:
             ax.axvline(
                 catalog.LATENCY_BOUND_BYTES,
                 color="grey",
                 linestyle=":",
-                label="~1 MiB: latency-bound below",
-            )  # type: ignore[attr-defined]
+                label="1 MiB: latency-bound below",
+            )
+        ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"Device-to-host bandwidth on {_where(machine, device, many)}")
+        ax.set_xlabel("payload (bytes, log scale)" if is_bytes else f"{x} (log scale)")
+        ax.set_ylabel("achieved GB/s")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    return _save(fig, out / "bandwidth.png")
 
-    return _per_device_lines(
-        rows,
-        x,
-        out / "bandwidth.png",
-        title="Achieved bandwidth",
-        xlabel=f"payload {'bytes' if is_bytes else x} (log)",
-        ylabel="achieved GB/s",
-        decorate=limits,
-        logy=False,
-        # The payload is made of these; a line per value of them would be one point each.
-        exclude=frozenset({"num_tokens", "num_logprobs"}) if x == "payload_bytes" else frozenset(),
-    )
+
+def _method_label(benchmark: str) -> str:
+    # Bandwidth lines differ by their method parameter; the benchmark name is noise.
+    return "" if benchmark.endswith("track_bandwidth") else _short_name(benchmark)
 
 
 def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
-    """tolists cost in ns per element against batch size."""
+    """tolists cost in ns per element against batch size (tokens)."""
     rows = catalog.TOLISTS.rows(frame)
     rows = rows[
         (rows["status"] == STATUS_OK)
@@ -226,38 +245,54 @@ def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
     if x is None:
         return None
     rows = rows[rows[x].notna()]
-    return _per_device_lines(
-        rows,
-        x,
-        out / "tolists_ns_per_element.png",
-        title="tolists cost per element",
-        xlabel=f"{x} (log)",
-        ylabel="ns per element",
-        logy=False,
-    )
+    many = rows["machine"].nunique() > 1
+    panels = _panels(rows, "machine", "device")
+    fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
+    for ax, ((machine, device), group) in zip(axes, panels, strict=True):
+        _draw_lines(ax, group, x)
+        ax.axhspan(15, 25, color="grey", alpha=0.12, label="typical list conversion (15-25 ns)")
+        ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"tolists() cost per element on {_where(machine, device, many)}")
+        ax.set_xlabel(f"batch size: {x} (log scale)")
+        ax.set_ylabel("ns per element")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    return _save(fig, out / "tolists_ns_per_element.png")
 
 
 def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
-    """Speed-up of unpad over vLLM's mask-per-row way, per shape, with the 2x target."""
+    """Speed-up of unpad over vLLM's mask-per-row way against batch size, with the 2x target."""
     target = next(t for t in catalog.TARGETS if t.key == "unpad_speedup")
-    pair_rows = targets.measurements(frame, target)
-    if pair_rows.empty:
+    measured = targets.measurements(frame, target)
+    if measured.empty:
         return None
-    groups = list(pair_rows.groupby(["machine", "device"], sort=True))
-    fig, axes = _grid(len(groups), width=max(6.0, 0.45 * pair_rows["shape"].nunique() + 3))
-    for ax, ((machine, device), rows) in zip(axes, groups, strict=True):
-        rows = rows.reset_index(drop=True)
-        colors = ["tab:green" if p else "tab:red" for p in rows["passed"]]
-        ax.bar(range(len(rows)), rows["ratio"], color=colors)
-        ax.axhline(target.limit, color="black", linestyle="--", label=f"target {target.limit:g}x")
-        ax.axhline(1.0, color="grey", linewidth=0.8)
-        ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels(rows["shape"], rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("speed-up over vLLM's way (x, higher is better)")
-        ax.set_xlabel("benchmarked shape")
-        ax.set_title(f"unpad speed-up — {device} on {machine}")
-        ax.legend(fontsize=8)
-        ax.grid(True, axis="y", alpha=0.3)
+    x = _size_axis(measured)
+    many = measured["machine"].nunique() > 1
+    panels = _panels(measured, "machine", "device")
+    fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
+    for ax, ((machine, device), group) in zip(axes, panels, strict=True):
+        if x is not None:
+            _draw_lines(ax, group, x, y="ratio", by="subject")
+            ax.set_xscale("log")
+            ax.set_xlabel(f"{x} (log scale)")
+        else:
+            ax.bar(range(len(group)), group["ratio"])
+            ax.set_xticks(range(len(group)), group["shape"], rotation=45, ha="right", fontsize=7)
+            ax.set_xlabel("benchmarked shape")
+        ax.axhline(target.limit, color="red", linestyle="--", label=f"target: {target.limit:g}x")
+        ax.axhline(1.0, color="grey", linewidth=0.8, label="as fast as vLLM's way")
+        failing = group[~group["passed"].astype(bool)]
+        if x is not None and not failing.empty:
+            ax.scatter(
+                pd.to_numeric(failing[x]), failing["ratio"], s=70, facecolors="none",
+                edgecolors="red", label="below target",
+            )  # fmt: skip
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"unpad speed-up over vLLM's mask-per-row on {_where(machine, device, many)}")
+        ax.set_ylabel("speed-up (x, higher is better)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
     return _save(fig, out / "unpad_speedup.png")
 
 

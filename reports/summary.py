@@ -119,10 +119,14 @@ def _verdict(data: SummaryInput) -> str:
             lines.append(f"- {target.title}: {NO_DATA} (no paired timings found)")
             continue
         ok = bool(verdict["passed"].all())
-        where = ", ".join(
-            f"{r.device}@{r.machine} {_fmt_ratio(r.worst_ratio)}" for r in verdict.itertuples()
+        where = "; ".join(
+            f"{r.device}@{r.machine}: {r.failing}/{r.shapes} shapes miss it, worst "
+            f"{_fmt_ratio(r.worst_ratio)} at {r.worst_shape}"
+            if r.failing
+            else f"{r.device}@{r.machine}: all {r.shapes} shapes, worst {_fmt_ratio(r.worst_ratio)}"
+            for r in verdict.itertuples()
         )
-        lines.append(f"- {target.title}: {PASS if ok else FAIL} (worst: {where})")
+        lines.append(f"- {target.title}: {PASS if ok else FAIL} ({where})")
     gbps = _bandwidth_rows(data.current)
     links = gbps[gbps["device"] != "cpu"] if not gbps.empty else gbps
     if links.empty:
@@ -184,12 +188,22 @@ def _targets_section(current: pd.DataFrame) -> str:
             continue
         lines.append(
             _table(
-                ("machine", "device", "shapes", "worst ratio", "at shape", "result", "measured by"),
+                (
+                    "machine",
+                    "device",
+                    "shapes",
+                    "missing the target",
+                    "worst ratio",
+                    "at shape",
+                    "result",
+                    "measured by",
+                ),
                 (
                     (
                         r.machine,
                         r.device,
                         r.shapes,
+                        r.failing,
                         _fmt_ratio(r.worst_ratio),
                         r.worst_shape,
                         PASS if r.passed else FAIL,
@@ -360,8 +374,8 @@ def _conformance_section(conformance: pd.DataFrame | None) -> str:
         counts = rows["outcome"].value_counts()
         lines.append(
             f"Backend `{backend}` (module `{first['backend_module']}`, version {first['backend_version']}), "
-            f"spec {first['spec_revision']}, suite {first['suite_version']}, "
-            f"devices available: {first['devices_available'] or 'not recorded'}: "
+            f"spec {first['spec_revision']}, suite {first['suite_version']}; "
+            f"devices available: {first['devices_available'] or 'not recorded'}. Outcomes: "
             + ", ".join(f"{int(counts.get(o, 0))} {o}" for o in OUTCOMES)
             + "."
         )

@@ -81,11 +81,12 @@ def pairs(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 else:
                     ratio = subject_value / baseline_value
                     passed = ratio <= target.limit
-                machine, commit, device, _ = key
+                machine, commit, device, shape_items = key
                 values = (machine, commit, device, shapes[key], subject_name, baseline_name)
                 values += (subject_value, baseline_value, ratio, bool(passed))
-                out.append(dict(zip(PAIR_COLUMNS, values, strict=True)))
-    return pd.DataFrame(out, columns=list(PAIR_COLUMNS))
+                # The shape's parameters as columns too, for plotting against them.
+                out.append({**dict(zip(PAIR_COLUMNS, values, strict=True)), **dict(shape_items)})
+    return _frame(out)
 
 
 #: Parameter names whose values name an implementation rather than a shape.
@@ -95,6 +96,14 @@ _NOT_ROLE_PARAMS = {"backend", "device"}
 
 def _is_impl_label(name: str) -> bool:
     return name.lower() in _IMPL_PARAMS
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """PAIR_COLUMNS first, then the shape parameters."""
+    if not rows:
+        return pd.DataFrame(columns=list(PAIR_COLUMNS))
+    extra = list(dict.fromkeys(k for row in rows for k in row if k not in PAIR_COLUMNS))
+    return pd.DataFrame(rows, columns=[*PAIR_COLUMNS, *extra])
 
 
 def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
@@ -122,13 +131,23 @@ def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         values = (record["machine"], record["commit"], record["device"], shape or "(no parameters)")
         values += (record["benchmark"], "(interleaved, same benchmark)", float("nan"), float("nan"))
         values += (ratio, bool(passed))
-        out.append(dict(zip(PAIR_COLUMNS, values, strict=True)))
-    return pd.DataFrame(out, columns=list(PAIR_COLUMNS))
+        shape_params = {p: record[p] for p in params if not pd.isna(record[p])}
+        out.append({**dict(zip(PAIR_COLUMNS, values, strict=True)), **shape_params})
+    return _frame(out)
 
 
 def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     """Per machine and device: shapes measured, worst ratio, pass when every shape passes."""
-    columns = ["machine", "device", "shapes", "worst_ratio", "worst_shape", "passed", "measured_by"]
+    columns = [
+        "machine",
+        "device",
+        "shapes",
+        "failing",
+        "worst_ratio",
+        "worst_shape",
+        "passed",
+        "measured_by",
+    ]
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
     out = []
@@ -141,6 +160,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "machine": machine,
                 "device": device,
                 "shapes": len(rows),
+                "failing": int((~rows["passed"].astype(bool)).sum()),
                 "worst_ratio": float(worst["ratio"]),
                 "worst_shape": worst["shape"],
                 "passed": bool(rows["passed"].all()),

@@ -56,6 +56,7 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "machine": "m1",
         "device": "cpu",
         "shapes": 2,
+        "failing": 1,
         "worst_ratio": 1.5,
         "worst_shape": "backend=reference, num_reqs=256",
         "passed": False,
