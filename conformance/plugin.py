@@ -7,12 +7,16 @@ options, or named the suite (``--pyargs conformance``, a path into
 usage error, exit code 4), print the header and the spec type x device table
 and write the JSON report.
 
-Fixtures the checks use, and that a backend's own ``conftest.py`` may override:
+Fixtures the checks use:
 
 ``backend``
-    the :class:`conformance.Backend` under test (session scope);
+    the :class:`conformance.Backend` under test (session scope).  Select it with
+    ``--backend`` / ``$OUTPUTS_BACKEND``, not by overriding this fixture: device
+    parametrization, the header and the report are built from that selection.
 ``reference_backend``
-    the oracle of the differential checks (session scope).
+    the oracle of the differential checks (session scope); the one fixture a
+    backend may override in its ``conftest.py`` (e.g. to compare against a
+    released vLLM instead of this project's reference).
 
 ``device`` and ``accelerator`` are parameters, not fixtures: every check that
 takes them runs once per torch device type (accelerator types only for
@@ -212,7 +216,7 @@ def _without_device(callspec_id: str, device: str | None) -> str:
 
 @pytest.fixture(scope="session")
 def backend(request: pytest.FixtureRequest) -> Backend:
-    """The backend under test (override in a conftest.py to pin one without --backend)."""
+    """The backend under test, as --backend / $OUTPUTS_BACKEND selected it."""
     return _activate(request.config).backend
 
 
