@@ -84,7 +84,8 @@ def _draw_lines(
     varying parameters (a line style), against ``x``; returns how many were drawn."""
     split = _varying(rows, {"backend", "device", x, *exclude})
     combos = sorted(
-        {tuple(r) for r in rows[split].itertuples(index=False)} if split else {()}, key=str
+        {tuple(r) for r in rows[split].itertuples(index=False)} if split else {()},
+        key=lambda combo: tuple(_natural(v) for v in combo),
     )
     style = {combo: i for i, combo in enumerate(combos)}
     drawn = 0
@@ -110,6 +111,13 @@ def _draw_lines(
             )
             drawn += 1
     return drawn
+
+
+def _natural(value: Any) -> tuple[int, Any]:
+    """Numbers in numeric order (5 before 20), then everything else as text."""
+    if isinstance(value, (int, float)) and not pd.isna(value):
+        return (0, value)
+    return (1, str(value))
 
 
 def _join_label(name: str, extra: str) -> str:
@@ -324,7 +332,10 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
         ax.set_xticklabels(devices)
         ax.set_yticks(range(len(spec_types)))
         ax.set_yticklabels(spec_types)
-        ax.set_xlabel("device")
+        ax.set_xlabel(
+            "device ('any': checks that use no device)\n"
+            "green: all passed   red: failed or errored   grey: skipped or not run"
+        )
         ax.set_ylabel("spec type")
         ax.set_title(f"Conformance — backend {backend} (cells: passed/total)")
     return _save(fig, out / "conformance_matrix.png")
