@@ -302,3 +302,16 @@ def test_progress_is_printed_on_stderr(asv_project, tmp_path):
     assert done.returncode == EXIT_OK, done.stderr
     assert "plotting latency.png" in done.stderr and "reading" in done.stderr
     assert str(tmp_path / "o") in done.stdout
+
+
+def test_commit_option_describes_that_commit(asv_project, tmp_path):
+    out = tmp_path / "out"
+    assert (
+        _run("--results", asv_project.results, "--out", out, "--commit", asv_project.commit_1[:8])
+        == EXIT_OK
+    )
+    text = (out / "summary.md").read_text(encoding="utf-8")
+    assert f"| m1 | `{asv_project.commit_1[:10]}`" in text
+    assert f"`{asv_project.commit_2[:10]}`" not in text
+    # The benchmark edited after commit 1 is flagged where its numbers appear.
+    assert "(edited)" in text and "edited since they ran" in text
