@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
+from conformance.spec import known_revisions
+
 SPEC_NAMES = (
     "AsyncModelRunnerOutput",
     "DraftTokenIds",
@@ -38,7 +40,8 @@ SPEC_NAMES = (
 ENTRY_POINT_GROUP = "vllm_outputs_suite.backends"
 ENV_VAR = "OUTPUTS_BACKEND"
 DEFAULT_SPEC = "reference"
-KNOWN_SPEC_REVISIONS = ("2025.10",)
+# The revisions described as data in conformance/spec (one module each).
+KNOWN_SPEC_REVISIONS = known_revisions()
 ALL_DEVICES = ("cpu", "cuda", "xpu", "mps")
 
 
@@ -204,6 +207,8 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
                 f"{', '.join(_entry_point_names()) or 'none'})"
             ) from None
         raise _broken_module(module_path, shown_as) from None
+    except BackendResolutionError:
+        raise  # e.g. a Backend(...) at module level that targets an unknown revision
     except Exception:
         raise _broken_module(module_path, shown_as) from None
 

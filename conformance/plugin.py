@@ -27,6 +27,7 @@ machine has none.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if _asked_for_suite(config):
         _activate(config)
+        # A check module that cannot be collected is one error in the report, and the
+        # other checks still run: as under xdist, so the report is the same either way.
+        config.option.continue_on_collection_errors = True
 
 
 def _asked_for_suite(config: pytest.Config) -> bool:
@@ -202,6 +206,22 @@ def canonical_nodeid(item: pytest.Item) -> str:
     return f"conformance/{relative}::{rest}"
 
 
+def _canonical_module_id(path: str) -> str | None:
+    """``conformance/checks/<module>`` for a report path naming one of the checks.
+
+    Report paths are relative to wherever pytest counted from (rootdir, or the
+    initial ``--pyargs`` path), so they are matched by their tail: the check modules
+    all live directly in ``conformance/checks``.
+    """
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if not name.startswith("test_") or not (CHECKS_DIR / name).is_file():
+        return None
+    if len(parts) > 1 and parts[-2] != "checks":
+        return None
+    return f"conformance/checks/{name}"
+
+
 def _without_device(callspec_id: str, device: str | None) -> str:
     """The parameter id of a check minus its device part (the device has its own field)."""
     if device is None:
@@ -295,12 +315,19 @@ class ConformanceRun:
             self.results.add_report(report)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if self.is_worker or not report.failed or not _in_checks(Path(report.fspath)):
+        # Under xdist the controller gets workers' failed collections through this hook.
+        if self.is_worker or not report.failed:
             return
         from conformance.report import failure_text
 
-        relative = Path(report.fspath).resolve().relative_to(PACKAGE_DIR).as_posix()
-        self.results.add_error(f"conformance/{relative}", "collection: " + failure_text(report))
+        text = failure_text(report)
+        nodeid = _canonical_module_id(report.fspath)
+        if nodeid is None:
+            # Collected through --pyargs, a module that fails to import is reported on
+            # the session; its path is in the message.
+            named = re.search(r"conformance[/\\]checks[/\\](test_\w+\.py)", text)
+            nodeid = f"conformance/checks/{named[1]}" if named else f"collection::{report.nodeid}"
+        self.results.add_error(nodeid, "collection: " + text)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -26,6 +26,10 @@ BAD_SPECS = {
         "broken_backends.not_a_backend:BACKEND",
         "is a dict, not a conformance.Backend",
     ),
+    "unknown-spec-revision": (
+        "broken_backends.future_revision:BACKEND",
+        "targets spec revision '2026.01'; this suite knows 2025.10",
+    ),
     "no-such-attribute": ("reference:NO_SUCH_BACKEND", "has no attribute 'NO_SUCH_BACKEND'"),
     "malformed-attribute-spec": ("reference:", "is not of the form module:attribute"),
 }
