@@ -282,7 +282,13 @@ class ConformanceRun:
             f"conformance: spec revision {b.spec_revision}, suite {suite_version() or '(unknown)'}",
             f"conformance: devices declared {', '.join(b.devices)}; "
             f"present here {', '.join(self.devices_available)}",
-        ]
+        ] + (
+            [
+                f"conformance: {len(self.xfails)} known deviation(s) from {self.config.getoption('xfails_file')}"
+            ]
+            if self.xfails
+            else []
+        )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
