@@ -225,6 +225,15 @@ def _bandwidth_section(current: pd.DataFrame) -> str:
     rows = _bandwidth_rows(catalog.with_payload_bytes(current))
     head = f"## Transfer: achieved GB/s against the {catalog.LINK_NAME} limit ({catalog.LINK_LIMIT_GBPS:.0f} GB/s per direction)\n"
     if rows.empty:
+        units = current["unit"].fillna("")
+        if units.str.match(catalog.GBPS_UNIT).any():
+            devices = ", ".join(
+                sorted(current.loc[units.str.match(catalog.GBPS_UNIT), "device"].unique())
+            )
+            return head + (
+                f"\n{NO_DATA}: the GB/s benchmarks were skipped on every device here "
+                f"({devices}); they need an accelerator, the host has no device-to-host link.\n"
+            )
         return head + f"\n{NO_DATA}: no benchmark reports GB/s.\n"
     x = catalog.pick_param(rows, catalog.BYTES_PARAMS)
     out = []
@@ -440,7 +449,7 @@ def _plots_section(plots: Sequence[tuple[str, str, Path | None]]) -> str:
         if path is not None:
             lines += [f"**{description}** (`{name}`)", "", f"![{description}]({name})", ""]
             continue
-        lines.append(f"- `{name}`: {NO_DATA} ({description})")
+        lines += [f"- `{name}`: {NO_DATA} ({description})", ""]
     return "\n".join(lines) + "\n"
 
 
