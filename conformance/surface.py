@@ -163,7 +163,7 @@ def _default(spec: TypeSpec, cls: Any, f: FieldSpec) -> list[str]:
         return []
     if default is NO_DEFAULT:
         return [f"{where}: expected default {f.default!r}, found a required field (no default)"]
-    if type(default) is not type(f.default) or default != f.default:
+    if not _same_value(default, f.default):
         return [f"{where}: expected default {f.default!r}, found {default!r}"]
     return []
 
@@ -180,7 +180,7 @@ def _default_factory(
         first, second = factory(), factory()
     except Exception as error:
         return [f"{where}: calling its default_factory raised {type(error).__name__}: {error}"]
-    if type(first) is not type(expected) or first != expected:
+    if not _same_value(first, expected):
         return [f"{where}: expected the default_factory to give {expected!r}, found {first!r}"]
     if first is second:
         return [
@@ -188,6 +188,16 @@ def _default_factory(
             "(the default_factory returns the same object every call)"
         ]
     return []
+
+
+def _same_value(found: Any, expected: Any) -> bool:
+    """Same type and equal; False (not an exception) for values that refuse comparison."""
+    if type(found) is not type(expected):
+        return False
+    try:
+        return bool(found == expected)
+    except Exception:
+        return False
 
 
 def _annotation(spec: TypeSpec, cls: Any, f: FieldSpec) -> list[str]:
@@ -290,7 +300,7 @@ def _parameters(where: str, m: MethodSpec, params: list[inspect.Parameter]) -> l
                 f"{where}({found.name}): expected positional-or-keyword, found {found.kind.description}"
             )
         found_default = NO_DEFAULT if found.default is inspect.Parameter.empty else found.default
-        if found_default != expected.default or type(found_default) is not type(expected.default):
+        if not _same_value(found_default, expected.default):
             shown = "none" if found_default is NO_DEFAULT else repr(found_default)
             wanted = "none" if expected.default is NO_DEFAULT else repr(expected.default)
             out.append(f"{where}({found.name}): expected default {wanted}, found {shown}")
