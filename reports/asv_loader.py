@@ -306,9 +306,12 @@ def _to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["version_mismatch"] = frame["version_mismatch"].astype(bool)
     for column in ("number", "repeat"):
         frame[column] = frame[column].astype("Int64")
-    frame = frame.sort_values(
-        ["machine", "date", "commit", "benchmark", "env", "params"], kind="stable"
-    )
+    keys = ["machine", "date", "commit", "benchmark", "env"]
+    try:
+        # Sizes in numeric order (16 before 256), which the params text is not.
+        frame = frame.sort_values([*keys, *param_columns], kind="stable", na_position="first")
+    except TypeError:  # a parameter mixing types across benchmarks
+        frame = frame.sort_values([*keys, "params"], kind="stable")
     return frame.reset_index(drop=True)
 
 
