@@ -136,10 +136,6 @@ def _state(config: pytest.Config) -> ConformanceRun | None:
     return config.stash.get(_STATE, None)
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 def _in_checks(path: Path) -> bool:
     return CHECKS_DIR in Path(path).resolve().parents
 
