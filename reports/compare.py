@@ -1,14 +1,16 @@
 """Changes between two revisions (commits or machines), regressions flagged.
 
 A result is a regression when it got worse by more than ``threshold``
-(0.10 = 10 %) in the direction its unit says is worse: slower for times and
-ns per element, lower for GB/s and speed-ups.
+(0.10 = 10 %) in the direction its unit says is worse (slower for times and
+ns per element, lower for GB/s and speed-ups) and asv's 99 % confidence
+intervals of the two sides, where both exist, do not overlap.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -20,6 +22,9 @@ from reports.units import format_value, higher_is_better
 REGRESSED = "regressed"
 IMPROVED = "improved"
 UNCHANGED = "unchanged"
+#: Beyond the threshold, but the two 99 % confidence intervals overlap: asv's
+#: own rule (``asv continuous``) for a difference it cannot call real.
+NOISE = "within noise"
 NOT_COMPARABLE = "not comparable"
 
 
@@ -85,10 +90,8 @@ def compare(
             fix="compare revisions that ran the same benchmarks (see results.csv for what each has)",
         )
     table["ratio"] = table["value_b"] / table["value_a"]
-    table["change"] = [
-        _classify(r, u, threshold) for r, u in zip(table["ratio"], table["unit"], strict=True)
-    ]
-    order = {REGRESSED: 0, IMPROVED: 1, UNCHANGED: 2, NOT_COMPARABLE: 3}
+    table["change"] = [_classify(row, threshold) for row in table.to_dict("records")]
+    order = {REGRESSED: 0, IMPROVED: 1, NOISE: 2, UNCHANGED: 3, NOT_COMPARABLE: 4}
     table = table.sort_values(
         by=["change", "benchmark", "params"],
         key=lambda s: s.map(order) if s.name == "change" else s,
@@ -98,19 +101,34 @@ def compare(
 
 def _side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     ok = rows[rows["status"] == STATUS_OK]
-    side = ok[[*keys, "value", "commit", "version_mismatch"]].drop_duplicates(keys, keep="last")
-    return side.rename(columns={"commit": "commit", "version_mismatch": "edited"})
+    columns = [*keys, "value", "ci_99_a", "ci_99_b", "commit", "version_mismatch"]
+    side = ok[columns].drop_duplicates(keys, keep="last")
+    return side.rename(columns={"version_mismatch": "edited"})
 
 
-def _classify(ratio: float, unit: str | None, threshold: float) -> str:
+def _classify(row: dict[str, Any], threshold: float) -> str:
+    ratio = row["ratio"]
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return NOT_COMPARABLE
-    worse = 1 / ratio if higher_is_better(unit) else ratio
-    if worse > 1 + threshold:
-        return REGRESSED
-    if worse < 1 / (1 + threshold):
-        return IMPROVED
-    return UNCHANGED
+    worse = 1 / ratio if higher_is_better(row["unit"]) else ratio
+    if 1 / (1 + threshold) <= worse <= 1 + threshold:
+        return UNCHANGED
+    if _intervals_overlap(row):
+        return NOISE
+    return REGRESSED if worse > 1 else IMPROVED
+
+
+def _intervals_overlap(row: dict[str, Any]) -> bool:
+    """Whether both sides have a 99 % confidence interval and they overlap.
+
+    Without intervals (one sample, or a ``track_`` value) only the threshold
+    decides, as in asv.
+    """
+    bounds = [row.get(k) for k in ("ci_99_a_a", "ci_99_b_a", "ci_99_a_b", "ci_99_b_b")]
+    if any(b is None or not math.isfinite(b) for b in bounds):
+        return False
+    low_a, high_a, low_b, high_b = bounds
+    return bool(high_a >= low_b and low_a <= high_b)
 
 
 def comparison_markdown(comparison: Comparison) -> str:
@@ -119,10 +137,12 @@ def comparison_markdown(comparison: Comparison) -> str:
     lines = [
         f"## Changes from `{comparison.rev_a}` to `{comparison.rev_b}`",
         "",
-        f"Threshold: a change worse than {comparison.threshold:.0%} is a regression "
-        "(slower for times, lower for GB/s and speed-ups). "
+        f"A change worse than {comparison.threshold:.0%} is a regression (slower for times, "
+        "lower for GB/s and speed-ups) unless the two 99% confidence intervals overlap "
+        "(then it is 'within noise', as asv judges it). "
         + ", ".join(
-            f"{counts.get(k, 0)} {k}" for k in (REGRESSED, IMPROVED, UNCHANGED, NOT_COMPARABLE)
+            f"{counts.get(k, 0)} {k}"
+            for k in (REGRESSED, IMPROVED, NOISE, UNCHANGED, NOT_COMPARABLE)
         )
         + ".",
         "",

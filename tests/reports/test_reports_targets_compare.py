@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from reports import catalog, targets
-from reports.compare import IMPROVED, REGRESSED, UNCHANGED, compare
+from reports.compare import IMPROVED, NOISE, REGRESSED, UNCHANGED, compare
 from reports.errors import ReportInputError
 from reports.units import format_seconds, higher_is_better
 
@@ -28,6 +28,8 @@ def _row(benchmark: str, value: float, *, unit: str = "seconds", kind: str = "ti
         "machine": params.pop("machine", "m1"),
         "env": "existing",
         "version_mismatch": False,
+        "ci_99_a": params.pop("ci_99_a", float("nan")),
+        "ci_99_b": params.pop("ci_99_b", float("nan")),
     }
     base["params"] = ", ".join(f"{k}={v}" for k, v in params.items())
     return {**base, **params}
@@ -156,6 +158,19 @@ def test_compare_directions_and_threshold():
     assert table.loc["t.T.time_y", "change"] == UNCHANGED
     relaxed = compare(frame, "aaaa", "bbbb", threshold=0.25)
     assert relaxed.regressions.empty
+
+
+def test_a_slowdown_inside_overlapping_confidence_intervals_is_noise():
+    a, b = "a" * 40, "b" * 40
+    frame = _frame(
+        _row("t.T.time_x", 1.0, commit=a, ci_99_a=0.8, ci_99_b=1.3),
+        _row("t.T.time_x", 1.2, commit=b, ci_99_a=1.1, ci_99_b=1.4),  # overlaps A's
+        _row("t.T.time_y", 1.0, commit=a, ci_99_a=0.95, ci_99_b=1.05),
+        _row("t.T.time_y", 1.2, commit=b, ci_99_a=1.15, ci_99_b=1.25),  # apart: real
+    )
+    table = compare(frame, "aaaa", "bbbb").table.set_index("benchmark")
+    assert table.loc["t.T.time_x", "change"] == NOISE
+    assert table.loc["t.T.time_y", "change"] == REGRESSED
 
 
 def test_compare_without_shared_results_is_bad_input():
