@@ -76,6 +76,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "spec_type(name): the spec type (or 'module') a conformance check is about"
     )
+    config.addinivalue_line(
+        "markers",
+        "spec_revisions(*names): the spec revisions whose behaviour a conformance check "
+        "encodes (skipped for a backend targeting another; unmarked checks apply to all)",
+    )
     if _asked_for_suite(config):
         _activate(config)
         # A check module that cannot be collected is one error in the report, and the
@@ -195,6 +200,14 @@ def _spec_type_of(node: pytest.Item) -> str:
     return str(marker.args[0])
 
 
+def revision_skip_reason(node: pytest.Item, revision: str) -> str | None:
+    """Why a check written for other spec revisions does not run; None when it applies."""
+    marker = node.get_closest_marker("spec_revisions")
+    if marker is None or revision in marker.args:
+        return None
+    return f"written for spec revision(s) {', '.join(marker.args)}; the backend targets {revision}"
+
+
 def canonical_nodeid(item: pytest.Item) -> str:
     """``conformance/checks/<module>::<test>``, whatever the rootdir and install location."""
     relative = Path(item.path).resolve().relative_to(PACKAGE_DIR).as_posix()
@@ -304,6 +317,9 @@ class ConformanceRun:
                 ("conformance.check", f"{name}[{variant}]" if variant else name),
                 ("conformance.device", device),
             ]
+            reason = revision_skip_reason(item, self.backend.spec_revision)
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
             for entry in self.xfails:
                 if entry.matches(nodeid, item.nodeid):
                     matched.add(entry.nodeid)

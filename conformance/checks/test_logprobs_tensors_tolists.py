@@ -13,7 +13,8 @@ from conformance.checks._samples import sample_tensors
 from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on
 from conformance.invariants import Members
 
-pytestmark = pytest.mark.spec_type("LogprobsTensors")
+# Python lists from tolists(); later vLLM releases return numpy arrays.
+pytestmark = [pytest.mark.spec_type("LogprobsTensors"), pytest.mark.spec_revisions("2025.10")]
 
 LIST_FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks", "cu_num_generated_tokens")
 
