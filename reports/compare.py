@@ -159,7 +159,8 @@ def comparison_markdown(comparison: Comparison) -> str:
             ("**REGRESSED**" if row.change == REGRESSED else row.change),
             *([row.machine] if has_machine else []),
             f"`{row.benchmark}`",
-            row.params or "",
+            # The backend is the same on both sides of a run's comparison.
+            ", ".join(p for p in (row.params or "").split(", ") if not p.startswith("backend=")),
             format_value(row.value_a, row.unit),
             format_value(row.value_b, row.unit),
             f"{row.ratio:.2f}x",

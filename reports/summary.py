@@ -51,6 +51,7 @@ def render(data: SummaryInput) -> str:
         data.comparison.to_markdown() if data.comparison is not None else "",
         _plots_section(data.plots),
         _latency_section(data.current),
+        _memory_section(data.current),
         _problems_section(data.current),
         _notes(),
     ]
@@ -110,6 +111,21 @@ def _header(data: SummaryInput) -> str:
 
 def _target_verdicts(current: pd.DataFrame) -> list[tuple[catalog.RatioTarget, pd.DataFrame]]:
     return [(t, targets.verdicts(targets.measurements(current, t), t)) for t in catalog.TARGETS]
+
+
+def _missing_shapes(current: pd.DataFrame, target: catalog.RatioTarget, limit: int = 12) -> str:
+    """Every shape that misses the target, worst first: what to work on."""
+    measured = targets.measurements(current, target)
+    missing = measured[~measured["passed"].astype(bool)]
+    if missing.empty:
+        return ""
+    missing = missing.sort_values("ratio", ascending=target.higher_is_better)
+    items = [
+        f"{r['shape']} on {r['device']}@{r['machine']}: {_fmt_ratio(r['ratio'])}"
+        for r in missing.head(limit).to_dict("records")
+    ]
+    more = f"; and {len(missing) - limit} more" if len(missing) > limit else ""
+    return "Shapes missing it, worst first: " + "; ".join(items) + more + ".\n"
 
 
 def _verdict(data: SummaryInput) -> str:
@@ -213,6 +229,9 @@ def _targets_section(current: pd.DataFrame) -> str:
                 ),
             )
         )
+        missing = _missing_shapes(current, target)
+        if missing:
+            lines.append(missing)
     return "\n".join(lines)
 
 
@@ -352,6 +371,27 @@ def _latency_section(current: pd.DataFrame) -> str:
         ]
         blocks.append(f"### `{benchmark}`\n\n" + _table(head_cells or ["value"], body))
     return "\n".join(blocks)
+
+
+def _memory_section(current: pd.DataFrame) -> str:
+    """asv's peakmem_ benchmarks: peak resident memory of the process, in bytes."""
+    rows = current[(current["type"] == "peakmemory") & (current["status"] == STATUS_OK)]
+    if rows.empty:
+        return ""
+    body = [
+        (
+            r["machine"],
+            r["device"],
+            f"`{_short(r['benchmark'])}`",
+            _shape(r),
+            format_bytes(r["value"]),
+        )
+        for r in rows.to_dict("records")
+    ]
+    return (
+        "## Peak memory\n\nPeak resident memory of the benchmark process (asv `peakmem_`), which includes the interpreter and torch.\n\n"
+        + _table(("machine", "device", "benchmark", "shape", "peak memory"), body)
+    )
 
 
 def _latency_cell(record: dict[str, Any]) -> str:
