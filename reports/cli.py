@@ -19,7 +19,7 @@ from reports.compare import Comparison, compare
 from reports.conformance_loader import load_conformance
 from reports.errors import ReportInputError
 from reports.output import atomic_folder
-from reports.selection import latest_per_machine, select
+from reports.selection import latest_per_machine, one_environment, select
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -126,7 +126,7 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
     conformance = load_conformance(args.conformance) if args.conformance else None
     if args.machine or args.commit:
         current = select(frame, machine=args.machine, commit=args.commit, source=source)
-        current = latest_per_machine(current) if not args.commit else current
+        current = latest_per_machine(current) if not args.commit else one_environment(current)
     else:
         current = latest_per_machine(frame)
     comparison = (

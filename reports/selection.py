@@ -23,8 +23,24 @@ def latest_per_machine(frame: pd.DataFrame) -> pd.DataFrame:
     keep = []
     for _, rows in frame.groupby("machine", sort=True):
         order = rows.sort_values(["date", "commit"], kind="stable")
-        keep.append(rows[rows["commit"] == order["commit"].iloc[-1]])
+        keep.append(one_environment(rows[rows["commit"] == order["commit"].iloc[-1]]))
     return pd.concat(keep, ignore_index=True)
+
+
+def one_environment(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one environment per machine and commit.
+
+    A commit benchmarked both in the current interpreter and in an asv
+    virtualenv (``asv continuous``) has two result sets; tables keyed by
+    machine and device can show one, so take the one with most results.
+    """
+    keep = []
+    for _, group in rows.groupby(["machine", "commit"], sort=True):
+        if group["env"].nunique() > 1:
+            ok = group[group["status"] == "ok"].groupby("env").size()
+            group = group[group["env"] == ok.sort_index().idxmax()] if not ok.empty else group
+        keep.append(group)
+    return pd.concat(keep, ignore_index=True) if keep else rows
 
 
 def select(

@@ -86,6 +86,7 @@ def _header(data: SummaryInput) -> str:
             (
                 machine,
                 f"`{commit[:10]}`",
+                f"`{group['env'].iloc[0]}`",
                 date.strftime("%Y-%m-%d") if not pd.isna(date) else "-",
                 ", ".join(sorted(group.loc[group["status"] == STATUS_OK, "device"].unique()))
                 or "-",
@@ -98,6 +99,7 @@ def _header(data: SummaryInput) -> str:
             (
                 "machine",
                 "commit",
+                "environment",
                 "commit date",
                 "devices measured",
                 "host",

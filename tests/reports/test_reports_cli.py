@@ -315,3 +315,26 @@ def test_commit_option_describes_that_commit(asv_project, tmp_path):
     assert f"`{asv_project.commit_2[:10]}`" not in text
     # The benchmark edited after commit 1 is flagged where its numbers appear.
     assert "(edited)" in text and "edited since they ran" in text
+
+
+def test_a_commit_run_in_two_environments_is_summarised_from_one(
+    results_copy, asv_project, tmp_path
+):
+    source = next((results_copy / "m1").glob(f"{asv_project.commit_2[:8]}-*.json"))
+    data = json.loads(source.read_text())
+    data["env_name"] = "virtualenv-py3.11-torch"
+    # The second environment ran only time_plain.
+    data["results"] = {"bench_tiny.time_plain": data["results"]["bench_tiny.time_plain"]}
+    (results_copy / "m1" / f"{asv_project.commit_2[:8]}-virtualenv-py3.11-torch.json").write_text(
+        json.dumps(data)
+    )
+    out = tmp_path / "out"
+    assert _run("--results", results_copy, "--out", out) == EXIT_OK
+    frame = pd.read_csv(out / "results.csv")
+    assert set(frame.loc[frame["machine"] == "m1", "env"]) == {
+        source.name[9:-5],
+        "virtualenv-py3.11-torch",
+    }
+    text = (out / "summary.md").read_text(encoding="utf-8")
+    assert "virtualenv-py3.11-torch" not in text  # the fuller environment is described
+    assert f"| m1 | `{asv_project.commit_2[:10]}` | `{source.name[9:-5]}` |" in text
