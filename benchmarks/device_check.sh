@@ -12,10 +12,11 @@
 # are installed from that folder first, offline.
 #
 # Steps, each with its own time limit (seconds, overridable by environment), so
-# the whole check fits in ~8 minutes:
+# the whole check fits in ~8 minutes (limits below):
 #   env         python, torch, devices, nvidia-smi            -> OUT/env.txt
-#   bench       asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
-#               (host-only benchmarks run too: they have no device parameter)
+#   bench-*     asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
+#               in three groups: transfer, padding, and the host-only benchmarks
+#               (tolists, slice, empty_cpu: no device parameter, they run on CPU)
 #   publish     asv publish                                    -> OUT/html
 #   conformance python -m conformance --backend $OUTPUTS_BACKEND (default reference)
 #                                                              -> OUT/conformance.json
@@ -23,7 +24,10 @@
 # OUT/logs/ holds each step's log, OUT/asv-results a copy of .asv/results and
 # OUT/status.txt one line per step.  Exit status: 0 only if every step passed.
 # Set OUTPUTS_BENCH_DEVICES to benchmark other devices (default: cuda), or
-# BENCH_ARGS to pass asv options (e.g. BENCH_ARGS="-b transfer").
+# BENCH_ARGS to run one asv run with those options instead (e.g. BENCH_ARGS="-b transfer").
+# Limits: ENV_LIMIT 30, BENCH_TRANSFER_LIMIT 150, BENCH_PADDING_LIMIT 100,
+# BENCH_HOST_LIMIT 100 (BENCH_LIMIT 300 with BENCH_ARGS), PUBLISH_LIMIT 45,
+# CONFORMANCE_LIMIT 120, REPORT_LIMIT 60: ~4-5 minutes in practice, ~10 at worst.
 set -uo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -83,27 +87,41 @@ if ! git rev-parse HEAD >/dev/null 2>&1; then
 fi
 COMMIT="$(git rev-parse HEAD)"
 
-step env "${ENV_LIMIT:-60}" bash -c "
+step env "${ENV_LIMIT:-30}" bash -c "
     echo commit $COMMIT; echo backend \$OUTPUTS_BACKEND; echo devices \$OUTPUTS_BENCH_DEVICES
     '$PYTHON' -c 'import sys, torch, numpy; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.device_count()); print(\"numpy\", numpy.__version__); [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]'
     nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
 
 # --- benchmarks ----------------------------------------------------------------------
 "$PYTHON" -m asv machine --yes >"$OUT/logs/asv-machine.log" 2>&1
-# shellcheck disable=SC2086  # BENCH_ARGS is a list of options
-step bench "${BENCH_LIMIT:-270}" "$PYTHON" -m asv run --python=same \
-    --set-commit-hash="$COMMIT" --show-stderr ${BENCH_ARGS:-}
+# asv saves a run's results only when it ends (merging them with earlier runs of
+# the same commit), so the suite runs in three groups: a group that times out
+# loses only its own results.
+bench() {
+    local name="$1" limit="$2"
+    shift 2
+    step "$name" "$limit" "$PYTHON" -m asv run --python=same \
+        --set-commit-hash="$COMMIT" --show-stderr "$@"
+}
+if [[ -n "${BENCH_ARGS:-}" ]]; then
+    # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
+    bench bench "${BENCH_LIMIT:-300}" ${BENCH_ARGS}
+else
+    bench bench-transfer "${BENCH_TRANSFER_LIMIT:-150}" -b '^transfer\.'
+    bench bench-padding "${BENCH_PADDING_LIMIT:-100}" -b '^padding\.'
+    bench bench-host "${BENCH_HOST_LIMIT:-100}" -b '^(tolists|lists_slice|empty_cpu)\.'
+fi
 mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
-step publish "${PUBLISH_LIMIT:-60}" "$PYTHON" -m asv publish &&
+step publish "${PUBLISH_LIMIT:-45}" "$PYTHON" -m asv publish &&
     rm -rf "$OUT/html" && cp -r .asv/html "$OUT/html"
 
 # --- conformance ----------------------------------------------------------------------
-step conformance "${CONFORMANCE_LIMIT:-150}" "$PYTHON" -m conformance \
+step conformance "${CONFORMANCE_LIMIT:-120}" "$PYTHON" -m conformance \
     --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
 
 # --- report (the reports package may not be there yet) -------------------------------------
 if "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('reports.__main__') is None)" 2>/dev/null; then
-    step report "${REPORT_LIMIT:-90}" "$PYTHON" -m reports --results .asv/results \
+    step report "${REPORT_LIMIT:-60}" "$PYTHON" -m reports --results .asv/results \
         --out "$OUT/report"
 else
     echo "report: not available (no reports.__main__)" | tee -a "$OUT/status.txt"
