@@ -122,7 +122,7 @@ TARGETS = (
 #: ``num_logprobs + 1`` columns, plus one int64 rank (the sampler's dtype; spec
 #: section 4 of DESIGN).  Used to put transfers on a payload-bytes axis when a
 #: benchmark gives only its shape.
-def logprobs_payload_bytes(num_tokens: float, num_logprobs: float) -> float:
+def logprobs_payload_bytes(num_tokens: pd.Series, num_logprobs: pd.Series) -> pd.Series:
     return num_tokens * ((num_logprobs + 1) * (4 + 4) + 8)
 
 

@@ -124,9 +124,12 @@ def _intervals_overlap(row: dict[str, Any]) -> bool:
     Without intervals (one sample, or a ``track_`` value) only the threshold
     decides, as in asv.
     """
-    bounds = [row.get(k) for k in ("ci_99_a_a", "ci_99_b_a", "ci_99_a_b", "ci_99_b_b")]
-    if any(b is None or not math.isfinite(b) for b in bounds):
-        return False
+    bounds: list[float] = []
+    for key in ("ci_99_a_a", "ci_99_b_a", "ci_99_a_b", "ci_99_b_b"):
+        value = row.get(key)
+        if value is None or not math.isfinite(value):
+            return False
+        bounds.append(float(value))
     low_a, high_a, low_b, high_b = bounds
     return bool(high_a >= low_b and low_a <= high_b)
 

@@ -7,13 +7,16 @@ the fix; the command line turns it into one line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
 class ReportInputError(Exception):
     """Input the report cannot use, with the file at fault and how to fix it."""
 
-    def __init__(self, problem: str, *, path: str | Path | None = None, fix: str) -> None:
+    def __init__(
+        self, problem: str, *, path: str | os.PathLike[str] | None = None, fix: str
+    ) -> None:
         self.problem = problem
         self.path = Path(path) if path is not None else None
         self.fix = fix

@@ -30,7 +30,7 @@ from reports.units import TIME_UNITS
 DPI = 110
 
 
-COLOURS = plt.get_cmap("tab10").colors
+COLOURS = matplotlib.color_sequences["tab10"]
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P")
 

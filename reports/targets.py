@@ -82,8 +82,10 @@ def pairs(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                     ratio = subject_value / baseline_value
                     passed = ratio <= target.limit
                 machine, commit, device, shape_items = key
-                values = (machine, commit, device, shapes[key], subject_name, baseline_name)
-                values += (subject_value, baseline_value, ratio, bool(passed))
+                values = (
+                    *(machine, commit, device, shapes[key], subject_name, baseline_name),
+                    *(subject_value, baseline_value, ratio, bool(passed)),
+                )
                 # The shape's parameters as columns too, for plotting against them.
                 out.append({**dict(zip(PAIR_COLUMNS, values, strict=True)), **dict(shape_items)})
     return _frame(out)
@@ -128,9 +130,11 @@ def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         shape = ", ".join(f"{p}={record[p]}" for p in params if not pd.isna(record[p]))
         ratio = float(record["value"])
         passed = ratio >= target.limit if target.higher_is_better else ratio <= target.limit
-        values = (record["machine"], record["commit"], record["device"], shape or "(no parameters)")
-        values += (record["benchmark"], "(interleaved, same benchmark)", float("nan"), float("nan"))
-        values += (ratio, bool(passed))
+        values = (
+            *(record["machine"], record["commit"], record["device"], shape or "(no parameters)"),
+            *(record["benchmark"], "(interleaved, same benchmark)", float("nan"), float("nan")),
+            *(ratio, bool(passed)),
+        )
         shape_params = {p: record[p] for p in params if not pd.isna(record[p])}
         out.append({**dict(zip(PAIR_COLUMNS, values, strict=True)), **shape_params})
     return _frame(out)
