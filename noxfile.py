@@ -187,10 +187,15 @@ def suite(session: nox.Session) -> None:
     session.log("[2/3] benchmarks (asv, this checkout, every device present)")
     commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
     session.run("asv", "machine", "--yes")
+    # asv drops PYTHONPATH from the benchmark processes; a backend found through
+    # it (OUTPUTS_BACKEND=my_module) must reach them as ASV_PYTHONPATH.
+    asv_env = {}
+    if os.environ.get("PYTHONPATH") and not os.environ.get("ASV_PYTHONPATH"):
+        asv_env["ASV_PYTHONPATH"] = os.environ["PYTHONPATH"]
     # asv exits 2 when a benchmark failed; the report lists which.
     session.run(
         "asv", "run", "--python=same", f"--set-commit-hash={commit}", "--show-stderr",
-        success_codes=[0, 2],
+        success_codes=[0, 2], env=asv_env,
     )  # fmt: skip
 
     session.log("[3/3] report")

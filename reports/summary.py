@@ -177,6 +177,12 @@ def _verdict(data: SummaryInput) -> str:
                 else f"{PASS}, no regression beyond {data.comparison.threshold:.0%}"
             )
         )
+    failed = data.current[data.current["status"] == STATUS_FAILED]
+    if not failed.empty:
+        lines.append(
+            f"- Benchmarks: {FAIL}, {len(failed)} result(s) of {failed['benchmark'].nunique()} "
+            "benchmark(s) failed (listed under 'Skipped and failed')"
+        )
     edited = int(data.current["version_mismatch"].sum())
     if edited:
         lines.append(
@@ -424,7 +430,8 @@ def _conformance_section(conformance: pd.DataFrame | None) -> str:
         first = rows.iloc[0]
         counts = rows["outcome"].value_counts()
         lines.append(
-            f"Backend `{backend}` (module `{first['backend_module']}`, version {first['backend_version']}), "
+            f"Backend `{backend}` (module `{first['backend_module']}`, "
+            f"version {first['backend_version'] or 'unknown'}), "
             f"spec {first['spec_revision']}, suite {first['suite_version']}; "
             f"devices available: {first['devices_available'] or 'not recorded'}. Outcomes: "
             + ", ".join(f"{int(counts.get(o, 0))} {o}" for o in OUTCOMES)
@@ -474,12 +481,16 @@ def _problems_section(current: pd.DataFrame) -> str:
         lines.append("Nothing failed.")
     else:
         lines.append(
-            f"{len(failed)} result(s) FAILED (asv stored no value; see asv's output of that run):"
+            f"{len(failed)} result(s) FAILED (asv stored no value; its output of that run "
+            "says why, e.g. `asv run --show-stderr`):"
         )
         lines.append("")
-        lines += [
-            f"- `{r.benchmark}` ({r.params}) on {r.machine}" for r in failed.head(20).itertuples()
-        ]
+        for (machine, benchmark), group in failed.groupby(["machine", "benchmark"], sort=True):
+            devices = ", ".join(sorted(group["device"].unique()))
+            lines.append(
+                f"- `{benchmark}` on {machine}: {len(group)} parameter combination(s), "
+                f"device(s) {devices}"
+            )
     return "\n".join(lines) + "\n"
 
 
