@@ -134,7 +134,7 @@ def _verdict(data: SummaryInput) -> str:
     lines = ["## Verdict", ""]
     for target, verdict in _target_verdicts(data.current):
         if verdict.empty:
-            lines.append(f"- {target.title}: {NO_DATA} (no paired timings found)")
+            lines.append(f"- {target.title}: {NO_DATA} ({_why_no_data(data.current, target)})")
             continue
         ok = bool(verdict["passed"].all())
         where = "; ".join(
@@ -190,6 +190,20 @@ def _verdict(data: SummaryInput) -> str:
             "(`version_mismatch` in results.csv); re-run them before trusting the numbers."
         )
     return "\n".join(lines) + "\n"
+
+
+def _why_no_data(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
+    rows = target.family.rows(current)
+    if rows.empty:
+        return f"no benchmark matching `{target.family.pattern.pattern}` has results"
+    if not (rows["status"] == STATUS_OK).any():
+        if (rows["status"] == STATUS_FAILED).any():
+            return "its benchmarks failed"
+        return (
+            "its benchmarks were skipped everywhere, e.g. the backend provides no such "
+            "operation or the device is absent"
+        )
+    return "no paired timings found"
 
 
 def _fmt_ratio(value: float) -> str:
