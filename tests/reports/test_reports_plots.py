@@ -47,3 +47,14 @@ def test_missing_families_give_no_plot_and_no_data_in_the_summary(tmp_path):
     assert text.count("no data") >= 5  # 2 targets, GB/s, ns/element, 3 plots
     assert "`bandwidth.png`: no data" in text
     assert "| 1024 | 1.02 ms |" in text  # the latency table still has the slice numbers
+
+
+def test_the_summary_says_why_a_target_has_no_data():
+    frame = _slice_only()
+    text = summary.render(summary.SummaryInput(frame=frame, current=frame, results_dir="r"))
+    assert "no benchmark matching `unpad` has results" in text
+    skipped = frame.assign(
+        benchmark="padding.Unpad.track_unpad_speedup_over_vllm", status="skipped"
+    )
+    text = summary.render(summary.SummaryInput(frame=skipped, current=skipped, results_dir="r"))
+    assert "its benchmarks were skipped everywhere" in text
