@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogFormatter
 
 from reports import catalog, targets
 from reports.asv_loader import BASE_COLUMNS, STATUS_OK
@@ -128,10 +128,19 @@ def _join_label(name: str, extra: str) -> str:
     return name or extra
 
 
+def _finish_log_axes(ax: Axes) -> None:
+    """Plain tick labels on every log axis of ``ax``, once its data and limits are set."""
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale == "log":
+            _plain_log_ticks(axis)
+
+
 def _plain_log_ticks(axis: Any) -> None:
-    # "20" and "300" read faster than matplotlib's 2x10^1 on a log axis.
+    # "20" and "300" read faster than matplotlib's 2x10^1 on a log axis.  Minor
+    # ticks are labelled (a readable subset) only when the axis spans few
+    # decades, where the major ticks alone would leave one label or none.
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    axis.set_minor_formatter(NullFormatter())
+    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
 def _grid(
@@ -183,11 +192,11 @@ def latency(frame: pd.DataFrame, out: Path) -> Path | None:
         _draw_lines(ax, group, x, scale=1e6)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        _plain_log_ticks(ax.yaxis)
         ax.set_title(f"{klass} on {_where(machine, device, many)}")
         ax.set_xlabel(f"{x} (log scale)")
         ax.set_ylabel("median latency (µs, log scale)")
         ax.grid(True, which="both", alpha=0.3)
+        _finish_log_axes(ax)
         ax.legend(fontsize=6, loc="upper left")
     return _save(fig, out / "latency.png")
 
@@ -242,6 +251,7 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
         ax.set_xlabel("payload (bytes, log scale)" if is_bytes else f"{x} (log scale)")
         ax.set_ylabel("achieved GB/s")
         ax.grid(True, which="both", alpha=0.3)
+        _finish_log_axes(ax)
         ax.legend(fontsize=7, loc="upper left")
     return _save(fig, out / "bandwidth.png")
 
@@ -272,11 +282,11 @@ def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
         # Log: one-token batches cost hundreds of ns per element (fixed
         # overhead), large ones tens; both must stay readable.
         ax.set_yscale("log")
-        _plain_log_ticks(ax.yaxis)
         ax.set_title(f"tolists() cost per element on {_where(machine, device, many)}")
         ax.set_xlabel(f"batch size: {x} (log scale)")
         ax.set_ylabel("ns per element (log scale)")
         ax.grid(True, which="both", alpha=0.3)
+        _finish_log_axes(ax)
         ax.legend(fontsize=7, loc="upper right")
     return _save(fig, out / "tolists_ns_per_element.png")
 
@@ -312,6 +322,7 @@ def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
         ax.set_title(f"unpad speed-up over vLLM's mask-per-row on {_where(machine, device, many)}")
         ax.set_ylabel("speed-up (x, higher is better)")
         ax.grid(True, which="both", alpha=0.3)
+        _finish_log_axes(ax)
         ax.legend(fontsize=7, loc="best")
     return _save(fig, out / "unpad_speedup.png")
 
