@@ -84,7 +84,7 @@ def _draw_lines(
 ) -> int:
     """One line per ``by`` value (a colour) and per combination of the other
     varying parameters (a line style), against ``x``; returns how many were drawn."""
-    split = _varying(rows, {"backend", "device", x, *exclude})
+    split = _varying(rows, {"backend", "device", x, by, *exclude})
     combos = sorted(
         {tuple(r) for r in rows[split].itertuples(index=False)} if split else {()},
         key=lambda combo: tuple(_natural(v) for v in combo),
@@ -223,7 +223,11 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
     fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
     low, high = catalog.PINNED_D2H_GBPS
     for ax, ((machine, device), group) in zip(axes, panels, strict=True):
-        _draw_lines(ax, group, x, exclude=exclude, label=_method_label)
+        # A colour per transfer method when the benchmark has that parameter.
+        by = (
+            "method" if "method" in group.columns and group["method"].notna().any() else "benchmark"
+        )
+        _draw_lines(ax, group, x, by=by, exclude=exclude, label=_method_label)
         if device != "cpu":  # a host-to-host copy crosses no link
             ax.axhline(
                 catalog.LINK_LIMIT_GBPS,
@@ -248,17 +252,29 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
         ax.set_xscale("log")
         ax.set_ylim(bottom=0)
         ax.set_title(f"Device-to-host bandwidth on {_where(machine, device, many)}")
-        ax.set_xlabel("payload (bytes, log scale)" if is_bytes else f"{x} (log scale)")
+        ax.set_xlabel("payload (log scale)" if is_bytes else f"{x} (log scale)")
         ax.set_ylabel("achieved GB/s")
         ax.grid(True, which="both", alpha=0.3)
         _finish_log_axes(ax)
+        if is_bytes:
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _si_bytes(value)))
         ax.legend(fontsize=7, loc="upper left")
     return _save(fig, out / "bandwidth.png")
 
 
-def _method_label(benchmark: str) -> str:
+def _si_bytes(value: float) -> str:
+    """Tick label for a payload: 1 kB, 10 MB (decimal, as GB/s is)."""
+    for scale, suffix in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if value >= scale:
+            return f"{value / scale:g} {suffix}"
+    return f"{value:g} B"
+
+
+def _method_label(name: str) -> str:
     # Bandwidth lines differ by their method parameter; the benchmark name is noise.
-    return "" if benchmark.endswith("track_bandwidth") else _short_name(benchmark)
+    if name.endswith("track_bandwidth"):
+        return ""
+    return f"method={name}" if "." not in name else _short_name(name)
 
 
 def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
