@@ -58,3 +58,46 @@ def test_the_summary_says_why_a_target_has_no_data():
     )
     text = summary.render(summary.SummaryInput(frame=skipped, current=skipped, results_dir="r"))
     assert "its benchmarks were skipped everywhere" in text
+
+
+def _gpu_bandwidth() -> pd.DataFrame:
+    rows = []
+    for method, peak in (("pinned", 52.0), ("cpu", 26.0)):
+        for tokens in (1, 256, 65536):
+            rows.append(
+                {
+                    **dict.fromkeys(BASE_COLUMNS),
+                    "benchmark": "transfer.TransferBandwidth.track_bandwidth",
+                    "device": "cuda",
+                    "value": peak * tokens / 65536,
+                    "unit": "GB/s",
+                    "status": "ok",
+                    "type": "track",
+                    "params": f"num_tokens={tokens}, num_logprobs=20, method='{method}'",
+                    "commit": "a" * 40,
+                    "date": pd.Timestamp("2025-10-01", tz="UTC"),
+                    "machine": "h100",
+                    "env": "existing",
+                    "version_mismatch": False,
+                    "num_tokens": tokens,
+                    "num_logprobs": 20,
+                    "method": method,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_gpu_bandwidth_is_held_against_the_link_limit(tmp_path):
+    frame = _gpu_bandwidth()
+    path = plots.bandwidth(frame, tmp_path)
+    assert path is not None and path.stat().st_size > 20_000
+    text = summary.render(summary.SummaryInput(frame=frame, current=frame, results_dir="r"))
+    # 52 GB/s of 63 is 83 % of the link; 65536 tokens x (21 x 8 + 8) bytes = 11 MiB.
+    assert (
+        "| h100 | cuda | `TransferBandwidth.track_bandwidth` method=pinned | 52.00 | 11 MiB | 83% |"
+        in text
+    )
+    assert (
+        "Best device-to-host transfer: 52.0 GB/s on cuda@h100 = 83% of the PCIe Gen5 x16 limit"
+        in text
+    )
