@@ -149,11 +149,17 @@ SUITE_OUT = ROOT / "suite-out"
 def report(session: nox.Session) -> None:
     """Tables and plots from existing asv results: ``nox -s report -- [python -m reports options]``.
 
-    Without options: ``.asv/results`` -> ``reports-out/``.  ``nox -s report -- --help``
-    lists the options (``--compare REV_A REV_B`` exits 1 on a regression, for CI).
+    Without options: ``.asv/results`` (and the reports ``nox -s conformance`` left in
+    ``.conformance/``) -> ``reports-out/``.  ``nox -s report -- --help`` lists the
+    options (``--compare REV_A REV_B`` exits 1 on a regression, for CI).
     """
     install_project(session, "reports")
-    args = session.posargs or ["--results", ".asv/results", "--out", str(REPORT_OUT)]
+    args = session.posargs
+    if not args:
+        args = ["--results", ".asv/results", "--out", str(REPORT_OUT)]
+        conformance_reports = sorted(str(p) for p in ROOT.glob(".conformance/report-*.json"))
+        if conformance_reports:
+            args += ["--conformance", *conformance_reports]
     session.run("python", "-m", "reports", *args)
 
 
