@@ -338,3 +338,15 @@ def test_a_commit_run_in_two_environments_is_summarised_from_one(
     text = (out / "summary.md").read_text(encoding="utf-8")
     assert "virtualenv-py3.11-torch" not in text  # the fuller environment is described
     assert f"| m1 | `{asv_project.commit_2[:10]}` | `{source.name[9:-5]}` |" in text
+
+
+def test_reports_imports_none_of_the_other_packages():
+    # DESIGN section 2: reports reads files; it never imports reference,
+    # conformance or benchmarks (nor torch, which they bring).
+    code = (
+        "import sys, reports, reports.cli;"
+        "print(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in {'reference', 'conformance', 'benchmarks', 'torch'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
