@@ -222,7 +222,8 @@ def _conformance_problems(report: Path) -> list[str]:
     if not report.is_file():
         return [f"conformance wrote no report at {report}"]
     summary = json.loads(report.read_text(encoding="utf-8")).get("summary", {})
-    bad = sum(int(summary.get(key, 0) or 0) for key in ("failed", "errors"))
+    # A strict xpass (an expected failure that now passes) fails the run too.
+    bad = sum(int(summary.get(key, 0) or 0) for key in ("failed", "errors", "xpassed"))
     return [f"conformance: {bad} check(s) failed"] if bad else []
 
 
