@@ -2,6 +2,7 @@
 
     nox -s tests          the project's own tests (pytest -n auto)
     nox -s lint           ruff
+    nox -s typecheck      mypy over reference, conformance, reports
     nox -s conformance    the conformance suite against reference (and vllm if installed)
     nox -s bench          record asv benchmarks of the current checkout
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
@@ -66,6 +67,13 @@ def lint(session: nox.Session) -> None:
         session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy over the installed packages (reference, conformance, reports)."""
+    install_project(session, "lint", "reports")
+    session.run("mypy", "reference", "conformance", "reports")
 
 
 @nox.session(python=PYTHON)

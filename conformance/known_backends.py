@@ -37,7 +37,8 @@ def reference_backend() -> Backend:
 def vllm_backend(module: ModuleType | None = None) -> Backend:
     """vLLM's own ``vllm.v1.outputs`` (its types only; vLLM exports no standalone producers)."""
     if module is None:
-        import vllm.v1.outputs as module  # only when vLLM is asked for
+        # Imported only when vLLM is asked for.
+        module = importlib.import_module("vllm.v1.outputs")
     return Backend(
         name="vllm",
         module=module,

@@ -52,7 +52,7 @@ class Results:
         self.records: dict[str, TestRecord] = {}
 
     def add_report(self, report: pytest.TestReport) -> None:
-        props = {
+        props: dict[str, Any] = {
             key[len(PROPERTY_PREFIX) :]: value
             for key, value in report.user_properties
             if isinstance(key, str) and key.startswith(PROPERTY_PREFIX)
@@ -128,7 +128,7 @@ def _skip_text(report: pytest.TestReport) -> str:
     return text.removeprefix("Skipped: ")
 
 
-def failure_text(report: pytest.TestReport) -> str:
+def failure_text(report: pytest.TestReport | pytest.CollectReport) -> str:
     longrepr = report.longrepr
     crash = getattr(longrepr, "reprcrash", None)
     text = crash.message if crash is not None else str(longrepr)

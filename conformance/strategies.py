@@ -99,7 +99,7 @@ def logprobs_tensors_cases(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def kv_connector_fields(draw: st.DrawFn) -> dict[str, Any]:
     """Keyword arguments for KVConnectorOutput: each field None, empty or filled."""
-    req_sets = st.one_of(
+    req_sets: st.SearchStrategy[set[str] | None] = st.one_of(
         st.none(),
         st.just(set()),
         st.sets(st.text("abc", min_size=1, max_size=3), min_size=1, max_size=3),

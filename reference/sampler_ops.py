@@ -9,6 +9,7 @@ cross the tensor/Python boundary once per batch rather than once per row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import accumulate, chain
 
 import numpy as np
@@ -71,7 +72,7 @@ def pad_sampled_token_ids(
     return torch.from_numpy(padded).to(device)
 
 
-def _flatten_token_ids(rows: list[list[int]], total: int) -> np.ndarray:
+def _flatten_token_ids(rows: Sequence[Sequence[int]], total: int) -> np.ndarray:
     if total == 0:
         return np.empty(0, dtype=np.int64)
     # Let numpy infer the dtype: a float or a non-number anywhere shows up as a
@@ -89,7 +90,7 @@ def _flatten_token_ids(rows: list[list[int]], total: int) -> np.ndarray:
     return flat
 
 
-def _raise_for_first_non_int(rows: list[list[int]]) -> None:
+def _raise_for_first_non_int(rows: Sequence[Sequence[int]]) -> None:
     for i, row in enumerate(rows):
         for j, tok in enumerate(row):
             if isinstance(tok, bool) or not isinstance(tok, (int, np.integer)):
