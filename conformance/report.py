@@ -172,11 +172,18 @@ def write(report: dict[str, Any], path: str | Path) -> Path:
 
 
 def table(results: Results) -> list[str]:
-    """Lines of the spec type x device table (``-`` for device-independent checks)."""
+    """Lines of the spec type x device table (``-`` for device-independent checks).
+
+    The last column says why checks were skipped, so "the backend does not declare
+    this device" and "declared, but not on this machine" stay apart on screen too.
+    """
     cells: dict[tuple[str, str], Counter[str]] = {}
+    causes: dict[tuple[str, str], set[str]] = {}
     for record in results.records.values():
         key = (record.spec_type, record.device or "-")
         cells.setdefault(key, Counter())[record.outcome] += 1
+        if record.outcome == "skipped":
+            causes.setdefault(key, set()).add(record.skip_cause or "other")
     if not cells:
         return []
     shown = [
@@ -186,8 +193,11 @@ def table(results: Results) -> list[str]:
     ]
     width = max(len("spec type"), *(len(k[0]) for k in cells))
     head = f"{'spec type':<{width}}  {'device':<6}" + "".join(f" {o:>8}" for o in shown)
+    head += "  skipped because"
     lines = [head, "-" * len(head)]
     for key in sorted(cells):
         counts = cells[key]
-        lines.append(f"{key[0]:<{width}}  {key[1]:<6}" + "".join(f" {counts[o]:>8}" for o in shown))
+        row = f"{key[0]:<{width}}  {key[1]:<6}" + "".join(f" {counts[o]:>8}" for o in shown)
+        because = ", ".join(sorted(causes.get(key, ())))
+        lines.append(f"{row}  {because}".rstrip())
     return lines

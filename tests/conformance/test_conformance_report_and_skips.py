@@ -26,6 +26,10 @@ def test_undeclared_and_absent_devices_are_told_apart(tmp_path) -> None:
     assert cuda["skip_cause"] == "device-not-declared"
     assert "not declared by the backend" in cuda["message"]
     assert by_device[("is_a_tuple_of_its_three_tensors", "cpu")]["outcome"] == "passed"
+    # The terminal table keeps the two causes apart as well.
+    table_rows = [line.split() for line in run.output.splitlines() if line.startswith("Logprobs")]
+    assert ["LogprobsTensors", "cuda", "0", "0", "4", "device-not-declared"] in table_rows
+    assert ["LogprobsTensors", "cpu", "4", "0", "0"] in table_rows
 
 
 def test_declared_device_missing_here_is_its_own_skip_cause(tmp_path) -> None:
