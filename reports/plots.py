@@ -128,6 +128,16 @@ def _join_label(name: str, extra: str) -> str:
     return name or extra
 
 
+def _label(ax: Axes, *, title: str, ylabel: str, xlabel: str | None = None) -> None:
+    """Title, axis labels, grid and readable log ticks: the last touch of every panel."""
+    ax.set_title(title)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    _finish_log_axes(ax)
+
+
 def _finish_log_axes(ax: Axes) -> None:
     """Plain tick labels on every log axis of ``ax``, once its data and limits are set."""
     for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
@@ -192,11 +202,12 @@ def latency(frame: pd.DataFrame, out: Path) -> Path | None:
         _draw_lines(ax, group, x, scale=1e6)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(f"{klass} on {_where(machine, device, many)}")
-        ax.set_xlabel(f"{x} (log scale)")
-        ax.set_ylabel("median latency (µs, log scale)")
-        ax.grid(True, which="both", alpha=0.3)
-        _finish_log_axes(ax)
+        _label(
+            ax,
+            title=f"{klass} on {_where(machine, device, many)}",
+            xlabel=f"{x} (log scale)",
+            ylabel="median latency (µs, log scale)",
+        )
         ax.legend(fontsize=6, loc="upper left")
     return _save(fig, out / "latency.png")
 
@@ -251,11 +262,12 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
             )
         ax.set_xscale("log")
         ax.set_ylim(bottom=0)
-        ax.set_title(f"Device-to-host bandwidth on {_where(machine, device, many)}")
-        ax.set_xlabel("payload (log scale)" if is_bytes else f"{x} (log scale)")
-        ax.set_ylabel("achieved GB/s")
-        ax.grid(True, which="both", alpha=0.3)
-        _finish_log_axes(ax)
+        _label(
+            ax,
+            title=f"Device-to-host bandwidth on {_where(machine, device, many)}",
+            xlabel="payload (log scale)" if is_bytes else f"{x} (log scale)",
+            ylabel="achieved GB/s",
+        )
         if is_bytes:
             ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _si_bytes(value)))
         ax.legend(fontsize=7, loc="upper left")
@@ -298,11 +310,12 @@ def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
         # Log: one-token batches cost hundreds of ns per element (fixed
         # overhead), large ones tens; both must stay readable.
         ax.set_yscale("log")
-        ax.set_title(f"tolists() cost per element on {_where(machine, device, many)}")
-        ax.set_xlabel(f"batch size: {x} (log scale)")
-        ax.set_ylabel("ns per element (log scale)")
-        ax.grid(True, which="both", alpha=0.3)
-        _finish_log_axes(ax)
+        _label(
+            ax,
+            title=f"tolists() cost per element on {_where(machine, device, many)}",
+            xlabel=f"batch size: {x} (log scale)",
+            ylabel="ns per element (log scale)",
+        )
         ax.legend(fontsize=7, loc="upper right")
     return _save(fig, out / "tolists_ns_per_element.png")
 
@@ -335,10 +348,11 @@ def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
                 edgecolors="red", label="below target",
             )  # fmt: skip
         ax.set_ylim(bottom=0)
-        ax.set_title(f"unpad speed-up over vLLM's mask-per-row on {_where(machine, device, many)}")
-        ax.set_ylabel("speed-up (x, higher is better)")
-        ax.grid(True, which="both", alpha=0.3)
-        _finish_log_axes(ax)
+        _label(
+            ax,
+            title=f"unpad speed-up over vLLM's mask-per-row on {_where(machine, device, many)}",
+            ylabel="speed-up (x, higher is better)",
+        )
         ax.legend(fontsize=7, loc="best")
     return _save(fig, out / "unpad_speedup.png")
 
