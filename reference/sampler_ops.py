@@ -132,10 +132,8 @@ def unpad_sampled_token_ids(
         # Tensor.tolist() reads the tensor once from any device, in a fraction of the
         # ~1.3 us that detach().cpu().numpy() costs, and gives the same Python ints.
         return _unpad_rows(sampled.tolist(), vocab_size)
+    # Unsigned and other uncommon integer dtypes take the numpy path at every size.
     array = sampled.detach().cpu().numpy()
-    if array.size <= _SMALL_BATCH_ELEMENTS:
-        return _unpad_rows(array.tolist(), vocab_size)
-
     valid = array != PLACEHOLDER_TOKEN_ID
     if vocab_size is not None:
         valid &= array < vocab_size

@@ -13,7 +13,7 @@ from conformance.spec.model import (
     TypeSpec,
 )
 
-# revision -> module holding its ``REVISION``; keep in step with backend.KNOWN_SPEC_REVISIONS.
+# revision -> module holding its ``REVISION`` (backend.KNOWN_SPEC_REVISIONS derives from it).
 _MODULES = {"2025.10": "conformance.spec.rev_2025_10"}
 
 
