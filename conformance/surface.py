@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.annotations import normalise
-from conformance.spec import NO_DEFAULT, FieldSpec, MethodSpec, TypeSpec
+from reference.revisions.model import NO_DEFAULT, FieldSpec, MethodSpec, TypeSpec
 
 Finder = Callable[[Any], list[str]]
 
@@ -253,6 +253,8 @@ def _method(spec: TypeSpec, cls: Any, m: MethodSpec) -> list[str]:
     out: list[str] = []
     if m.binding == "static" and not isinstance(raw, staticmethod):
         out.append(f"{where}: expected a @staticmethod, found {_binding(raw)}")
+    if m.binding == "class" and not isinstance(raw, classmethod):
+        out.append(f"{where}: expected a @classmethod, found {_binding(raw)}")
     if m.binding == "instance" and (
         isinstance(raw, (staticmethod, classmethod)) or not callable(raw)
     ):
@@ -265,14 +267,22 @@ def _method(spec: TypeSpec, cls: Any, m: MethodSpec) -> list[str]:
     except (TypeError, ValueError):
         return [*out, f"{where}: its signature cannot be read"]
     params = list(signature.parameters.values())
-    if m.binding == "instance" and not isinstance(raw, (staticmethod, classmethod)):
-        params = params[1:]  # self
+    if isinstance(raw, classmethod) or (
+        m.binding == "instance" and not isinstance(raw, staticmethod)
+    ):
+        params = params[1:]  # self or cls
     out += _parameters(where, m, params)
     if m.returns is not None and signature.return_annotation is not inspect.Signature.empty:
         expected, found = normalise(m.returns), normalise(signature.return_annotation)
         if expected != found:
             out.append(f"{where}: expected return annotation {expected}, found {found}")
     return out
+
+
+_PARAMETER_KINDS = {
+    "positional_or_keyword": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    "var_positional": inspect.Parameter.VAR_POSITIONAL,
+}
 
 
 def _binding(raw: Any) -> str:
@@ -295,9 +305,10 @@ def _parameters(where: str, m: MethodSpec, params: list[inspect.Parameter]) -> l
         ]
     out = []
     for expected, found in zip(m.parameters, params, strict=True):
-        if found.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+        wanted_kind = _PARAMETER_KINDS[expected.kind]
+        if found.kind is not wanted_kind:
             out.append(
-                f"{where}({found.name}): expected positional-or-keyword, found {found.kind.description}"
+                f"{where}({found.name}): expected {wanted_kind.description}, found {found.kind.description}"
             )
         found_default = NO_DEFAULT if found.default is inspect.Parameter.empty else found.default
         if not _same_value(found_default, expected.default):

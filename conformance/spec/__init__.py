@@ -1,44 +1,53 @@
-"""Spec revisions as data.  Add a revision by adding a module and a line to ``_MODULES``."""
+"""Spec revisions as data, as the conformance suite reads them.
+
+The data and the behaviour catalogue live in :mod:`reference.revisions` (the
+reference builds its implementation of each revision from the same data); this
+module is the suite's view of it.
+"""
 
 from __future__ import annotations
 
-import importlib
-
-from conformance.spec.model import (
+from reference.revisions import (
+    DEFAULT_REVISION,
+    UnknownRevisionError,
+    UnsupportedReleaseError,
+    all_revisions,
+    canonical_name,
+    known_releases,
+    known_revisions,
+    revision,
+    revision_for_vllm_version,
+)
+from reference.revisions.behaviours import BEHAVIOURS, PRODUCER_BEHAVIOURS, is_known, rule
+from reference.revisions.model import (
     NO_DEFAULT,
     FieldSpec,
     MethodSpec,
     ParameterSpec,
     SpecRevision,
     TypeSpec,
+    surface_behaviour,
 )
 
-# revision -> module holding its ``REVISION`` (backend.KNOWN_SPEC_REVISIONS derives from it).
-_MODULES = {"2025.10": "conformance.spec.rev_2025_10"}
-
-
-def revision(name: str) -> SpecRevision:
-    """The description of spec revision ``name`` (e.g. ``"2025.10"``)."""
-    try:
-        module = _MODULES[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown spec revision {name!r}; known: {', '.join(sorted(_MODULES))}"
-        ) from None
-    return importlib.import_module(module).REVISION
-
-
-def known_revisions() -> tuple[str, ...]:
-    return tuple(sorted(_MODULES))
-
-
 __all__ = [
+    "BEHAVIOURS",
+    "DEFAULT_REVISION",
     "NO_DEFAULT",
+    "PRODUCER_BEHAVIOURS",
     "FieldSpec",
     "MethodSpec",
     "ParameterSpec",
     "SpecRevision",
     "TypeSpec",
+    "UnknownRevisionError",
+    "UnsupportedReleaseError",
+    "all_revisions",
+    "canonical_name",
+    "is_known",
+    "known_releases",
     "known_revisions",
     "revision",
+    "revision_for_vllm_version",
+    "rule",
+    "surface_behaviour",
 ]

@@ -1,12 +1,14 @@
 """Spec revision 2025.10 of ``vllm.v1.outputs`` as data (see shared spec page).
 
 Held line by line against ``spec/vllm_v1_outputs-2025.10.txt``: same kinds, field
-names and order, annotations as written, defaults, method signatures.
+names and order, annotations as written, defaults, method signatures, and the
+behaviours that page implies.  The vLLM releases are written relative to it in
+:mod:`reference.revisions.releases`.
 """
 
 from __future__ import annotations
 
-from conformance.spec.model import FieldSpec, MethodSpec, ParameterSpec, SpecRevision, TypeSpec
+from reference.revisions.model import FieldSpec, MethodSpec, ParameterSpec, SpecRevision, TypeSpec
 
 # What ``@dataclass`` without arguments gives; the spec uses no other flags.
 PLAIN_DATACLASS = {"init": True, "repr": True, "eq": True, "order": False, "frozen": False}
@@ -46,6 +48,12 @@ KV_CONNECTOR_OUTPUT = TypeSpec(
     ),
     methods=(MethodSpec("is_empty"),),
     dataclass_flags=PLAIN_DATACLASS,
+    counted_by_is_empty=(
+        "finished_sending",
+        "finished_recving",
+        "kv_connector_stats",
+        "invalid_block_ids",
+    ),
 )
 
 LOGPROBS_LISTS = TypeSpec(
@@ -119,20 +127,42 @@ SAMPLER_OUTPUT = TypeSpec(
     dataclass_flags=PLAIN_DATACLASS,
 )
 
+TYPES = (
+    ASYNC_MODEL_RUNNER_OUTPUT,
+    DRAFT_TOKEN_IDS,
+    KV_CONNECTOR_OUTPUT,
+    LOGPROBS_LISTS,
+    LOGPROBS_TENSORS,
+    MODEL_RUNNER_OUTPUT,
+    SAMPLER_OUTPUT,
+)
+
+#: The behaviours every revision from 0.10.2 on shares with 2025.10.
+COMMON_BEHAVIOURS = frozenset(
+    {
+        "module.spec-names",
+        "LogprobsLists.tuple",
+        "LogprobsTensors.tuple",
+        "LogprobsTensors.empty_cpu",
+        "SamplerOutput.dataclass",
+        "KVConnectorOutput.dataclass",
+        "ModelRunnerOutput.dataclass",
+        "AsyncModelRunnerOutput.abc",
+        "DraftTokenIds.dataclass",
+    }
+)
+
 REVISION = SpecRevision(
-    revision="2025.10",
-    types={
-        t.name: t
-        for t in (
-            ASYNC_MODEL_RUNNER_OUTPUT,
-            DRAFT_TOKEN_IDS,
-            KV_CONNECTOR_OUTPUT,
-            LOGPROBS_LISTS,
-            LOGPROBS_TENSORS,
-            MODEL_RUNNER_OUTPUT,
-            SAMPLER_OUTPUT,
-        )
+    name="2025.10",
+    types={t.name: t for t in TYPES},
+    behaviours=COMMON_BEHAVIOURS
+    | {
+        "LogprobsLists.slice:cu-not-rebased",
+        "LogprobsTensors.tolists:python-lists",
+        "LogprobsTensors.tolists:cu-argument",
+        "LogprobsTensors.to_cpu_nonblocking",
+        "KVConnectorOutput.is_empty",
     },
-    # Optional on a backend module; when exposed it must have this value.
-    constants={"PLACEHOLDER_TOKEN_ID": -1},
+    summary="vLLM main, October 2025 (between 0.11.0 and 0.11.1): Python lists with cu, "
+    "slice with cu not rebased, to_cpu_nonblocking, invalid_block_ids",
 )

@@ -1,0 +1,140 @@
+"""The named behaviours: each rule of the spec that some revision has and another may not.
+
+A revision lists the behaviours it has (``reference/revisions/releases.py``); every
+conformance check belongs to exactly one behaviour (``pytest.mark.behaviour``) and
+runs only for revisions that have it; the reference attaches the implementation
+of each behaviour it has (``reference/revisions/methods.py``).  The name says what
+the rule is about (``Type.member``) and, after a colon, which variant of it.
+
+Surface behaviours (``<Type>.surface``: kind, fields, defaults, annotations,
+method signatures as the revision lists them) are implied by the types a revision
+has and are not listed here.  Producer behaviours (``producer.*``) are about a
+backend's own operations, which no vLLM release exports; they apply to every
+revision whenever the backend declares the producer.
+"""
+
+from __future__ import annotations
+
+BEHAVIOURS: dict[str, str] = {
+    # --- the module -----------------------------------------------------------------
+    "module.spec-names": "the backend module exposes every spec type of the revision as a "
+    "class, and PLACEHOLDER_TOKEN_ID, where exposed, is the int -1",
+    # --- LogprobsLists --------------------------------------------------------------
+    "LogprobsLists.tuple": "LogprobsLists is a NamedTuple that stores the objects passed in, "
+    "positionally or by keyword, defaults its optional fields and survives pickling",
+    "LogprobsLists.slice:rows": "slice(start, end) returns the rows start:end of every field",
+    "LogprobsLists.slice:cu-not-rebased": "slice(start_req_idx, end_req_idx) returns the rows of "
+    "requests start..end (cu[start]:cu[end], or rows start:end without a truthy cu) and cu "
+    "sliced [start:end], neither rebased to 0 nor extended to end + 1",
+    "LogprobsLists.slice:cu-rebased": "slice(start_req_idx, end_req_idx) returns the rows of "
+    "requests start..end and cu[start:end + 1] rebased to start at 0 (None without a truthy cu)",
+    "LogprobsLists.slice_request": "slice_request(req_idx, num_positions) returns num_positions "
+    "rows starting at cu[req_idx] (at req_idx when cu is None), with cu None",
+    # --- LogprobsTensors ------------------------------------------------------------
+    "LogprobsTensors.tuple": "LogprobsTensors is a NamedTuple that stores the tensors passed in "
+    "(no copy), positionally or by keyword, on any device, and survives pickling",
+    "LogprobsTensors.tolists:python-lists": "tolists() returns the backend's LogprobsLists of "
+    "Python lists of Python ints and floats",
+    "LogprobsTensors.tolists:numpy-arrays": "tolists() returns the backend's LogprobsLists of "
+    "numpy arrays with the tensors' values, dtypes and shapes",
+    "LogprobsTensors.tolists:cu-argument": "tolists(cu_num_generated_tokens) puts the list it is "
+    "given, unchanged, into the result's cu_num_generated_tokens",
+    "LogprobsTensors.cu_num_generated_tokens": "the cu_num_generated_tokens field (default None): "
+    "tolists() without an argument falls back to it, and to_cpu_nonblocking() carries it",
+    "LogprobsTensors.cu_num_generated_tokens_tensor": "the cu_num_generated_tokens_tensor field "
+    "(default None): tolists() without an argument uses its values first, and "
+    "to_cpu_nonblocking() copies it to the host with the other tensors",
+    "LogprobsTensors.to_cpu_nonblocking": "to_cpu_nonblocking() returns self on CPU and elsewhere "
+    "a LogprobsTensors of CPU tensors with the same dtypes and, once synchronised, values",
+    "LogprobsTensors.empty_cpu": "the static empty_cpu(n, k) returns fresh CPU tensors int32 "
+    "[n, k], float32 [n, k] and int32 [n]",
+    "LogprobsTensors.filter": "filter(mask) returns the backend's LogprobsTensors of the rows "
+    "the boolean mask selects, from every tensor",
+    "LogprobsTensors.cat": "the static cat(tensors, cu=None) concatenates the rows of the "
+    "LogprobsTensors in order and sets cu_num_generated_tokens to cu (one input with cu None "
+    "is returned as it is)",
+    # --- SamplerOutput, DraftTokenIds ----------------------------------------------
+    "SamplerOutput.dataclass": "SamplerOutput stores the objects passed in, on any device, and "
+    "survives pickling",
+    "DraftTokenIds.dataclass": "DraftTokenIds stores the objects passed in, compares by fields "
+    "and survives pickling",
+    # --- KVConnectorOutput ----------------------------------------------------------
+    "KVConnectorOutput.dataclass": "KVConnectorOutput stores the objects passed in, gives each "
+    "instance fresh default sets and survives pickling",
+    "KVConnectorOutput.is_empty": "is_empty() is True exactly when every field the revision "
+    "counts is falsy (expected_finished_count is configuration and never counts)",
+    "KVConnectorOutput.merge": "the classmethod merge(*outputs) unites the finished sets and "
+    "invalid_block_ids of all outputs (None when every input has None)",
+    # --- ModelRunnerOutput ----------------------------------------------------------
+    "ModelRunnerOutput.dataclass": "ModelRunnerOutput stores the objects passed in, defaults "
+    "its optional fields, survives pickling and holds typical steps that satisfy the invariants",
+    "ModelRunnerOutput.with_kv_conn_output_only": "the static with_kv_conn_output_only(kv) "
+    "returns an empty output for None or an empty kv, else a new empty output carrying kv, "
+    "never writing to the shared empty output",
+    "ModelRunnerOutput.with_ec_conn_output": "the statics with_ec_conn_output(output, ec) and "
+    "with_ec_conn_output_only(ec) return the output unchanged for None or an empty ec, else "
+    "carry ec, copying the shared empty output rather than writing to it",
+    # --- AsyncModelRunnerOutput -----------------------------------------------------
+    "AsyncModelRunnerOutput.abc": "AsyncModelRunnerOutput is an ABC: a subclass implementing "
+    "its abstract methods can be instantiated, one lacking any of them raises TypeError",
+    "AsyncModelRunnerOutput.get_kv_connector_output": "get_kv_connector_output() is abstract "
+    "beside get_output(), and a producer's returns the step's KVConnectorOutput or None",
+    # --- types held by ModelRunnerOutput's fields -----------------------------------
+    "ECConnectorOutput.dataclass": "ECConnectorOutput stores the objects passed in, defaults "
+    "every field to None and survives pickling",
+    "ECConnectorOutput.is_empty": "is_empty() is True exactly when every field the revision "
+    "counts is falsy",
+    "SamplingMaskLists.slice_request:offsets-always": "slice_request(req_idx, num_positions) "
+    "returns the token ids of positions cu[req_idx] (or req_idx) onwards with their offsets "
+    "rebased to 0, and cu None",
+    "SamplingMaskLists.slice_request:one-position": "slice_request(req_idx, 1) returns the token "
+    "ids of position req_idx (cu is not used) with offsets None",
+    "SamplingMaskLists.slice_request:offsets-for-several-positions": "slice_request(req_idx, "
+    "num_positions) starts at cu[req_idx] (or req_idx); one position gives its token ids with "
+    "offsets None, several give their token ids with offsets rebased to 0",
+    "SamplingMaskLists.to_nested_list": "to_nested_list() returns one Python list of token ids "
+    "per position, token_ids[offsets[i]:offsets[i + 1]]",
+    "SamplingMaskLists.to_nested_list:without-offsets": "to_nested_list() with offsets None "
+    "returns [token_ids] as one Python list",
+    "SamplingMaskLists.merge": "the static merge(chunks) concatenates the token ids and "
+    "rebuilds offsets from each chunk's position lengths",
+    "RoutedExpertsTensors.to_lists": "RoutedExpertsTensors.to_cpu_nonblocking() returns self "
+    "on CPU, and tolists() returns RoutedExpertsLists of numpy arrays with the same values",
+}
+
+#: The backend's own operations (``conformance.Backend`` producers), for every revision.
+PRODUCER_BEHAVIOURS: dict[str, str] = {
+    "producer.pad_sampled_token_ids": "pad_sampled_token_ids gives int32 [num_reqs, max_len] on "
+    "the requested device, each row its tokens then -1 padding",
+    "producer.unpad_sampled_token_ids": "unpad_sampled_token_ids drops -1 padding (and ids "
+    ">= vocab_size), gives Python ints, and inverts padding",
+    "producer.gather_logprobs": "gather_logprobs puts the token and its logprob in column 0, "
+    "the top-k sorted descending after it, and 1-based pessimistic ranks",
+    "producer.async_output": "make_async_output(...).get_output() gives the step's "
+    "ModelRunnerOutput once and refuses a second call",
+    "producer.async_output:waits-for-device": "get_output() waits for the device: called "
+    "while the device still computes the sampled values, it returns those values",
+}
+
+
+def rule(name: str) -> str:
+    """The rule of behaviour ``name`` (surface behaviours included)."""
+    if name in BEHAVIOURS:
+        return BEHAVIOURS[name]
+    if name in PRODUCER_BEHAVIOURS:
+        return PRODUCER_BEHAVIOURS[name]
+    if name.endswith(".surface"):
+        type_name = name.removesuffix(".surface")
+        return (
+            f"{type_name} has the kind, fields (names, order, defaults, annotations) and "
+            "methods (signatures, binding, abstractness) the revision lists"
+        )
+    raise KeyError(name)
+
+
+def is_known(name: str) -> bool:
+    try:
+        rule(name)
+    except KeyError:
+        return False
+    return True

@@ -1,0 +1,230 @@
+"""The vocabulary a spec revision is written in: types, fields, methods, behaviours.
+
+A revision is *surface data* (each type's kind, fields, methods, as the release
+writes them) plus a set of named *behaviours* (rules of the spec, see
+:mod:`reference.revisions.behaviours`).  The conformance suite generates its
+surface checks from the data and selects its behaviour checks by name; the
+reference builds its implementation of the revision from the same two things.
+A later revision is written as the previous one plus its changes
+(:func:`derive`), so adding a release is a few lines of data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Kind = Literal["dataclass", "namedtuple", "abc"]
+Binding = Literal["instance", "static", "class"]
+ParameterKind = Literal["positional_or_keyword", "var_positional"]
+
+
+class _NoDefault:
+    """Marks a field without a default (distinct from a default of None)."""
+
+    _instance: _NoDefault | None = None
+
+    def __new__(cls) -> _NoDefault:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "no default"
+
+
+NO_DEFAULT: Any = _NoDefault()
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a dataclass or NamedTuple.
+
+    ``annotation`` is written as the spec writes it; it is compared after
+    normalisation (see :mod:`conformance.annotations`).  ``annotation_meaningful``
+    is False where the runtime annotation cannot be compared (a type the spec
+    leaves opaque and real backends import only under ``TYPE_CHECKING``).
+    ``default_factory`` is the factory's expected *result*, built fresh per call.
+    """
+
+    name: str
+    annotation: str
+    default: Any = NO_DEFAULT
+    default_factory: Callable[[], Any] | None = None
+    annotation_meaningful: bool = True
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT or self.default_factory is not None
+
+    def default_value(self) -> Any:
+        """The value a constructor call that omits this field stores."""
+        return self.default_factory() if self.default_factory is not None else self.default
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter of a method, ``self`` / ``cls`` excluded."""
+
+    name: str
+    annotation: str | None = None
+    default: Any = NO_DEFAULT
+    kind: ParameterKind = "positional_or_keyword"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method: name, binding (instance, static, class), parameters, return annotation."""
+
+    name: str
+    parameters: tuple[ParameterSpec, ...] = ()
+    returns: str | None = None
+    binding: Binding = "instance"
+    abstract: bool = False
+
+    def render(self) -> str:
+        """The signature as the spec writes it, for messages."""
+        params = {"instance": ["self"], "class": ["cls"], "static": []}[self.binding]
+        for p in self.parameters:
+            text = ("*" if p.kind == "var_positional" else "") + p.name
+            text += f": {p.annotation}" if p.annotation else ""
+            if p.default is not NO_DEFAULT:
+                text += f" = {p.default!r}"
+            params.append(text)
+        tail = f" -> {self.returns}" if self.returns else ""
+        prefix = {"instance": "", "static": "@staticmethod ", "class": "@classmethod "}[
+            self.binding
+        ]
+        prefix += "@abstractmethod " if self.abstract else ""
+        return f"{prefix}def {self.name}({', '.join(params)}){tail}"
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """One spec type.
+
+    ``dataclass_flags`` are the ``@dataclass`` flags in force.  ``held_by`` names
+    the spec type whose field holds this one, for types beyond the seven
+    (``ECConnectorOutput`` is reported under ``ModelRunnerOutput``).
+    ``counted_by_is_empty`` lists the fields whose truth makes ``is_empty()`` False.
+    """
+
+    name: str
+    kind: Kind
+    fields: tuple[FieldSpec, ...] = ()
+    methods: tuple[MethodSpec, ...] = ()
+    dataclass_flags: dict[str, bool] = field(default_factory=dict)
+    held_by: str | None = None
+    counted_by_is_empty: tuple[str, ...] = ()
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def field_named(self, name: str) -> FieldSpec | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def method_named(self, name: str) -> MethodSpec | None:
+        return next((m for m in self.methods if m.name == name), None)
+
+    @property
+    def abstract_methods(self) -> tuple[str, ...]:
+        return tuple(sorted(m.name for m in self.methods if m.abstract))
+
+    @property
+    def spec_type(self) -> str:
+        """The spec type its checks are reported under."""
+        return self.held_by or self.name
+
+
+@dataclass(frozen=True)
+class SpecRevision:
+    """A whole revision: its types by name, its behaviours, the releases it covers.
+
+    ``name`` is ``2025.10`` or the first vLLM release of the group; ``releases``
+    are every release whose seven types are identical to it (empty for 2025.10,
+    which no release ships).
+    """
+
+    name: str
+    types: dict[str, TypeSpec]
+    behaviours: frozenset[str]
+    releases: tuple[str, ...] = ()
+    summary: str = ""
+
+    def has(self, behaviour: str) -> bool:
+        return behaviour in self.behaviours
+
+    def type(self, name: str) -> TypeSpec | None:
+        return self.types.get(name)
+
+    @property
+    def surface_behaviours(self) -> frozenset[str]:
+        return frozenset(surface_behaviour(name) for name in self.types)
+
+    @property
+    def all_behaviours(self) -> frozenset[str]:
+        """The named behaviours plus one surface behaviour per type."""
+        return self.behaviours | self.surface_behaviours
+
+
+def surface_behaviour(type_name: str) -> str:
+    """The behaviour of a type's shape: ``LogprobsLists.surface``."""
+    return f"{type_name}.surface"
+
+
+# --- writing a revision as its predecessor plus changes ------------------------------
+
+
+def derive(
+    base: SpecRevision,
+    name: str,
+    *,
+    releases: Iterable[str],
+    summary: str,
+    types: Iterable[TypeSpec] = (),
+    drop_types: Iterable[str] = (),
+    add: Iterable[str] = (),
+    remove: Iterable[str] = (),
+) -> SpecRevision:
+    """``base`` with ``types`` replaced or added, ``drop_types`` gone, behaviours changed."""
+    new_types = {k: v for k, v in base.types.items() if k not in set(drop_types)}
+    for t in types:
+        new_types[t.name] = t
+    missing = set(remove) - base.behaviours
+    if missing:
+        raise ValueError(f"revision {name}: removes behaviours {missing} that {base.name} lacks")
+    behaviours = (base.behaviours - set(remove)) | set(add)
+    return SpecRevision(name, new_types, frozenset(behaviours), tuple(releases), summary)
+
+
+def replacing(members: tuple[Any, ...], *new: Any) -> tuple[Any, ...]:
+    """``members`` with each entry of the same name as one of ``new`` swapped for it."""
+    by_name = {m.name: m for m in new}
+    unknown = set(by_name) - {m.name for m in members}
+    if unknown:
+        raise ValueError(f"nothing named {sorted(unknown)} to replace")
+    return tuple(by_name.get(m.name, m) for m in members)
+
+
+def inserting(members: tuple[Any, ...], after: str, *new: Any) -> tuple[Any, ...]:
+    """``members`` with ``new`` inserted right after the entry named ``after``."""
+    names = [m.name for m in members]
+    if after not in names:
+        raise ValueError(f"nothing named {after!r} to insert after")
+    i = names.index(after) + 1
+    return (*members[:i], *new, *members[i:])
+
+
+def without(members: tuple[Any, ...], *names: str) -> tuple[Any, ...]:
+    """``members`` without the entries named ``names``."""
+    unknown = set(names) - {m.name for m in members}
+    if unknown:
+        raise ValueError(f"nothing named {sorted(unknown)} to remove")
+    return tuple(m for m in members if m.name not in names)
+
+
+def evolve(spec: TypeSpec, **changes: Any) -> TypeSpec:
+    """A copy of ``spec`` with ``changes`` (``fields=...``, ``methods=...``)."""
+    return replace(spec, **changes)
