@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from reference._arguments import require_int, require_tensor
 from reference.outputs import LogprobsTensors
 
-__all__ = ["gather_logprobs"]
+__all__ = ["gather_logprobs", "gather_logprobs_for"]
 
 
 def gather_logprobs(
@@ -30,6 +33,28 @@ def gather_logprobs(
     Wrong shapes, dtypes, devices or out-of-range values raise ``ValueError`` /
     ``TypeError`` naming the argument.
     """
+    return LogprobsTensors(*_gathered(logprobs, num_logprobs, token_ids))
+
+
+def gather_logprobs_for(logprobs_tensors: type) -> Callable[..., Any]:
+    """:func:`gather_logprobs` returning the given revision's ``LogprobsTensors``.
+
+    Every revision has the three tensor fields first (later ones add optional
+    fields after them), so the same gathering serves all of them.
+    """
+
+    def gather(logprobs: torch.Tensor, num_logprobs: int, token_ids: torch.Tensor) -> Any:
+        return logprobs_tensors(*_gathered(logprobs, num_logprobs, token_ids))
+
+    gather.__name__ = gather.__qualname__ = "gather_logprobs"
+    gather.__doc__ = gather_logprobs.__doc__
+    return gather
+
+
+def _gathered(
+    logprobs: torch.Tensor, num_logprobs: int, token_ids: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The three tensors of :func:`gather_logprobs`, after checking the arguments."""
     logprobs = require_tensor("logprobs", logprobs, ndim=2, kind="floating")
     token_ids = require_tensor("token_ids", token_ids, ndim=1, kind="integer")
     num_rows, vocab_size = logprobs.shape
@@ -64,4 +89,4 @@ def gather_logprobs(
         values = torch.cat((token_logprobs, top_logprobs), dim=1)
     else:
         ids, values = token_ids, token_logprobs
-    return LogprobsTensors(ids.to(torch.int32), values, ranks)
+    return ids.to(torch.int32), values, ranks
