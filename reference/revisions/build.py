@@ -56,6 +56,19 @@ _EMPTY_STEP: dict[str, Callable[[], Any]] = {
 }
 
 
+class RevisionModule(types.ModuleType):
+    """A built reference module; it pickles as ``reference_module(<its revision>)``.
+
+    Pickle protocols 2 and 3 save a class whose ``__qualname__`` is dotted as
+    ``getattr(parent, name)``, which pickles the parent (this module) itself.
+    """
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        from reference.revisions import reference_module
+
+        return reference_module, (self.SPEC_REVISION,)
+
+
 class BuildError(ValueError):
     """The revision's data and the implementation of its behaviours disagree."""
 
@@ -77,10 +90,30 @@ def revision_of_attribute(attribute: str) -> str | None:
     return None
 
 
+# One module per known revision, however it is asked for ("0.15.1" and "0.14.0" are one
+# revision): two builds would give two classes at one qualified name, and pickle
+# refuses an object whose class is not the one that name resolves to.
+_BUILT: dict[str, types.ModuleType] = {}
+
+
 def build_module(revision: SpecRevision) -> types.ModuleType:
-    """The reference of ``revision``: its spec types, constants and producers, as a module."""
+    """The reference of ``revision``: its spec types, constants and producers, as a module.
+
+    A known revision is built once per process; any other ``SpecRevision`` object
+    (a variant made in a test) is built afresh.
+    """
+    from reference.revisions import all_revisions
+
+    if not any(known is revision for known in all_revisions()):
+        return _build(revision)
+    if revision.name not in _BUILT:
+        _BUILT[revision.name] = _build(revision)
+    return _BUILT[revision.name]
+
+
+def _build(revision: SpecRevision) -> types.ModuleType:
     attribute = module_attribute_name(revision.name)
-    module = types.ModuleType(
+    module = RevisionModule(
         f"{HOME_MODULE}.{attribute}",
         f"Reference implementation of vllm.v1.outputs at spec revision {revision.name}, "
         "built from the revision's data by reference.revisions.build.",
