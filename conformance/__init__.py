@@ -1,17 +1,20 @@
-"""Conformance suite for backends of ``vllm.v1.outputs`` (spec revision 2025.10).
+"""Conformance suite for backends of ``vllm.v1.outputs`` (spec revision 2025.10 and every
+vLLM release from 0.10.2 on).
 
-Run it with ``pytest --pyargs conformance --backend SPEC`` or
-``python -m conformance --backend SPEC``.  From code:
+Run it with ``python -m conformance --backend SPEC [--revision R]`` or
+``pytest --pyargs conformance --conformance-backend SPEC``.  From code:
 
 * :class:`Backend`, :func:`load_backend`, :class:`BackendResolutionError` describe and
   resolve the implementation under test;
 * ``check_sampler_output``, ``check_model_runner_output``, ``check_logprobs_tensors``
   and ``check_logprobs_lists`` raise one :class:`ConformanceError` listing every
-  violated invariant of an object, for a backend's own tests and debugging.
+  violated invariant of an object, for a backend's own tests and debugging (each
+  takes ``revision=``, default ``"2025.10"``);
+* ``known_revisions()`` lists the revisions.
 
-The checkers are imported on first use, so loading the pytest plugin (which
-happens in every pytest run of an environment that has this package) does not
-import torch.
+Everything but :class:`Backend` is imported on first use, so loading the pytest
+plugin (which happens in every pytest run of an environment that has this
+package) imports neither torch nor the reference.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from conformance.backend import Backend, BackendResolutionError, load_backend, selected_spec
+from conformance.backend import Backend, BackendResolutionError
 
 _LAZY = {
     "ConformanceError": "conformance.invariants",
@@ -27,6 +30,9 @@ _LAZY = {
     "check_logprobs_tensors": "conformance.invariants",
     "check_model_runner_output": "conformance.invariants",
     "check_sampler_output": "conformance.invariants",
+    "load_backend": "conformance.resolve",
+    "selected_spec": "conformance.resolve",
+    "known_revisions": "conformance.spec",
 }
 
 __all__ = [
@@ -38,6 +44,7 @@ __all__ = [
     "check_logprobs_tensors",
     "check_model_runner_output",
     "check_sampler_output",
+    "known_revisions",
     "load_backend",
     "selected_spec",
 ]
@@ -47,7 +54,11 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name == "__version__":
-        from conformance.plugin import suite_version
+        from conformance.session import suite_version
 
         return suite_version()
     raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,15 @@
-"""``python -m conformance --backend SPEC [--report PATH] [pytest options...]``.
+"""``python -m conformance --backend SPEC [--revision R] [--xfails F] [--report F] [pytest options]``.
 
 A thin wrapper over ``pytest --pyargs conformance``: every option it does not
-know goes to pytest unchanged (``-n auto``, ``-k slice``, ``--xfails-file``...),
-and the exit code is pytest's.
+know goes to pytest unchanged (``-k slice``, ``-x``, ``-n 4``...), and the exit
+code is pytest's (0 conforms, 1 a check failed, 4 a usage error).  Two more jobs:
+
+* ``--list-revisions`` prints one line per spec revision: its name, then the vLLM
+  releases it covers;
+* ``--vllm-outputs PATH`` judges a vLLM release's ``outputs.py`` without installing
+  vLLM (see :mod:`conformance.vllm_release`): PATH is one ``outputs-X.py.txt`` or a
+  folder of them; a folder gives one report per release and a release x revision
+  summary.
 """
 
 from __future__ import annotations
@@ -10,14 +17,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-import pytest
+EXIT_USAGE = 4
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m conformance",
-        description="Check a backend of vllm.v1.outputs against spec revision 2025.10. "
-        "Options not listed here are passed to pytest.",
+        description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
+        "a vLLM release). Options not listed here are passed to pytest.",
     )
     parser.add_argument(
         "--backend",
@@ -25,18 +32,84 @@ def main(argv: list[str] | None = None) -> int:
         "name (default: $OUTPUTS_BACKEND, else reference)",
     )
     parser.add_argument(
+        "--revision",
+        help="spec revision to judge against: 2025.10 or a vLLM release such as 0.12.0 "
+        "(default: what the backend declares; for the vllm backend the installed version; "
+        "else 2025.10)",
+    )
+    parser.add_argument("--xfails", metavar="PATH", help="TOML file of known deviations")
+    parser.add_argument(
         "--report", metavar="PATH", help="write the JSON conformance report to PATH"
     )
-    args, pytest_args = parser.parse_known_args(argv)
+    parser.add_argument(
+        "--list-revisions",
+        action="store_true",
+        help="print each revision and the vLLM releases it covers, then exit",
+    )
+    parser.add_argument(
+        "--vllm-outputs",
+        metavar="PATH",
+        help="judge a vLLM release's outputs.py without installing vLLM: a file named "
+        "outputs-<version>.py.txt, or a folder of them (one report per release in --report-dir)",
+    )
+    parser.add_argument(
+        "--report-dir",
+        metavar="DIR",
+        default="vllm-releases-out",
+        help="with --vllm-outputs FOLDER: where the per-release reports and the summary go "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="with --vllm-outputs FOLDER: also judge one release of each revision against the "
+        "revisions before and after its own",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --vllm-outputs FOLDER: releases judged at once (default: the number of CPUs)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, pytest_args = build_parser().parse_known_args(argv)
+    if args.list_revisions:
+        from conformance.revision_listing import listing_lines
+
+        print("\n".join(listing_lines()))
+        return 0
+    if args.vllm_outputs is not None:
+        from conformance import release_runs
+
+        return release_runs.main(args, pytest_args)
+    return run_pytest(args, pytest_args)
+
+
+def suite_arguments(args: argparse.Namespace) -> list[str]:
+    """The short options of this command as the plugin's namespaced options."""
+    forwarded = []
+    for option, value in (
+        ("--conformance-backend", args.backend),
+        ("--conformance-revision", args.revision),
+        ("--conformance-xfails", args.xfails),
+        ("--conformance-report", args.report),
+    ):
+        if value is not None:
+            forwarded += [option, value]
+    return forwarded
+
+
+def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    import pytest
+
     # This process imported the package before pytest could mark it for assertion
     # rewriting; the checks do not rely on rewriting, so that warning is noise.
     forwarded = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--pyargs", "conformance"]
-    forwarded += pytest_args
-    if args.backend is not None:
-        forwarded += ["--backend", args.backend]
-    if args.report is not None:
-        forwarded += ["--conformance-report", args.report]
-    return int(pytest.main(forwarded))
+    return int(pytest.main([*forwarded, *pytest_args, *suite_arguments(args)]))
 
 
 if __name__ == "__main__":

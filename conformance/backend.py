@@ -1,32 +1,16 @@
-"""What a backend is, and how a backend spec string becomes one.
+"""What a backend is: the implementation under test and what it declares about itself.
 
-A backend spec (``--backend``, else ``$OUTPUTS_BACKEND``, else ``reference``) is
-  1. a module path whose module exposes the seven spec names
-     (``reference``, ``vllm.v1.outputs``, ``my_plugin.outputs``);
-  2. ``module:attribute`` naming a :class:`Backend` (or a zero-argument callable
-     returning one);
-  3. a name in the entry-point group ``vllm_outputs_suite.backends`` whose value is
-     either of the above.
-
-Anything that cannot be resolved raises :class:`BackendResolutionError` with one
-line naming the problem and the fix.  A spec name that is present but wrong is
-*not* a resolution error: the checks report it.
+A backend is selected by a spec string and resolved in :mod:`conformance.resolve`;
+this module only describes it, and imports neither torch nor the reference.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.metadata
-import os
-import sys
-import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
-
-from conformance.spec import known_revisions
 
 SPEC_NAMES = (
     "AsyncModelRunnerOutput",
@@ -37,12 +21,9 @@ SPEC_NAMES = (
     "ModelRunnerOutput",
     "SamplerOutput",
 )
-ENTRY_POINT_GROUP = "vllm_outputs_suite.backends"
-ENV_VAR = "OUTPUTS_BACKEND"
-DEFAULT_SPEC = "reference"
-# The revisions described as data in conformance/spec (one module each).
-KNOWN_SPEC_REVISIONS = known_revisions()
-ALL_DEVICES = ("cpu", "cuda", "xpu", "mps")
+#: torch's built-in device types the suite always parametrises over (others when declared).
+BUILTIN_DEVICES = ("cpu", "cuda", "xpu", "mps")
+_DEVICE_TYPE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class BackendResolutionError(Exception):
@@ -53,9 +34,13 @@ class BackendResolutionError(Exception):
 class Backend:
     """A backend as the suite sees it.
 
-    ``module`` exposes the seven spec names.  ``devices`` are the torch device types
-    the backend supports (device-dependent checks run on those present here).
-    The producers are optional: when given, the suite validates what they return.
+    ``module`` exposes the spec names of the revision it targets.  ``devices`` are
+    the torch device types it supports: any type torch can name (``cuda``, ``xpu``,
+    ``npu``, ``hpu``, a PrivateUse1 name); device checks run on those present here.
+    ``spec_revision`` is the revision it targets (a revision name or a vLLM
+    release, e.g. ``"0.12.0"``); None leaves the choice to ``--revision``, else
+    2025.10.  The producers are optional: when given, the suite validates what they
+    return.
 
     * ``pad_sampled_token_ids(token_ids, *, max_len=None, device="cpu") -> Tensor``
     * ``unpad_sampled_token_ids(sampled, *, vocab_size=None) -> list[list[int]]``
@@ -67,7 +52,7 @@ class Backend:
     name: str
     module: ModuleType
     devices: tuple[str, ...] = ("cpu",)
-    spec_revision: str = "2025.10"
+    spec_revision: str | None = None
     version: str | None = None
     pad_sampled_token_ids: Callable[..., Any] | None = None
     unpad_sampled_token_ids: Callable[..., Any] | None = None
@@ -75,25 +60,38 @@ class Backend:
     make_async_output: Callable[..., Any] | None = None
     # Where the spec string led (for the report header); filled in by load_backend.
     source: str = field(default="", compare=False)
+    # Set by a backend that derives its revision from an installed version (vllm):
+    # the words the report header uses, e.g. "installed vLLM 0.12.0".
+    revision_detected_from: str | None = field(default=None, compare=False)
+    # Things the suite wants the user to know about this backend (printed in the header).
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        if self.spec_revision not in KNOWN_SPEC_REVISIONS:
+        devices = self.devices
+        if isinstance(devices, str):
+            devices = (devices,)
+        object.__setattr__(self, "devices", tuple(devices))
+        bad = [d for d in self.devices if not isinstance(d, str) or not _DEVICE_TYPE.match(d)]
+        if bad:
             raise BackendResolutionError(
-                f"backend {self.name!r} targets spec revision {self.spec_revision!r}; this "
-                f"suite knows {', '.join(KNOWN_SPEC_REVISIONS)}: set spec_revision to one of them"
+                f"backend {self.name!r} declares device types {bad}, which are not torch device "
+                "type names; write them as torch does (e.g. 'cpu', 'cuda', 'npu', 'hpu')"
             )
-        unknown = [d for d in self.devices if d not in ALL_DEVICES]
-        if unknown:
-            raise BackendResolutionError(
-                f"backend {self.name!r} declares unknown device types {unknown}; "
-                f"use torch device types among {', '.join(ALL_DEVICES)}"
-            )
+        if self.spec_revision is not None:
+            from conformance.spec import UnknownRevisionError, canonical_name
+
+            try:
+                canonical_name(self.spec_revision)
+            except UnknownRevisionError as error:
+                raise BackendResolutionError(
+                    f"backend {self.name!r} targets {error}; set spec_revision to one of them"
+                ) from None
 
     def __repr__(self) -> str:
         # Short and free of memory addresses: it appears in failure messages and reports.
         return (
             f"Backend({self.name!r}, module {self.module.__name__!r}, "
-            f"devices {', '.join(self.devices)}, spec {self.spec_revision})"
+            f"devices {', '.join(self.devices)}, spec {self.spec_revision or 'not declared'})"
         )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -104,150 +102,12 @@ class Backend:
         """The backend's object for spec name ``name`` (None when it lacks it)."""
         return getattr(self.module, name, None)
 
-
-def selected_spec(cli_value: str | None = None) -> str:
-    """The spec string in force: the option, else ``$OUTPUTS_BACKEND``, else ``reference``."""
-    return cli_value or os.environ.get(ENV_VAR) or DEFAULT_SPEC
-
-
-def load_backend(spec: str | None = None) -> Backend:
-    """Resolve a backend spec string (see module docstring) into a :class:`Backend`."""
-    spec = selected_spec(spec).strip()
-    if ":" in spec:
-        backend = _from_attribute(spec)
-    else:
-        entry_point = _entry_point(spec)
-        if entry_point is not None:
-            backend = _from_entry_point(spec, entry_point)
-        else:
-            backend = _from_module(spec, _import(spec, spec))
-    return replace(backend, source=spec)
-
-
-def _entry_point(name: str) -> importlib.metadata.EntryPoint | None:
-    matches = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP).select(name=name)
-    return next(iter(matches), None)
-
-
-def _from_entry_point(name: str, entry_point: importlib.metadata.EntryPoint) -> Backend:
-    if ":" in entry_point.value:
-        return _from_attribute(entry_point.value, shown_as=f"entry point {name!r}")
-    return _from_module(entry_point.value, _import(entry_point.value, f"entry point {name!r}"))
-
-
-def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
-    shown_as = shown_as or repr(spec)
-    module_path, _, attribute = spec.partition(":")
-    if not module_path or not attribute:
-        raise BackendResolutionError(
-            f"backend {shown_as} is not of the form module:attribute; "
-            "write e.g. my_plugin.conformance:BACKEND"
+    def producers(self) -> dict[str, Callable[..., Any]]:
+        """The producers it declares, by name."""
+        names = (
+            "pad_sampled_token_ids",
+            "unpad_sampled_token_ids",
+            "gather_logprobs",
+            "make_async_output",
         )
-    module = _import(module_path, shown_as)
-    try:
-        value = module
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except AttributeError:
-        raise BackendResolutionError(
-            f"backend {shown_as}: module {module_path!r} has no attribute {attribute!r}; "
-            "define it there or fix the name"
-        ) from None
-    if callable(value) and not isinstance(value, (Backend, type)):
-        value = _call_factory(value, spec, shown_as)
-    if isinstance(value, ModuleType):
-        return _from_module(value.__name__, value)
-    if not isinstance(value, Backend):
-        raise BackendResolutionError(
-            f"backend {shown_as}: {spec.partition(':')[0]}:{attribute} is a "
-            f"{type(value).__name__}, not a conformance.Backend; wrap your module with "
-            "conformance.Backend(name=..., module=...)"
-        )
-    _require_spec_names(value.module, shown_as)
-    return value
-
-
-def _call_factory(factory: Callable[[], Any], spec: str, shown_as: str) -> Any:
-    try:
-        return factory()
-    except ModuleNotFoundError as error:
-        raise BackendResolutionError(
-            f"backend {shown_as}: {spec} needs the module {error.name!r}, which is not "
-            "installed; install it (for the vllm backend: pip install vllm) or pick another backend"
-        ) from None
-    except BackendResolutionError:
-        raise
-    except Exception:
-        raise _broken_module(spec, shown_as) from None
-
-
-def _from_module(module_path: str, module: ModuleType) -> Backend:
-    known = _known_backend(module)
-    if known is not None:
-        return known
-    _require_spec_names(module, repr(module_path))
-    return Backend(name=module_path, module=module, version=_distribution_version(module))
-
-
-def _known_backend(module: ModuleType) -> Backend | None:
-    # Modules whose capabilities the suite knows although a bare module cannot say them.
-    from conformance import known_backends
-
-    return known_backends.for_module(module)
-
-
-def _import(module_path: str, shown_as: str) -> ModuleType:
-    try:
-        return importlib.import_module(module_path)
-    except ModuleNotFoundError as error:
-        if error.name and (module_path == error.name or module_path.startswith(error.name + ".")):
-            raise BackendResolutionError(
-                f"backend {shown_as}: no module named {error.name!r}; install the package that "
-                "provides it or fix the module path (entry-point names: "
-                f"{', '.join(_entry_point_names()) or 'none'})"
-            ) from None
-        raise _broken_module(module_path, shown_as) from None
-    except BackendResolutionError:
-        raise  # e.g. a Backend(...) at module level that targets an unknown revision
-    except Exception:
-        raise _broken_module(module_path, shown_as) from None
-
-
-def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
-    kind, value, tb = sys.exc_info()
-    assert kind is not None
-    where = traceback.extract_tb(tb)[-1] if tb else None
-    location = f" ({where.filename}:{where.lineno})" if where else ""
-    return BackendResolutionError(
-        f"backend {shown_as}: importing {module_path!r} failed with "
-        f"{kind.__name__}: {value}{location}; fix that error in the backend's module"
-    )
-
-
-def _require_spec_names(module: ModuleType, shown_as: str) -> None:
-    missing = [name for name in SPEC_NAMES if not hasattr(module, name)]
-    if missing:
-        raise BackendResolutionError(
-            f"backend {shown_as}: module {module.__name__!r} lacks spec name(s) "
-            f"{', '.join(missing)}; export all of {', '.join(SPEC_NAMES)} from it"
-        )
-
-
-def _entry_point_names() -> list[str]:
-    return sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
-
-
-def _distribution_version(module: ModuleType) -> str | None:
-    top_level = module.__name__.partition(".")[0]
-    for distribution in _distributions_providing().get(top_level, []):
-        try:
-            return importlib.metadata.version(distribution)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return getattr(sys.modules.get(top_level), "__version__", None)
-
-
-@functools.lru_cache(maxsize=1)
-def _distributions_providing() -> Mapping[str, list[str]]:
-    # Scans every installed distribution's file list: slow, and the same all run long.
-    return importlib.metadata.packages_distributions()
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}

@@ -1,63 +1,104 @@
-"""Which torch devices exist here, and why a device-dependent check does not run on one.
+"""The one device layer: which torch device types exist here, waiting for them, and why a
+device-dependent check does not run on one.
 
-The two skip reasons are worded so that a reader (and the report's ``skip_cause``)
-can tell "the backend does not claim this device" from "it does, but this machine
-has none".
+The conformance suite and the benchmarks both use it.  A device type is anything
+torch can name: the built-in ``cpu``, ``cuda``, ``xpu``, ``mps``, ``hpu``, and the
+PrivateUse1 name an out-of-tree plugin registers (``npu`` for torch_npu), whose
+runtime lives in ``torch.<name>``.  Only what the device module offers is used:
+``is_available``, ``synchronize``, and ``Event`` where it exists.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
 import torch
 
-from conformance.backend import ALL_DEVICES, Backend
+from conformance.backend import BUILTIN_DEVICES, Backend
 
-ACCELERATORS = tuple(d for d in ALL_DEVICES if d != "cpu")
+# The report's machine-readable skip causes.
+DEVICE_NOT_DECLARED = "device-not-declared"
+DEVICE_NOT_PRESENT = "device-not-present"
 
-NOT_DECLARED = "not declared by the backend"
-NOT_PRESENT = "declared, but no such device on this machine"
+
+@dataclass(frozen=True)
+class DeviceSkip:
+    """Why a check does not run on a device: a cause for the report, words for people."""
+
+    cause: str
+    message: str
+
+
+def device_module(device: str) -> ModuleType | None:
+    """torch's runtime module for device type ``device`` (``torch.cuda``, ``torch.npu``)."""
+    if device == "cpu":
+        return None
+    if device == "mps":
+        return getattr(torch, "mps", None)
+    return getattr(torch, device, None)
 
 
 def is_present(device: str) -> bool:
     """True when this process can allocate on torch device type ``device``."""
     if device == "cpu":
         return True
-    if device == "mps":
-        backend = getattr(torch.backends, "mps", None)
-        return bool(backend is not None and backend.is_available())
-    module = getattr(torch, device, None)
-    is_available = getattr(module, "is_available", None)
     try:
+        if device == "mps":
+            backend = getattr(torch.backends, "mps", None)
+            return bool(backend is not None and backend.is_available())
+        is_available = getattr(device_module(device), "is_available", None)
         return bool(is_available and is_available())
     except Exception:  # a half-installed device runtime counts as absent
         return False
 
 
-def present_devices() -> list[str]:
-    return [d for d in ALL_DEVICES if is_present(d)]
+def candidate_devices(declared: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The built-in device types, then any other type ``declared`` names, in that order."""
+    return BUILTIN_DEVICES + tuple(d for d in declared if d not in BUILTIN_DEVICES)
 
 
-def skip_reason(backend: Backend, device: str) -> str | None:
+def present_devices(declared: tuple[str, ...] = ()) -> list[str]:
+    return [d for d in candidate_devices(declared) if is_present(d)]
+
+
+def skip_for(backend: Backend, device: str) -> DeviceSkip | None:
     """Why a check cannot run on ``device`` for ``backend``; None when it can."""
     if device not in backend.devices:
-        return f"device {device}: {NOT_DECLARED} (it declares {', '.join(backend.devices)})"
+        return DeviceSkip(
+            DEVICE_NOT_DECLARED,
+            f"device {device}: not declared by the backend (it declares "
+            f"{', '.join(backend.devices)})",
+        )
     if not is_present(device):
-        return f"device {device}: {NOT_PRESENT}"
-    return None
-
-
-def skip_cause(message: str) -> str | None:
-    """The report's machine-readable cause of a skip, from its message."""
-    if NOT_PRESENT in message:
-        return "device-not-present"
-    if NOT_DECLARED in message:
-        # Device skips start with "device <type>:"; the rest are producers or constants.
-        return "device-not-declared" if message.startswith("device ") else "producer-not-declared"
+        return DeviceSkip(DEVICE_NOT_PRESENT, f"device {device}: declared, but not on this machine")
     return None
 
 
 def synchronize(device: str | torch.device) -> None:
     """Wait for all work queued on ``device`` (no-op on CPU)."""
-    kind = torch.device(device).type
+    kind = torch.device(device).type if not isinstance(device, str) else device.split(":")[0]
     if kind == "cpu":
         return
-    getattr(torch, kind).synchronize()
+    module = device_module(kind)
+    sync = getattr(module, "synchronize", None)
+    if sync is None:
+        raise RuntimeError(f"torch.{kind} offers no synchronize(); cannot wait for device {kind}")
+    sync()
+
+
+def new_event(device: str) -> Any | None:
+    """A recordable event of ``device``'s runtime, or None where it offers none (MPS, CPU)."""
+    module = device_module(device)
+    event = getattr(module, "Event", None)
+    if event is None or device in ("cpu", "mps"):
+        return None
+    return event()
+
+
+def to_device(device: str, tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` moved to ``device`` and the copy finished."""
+    moved = tensor.to(device)
+    synchronize(moved.device)
+    return moved

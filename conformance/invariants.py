@@ -3,7 +3,10 @@
 ``check_sampler_output(obj)`` and friends raise one :class:`ConformanceError` that
 lists *every* violated invariant, each naming the member, what was expected and
 what was found.  The ``*_violations`` functions return that list instead (empty
-when the object conforms); the suite's checks use them.
+when the object conforms); the suite's checks use them.  Each takes the spec
+``revision`` the object follows (default 2025.10): from 0.11.1 on ``LogprobsLists``
+holds numpy arrays, 0.11.1's ``sampled_token_ids`` rows are arrays, and from
+0.14.0 on ``pooler_output`` may be None.
 
 Objects are checked by their members, not by ``isinstance``: a backend's own
 classes are what is being checked.
@@ -12,56 +15,101 @@ classes are what is being checked.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
-from typing import Any
 
+import numpy as np
 import torch
+
+from conformance.compare import Members as Members  # re-exported for older imports
+from conformance.compare import differences_between, kind_of, short
+from reference.revisions import DEFAULT_REVISION
+from reference.revisions import revision as find_revision
+from reference.revisions.model import SpecRevision
 
 PLACEHOLDER_TOKEN_ID = -1
 # Rank dtypes a consumer must accept: vLLM's sampler emits int64, empty_cpu allocates int32.
 RANK_DTYPES = (torch.int32, torch.int64)
 
 
-class Members(dict):
-    """An object's members by name: differences are reported as ``where.name``."""
-
-
 class ConformanceError(AssertionError):
     """An object violates one or more invariants; ``violations`` lists them all."""
 
-    def __init__(self, subject: str, violations: Sequence[str]) -> None:
+    def __init__(
+        self, subject: str, violations: Sequence[str], revision: str = DEFAULT_REVISION
+    ) -> None:
         self.subject = subject
         self.violations = list(violations)
         lines = "\n".join(f"  - {v}" for v in self.violations)
         super().__init__(
-            f"{subject} violates {len(self.violations)} invariant(s) of spec 2025.10:\n{lines}"
+            f"{subject} violates {len(self.violations)} invariant(s) of spec revision "
+            f"{revision}:\n{lines}"
         )
 
 
-def check_logprobs_tensors(obj: object) -> None:
-    """Raise :class:`ConformanceError` unless ``obj`` is a well-formed ``LogprobsTensors``."""
-    _raise_if("LogprobsTensors", logprobs_tensors_violations(obj))
+def check_logprobs_tensors(obj: object, *, revision: str = DEFAULT_REVISION) -> None:
+    """Raise :class:`ConformanceError` unless ``obj`` is a well-formed ``LogprobsTensors``.
+
+    Its three tensors are int32 ``logprob_token_ids`` [n, k + 1], float32 ``logprobs``
+    of the same shape and int32 or int64 ``selected_token_ranks`` [n], on one device;
+    token ids are >= 0, columns 1..k are sorted by logprob descending, and ranks are
+    1-based and at least the number of top-k entries >= the sampled token's logprob.
+    """
+    _raise_if("LogprobsTensors", logprobs_tensors_violations(obj), revision)
 
 
-def check_logprobs_lists(obj: object, num_reqs: int | None = None) -> None:
-    """Raise unless ``obj`` is a well-formed ``LogprobsLists`` (for ``num_reqs`` requests)."""
-    _raise_if("LogprobsLists", logprobs_lists_violations(obj, num_reqs=num_reqs))
+def check_logprobs_lists(
+    obj: object, num_reqs: int | None = None, *, revision: str = DEFAULT_REVISION
+) -> None:
+    """Raise unless ``obj`` is a well-formed ``LogprobsLists`` (for ``num_reqs`` requests).
+
+    Rows are Python lists of Python ints / floats (numpy arrays from 0.11.1 on) of one
+    width k + 1, as many in each field, with the value rules of ``check_logprobs_tensors``;
+    ``cu_num_generated_tokens``, when set, starts at 0, never decreases, ends at the number
+    of rows and has ``num_reqs + 1`` entries.
+    """
+    violations = logprobs_lists_violations(obj, num_reqs=num_reqs, revision=revision)
+    _raise_if("LogprobsLists", violations, revision)
 
 
-def check_sampler_output(obj: object) -> None:
-    """Raise unless ``obj`` is a well-formed ``SamplerOutput``."""
-    _raise_if("SamplerOutput", sampler_output_violations(obj))
+def check_sampler_output(obj: object, *, revision: str = DEFAULT_REVISION) -> None:
+    """Raise unless ``obj`` is a well-formed ``SamplerOutput``.
+
+    ``sampled_token_ids`` is an int32 tensor [num_reqs, max_num_generated_tokens] whose
+    rows hold token ids >= 0 followed only by PLACEHOLDER_TOKEN_ID (-1) padding;
+    ``logprobs_tensors``, when set, is a well-formed LogprobsTensors on the same device
+    with one row per generated token or per padded position.
+    """
+    _raise_if("SamplerOutput", sampler_output_violations(obj), revision)
 
 
-def check_model_runner_output(obj: object) -> None:
-    """Raise unless ``obj`` is a well-formed ``ModelRunnerOutput`` (pickle round trip included)."""
-    _raise_if("ModelRunnerOutput", model_runner_output_violations(obj))
+def check_model_runner_output(obj: object, *, revision: str = DEFAULT_REVISION) -> None:
+    """Raise unless ``obj`` is a well-formed ``ModelRunnerOutput`` (pickle round trip included).
+
+    ``req_id_to_index == {r: i for i, r in enumerate(req_ids)}``; ``sampled_token_ids``
+    has one row per request of token ids >= 0 (Python ints; numpy arrays in 0.11.1);
+    ``logprobs``, when set, is a well-formed LogprobsLists whose cu gives request i
+    ``len(sampled_token_ids[i])`` rows; ``prompt_logprobs_dict`` holds CPU tensors;
+    ``pooler_output`` aligns with ``req_ids`` or is empty (or None from 0.14.0 on);
+    ``num_nans_in_logits`` is None or ``dict[str, int]``; and a pickle round trip
+    leaves the object unchanged.
+    """
+    violations = model_runner_output_violations(obj, revision=revision)
+    _raise_if("ModelRunnerOutput", violations, revision)
 
 
-def _raise_if(subject: str, violations: list[str]) -> None:
+def _raise_if(subject: str, violations: list[str], revision: str) -> None:
     if violations:
-        raise ConformanceError(subject, violations)
+        raise ConformanceError(subject, violations, find_revision(revision).name)
+
+
+def _spec(revision: str | SpecRevision) -> SpecRevision:
+    return revision if isinstance(revision, SpecRevision) else find_revision(revision)
+
+
+def _annotation(revision: SpecRevision, type_name: str, field: str) -> str:
+    spec = revision.types[type_name].field_named(field)
+    return spec.annotation if spec is not None else ""
 
 
 # --- LogprobsTensors ---------------------------------------------------------------
@@ -74,7 +122,7 @@ def logprobs_tensors_violations(obj: object, where: str = "LogprobsTensors") -> 
     for name in names:
         value = getattr(obj, name, None)
         if not isinstance(value, torch.Tensor):
-            out.append(f"{where}.{name}: expected a torch.Tensor, found {_kind(value)}")
+            out.append(f"{where}.{name}: expected a torch.Tensor, found {kind_of(value)}")
         else:
             values[name] = value
     if len(values) < 3:
@@ -110,7 +158,11 @@ def logprobs_tensors_violations(obj: object, where: str = "LogprobsTensors") -> 
     if out:
         return out
     return out + _logprobs_value_violations(
-        ids.cpu().tolist(), logprobs.cpu().tolist(), ranks.cpu().tolist(), where
+        ids.cpu().tolist(),
+        logprobs.cpu().tolist(),
+        ranks.cpu().tolist(),
+        where,
+        ranks_name="selected_token_ranks",
     )
 
 
@@ -118,18 +170,32 @@ def logprobs_tensors_violations(obj: object, where: str = "LogprobsTensors") -> 
 
 
 def logprobs_lists_violations(
-    obj: object, num_reqs: int | None = None, where: str = "LogprobsLists"
+    obj: object,
+    num_reqs: int | None = None,
+    where: str = "LogprobsLists",
+    *,
+    revision: str | SpecRevision = DEFAULT_REVISION,
 ) -> list[str]:
-    out: list[str] = []
+    arrays = _annotation(_spec(revision), "LogprobsLists", "logprob_token_ids") == "np.ndarray"
     ids = getattr(obj, "logprob_token_ids", None)
     logprobs = getattr(obj, "logprobs", None)
     ranks = getattr(obj, "sampled_token_ranks", None)
     cu = getattr(obj, "cu_num_generated_tokens", None)
-    out += _python_rows(ids, int, f"{where}.logprob_token_ids")
-    out += _python_rows(logprobs, float, f"{where}.logprobs")
-    out += _python_list(ranks, int, f"{where}.sampled_token_ranks")
-    if out:
-        return out
+    if arrays:
+        out = _array(ids, "i", 2, f"{where}.logprob_token_ids")
+        out += _array(logprobs, "f", 2, f"{where}.logprobs")
+        out += _array(ranks, "i", 1, f"{where}.sampled_token_ranks")
+        if out:
+            return out
+        assert isinstance(ids, np.ndarray) and isinstance(logprobs, np.ndarray)
+        assert isinstance(ranks, np.ndarray)
+        ids, logprobs, ranks = ids.tolist(), logprobs.tolist(), ranks.tolist()
+    else:
+        out = _python_rows(ids, int, f"{where}.logprob_token_ids")
+        out += _python_rows(logprobs, float, f"{where}.logprobs")
+        out += _python_list(ranks, int, f"{where}.sampled_token_ranks")
+        if out:
+            return out
     assert isinstance(ids, list) and isinstance(logprobs, list) and isinstance(ranks, list)
     if not len(ids) == len(logprobs) == len(ranks):
         out.append(
@@ -147,6 +213,18 @@ def logprobs_lists_violations(
     if out:
         return out
     return _logprobs_value_violations(ids, logprobs, ranks, where)
+
+
+def _array(value: object, kind: str, ndim: int, where: str) -> list[str]:
+    """A numpy array of dtype kind ``kind`` ("i" integer, "f" floating) and ``ndim`` dims."""
+    name = {"i": "integer", "f": "floating-point"}[kind]
+    if not isinstance(value, np.ndarray):
+        return [f"{where}: expected a numpy array ({name}, {ndim}-D), found {kind_of(value)}"]
+    if value.dtype.kind != kind and not (kind == "i" and value.dtype.kind == "u"):
+        return [f"{where}: expected an {name} numpy array, found dtype {value.dtype}"]
+    if value.ndim != ndim:
+        return [f"{where}: expected a {ndim}-D array, found shape {list(value.shape)}"]
+    return []
 
 
 def _cu_violations(cu: object, num_rows: int, num_reqs: int | None, where: str) -> list[str]:
@@ -168,7 +246,11 @@ def _cu_violations(cu: object, num_rows: int, num_reqs: int | None, where: str) 
 
 
 def _logprobs_value_violations(
-    ids: list[list[int]], logprobs: list[list[float]], ranks: list[int], where: str
+    ids: list[list[int]],
+    logprobs: list[list[float]],
+    ranks: list[int],
+    where: str,
+    ranks_name: str = "sampled_token_ranks",
 ) -> list[str]:
     out: list[str] = []
     for i, (row_ids, row_lp, rank) in enumerate(zip(ids, logprobs, ranks, strict=False)):
@@ -181,16 +263,14 @@ def _logprobs_value_violations(
                 f"descending, found {top}"
             )
         if rank < 1:
-            out.append(
-                f"{where}.sampled_token_ranks[{i}]: expected a 1-based rank >= 1, found {rank}"
-            )
+            out.append(f"{where}.{ranks_name}[{i}]: expected a 1-based rank >= 1, found {rank}")
         elif row_lp:
             # Pessimistic rank counts every entry >= the token's logprob, so at least
             # the top-k entries that are >= it.
             at_least = sum(1 for v in top if v >= row_lp[0])
             if rank < at_least:
                 out.append(
-                    f"{where}.sampled_token_ranks[{i}]: expected >= {at_least} (top-k entries "
+                    f"{where}.{ranks_name}[{i}]: expected >= {at_least} (top-k entries "
                     f"with logprob >= the sampled token's {row_lp[0]}), found {rank}"
                 )
         if len(out) >= 5:
@@ -209,7 +289,7 @@ def sampler_output_violations(obj: object) -> list[str]:
     if logprobs is ...:
         out.append("SamplerOutput.logprobs_tensors: expected a field, found none")
     if not isinstance(ids, torch.Tensor):
-        return [f"SamplerOutput.sampled_token_ids: expected a torch.Tensor, found {_kind(ids)}"]
+        return [f"SamplerOutput.sampled_token_ids: expected a torch.Tensor, found {kind_of(ids)}"]
     if ids.dtype != torch.int32:
         out.append(
             f"SamplerOutput.sampled_token_ids: expected dtype torch.int32, found {ids.dtype}"
@@ -256,7 +336,13 @@ def sampler_output_violations(obj: object) -> list[str]:
 # --- ModelRunnerOutput -------------------------------------------------------------
 
 
-def model_runner_output_violations(obj: object, *, pickle_round_trip: bool = True) -> list[str]:
+def model_runner_output_violations(
+    obj: object,
+    *,
+    pickle_round_trip: bool = True,
+    revision: str | SpecRevision = DEFAULT_REVISION,
+) -> list[str]:
+    spec = _spec(revision)
     out: list[str] = []
     w = "ModelRunnerOutput"
     req_ids = getattr(obj, "req_ids", None)
@@ -269,10 +355,16 @@ def model_runner_output_violations(obj: object, *, pickle_round_trip: bool = Tru
     if type(index) is not dict or index != expected_index:
         out.append(
             f"{w}.req_id_to_index: expected {{r: i for i, r in enumerate(req_ids)}} = "
-            f"{_short(expected_index)}, found {_short(index)}"
+            f"{short(expected_index)}, found {short(index)}"
         )
     sampled = getattr(obj, "sampled_token_ids", None)
-    found = _python_rows(sampled, int, f"{w}.sampled_token_ids")
+    if _annotation(spec, "ModelRunnerOutput", "sampled_token_ids") == "list[np.ndarray]":
+        found = _array_rows(sampled, f"{w}.sampled_token_ids")
+        if not found:
+            assert isinstance(sampled, list)
+            sampled = [row.tolist() for row in sampled]
+    else:
+        found = _python_rows(sampled, int, f"{w}.sampled_token_ids")
     out += found
     if not found:
         assert isinstance(sampled, list)
@@ -288,35 +380,41 @@ def model_runner_output_violations(obj: object, *, pickle_round_trip: bool = Tru
                     f"PLACEHOLDER_TOKEN_ID), found {row}"
                 )
                 break
-        out += _model_runner_logprobs(obj, req_ids, sampled)
+        out += _model_runner_logprobs(obj, req_ids, sampled, spec)
     out += _prompt_logprobs(getattr(obj, "prompt_logprobs_dict", None))
-    out += _pooler_output(getattr(obj, "pooler_output", None), len(req_ids))
+    pooler = getattr(obj, "pooler_output", None)
+    may_be_none = _annotation(spec, "ModelRunnerOutput", "pooler_output").endswith("| None")
+    if pooler is not None or not may_be_none:
+        out += _pooler_output(pooler, len(req_ids))
     nans = getattr(obj, "num_nans_in_logits", None)
     if nans is not None and (
         type(nans) is not dict
         or not all(type(k) is str and type(v) is int for k, v in nans.items())
     ):
-        out.append(f"{w}.num_nans_in_logits: expected None or dict[str, int], found {_short(nans)}")
+        out.append(f"{w}.num_nans_in_logits: expected None or dict[str, int], found {short(nans)}")
     kv = getattr(obj, "kv_connector_output", None)
-    if kv is not None and not callable(getattr(kv, "is_empty", None)):
+    kv_spec = spec.types["KVConnectorOutput"]
+    if kv is not None and not all(hasattr(kv, name) for name in kv_spec.field_names):
         out.append(
-            f"{w}.kv_connector_output: expected None or a KVConnectorOutput, found {_kind(kv)}"
+            f"{w}.kv_connector_output: expected None or a KVConnectorOutput, found {kind_of(kv)}"
         )
     if pickle_round_trip and not out:
         out += _pickle_violations(obj, w)
     return out
 
 
-def _model_runner_logprobs(obj: object, req_ids: list[str], sampled: list[list[int]]) -> list[str]:
+def _model_runner_logprobs(
+    obj: object, req_ids: list[str], sampled: list[list[int]], spec: SpecRevision
+) -> list[str]:
     w = "ModelRunnerOutput.logprobs"
     logprobs = getattr(obj, "logprobs", None)
     if logprobs is None:
         return []
-    out = logprobs_lists_violations(logprobs, where=w)
+    out = logprobs_lists_violations(logprobs, where=w, revision=spec)
     if out:
         return out
     rows = len(logprobs.logprob_token_ids)
-    cu = logprobs.cu_num_generated_tokens
+    cu = getattr(logprobs, "cu_num_generated_tokens", None)
     if cu is not None:
         out += _cu_violations(cu, rows, len(req_ids), f"{w}.cu_num_generated_tokens")
         if not out:
@@ -338,7 +436,7 @@ def _model_runner_logprobs(obj: object, req_ids: list[str], sampled: list[list[i
 def _prompt_logprobs(value: object) -> list[str]:
     w = "ModelRunnerOutput.prompt_logprobs_dict"
     if type(value) is not dict:
-        return [f"{w}: expected dict[str, LogprobsTensors | None], found {_kind(value)}"]
+        return [f"{w}: expected dict[str, LogprobsTensors | None], found {kind_of(value)}"]
     out: list[str] = []
     for req_id, tensors in value.items():
         if type(req_id) is not str:
@@ -358,13 +456,13 @@ def _prompt_logprobs(value: object) -> list[str]:
 def _pooler_output(value: object, num_reqs: int) -> list[str]:
     w = "ModelRunnerOutput.pooler_output"
     if type(value) is not list:
-        return [f"{w}: expected list[torch.Tensor | None], found {_kind(value)}"]
+        return [f"{w}: expected list[torch.Tensor | None], found {kind_of(value)}"]
     # A generation step has no pooler output at all (an empty list, as vLLM sends).
     if value and len(value) != num_reqs:
         return [f"{w}: expected one entry per request ({num_reqs}) or none, found {len(value)}"]
     bad = [i for i, v in enumerate(value) if v is not None and not isinstance(v, torch.Tensor)]
     if bad:
-        return [f"{w}[{bad[0]}]: expected a torch.Tensor or None, found {_kind(value[bad[0]])}"]
+        return [f"{w}[{bad[0]}]: expected a torch.Tensor or None, found {kind_of(value[bad[0]])}"]
     return []
 
 
@@ -377,56 +475,9 @@ def _pickle_violations(obj: object, where: str) -> list[str]:
             f"{type(error).__name__}: {error}"
         ]
     if type(copy) is not type(obj):
-        return [f"{where}: pickle round trip gave {_kind(copy)}, expected {_kind(obj)}"]
+        return [f"{where}: pickle round trip gave {kind_of(copy)}, expected {kind_of(obj)}"]
     differences = differences_between(obj, copy, where)
     return [f"{where}: changed by a pickle round trip: {d}" for d in differences[:3]]
-
-
-def differences_between(expected: Any, found: Any, where: str) -> list[str]:
-    """Where ``found`` differs from ``expected``: values, exact types, tensor dtypes/devices."""
-    if type(expected) is not type(found):
-        return [f"{where}: expected {_kind(expected)}, found {_kind(found)}"]
-    if isinstance(expected, torch.Tensor):
-        if expected.dtype != found.dtype or expected.device != found.device:
-            return [
-                f"{where}: expected {expected.dtype} on {expected.device}, found "
-                f"{found.dtype} on {found.device}"
-            ]
-        if expected.shape != found.shape or not torch.equal(expected.cpu(), found.cpu()):
-            return [f"{where}: tensor values differ"]
-        return []
-    if isinstance(expected, Mapping):
-        if list(expected) != list(found):
-            return [f"{where}: expected keys {list(expected)}, found {list(found)}"]
-        name = "{where}.{key}" if isinstance(expected, Members) else "{where}[{key!r}]"
-        return [
-            d
-            for key in expected
-            for d in differences_between(
-                expected[key], found[key], name.format(where=where, key=key)
-            )
-        ]
-    if isinstance(expected, (list, tuple)) and not hasattr(expected, "__dataclass_fields__"):
-        if len(expected) != len(found):
-            return [f"{where}: expected {len(expected)} items, found {len(found)}"]
-        names = getattr(type(expected), "_fields", None)
-        return [
-            d
-            for i, (a, b) in enumerate(zip(expected, found, strict=True))
-            for d in differences_between(a, b, f"{where}.{names[i]}" if names else f"{where}[{i}]")
-        ]
-    fields = getattr(expected, "__dataclass_fields__", None)
-    if fields:
-        return [
-            d
-            for name in fields
-            for d in differences_between(
-                getattr(expected, name), getattr(found, name), f"{where}.{name}"
-            )
-        ]
-    if expected != found:
-        return [f"{where}: expected {_short(expected)}, found {_short(found)}"]
-    return []
 
 
 # --- helpers -----------------------------------------------------------------------
@@ -434,10 +485,10 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
 
 def _python_list(value: object, item_type: type, where: str) -> list[str]:
     if type(value) is not list:
-        return [f"{where}: expected a list of Python {item_type.__name__}, found {_kind(value)}"]
+        return [f"{where}: expected a list of Python {item_type.__name__}, found {kind_of(value)}"]
     for i, item in enumerate(value):
         if type(item) is not item_type:
-            return [f"{where}[{i}]: expected a Python {item_type.__name__}, found {_kind(item)}"]
+            return [f"{where}[{i}]: expected a Python {item_type.__name__}, found {kind_of(item)}"]
     return []
 
 
@@ -445,7 +496,7 @@ def _python_rows(value: object, item_type: type, where: str) -> list[str]:
     if type(value) is not list:
         return [
             f"{where}: expected a list of lists of Python {item_type.__name__}, "
-            f"found {_kind(value)}"
+            f"found {kind_of(value)}"
         ]
     for i, row in enumerate(value):
         found = _python_list(row, item_type, f"{where}[{i}]")
@@ -454,15 +505,11 @@ def _python_rows(value: object, item_type: type, where: str) -> list[str]:
     return []
 
 
-def _kind(value: object) -> str:
-    """``type value`` for messages: ``tuple (1, 2)``, ``numpy.int64 3``, ``None``."""
-    if value is None:
-        return "None"
-    cls = type(value)
-    module = "" if cls.__module__ == "builtins" else f"{cls.__module__.partition('.')[0]}."
-    return f"{module}{cls.__qualname__} {_short(value)}"
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _array_rows(value: object, where: str) -> list[str]:
+    if type(value) is not list:
+        return [f"{where}: expected a list of integer numpy arrays, found {kind_of(value)}"]
+    for i, row in enumerate(value):
+        found = _array(row, "i", 1, f"{where}[{i}]")
+        if found:
+            return found
+    return []

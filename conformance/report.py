@@ -8,19 +8,23 @@ node id so the report has the same content with and without xdist.
 from __future__ import annotations
 
 import json
+import os
 import platform
+import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.backend import Backend
-from conformance.devices import skip_cause
+if TYPE_CHECKING:
+    from conformance.session import ConformanceRun
 
 SCHEMA = "conformance-report/1"
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+#: Outcomes that fail a run (a strict xpass is an expected failure that now passes).
+FAILING_OUTCOMES = ("failed", "xpassed", "error")
 # Keys of the report's summary, in the contract's spelling.
 SUMMARY_KEYS = {
     "passed": "passed",
@@ -39,6 +43,7 @@ class TestRecord:
     nodeid: str
     spec_type: str
     check: str
+    behaviour: str | None
     device: str | None
     outcome: str
     message: str
@@ -65,6 +70,7 @@ class Results:
                 nodeid=props["nodeid"],
                 spec_type=props["spec_type"],
                 check=props["check"],
+                behaviour=props.get("behaviour"),
                 device=props.get("device"),
                 outcome="passed",
                 message="",
@@ -80,13 +86,19 @@ class Results:
             record.message = "; ".join(m for m in (record.message, message) if m)
             return
         record.outcome, record.message = outcome, message
-        record.skip_cause = skip_cause(message) if outcome == "skipped" else None
+        record.skip_cause = props.get("skip_cause") if outcome == "skipped" else None
 
     def add_error(
         self, nodeid: str, message: str, spec_type: str = "module", check: str = ""
     ) -> None:
-        """An error not tied to a run check (collection error, unmatched xfail entry)."""
-        self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, "error", message)
+        """An error not tied to a run check (a check module that cannot be collected)."""
+        self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, None, "error", message)
+
+    def add_stale_xfail(self, nodeid: str, message: str, behaviour: str) -> None:
+        """A behaviour entry of the xfails file none of whose checks failed."""
+        self.records[nodeid] = TestRecord(
+            nodeid, "module", "xfails_file", behaviour, None, "xpassed", message
+        )
 
     def sorted_records(self) -> list[TestRecord]:
         return [self.records[k] for k in sorted(self.records)]
@@ -94,6 +106,9 @@ class Results:
     def summary(self) -> dict[str, int]:
         counts = Counter(r.outcome for r in self.records.values())
         return {SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES}
+
+    def failing(self) -> bool:
+        return any(r.outcome in FAILING_OUTCOMES for r in self.records.values())
 
 
 def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
@@ -115,7 +130,7 @@ def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
             )
         text = failure_text(report)
         if text.startswith("[XPASS(strict)]"):
-            return "xpassed", text + " (the check passes: remove the entry from the xfails file)"
+            return "xpassed", text
         return "failed", text
     if report.failed:
         return "error", "teardown: " + failure_text(report)
@@ -135,39 +150,48 @@ def failure_text(report: pytest.TestReport | pytest.CollectReport) -> str:
     return text.removeprefix("Failed: ").strip()
 
 
-def build(
-    results: Results,
-    backend: Backend,
-    suite_version: str | None,
-    devices_available: list[str],
-) -> dict[str, Any]:
-    """The JSON report of DESIGN.md section 3 (plus each test's ``skip_cause``)."""
+def build(run: ConformanceRun) -> dict[str, Any]:
+    """The JSON report of DESIGN.md section 3."""
     import torch
 
+    from conformance.session import suite_version
+
+    backend = run.backend
     return {
         "schema": SCHEMA,
-        "spec_revision": backend.spec_revision,
+        "spec_revision": run.choice.name,
+        "spec_revision_source": run.choice.source,
+        "spec_revision_detail": run.choice.detail,
+        "spec_revision_releases": list(run.revision.releases),
         "backend": {
             "name": backend.name,
             "module": backend.module.__name__,
             "version": backend.version,
             "devices_declared": list(backend.devices),
         },
-        "suite": {"version": suite_version},
+        "suite": {"version": suite_version()},
         "platform": {
             "python": platform.python_version(),
             "torch": torch.__version__,
-            "devices_available": devices_available,
+            "devices_available": run.devices_available,
         },
-        "summary": results.summary(),
-        "tests": [asdict(r) for r in results.sorted_records()],
+        "summary": run.results.summary(),
+        "tests": [asdict(r) for r in run.results.sorted_records()],
     }
 
 
 def write(report: dict[str, Any], path: str | Path) -> Path:
+    """Write ``report`` to ``path`` whole or not at all (a temporary file, then a rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(json.dumps(report, indent=2) + "\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     return path
 
 

@@ -96,25 +96,6 @@ def logprobs_tensors_cases(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@st.composite
-def kv_connector_fields(draw: st.DrawFn) -> dict[str, Any]:
-    """Keyword arguments for KVConnectorOutput: each field None, empty or filled."""
-    req_sets: st.SearchStrategy[set[str] | None] = st.one_of(
-        st.none(),
-        st.just(set()),
-        st.sets(st.text("abc", min_size=1, max_size=3), min_size=1, max_size=3),
-    )
-    return {
-        "finished_sending": draw(req_sets),
-        "finished_recving": draw(req_sets),
-        "kv_connector_stats": draw(st.sampled_from([None, "truthy", "falsy"])),
-        "invalid_block_ids": draw(
-            st.one_of(st.just(set()), st.sets(st.integers(0, 10**6), min_size=1, max_size=3))
-        ),
-        "expected_finished_count": draw(st.integers(0, 3)),
-    }
-
-
 token_id_rows = st.lists(st.lists(token_ids, max_size=5), max_size=6)
 
 

@@ -1,23 +1,34 @@
-"""``--xfails-file``: known deviations a backend declares, as strict expected failures.
+"""``--xfails``: known deviations a backend declares, validated before any check runs.
 
 Format (TOML)::
 
     [[xfail]]
-    nodeid = "conformance/checks/test_logprobs_lists.py::test_slice_with_cu"
+    behaviour = "LogprobsLists.slice:cu-not-rebased"
     reason = "we rebase cu_num_generated_tokens as vLLM 0.11.1 does"
 
-``nodeid`` is a node id or a prefix of one; a prefix matches at a boundary of the
-id (before ``::``, ``[`` or ``/``, or anywhere when it ends in one of them), so
-``...::test_slice`` does not match ``...::test_slice_with_cu``.  Node ids are
-written as the report writes them (``conformance/checks/<module>::<test>``); the
-id pytest prints is accepted too.  Every entry is strict: a check it names that
-passes fails the run, and an entry that matches no collected check is an error.
+    [[xfail]]
+    nodeid = "conformance/checks/test_logprobs_tensors_tolists.py::test_tolists_accepts_cu_by_keyword"
+    match = "TypeError"              # optional: counts only when the failure message matches
+    reason = "our tolists takes cu positionally only"
+
+An entry names either a ``behaviour`` (every check of that rule; one deviation,
+one entry) or a ``nodeid`` (a node id or a prefix that ends at a boundary:
+``::``, ``[`` or ``/``), and may add ``match``, a regular expression searched in
+the failure message.
+
+* A check an entry names that fails (and matches) is ``xfailed``.
+* A ``nodeid`` entry is strict: a check it names that passes is ``xpassed`` and
+  fails the run.  A ``behaviour`` entry covers the rule as a whole: checks of it
+  that pass stay passed, but if none of them fails the entry is stale, reported
+  as one ``xpassed`` record, and fails the run.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -32,11 +43,32 @@ class XfailsFileError(Exception):
 
 @dataclass(frozen=True)
 class XfailEntry:
-    nodeid: str
     reason: str
+    nodeid: str | None = None
+    behaviour: str | None = None
+    match: str | None = None
+    number: int = 0
+    _pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
 
-    def matches(self, *nodeids: str) -> bool:
-        return any(_prefix_match(self.nodeid, nodeid) for nodeid in nodeids)
+    @property
+    def label(self) -> str:
+        """How reports name the entry: ``behaviour=...`` or the node id."""
+        return f"behaviour={self.behaviour}" if self.behaviour else str(self.nodeid)
+
+    @property
+    def strict(self) -> bool:
+        return self.nodeid is not None
+
+    def names(self, nodeid: str, behaviour: str | None) -> bool:
+        """True when this entry covers the check ``nodeid`` of ``behaviour``."""
+        if self.behaviour is not None:
+            return behaviour == self.behaviour
+        assert self.nodeid is not None
+        return _prefix_match(self.nodeid, nodeid)
+
+    def accepts(self, message: str) -> bool:
+        """True when a failure with ``message`` is the deviation this entry declares."""
+        return self._pattern is None or self._pattern.search(message) is not None
 
 
 def _prefix_match(prefix: str, nodeid: str) -> bool:
@@ -48,13 +80,13 @@ def _prefix_match(prefix: str, nodeid: str) -> bool:
 
 
 def load(path: str | Path) -> list[XfailEntry]:
-    """Read and validate an xfails file."""
+    """Read an xfails file and check its syntax (what it names is checked by :func:`validate`)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise XfailsFileError(
-            f"xfails file {path}: no such file; fix the path given to --xfails-file"
+            f"xfails file {path}: no such file; fix the path given to --xfails"
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise XfailsFileError(f"xfails file {path}: cannot be read ({error})") from None
@@ -65,8 +97,8 @@ def load(path: str | Path) -> list[XfailEntry]:
     unknown = sorted(set(data) - {"xfail"})
     if unknown:
         raise XfailsFileError(
-            f"xfails file {path}: unknown top-level key(s) {', '.join(unknown)}; "
-            'write entries as [[xfail]] tables with nodeid = "..." and reason = "..."'
+            f"xfails file {path}: unknown top-level key(s) {', '.join(unknown)}; write entries "
+            'as [[xfail]] tables with behaviour = "..." or nodeid = "...", and reason = "..."'
         )
     entries = data.get("xfail", [])
     if not isinstance(entries, list):
@@ -80,16 +112,92 @@ def _entry(path: Path, number: int, raw: object) -> XfailEntry:
     where = f"xfails file {path}: entry {number}"
     if not isinstance(raw, dict):
         raise XfailsFileError(f"{where} is not a table; write it as [[xfail]]")
-    unknown = sorted(set(raw) - {"nodeid", "reason"})
+    unknown = sorted(set(raw) - {"nodeid", "behaviour", "match", "reason"})
     if unknown:
         raise XfailsFileError(
-            f"{where} has unknown key(s) {', '.join(unknown)}; only nodeid and reason are read"
+            f"{where} has unknown key(s) {', '.join(unknown)}; it takes behaviour or nodeid, "
+            "match and reason"
         )
-    nodeid, reason = raw.get("nodeid"), raw.get("reason")
-    if not isinstance(nodeid, str) or not nodeid.strip():
-        raise XfailsFileError(f'{where} has no nodeid; add nodeid = "<node id or prefix>"')
+    nodeid, behaviour = raw.get("nodeid"), raw.get("behaviour")
+    given = [k for k, v in (("nodeid", nodeid), ("behaviour", behaviour)) if v is not None]
+    if len(given) != 1:
+        raise XfailsFileError(
+            f'{where} must name exactly one of behaviour = "..." or nodeid = "..." '
+            f"(found {' and '.join(given) or 'neither'})"
+        )
+    value = nodeid if nodeid is not None else behaviour
+    if not isinstance(value, str) or not value.strip():
+        raise XfailsFileError(f"{where}: {given[0]} must be a non-empty string")
+    reason = raw.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise XfailsFileError(
-            f'{where} ({nodeid}) has no reason; add reason = "<why this check fails>"'
+            f'{where} ({value}) has no reason; add reason = "<why this check fails>"'
         )
-    return XfailEntry(nodeid.strip(), reason.strip())
+    match = raw.get("match")
+    pattern = None
+    if match is not None:
+        if not isinstance(match, str):
+            raise XfailsFileError(f"{where}: match must be a string (a regular expression)")
+        try:
+            pattern = re.compile(match)
+        except re.error as error:
+            raise XfailsFileError(
+                f"{where}: match {match!r} is not a regular expression ({error})"
+            ) from None
+    return XfailEntry(
+        reason=reason.strip(),
+        nodeid=nodeid.strip() if nodeid is not None else None,
+        behaviour=behaviour.strip() if behaviour is not None else None,
+        match=match,
+        number=number,
+        _pattern=pattern,
+    )
+
+
+def validate(
+    entries: list[XfailEntry],
+    *,
+    behaviours: frozenset[str],
+    known_behaviours: frozenset[str],
+    check_functions: dict[str, set[str]],
+    revision: str,
+    path: str,
+) -> None:
+    """Refuse entries that can name no check of this run (raises :class:`XfailsFileError`).
+
+    ``behaviours`` are those of the revision judged, ``known_behaviours`` every
+    behaviour of every revision, ``check_functions`` the test functions of each
+    check module (``test_x.py`` -> names).
+    """
+    for entry in entries:
+        where = f"xfails file {path}: entry {entry.number} ({entry.label})"
+        if entry.behaviour is not None:
+            if entry.behaviour not in known_behaviours:
+                raise XfailsFileError(
+                    f"{where} names no behaviour{_did_you_mean(entry.behaviour, known_behaviours)}"
+                )
+            if entry.behaviour not in behaviours:
+                raise XfailsFileError(
+                    f"{where} names a behaviour that revision {revision} does not have, so no "
+                    "check of it runs; remove the entry or judge another revision"
+                )
+            continue
+        assert entry.nodeid is not None
+        module, _, rest = entry.nodeid.replace("\\", "/").rpartition("/")[2].partition("::")
+        if module not in check_functions:
+            raise XfailsFileError(
+                f"{where} names no check module{_did_you_mean(module, check_functions)}; node ids "
+                "look like conformance/checks/test_<module>.py::test_<check>"
+            )
+        # A prefix ends at a boundary, so the function part is always a whole name.
+        function = re.split(r"[\[:]", rest, maxsplit=1)[0] if rest else ""
+        if function and function not in check_functions[module]:
+            raise XfailsFileError(
+                f"{where} names no check in {module}"
+                f"{_did_you_mean(function, check_functions[module])}"
+            )
+
+
+def _did_you_mean(name: str, choices: object) -> str:
+    close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.5)  # type: ignore[call-overload]
+    return f"; did you mean {close[0]!r}?" if close else ""

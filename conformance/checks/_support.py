@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from conformance.backend import Backend
-from conformance.invariants import Members, differences_between
+from conformance.compare import Members, differences_between
+from conformance.devices import to_device
 
 T = TypeVar("T")
 
@@ -69,7 +70,9 @@ def expect_type(obj: Any, cls: Any, where: str) -> None:
 
 def on(device: str, tensor: torch.Tensor) -> torch.Tensor:
     """``tensor`` moved to ``device`` and the copy finished."""
-    moved = tensor.to(device)
-    if moved.device.type != "cpu":
-        getattr(torch, moved.device.type).synchronize()
-    return moved
+    return to_device(device, tensor)
+
+
+def construct(cls: Any, where: str, values: dict[str, Any]) -> Any:
+    """``cls(**values)``; an exception becomes a failure naming the call."""
+    return attempt(f"{where}(**{{{', '.join(values)}}})", cls, **values)

@@ -1,13 +1,16 @@
-"""AsyncModelRunnerOutput: an ABC whose only abstract method is get_output()."""
+"""AsyncModelRunnerOutput: an ABC whose abstract methods are those the revision lists."""
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.checks._support import attempt, fail
+from conformance.checks._support import attempt, check, fail
 from conformance.surface import SurfaceCheck
 
-pytestmark = pytest.mark.spec_type("AsyncModelRunnerOutput")
+pytestmark = [
+    pytest.mark.spec_type("AsyncModelRunnerOutput"),
+    pytest.mark.behaviour("AsyncModelRunnerOutput.abc"),
+]
 
 
 @pytest.fixture
@@ -15,22 +18,31 @@ def AsyncModelRunnerOutput(backend):
     return backend.spec_type("AsyncModelRunnerOutput")
 
 
+@pytest.fixture
+def abstract_methods(revision) -> tuple[str, ...]:
+    return revision.types["AsyncModelRunnerOutput"].abstract_methods
+
+
+@pytest.mark.behaviour("AsyncModelRunnerOutput.surface")
 def test_surface(surface_check: SurfaceCheck, AsyncModelRunnerOutput) -> None:
-    found = surface_check.run(AsyncModelRunnerOutput)
-    if found:
-        fail(*found)
+    check(surface_check.run(AsyncModelRunnerOutput))
 
 
-def test_subclass_implementing_get_output_works(AsyncModelRunnerOutput) -> None:
+def test_subclass_implementing_get_output_works(AsyncModelRunnerOutput, abstract_methods) -> None:
     sentinel = object()
-    Done = type("Done", (AsyncModelRunnerOutput,), {"get_output": lambda self: sentinel})
-    obj = attempt("a subclass implementing get_output()", Done)
+    methods = {name: (lambda self: None) for name in abstract_methods}
+    methods["get_output"] = lambda self: sentinel
+    Done = type("Done", (AsyncModelRunnerOutput,), methods)
+    obj = attempt(f"a subclass implementing {', '.join(abstract_methods)}", Done)
     if obj.get_output() is not sentinel:
         fail("AsyncModelRunnerOutput: a subclass's get_output() must be the one called")
 
 
-def test_subclass_without_get_output_cannot_be_instantiated(AsyncModelRunnerOutput) -> None:
-    Incomplete = type("Incomplete", (AsyncModelRunnerOutput,), {})
+def test_subclass_without_get_output_cannot_be_instantiated(
+    AsyncModelRunnerOutput, abstract_methods
+) -> None:
+    others = {name: (lambda self: None) for name in abstract_methods if name != "get_output"}
+    Incomplete = type("Incomplete", (AsyncModelRunnerOutput,), others)
     try:
         Incomplete()
     except TypeError:

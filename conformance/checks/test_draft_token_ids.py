@@ -9,7 +9,10 @@ import pytest
 from conformance.checks._support import attempt, expect_same, fail
 from conformance.surface import SurfaceCheck
 
-pytestmark = pytest.mark.spec_type("DraftTokenIds")
+pytestmark = [
+    pytest.mark.spec_type("DraftTokenIds"),
+    pytest.mark.behaviour("DraftTokenIds.dataclass"),
+]
 
 
 @pytest.fixture
@@ -17,6 +20,7 @@ def DraftTokenIds(backend):
     return backend.spec_type("DraftTokenIds")
 
 
+@pytest.mark.behaviour("DraftTokenIds.surface")
 def test_surface(surface_check: SurfaceCheck, DraftTokenIds) -> None:
     found = surface_check.run(DraftTokenIds)
     if found:

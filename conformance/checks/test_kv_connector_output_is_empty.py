@@ -1,22 +1,29 @@
-"""KVConnectorOutput.is_empty: true unless a set is non-empty or the stats are truthy.
+"""KVConnectorOutput.is_empty: True unless a field the revision counts is truthy.
 
-``expected_finished_count`` is configuration, not output: it never makes the
-object non-empty.
+Which fields count changed from release to release (the revision's
+``counted_by_is_empty``); ``expected_finished_count`` is configuration, not
+output, and never makes the object non-empty.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance import strategies
 from conformance.checks._support import attempt, fail
 
-pytestmark = pytest.mark.spec_type("KVConnectorOutput")
+pytestmark = [
+    pytest.mark.spec_type("KVConnectorOutput"),
+    pytest.mark.behaviour("KVConnectorOutput.is_empty"),
+]
 
 
-class Stats:
-    """A stand-in for KVConnectorStats with a chosen truth value."""
+class Opaque:
+    """A stand-in for an opaque field value (stats, events, metadata) with a chosen truth."""
 
     def __init__(self, truthy: bool) -> None:
         self.truthy = truthy
@@ -25,33 +32,28 @@ class Stats:
         return self.truthy
 
     def __repr__(self) -> str:
-        return f"<stats, {'truthy' if self.truthy else 'falsy'}>"
+        return f"<{'truthy' if self.truthy else 'falsy'} object>"
 
 
-# (field values, expected is_empty()): each field alone, empty and non-empty.
-TRUTH_TABLE = [
-    ({}, True),
-    ({"finished_sending": set()}, True),
-    ({"finished_sending": {"r1"}}, False),
-    ({"finished_recving": set()}, True),
-    ({"finished_recving": {"r1"}}, False),
-    ({"kv_connector_stats": Stats(False)}, True),
-    ({"kv_connector_stats": Stats(True)}, False),
-    ({"invalid_block_ids": set()}, True),
-    ({"invalid_block_ids": {7}}, False),
-    ({"expected_finished_count": 0}, True),
-    ({"expected_finished_count": 2}, True),
-    ({"finished_sending": {"r1"}, "expected_finished_count": 2}, False),
-]
+def field_value(annotation: str, truthy: bool) -> Any:
+    """A falsy or truthy value of what a field holds."""
+    if "set[int]" in annotation:
+        return {7} if truthy else set()
+    if "set[str]" in annotation:
+        return {"r1"} if truthy else set()
+    if annotation == "int":
+        return 2 if truthy else 0
+    return Opaque(truthy)
 
 
-def _id(case: dict) -> str:
-    if not case:
-        return "defaults"
-    return ",".join(
-        f"{k}={'empty' if v in (set(), 0) or (isinstance(v, Stats) and not v) else 'set'}"
-        for k, v in case.items()
-    )
+def truth_table(type_spec) -> list[tuple[dict[str, Any], bool]]:
+    """Each field alone, falsy and truthy, with the is_empty() the revision expects."""
+    cases: list[tuple[dict[str, Any], bool]] = [({}, True)]
+    for field in type_spec.fields:
+        counted = field.name in type_spec.counted_by_is_empty
+        cases.append(({field.name: field_value(field.annotation, False)}, True))
+        cases.append(({field.name: field_value(field.annotation, True)}, not counted))
+    return cases
 
 
 @pytest.fixture
@@ -59,22 +61,33 @@ def KVConnectorOutput(backend):
     return backend.spec_type("KVConnectorOutput")
 
 
-@pytest.mark.parametrize(("fields", "expected"), TRUTH_TABLE, ids=[_id(c) for c, _ in TRUTH_TABLE])
-def test_is_empty_truth_table(KVConnectorOutput, fields, expected) -> None:
-    obj = attempt(f"KVConnectorOutput(**{fields!r})", KVConnectorOutput, **fields)
-    found = attempt(f"KVConnectorOutput(**{fields!r}).is_empty()", obj.is_empty)
-    if type(found) is not bool or found is not expected:
-        fail(
-            f"KVConnectorOutput(**{fields!r}).is_empty(): expected {expected}, "
-            f"found {type(found).__name__} {found!r}"
-        )
+def test_is_empty_truth_table(KVConnectorOutput, revision) -> None:
+    type_spec = revision.types["KVConnectorOutput"]
+    counted = ", ".join(type_spec.counted_by_is_empty)
+    wrong = []
+    for fields, expected in truth_table(type_spec):
+        obj = attempt(f"KVConnectorOutput(**{fields!r})", KVConnectorOutput, **fields)
+        found = attempt(f"KVConnectorOutput(**{fields!r}).is_empty()", obj.is_empty)
+        if type(found) is not bool or found is not expected:
+            wrong.append(
+                f"KVConnectorOutput(**{fields!r}).is_empty(): expected {expected} (revision "
+                f"{revision.name} counts {counted}), found {type(found).__name__} {found!r}"
+            )
+    if wrong:
+        fail(*wrong)
 
 
 @strategies.SETTINGS
-@given(case=strategies.kv_connector_fields())
-def test_is_empty_agrees_with_reference(KVConnectorOutput, reference_backend, case) -> None:
-    stats = {"truthy": Stats(True), "falsy": Stats(False), None: None}[case["kv_connector_stats"]]
-    fields = {**case, "kv_connector_stats": stats}
+@given(data=st.data())
+def test_is_empty_agrees_with_reference(
+    KVConnectorOutput, reference_backend, revision, data
+) -> None:
+    type_spec = revision.types["KVConnectorOutput"]
+    fields = {
+        f.name: field_value(f.annotation, data.draw(st.booleans(), label=f.name))
+        for f in type_spec.fields
+        if data.draw(st.booleans(), label=f"set {f.name}")
+    }
     expected = reference_backend.module.KVConnectorOutput(**fields).is_empty()
     obj = attempt(f"KVConnectorOutput(**{fields!r})", KVConnectorOutput, **fields)
     found = attempt(f"KVConnectorOutput(**{fields!r}).is_empty()", obj.is_empty)

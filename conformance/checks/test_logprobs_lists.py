@@ -1,4 +1,4 @@
-"""LogprobsLists: a NamedTuple of Python lists; cu_num_generated_tokens defaults to None."""
+"""LogprobsLists: a NamedTuple of its rows (Python lists, or numpy arrays from 0.11.1 on)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ import pickle
 
 import pytest
 
-from conformance.checks._support import attempt, expect_same, fail
+from conformance.checks._samples import lists_fields, lists_values
+from conformance.checks._support import attempt, check, expect_same, fail
 from conformance.surface import SurfaceCheck
 
-pytestmark = pytest.mark.spec_type("LogprobsLists")
-
-FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks", "cu_num_generated_tokens")
+pytestmark = [pytest.mark.spec_type("LogprobsLists"), pytest.mark.behaviour("LogprobsLists.tuple")]
 
 
 @pytest.fixture
@@ -19,24 +18,35 @@ def LogprobsLists(backend):
     return backend.spec_type("LogprobsLists")
 
 
+def _values(revision, with_cu: bool = True) -> tuple:
+    rows = lists_values(revision, [[70001, 5]], [[-0.5, -0.25]], [2])
+    has_cu = "cu_num_generated_tokens" in lists_fields(revision)
+    return (*rows, [0, 1]) if has_cu and with_cu else rows
+
+
+@pytest.mark.behaviour("LogprobsLists.surface")
 def test_surface(surface_check: SurfaceCheck, LogprobsLists) -> None:
-    found = surface_check.run(LogprobsLists)
-    if found:
-        fail(*found)
+    check(surface_check.run(LogprobsLists))
 
 
-def test_is_a_tuple_of_its_four_fields(LogprobsLists) -> None:
-    ids, lps, ranks, cu = [[70001, 5]], [[-0.5, -0.25]], [2], [0, 1]
-    obj = attempt("LogprobsLists(ids, logprobs, ranks, cu)", LogprobsLists, ids, lps, ranks, cu)
-    if not isinstance(obj, tuple) or len(obj) != 4:
-        fail(f"LogprobsLists: expected a 4-tuple, found {type(obj).__name__} of length {len(obj)}")
-    for i, (name, given) in enumerate(zip(FIELDS, (ids, lps, ranks, cu), strict=True)):
+def test_is_a_tuple_of_its_fields(LogprobsLists, revision) -> None:
+    names = lists_fields(revision)
+    values = _values(revision)
+    obj = attempt(f"LogprobsLists({', '.join(names)})", LogprobsLists, *values)
+    if not isinstance(obj, tuple) or len(obj) != len(names):
+        fail(
+            f"LogprobsLists: expected a {len(names)}-tuple, found {type(obj).__name__} "
+            f"of length {len(obj)}"
+        )
+    for i, (name, given) in enumerate(zip(names, values, strict=True)):
         if obj[i] is not given or getattr(obj, name) is not given:
             fail(f"LogprobsLists.{name}: expected the object passed as item {i}, found {obj[i]!r}")
 
 
-def test_cu_num_generated_tokens_defaults_to_none(LogprobsLists) -> None:
-    obj = attempt("LogprobsLists(ids, logprobs, ranks)", LogprobsLists, [[1]], [[-1.0]], [1])
+def test_cu_num_generated_tokens_defaults_to_none(LogprobsLists, revision) -> None:
+    if "cu_num_generated_tokens" not in lists_fields(revision):
+        pytest.skip(f"revision {revision.name}: LogprobsLists has no cu_num_generated_tokens")
+    obj = attempt("LogprobsLists(ids, logprobs, ranks)", LogprobsLists, *_values(revision, False))
     if obj.cu_num_generated_tokens is not None:
         fail(
             "LogprobsLists(ids, logprobs, ranks).cu_num_generated_tokens: expected None, "
@@ -44,19 +54,14 @@ def test_cu_num_generated_tokens_defaults_to_none(LogprobsLists) -> None:
         )
 
 
-def test_keyword_construction(LogprobsLists) -> None:
-    kwargs = {
-        "logprob_token_ids": [[9, 8]],
-        "logprobs": [[-0.1, -0.2]],
-        "sampled_token_ranks": [1],
-        "cu_num_generated_tokens": None,
-    }
+def test_keyword_construction(LogprobsLists, revision) -> None:
+    kwargs = dict(zip(lists_fields(revision), _values(revision), strict=True))
     obj = attempt("LogprobsLists(**fields)", LogprobsLists, **kwargs)
     expect_same(tuple(obj), tuple(kwargs.values()), "LogprobsLists(**fields)")
 
 
-@pytest.mark.parametrize("cu", [None, [0, 1, 1]], ids=["without-cu", "with-cu"])
-def test_pickle_round_trip(LogprobsLists, cu) -> None:
-    obj = attempt("LogprobsLists(...)", LogprobsLists, [[70001]], [[-0.75]], [3], cu)
+@pytest.mark.parametrize("with_cu", [False, True], ids=["without-cu", "with-cu"])
+def test_pickle_round_trip(LogprobsLists, revision, with_cu) -> None:
+    obj = attempt("LogprobsLists(...)", LogprobsLists, *_values(revision, with_cu))
     copy = attempt("pickle round trip of LogprobsLists", lambda: pickle.loads(pickle.dumps(obj)))
     expect_same(copy, obj, "LogprobsLists after pickle round trip")

@@ -10,7 +10,10 @@ import torch
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
 from conformance.checks._support import attempt, expect_type, fail
 
-pytestmark = pytest.mark.spec_type("LogprobsTensors")
+pytestmark = [
+    pytest.mark.spec_type("LogprobsTensors"),
+    pytest.mark.behaviour("LogprobsTensors.empty_cpu"),
+]
 
 SHAPES = [(0, 0), (0, 3), (1, 1), (3, 0), (5, 21)]
 

@@ -1,5 +1,6 @@
 """ModelRunnerOutput: the dataclass the model runner sends to the scheduler (pickled
-between processes, so it must survive a pickle round trip unchanged)."""
+between processes, so it must survive a pickle round trip unchanged).  Its fields
+changed with almost every release; the revision's data says which it has."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from typing import Any
 import pytest
 import torch
 
-from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, fail
+from conformance.checks._samples import make_logprobs_lists, sample_tensors, sampled_rows
+from conformance.checks._support import attempt, check, expect_same, fail
 from conformance.invariants import model_runner_output_violations
 from conformance.surface import SurfaceCheck
 
-pytestmark = pytest.mark.spec_type("ModelRunnerOutput")
+pytestmark = [
+    pytest.mark.spec_type("ModelRunnerOutput"),
+    pytest.mark.behaviour("ModelRunnerOutput.dataclass"),
+]
 
 
 @pytest.fixture
@@ -22,16 +26,23 @@ def ModelRunnerOutput(backend):
     return backend.spec_type("ModelRunnerOutput")
 
 
+@pytest.mark.behaviour("ModelRunnerOutput.surface")
 def test_surface(surface_check: SurfaceCheck, ModelRunnerOutput) -> None:
-    found = surface_check.run(ModelRunnerOutput)
-    if found:
-        fail(*found)
+    check(surface_check.run(ModelRunnerOutput))
 
 
-def batches(module: Any) -> dict[str, dict[str, Any]]:
+def _kv_output(module: Any, revision) -> Any:
+    fields = revision.types["KVConnectorOutput"].field_names
+    values = {"finished_sending": {"a"}, "invalid_block_ids": {9}}
+    return module.KVConnectorOutput(**{k: v for k, v in values.items() if k in fields})
+
+
+def batches(module: Any, revision) -> dict[str, dict[str, Any]]:
     """Field values of typical steps, built from the backend's own nested types."""
-    lists = module.LogprobsLists
-    return {
+    has_cu = "cu_num_generated_tokens" in revision.types["LogprobsLists"].field_names
+    speculative_cu = [0, 2, 2, 3] if has_cu else None
+    names = revision.types["ModelRunnerOutput"].field_names
+    steps = {
         "empty-batch": dict(
             req_ids=[],
             req_id_to_index={},
@@ -43,34 +54,51 @@ def batches(module: Any) -> dict[str, dict[str, Any]]:
         "single-request": dict(
             req_ids=["r0"],
             req_id_to_index={"r0": 0},
-            sampled_token_ids=[[70001]],
-            logprobs=lists([[70001, 5]], [[-0.5, -0.25]], [2]),
+            sampled_token_ids=sampled_rows(revision, [[70001]]),
+            logprobs=make_logprobs_lists(module, revision, [[70001, 5]], [[-0.5, -0.25]], [2]),
             prompt_logprobs_dict={"r0": module.LogprobsTensors(*sample_tensors(3, 2))},
             pooler_output=[None],
         ),
         "speculative-decoding": dict(
             req_ids=["a", "b", "c"],
             req_id_to_index={"a": 0, "b": 1, "c": 2},
-            sampled_token_ids=[[70001, 70002], [], [70003]],
-            logprobs=lists(
-                [[70001], [70002], [70003]], [[-1.0], [-2.0], [-0.5]], [1, 4, 1], [0, 2, 2, 3]
+            sampled_token_ids=sampled_rows(revision, [[70001, 70002], [], [70003]]),
+            logprobs=make_logprobs_lists(
+                module,
+                revision,
+                [[70001], [70002], [70003]],
+                [[-1.0], [-2.0], [-0.5]],
+                [1, 4, 1],
+                speculative_cu,
             ),
             prompt_logprobs_dict={"a": None},
             pooler_output=[torch.ones(4), None, None],
-            kv_connector_output=module.KVConnectorOutput(
-                finished_sending={"a"}, invalid_block_ids={9}
-            ),
+            kv_connector_output=_kv_output(module, revision),
             num_nans_in_logits={"a": 0, "b": 1, "c": 0},
         ),
     }
+    # Every step only names fields the revision has (all of these exist in every one).
+    assert all(set(step) <= set(names) for step in steps.values())
+    return steps
 
 
 CASES = ["empty-batch", "single-request", "speculative-decoding"]
 
 
+def steps(backend, revision) -> dict[str, dict[str, Any]]:
+    """``batches`` of the backend's module; its nested types failing is a failure, not an error."""
+    return attempt(
+        "building typical steps from the backend's LogprobsLists, LogprobsTensors and "
+        "KVConnectorOutput",
+        batches,
+        backend.module,
+        revision,
+    )
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_stores_fields_as_given(backend, ModelRunnerOutput, case: str) -> None:
-    fields = batches(backend.module)[case]
+def test_stores_fields_as_given(backend, revision, ModelRunnerOutput, case: str) -> None:
+    fields = steps(backend, revision)[case]
     obj = attempt(f"ModelRunnerOutput(**<{case}>)", ModelRunnerOutput, **fields)
     wrong = [
         f"ModelRunnerOutput.{name}: expected the object passed in, found {getattr(obj, name, '<missing>')!r}"
@@ -81,25 +109,29 @@ def test_stores_fields_as_given(backend, ModelRunnerOutput, case: str) -> None:
         fail(*wrong)
 
 
-def test_optional_fields_default_to_none(backend, ModelRunnerOutput) -> None:
-    obj = attempt(
-        "ModelRunnerOutput(<six required fields>)",
-        ModelRunnerOutput,
-        **batches(backend.module)["single-request"],
-    )
-    wrong = [
-        f"ModelRunnerOutput.{name}: expected default None, found {getattr(obj, name, '<missing>')!r}"
-        for name in ("kv_connector_output", "num_nans_in_logits")
-        if getattr(obj, name, "<missing>") is not None
-    ]
+def test_optional_fields_take_their_defaults(backend, revision, ModelRunnerOutput) -> None:
+    spec = revision.types["ModelRunnerOutput"]
+    given = steps(backend, revision)["single-request"]
+    required = {f.name: given[f.name] for f in spec.fields if not f.has_default}
+    where = f"ModelRunnerOutput({', '.join(required)})"
+    obj = attempt(where, ModelRunnerOutput, **required)
+    wrong = []
+    for field in spec.fields:
+        if not field.has_default:
+            continue
+        expected, found = field.default_value(), getattr(obj, field.name, "<missing>")
+        if type(found) is not type(expected) or found != expected:
+            wrong.append(f"{where}.{field.name}: expected default {expected!r}, found {found!r}")
     if wrong:
         fail(*wrong)
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_pickle_round_trip_leaves_it_unchanged(backend, ModelRunnerOutput, case: str) -> None:
+def test_pickle_round_trip_leaves_it_unchanged(
+    backend, revision, ModelRunnerOutput, case: str
+) -> None:
     obj = attempt(
-        f"ModelRunnerOutput(**<{case}>)", ModelRunnerOutput, **batches(backend.module)[case]
+        f"ModelRunnerOutput(**<{case}>)", ModelRunnerOutput, **steps(backend, revision)[case]
     )
     copy = attempt(
         "pickle round trip of ModelRunnerOutput", lambda: pickle.loads(pickle.dumps(obj))
@@ -108,10 +140,10 @@ def test_pickle_round_trip_leaves_it_unchanged(backend, ModelRunnerOutput, case:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_typical_steps_satisfy_the_invariants(backend, ModelRunnerOutput, case: str) -> None:
+def test_typical_steps_satisfy_the_invariants(
+    backend, revision, ModelRunnerOutput, case: str
+) -> None:
     obj = attempt(
-        f"ModelRunnerOutput(**<{case}>)", ModelRunnerOutput, **batches(backend.module)[case]
+        f"ModelRunnerOutput(**<{case}>)", ModelRunnerOutput, **steps(backend, revision)[case]
     )
-    found = model_runner_output_violations(obj)
-    if found:
-        fail(*found)
+    check(model_runner_output_violations(obj, revision=revision))

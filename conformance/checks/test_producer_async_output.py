@@ -13,8 +13,10 @@ from itertools import accumulate
 import pytest
 import torch
 
+from conformance.checks._samples import lists_values, rows_are_arrays
 from conformance.checks._support import (
     attempt,
+    check,
     expect_same,
     expect_type,
     fail,
@@ -23,10 +25,15 @@ from conformance.checks._support import (
     producer,
     spec_class,
 )
-from conformance.devices import synchronize
-from conformance.invariants import PLACEHOLDER_TOKEN_ID, Members, model_runner_output_violations
+from conformance.compare import Members
+from conformance.devices import new_event, synchronize
+from conformance.invariants import PLACEHOLDER_TOKEN_ID, model_runner_output_violations
 
-pytestmark = pytest.mark.spec_type("AsyncModelRunnerOutput")
+pytestmark = [
+    pytest.mark.spec_type("AsyncModelRunnerOutput"),
+    pytest.mark.producer("make_async_output"),
+    pytest.mark.behaviour("producer.async_output"),
+]
 
 # Padded sampler outputs: [num_reqs, max_num_generated_tokens].
 STEPS = {
@@ -62,7 +69,13 @@ def _sampler_output(backend, device: str, rows: list[list[int]], with_logprobs: 
 
 
 def _expect_output(
-    backend, output, rows: list[list[int]], req_ids: list[str], with_logprobs: bool, where: str
+    backend,
+    revision,
+    output,
+    rows: list[list[int]],
+    req_ids: list[str],
+    with_logprobs: bool,
+    where: str,
 ) -> None:
     expect_type(output, spec_class(backend, "ModelRunnerOutput"), where)
     expected = _unpadded(rows)
@@ -70,7 +83,10 @@ def _expect_output(
     expect_same(
         output.req_id_to_index, {r: i for i, r in enumerate(req_ids)}, f"{where}.req_id_to_index"
     )
-    expect_same(output.sampled_token_ids, expected, f"{where}.sampled_token_ids")
+    found_rows = output.sampled_token_ids
+    if rows_are_arrays(revision) and isinstance(found_rows, list):
+        found_rows = [r.tolist() if hasattr(r, "tolist") else r for r in found_rows]
+    expect_same(found_rows, expected, f"{where}.sampled_token_ids")
     if not with_logprobs:
         if output.logprobs is not None:
             fail(
@@ -81,30 +97,23 @@ def _expect_output(
         if output.logprobs is None:
             fail(f"{where}.logprobs: expected a LogprobsLists, found None")
         expect_type(output.logprobs, spec_class(backend, "LogprobsLists"), f"{where}.logprobs")
-        found = fields_of(output.logprobs, ("logprob_token_ids", "logprobs", "sampled_token_ranks"))
-        wanted = Members(
-            {
-                "logprob_token_ids": ids.tolist(),
-                "logprobs": logprobs.tolist(),
-                "sampled_token_ranks": ranks.tolist(),
-            }
-        )
-        expect_same(found, wanted, f"{where}.logprobs")
-        cu = output.logprobs.cu_num_generated_tokens
+        names = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
+        found = fields_of(output.logprobs, names)
+        values = lists_values(revision, ids.tolist(), logprobs.tolist(), ranks.tolist())
+        expect_same(found, Members(zip(names, values, strict=True)), f"{where}.logprobs")
+        cu = getattr(output.logprobs, "cu_num_generated_tokens", None)
         if cu is not None and cu != [0, *accumulate(map(len, expected))]:
             fail(
                 f"{where}.logprobs.cu_num_generated_tokens: expected "
                 f"{[0, *accumulate(map(len, expected))]} (request i owns its tokens' rows), found {cu!r}"
             )
-    found = model_runner_output_violations(output)
-    if found:
-        fail(*found)
+    check(model_runner_output_violations(output, revision=revision))
 
 
 @pytest.mark.parametrize("with_logprobs", [False, True], ids=["no-logprobs", "logprobs"])
 @pytest.mark.parametrize("step", list(STEPS))
 def test_get_output_gives_the_model_runner_output(
-    backend, device: str, step: str, with_logprobs: bool
+    backend, revision, device: str, step: str, with_logprobs: bool
 ) -> None:
     make = producer(backend, "make_async_output")
     rows = STEPS[step]
@@ -119,7 +128,7 @@ def test_get_output_gives_the_model_runner_output(
             f"found {type(async_output).__qualname__}"
         )
     output = attempt(f"{where}.get_output()", async_output.get_output)
-    _expect_output(backend, output, rows, req_ids, with_logprobs, f"{where}.get_output()")
+    _expect_output(backend, revision, output, rows, req_ids, with_logprobs, f"{where}.get_output()")
 
 
 def test_second_get_output_is_refused(backend, device: str) -> None:
@@ -161,14 +170,14 @@ def _produced_after_long_work(device: str, *values: torch.Tensor) -> list[torch.
     return outputs
 
 
-def test_get_output_waits_for_the_device(backend, accelerator: str) -> None:
+@pytest.mark.behaviour("producer.async_output:waits-for-device")
+def test_get_output_waits_for_the_device(backend, revision, accelerator: str) -> None:
     make = producer(backend, "make_async_output")
     rows = [[70000 + 7 * i + j for j in range(3)] for i in range(64)]
     host_ids = torch.tensor(rows, dtype=torch.int32)
     host_lp = _logprobs_rows(64 * 3)
     ids, lp_ids, lp_values, lp_ranks = _produced_after_long_work(accelerator, host_ids, *host_lp)
-    module = getattr(torch, accelerator)
-    done = module.Event() if hasattr(module, "Event") else None
+    done = new_event(accelerator)
     if done is not None:
         done.record()
     sampler_output = backend.module.SamplerOutput(
@@ -178,10 +187,11 @@ def test_get_output_waits_for_the_device(backend, accelerator: str) -> None:
     async_output = attempt("make_async_output(<busy device>)", make, sampler_output, req_ids)
     still_busy = done is not None and not done.query()
     output = attempt("get_output() right after make_async_output", async_output.get_output)
-    if output.sampled_token_ids != rows:
+    found_rows = [r.tolist() if hasattr(r, "tolist") else r for r in output.sampled_token_ids]
+    if found_rows != rows:
         stale = sum(
             a != b
-            for found, want in zip(output.sampled_token_ids, rows, strict=False)
+            for found, want in zip(found_rows, rows, strict=False)
             for a, b in zip(found, want, strict=False)
         )
         fail(
@@ -189,7 +199,7 @@ def test_get_output_waits_for_the_device(backend, accelerator: str) -> None:
             f"stale data ({stale} of {64 * 3} token ids differ): it returned before the device-to-host "
             "copies were complete, or copied before the producing kernels finished"
         )
-    _expect_output(backend, output, rows, req_ids, True, f"get_output() on {accelerator}")
+    _expect_output(backend, revision, output, rows, req_ids, True, f"get_output() on {accelerator}")
     if done is not None and not still_busy:
         pytest.skip(
             f"race check inconclusive on {accelerator}: the device was already idle when "

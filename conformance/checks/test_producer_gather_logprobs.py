@@ -16,7 +16,11 @@ from conformance import strategies
 from conformance.checks._support import attempt, expect_type, fail, on, producer, spec_class
 from conformance.invariants import RANK_DTYPES
 
-pytestmark = pytest.mark.spec_type("LogprobsTensors")
+pytestmark = [
+    pytest.mark.spec_type("LogprobsTensors"),
+    pytest.mark.producer("gather_logprobs"),
+    pytest.mark.behaviour("producer.gather_logprobs"),
+]
 
 
 def gather_deviations(
@@ -97,7 +101,11 @@ def test_gather_logprobs_layout_order_and_ranks(backend, device: str, k: int) ->
     where = f"gather_logprobs(<{list(LOGITS.shape)} on {device}>, {k}, token_ids)"
     result = attempt(where, gather, on(device, LOGITS), k, on(device, TOKENS))
     expect_type(result, spec_class(backend, "LogprobsTensors"), where)
-    on_device = [f for f in result if isinstance(f, torch.Tensor) and f.device.type != device]
+    tensors = [
+        getattr(result, name, None)
+        for name in ("logprob_token_ids", "logprobs", "selected_token_ranks")
+    ]
+    on_device = [f for f in tensors if isinstance(f, torch.Tensor) and f.device.type != device]
     if on_device:
         fail(
             f"{where}: expected every tensor on {device}, found {[str(t.device) for t in on_device]}"

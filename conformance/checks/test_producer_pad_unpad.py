@@ -18,6 +18,19 @@ from conformance.invariants import sampler_output_violations
 
 pytestmark = pytest.mark.spec_type("SamplerOutput")
 
+
+def _of_producer(name: str):
+    """Marks a check of the backend's producer ``name`` (skipped when it declares none)."""
+
+    def mark(check):
+        return pytest.mark.producer(name)(pytest.mark.behaviour(f"producer.{name}")(check))
+
+    return mark
+
+
+PAD = _of_producer("pad_sampled_token_ids")
+UNPAD = _of_producer("unpad_sampled_token_ids")
+
 BATCHES = {
     "empty-batch": [],
     "only-empty-rows": [[], []],
@@ -56,6 +69,7 @@ def _expect_padding(
     expect_same(found.cpu().tolist(), _padded(rows, max_len), where)
 
 
+@PAD
 @pytest.mark.parametrize("batch", list(BATCHES))
 def test_pad_puts_tokens_first_and_minus_one_after(backend, device: str, batch: str) -> None:
     pad = producer(backend, "pad_sampled_token_ids")
@@ -66,6 +80,7 @@ def test_pad_puts_tokens_first_and_minus_one_after(backend, device: str, batch: 
     _expect_padding(found, rows, longest, device, where)
 
 
+@PAD
 def test_pad_to_a_larger_max_len(backend, device: str) -> None:
     pad = producer(backend, "pad_sampled_token_ids")
     rows = BATCHES["mixed-lengths"]
@@ -73,6 +88,7 @@ def test_pad_to_a_larger_max_len(backend, device: str) -> None:
     _expect_padding(attempt(where, pad, rows, max_len=5, device=device), rows, 5, device, where)
 
 
+@PAD
 @strategies.SETTINGS
 @given(rows=strategies.token_id_rows)
 def test_pad_agrees_with_reference(backend, reference_backend, rows) -> None:
@@ -83,6 +99,7 @@ def test_pad_agrees_with_reference(backend, reference_backend, rows) -> None:
     _expect_padding(found, rows, expected.shape[1], "cpu", where)
 
 
+@UNPAD
 @pytest.mark.parametrize("batch", list(BATCHES))
 def test_unpad_drops_padding_and_gives_python_ints(
     backend, reference_backend, device: str, batch: str
@@ -94,6 +111,7 @@ def test_unpad_drops_padding_and_gives_python_ints(
     expect_same(attempt(where, unpad, padded), rows, where)
 
 
+@UNPAD
 def test_unpad_with_vocab_size_drops_ids_beyond_the_vocabulary(backend, reference_backend) -> None:
     unpad = producer(backend, "unpad_sampled_token_ids")
     padded = reference_backend.pad_sampled_token_ids([[5, 1000, 7], [999], [1001, 1002]])
@@ -101,6 +119,7 @@ def test_unpad_with_vocab_size_drops_ids_beyond_the_vocabulary(backend, referenc
     expect_same(attempt(where, unpad, padded, vocab_size=1000), [[5, 7], [999], []], where)
 
 
+@UNPAD
 @strategies.SETTINGS
 @given(rows=strategies.token_id_rows)
 def test_unpad_inverts_pad(backend, rows) -> None:

@@ -11,7 +11,10 @@ from conformance.checks._samples import sample_tensors
 from conformance.checks._support import attempt, expect_same, fail, on
 from conformance.surface import SurfaceCheck
 
-pytestmark = pytest.mark.spec_type("SamplerOutput")
+pytestmark = [
+    pytest.mark.spec_type("SamplerOutput"),
+    pytest.mark.behaviour("SamplerOutput.dataclass"),
+]
 
 
 @pytest.fixture
@@ -24,6 +27,7 @@ def LogprobsTensors(backend):
     return backend.spec_type("LogprobsTensors")
 
 
+@pytest.mark.behaviour("SamplerOutput.surface")
 def test_surface(surface_check: SurfaceCheck, SamplerOutput) -> None:
     found = surface_check.run(SamplerOutput)
     if found:

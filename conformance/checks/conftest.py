@@ -1,0 +1,96 @@
+"""Fixtures and parametrisation of the checks; visible to the suite's own check modules only.
+
+``backend``
+    the :class:`conformance.Backend` under test (session scope).  Select it with
+    ``--conformance-backend`` / ``$OUTPUTS_BACKEND``, not by overriding this fixture:
+    device parametrisation, the header and the report are built from that selection.
+``revision``
+    the :class:`~reference.revisions.model.SpecRevision` judged.
+``reference_backend``
+    the oracle of the differential checks: this project's reference of the same
+    revision (session scope); the one fixture a backend may override in its
+    ``conftest.py`` (e.g. to compare against a released vLLM).
+
+``device`` and ``accelerator`` are parameters, not fixtures: every check that
+takes them runs once per torch device type (accelerator types only for
+``accelerator``): the built-in types plus any other type the backend declares,
+skipped where the backend does not declare the device or this machine has none.
+A check module marked ``pytest.mark.producer(name)`` is skipped when the backend
+declares no such producer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import devices
+from conformance.backend import Backend
+from conformance.session import current
+
+
+@pytest.fixture(scope="session")
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The backend under test, as --conformance-backend / $OUTPUTS_BACKEND selected it."""
+    return current(request.config).backend
+
+
+@pytest.fixture(scope="session")
+def revision(request: pytest.FixtureRequest):
+    """The spec revision judged (surface data and behaviours)."""
+    return current(request.config).revision
+
+
+@pytest.fixture(scope="session")
+def reference_backend(request: pytest.FixtureRequest) -> Backend:
+    """This project's reference of the judged revision: the oracle of the differential checks."""
+    from conformance.known_backends import reference_backend as make
+
+    return make(current(request.config).revision.name)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    run = current(metafunc.config)
+    kinds = devices.candidate_devices(run.backend.devices)
+    for name, candidates in (("device", kinds), ("accelerator", kinds[1:])):
+        if name in metafunc.fixturenames:
+            params = []
+            for kind in candidates:
+                skip = devices.skip_for(run.backend, kind)
+                marks = [pytest.mark.skip(reason=skip.message)] if skip else []
+                params.append(pytest.param(kind, id=kind, marks=marks))
+            metafunc.parametrize(name, params)
+    if "surface_check" in metafunc.fixturenames:
+        from conformance.surface import surface_checks
+
+        type_name = metafunc.definition.get_closest_marker("surface_of")
+        name = type_name.args[0] if type_name else _spec_type(metafunc)
+        type_spec = run.revision.type(name)
+        checks = surface_checks(type_spec) if type_spec is not None else []
+        metafunc.parametrize("surface_check", checks, ids=[c.id for c in checks])
+
+
+def _spec_type(metafunc: pytest.Metafunc) -> str:
+    marker = metafunc.definition.get_closest_marker("spec_type")
+    assert marker is not None, f"{metafunc.definition.nodeid}: no spec_type marker"
+    return str(marker.args[0])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip causes as data: each skipped check says why in ``conformance.skip_cause``."""
+    if not items:
+        return
+    run = current(items[0].config)
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        device = params.get("device") or params.get("accelerator")
+        skip = devices.skip_for(run.backend, device) if device else None
+        if skip is not None:
+            item.user_properties.append(("conformance.skip_cause", skip.cause))
+            continue
+        producer = item.get_closest_marker("producer")
+        if producer is not None and getattr(run.backend, producer.args[0]) is None:
+            item.add_marker(
+                pytest.mark.skip(reason=f"producer {producer.args[0]}: not declared by the backend")
+            )
+            item.user_properties.append(("conformance.skip_cause", "producer-not-declared"))

@@ -1,0 +1,91 @@
+"""A structural diff for the checks: where does one object differ from another?
+
+Values, exact types at every level, tensor dtypes and devices, numpy dtypes and
+shapes, NamedTuple and dataclass fields by name.  The checks compare a backend's
+objects with the expected ones (or with the reference's) through it, so every
+difference is named by its path (``LogprobsLists.cu_num_generated_tokens[2]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+
+class Members(dict):
+    """An object's members by name: differences are reported as ``where.name``."""
+
+
+def differences_between(expected: Any, found: Any, where: str) -> list[str]:
+    """Where ``found`` differs from ``expected``: values, exact types, tensor dtypes/devices."""
+    if type(expected) is not type(found):
+        return [f"{where}: expected {kind_of(expected)}, found {kind_of(found)}"]
+    if isinstance(expected, np.ndarray):
+        if expected.dtype != found.dtype or expected.shape != found.shape:
+            return [
+                f"{where}: expected a numpy array {expected.dtype} {list(expected.shape)}, "
+                f"found {found.dtype} {list(found.shape)}"
+            ]
+        if not np.array_equal(expected, found, equal_nan=expected.dtype.kind == "f"):
+            return [
+                f"{where}: array values differ: expected {short(expected.tolist())}, found {short(found.tolist())}"
+            ]
+        return []
+    if isinstance(expected, torch.Tensor):
+        if expected.dtype != found.dtype or expected.device != found.device:
+            return [
+                f"{where}: expected {expected.dtype} on {expected.device}, found "
+                f"{found.dtype} on {found.device}"
+            ]
+        if expected.shape != found.shape or not torch.equal(expected.cpu(), found.cpu()):
+            return [f"{where}: tensor values differ"]
+        return []
+    if isinstance(expected, Mapping):
+        if list(expected) != list(found):
+            return [f"{where}: expected keys {list(expected)}, found {list(found)}"]
+        name = "{where}.{key}" if isinstance(expected, Members) else "{where}[{key!r}]"
+        return [
+            d
+            for key in expected
+            for d in differences_between(
+                expected[key], found[key], name.format(where=where, key=key)
+            )
+        ]
+    if isinstance(expected, (list, tuple)) and not hasattr(expected, "__dataclass_fields__"):
+        if len(expected) != len(found):
+            return [f"{where}: expected {len(expected)} items, found {len(found)}"]
+        names = getattr(type(expected), "_fields", None)
+        return [
+            d
+            for i, (a, b) in enumerate(zip(expected, found, strict=True))
+            for d in differences_between(a, b, f"{where}.{names[i]}" if names else f"{where}[{i}]")
+        ]
+    fields = getattr(expected, "__dataclass_fields__", None)
+    if fields:
+        return [
+            d
+            for name in fields
+            for d in differences_between(
+                getattr(expected, name), getattr(found, name), f"{where}.{name}"
+            )
+        ]
+    if expected != found:
+        return [f"{where}: expected {short(expected)}, found {short(found)}"]
+    return []
+
+
+def kind_of(value: object) -> str:
+    """``type value`` for messages: ``tuple (1, 2)``, ``numpy.int64 3``, ``None``."""
+    if value is None:
+        return "None"
+    cls = type(value)
+    module = "" if cls.__module__ == "builtins" else f"{cls.__module__.partition('.')[0]}."
+    return f"{module}{cls.__qualname__} {short(value)}"
+
+
+def short(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

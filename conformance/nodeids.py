@@ -1,0 +1,62 @@
+"""Node ids as the report writes them, whatever the rootdir and install location."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+CHECKS_DIR = PACKAGE_DIR / "checks"
+
+
+def in_checks(path: Path | str) -> bool:
+    return CHECKS_DIR in Path(path).resolve().parents
+
+
+def canonical_nodeid(item: pytest.Item) -> str:
+    """``conformance/checks/<module>::<test>``."""
+    relative = Path(item.path).resolve().relative_to(PACKAGE_DIR).as_posix()
+    _, _, rest = item.nodeid.partition("::")
+    return f"conformance/{relative}::{rest}"
+
+
+def canonical_module_id(path: str) -> str | None:
+    """``conformance/checks/<module>`` for a report path naming one of the checks.
+
+    Report paths are relative to wherever pytest counted from (rootdir, or the
+    initial ``--pyargs`` path), so they are matched by their tail: the check modules
+    all live directly in ``conformance/checks``.
+    """
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if not name.startswith("test_") or not (CHECKS_DIR / name).is_file():
+        return None
+    if len(parts) > 1 and parts[-2] != "checks":
+        return None
+    return f"conformance/checks/{name}"
+
+
+def without_device(callspec_id: str, device: str | None) -> str:
+    """The parameter id of a check minus its device part (the device has its own field)."""
+    if device is None:
+        return callspec_id
+    if callspec_id == device:
+        return ""
+    return callspec_id.removeprefix(f"{device}-").removesuffix(f"-{device}")
+
+
+@functools.cache
+def check_functions() -> dict[str, set[str]]:
+    """``{"test_x.py": {"test_a", ...}}`` for every check module, read without importing it."""
+    found = {}
+    for path in sorted(CHECKS_DIR.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found[path.name] = {
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+        }
+    return found

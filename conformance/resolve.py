@@ -1,0 +1,215 @@
+"""How a backend spec string becomes a :class:`~conformance.backend.Backend`.
+
+A backend spec (``--backend``, else ``$OUTPUTS_BACKEND``, else ``reference``) is
+  1. a module path whose module exposes the seven spec names
+     (``reference``, ``vllm.v1.outputs``, ``my_plugin.outputs``);
+  2. ``module:attribute`` naming a :class:`Backend` (or a zero-argument callable
+     returning one);
+  3. a name in the entry-point group ``vllm_outputs_suite.backends`` whose value is
+     either of the above.
+
+Anything that cannot be resolved raises :class:`BackendResolutionError` with one
+line naming the problem, where the spec came from, and the fix.  A spec name that
+is present but wrong is *not* a resolution error: the checks report it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from types import ModuleType
+from typing import Any
+
+from conformance import known_backends
+from conformance.backend import SPEC_NAMES, Backend, BackendResolutionError
+
+ENTRY_POINT_GROUP = "vllm_outputs_suite.backends"
+ENV_VAR = "OUTPUTS_BACKEND"
+DEFAULT_SPEC = "reference"
+
+
+def selected_spec(cli_value: str | None = None) -> str:
+    """The spec string in force: the option, else ``$OUTPUTS_BACKEND``, else ``reference``."""
+    return cli_value or os.environ.get(ENV_VAR) or DEFAULT_SPEC
+
+
+def spec_origin(cli_value: str | None = None) -> str:
+    """Where the spec in force came from, for messages."""
+    if cli_value:
+        return "the --backend option"
+    if os.environ.get(ENV_VAR):
+        return f"${ENV_VAR}"
+    return "the default"
+
+
+def load_backend(spec: str | None = None) -> Backend:
+    """Resolve a backend spec string (see module docstring) into a :class:`Backend`."""
+    chosen = selected_spec(spec).strip()
+    try:
+        backend = _resolve(chosen)
+    except BackendResolutionError as error:
+        if spec_origin(spec) == f"${ENV_VAR}":
+            raise BackendResolutionError(f"{error} (the backend came from ${ENV_VAR})") from None
+        raise
+    return replace(backend, source=chosen)
+
+
+def _resolve(spec: str) -> Backend:
+    if ":" in spec:
+        return _from_attribute(spec)
+    entry_point = _entry_point(spec)
+    if entry_point is not None:
+        return _from_entry_point(spec, entry_point)
+    return _from_module(spec, _import(spec, repr(spec)))
+
+
+def _entry_point(name: str) -> importlib.metadata.EntryPoint | None:
+    matches = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP).select(name=name)
+    return next(iter(matches), None)
+
+
+def _from_entry_point(name: str, entry_point: importlib.metadata.EntryPoint) -> Backend:
+    if ":" in entry_point.value:
+        return _from_attribute(entry_point.value, shown_as=f"entry point {name!r}")
+    return _from_module(entry_point.value, _import(entry_point.value, f"entry point {name!r}"))
+
+
+def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
+    shown_as = shown_as or repr(spec)
+    module_path, _, attribute = spec.partition(":")
+    if not module_path or not attribute:
+        raise BackendResolutionError(
+            f"backend {shown_as} is not of the form module:attribute; "
+            "write e.g. my_plugin.conformance:BACKEND"
+        )
+    module = _import(module_path, shown_as)
+    try:
+        value = module
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except AttributeError:
+        raise BackendResolutionError(
+            f"backend {shown_as}: module {module_path!r} has no attribute {attribute!r}; "
+            "define it there or fix the name"
+        ) from None
+    if callable(value) and not isinstance(value, (Backend, type)):
+        value = _call_factory(value, spec, shown_as)
+    if isinstance(value, ModuleType):
+        return _from_module(value.__name__, value)
+    if not isinstance(value, Backend):
+        raise BackendResolutionError(
+            f"backend {shown_as}: {spec.partition(':')[0]}:{attribute} is a "
+            f"{type(value).__name__}, not a conformance.Backend; wrap your module with "
+            "conformance.Backend(name=..., module=...)"
+        )
+    require_spec_names(value.module, shown_as)
+    return value
+
+
+def _call_factory(factory: Callable[[], Any], spec: str, shown_as: str) -> Any:
+    try:
+        return factory()
+    except ModuleNotFoundError as error:
+        raise BackendResolutionError(
+            f"backend {shown_as}: {spec} needs the module {error.name!r}, which is not "
+            "installed; install it (for the vllm backend: pip install vllm, or judge a release "
+            "text with --vllm-outputs PATH) or pick another backend"
+        ) from None
+    except BackendResolutionError:
+        raise
+    except Exception:
+        raise _broken_module(spec, shown_as) from None
+
+
+def _from_module(module_path: str, module: ModuleType) -> Backend:
+    known = known_backends.for_module(module)
+    if known is not None:
+        require_spec_names(known.module, repr(module_path))
+        return known
+    require_spec_names(module, repr(module_path))
+    hint = _registered_backend_hint(module)
+    return Backend(
+        name=module_path,
+        module=module,
+        version=_distribution_version(module),
+        notes=(hint,) if hint else (),
+    )
+
+
+def _registered_backend_hint(module: ModuleType) -> str | None:
+    """A bare module whose distribution registers a full Backend would lose its producers."""
+    top = module.__name__.partition(".")[0]
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ":" in entry_point.value and entry_point.value.partition(".")[0] == top:
+            target = entry_point.value.partition(":")[0]
+            if target != module.__name__:
+                return (
+                    f"{module.__name__!r} is a bare module, so its producer checks are skipped, "
+                    f"but its distribution registers the backend {entry_point.name!r} "
+                    f"({entry_point.value}) with devices and producers: use --backend "
+                    f"{entry_point.name} to check those too"
+                )
+    return None
+
+
+def _import(module_path: str, shown_as: str) -> ModuleType:
+    try:
+        return importlib.import_module(module_path)
+    except ModuleNotFoundError as error:
+        if error.name and (module_path == error.name or module_path.startswith(error.name + ".")):
+            raise BackendResolutionError(
+                f"backend {shown_as}: no module named {error.name!r}; install the package that "
+                "provides it or fix the module path (entry-point names: "
+                f"{', '.join(_entry_point_names()) or 'none'})"
+            ) from None
+        raise _broken_module(module_path, shown_as) from None
+    except BackendResolutionError:
+        raise  # e.g. a Backend(...) at module level that targets an unknown revision
+    except Exception:
+        raise _broken_module(module_path, shown_as) from None
+
+
+def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
+    kind, value, tb = sys.exc_info()
+    assert kind is not None
+    where = traceback.extract_tb(tb)[-1] if tb else None
+    location = f" ({where.filename}:{where.lineno})" if where else ""
+    return BackendResolutionError(
+        f"backend {shown_as}: importing {module_path!r} failed with "
+        f"{kind.__name__}: {value}{location}; fix that error in the backend's module"
+    )
+
+
+def require_spec_names(module: ModuleType, shown_as: str) -> None:
+    missing = [name for name in SPEC_NAMES if not hasattr(module, name)]
+    if missing:
+        raise BackendResolutionError(
+            f"backend {shown_as}: module {module.__name__!r} lacks spec name(s) "
+            f"{', '.join(missing)}; export all of {', '.join(SPEC_NAMES)} from it"
+        )
+
+
+def _entry_point_names() -> list[str]:
+    return sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def _distribution_version(module: ModuleType) -> str | None:
+    top_level = module.__name__.partition(".")[0]
+    for distribution in _distributions_providing().get(top_level, []):
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return getattr(sys.modules.get(top_level), "__version__", None)
+
+
+@functools.lru_cache(maxsize=1)
+def _distributions_providing() -> Mapping[str, list[str]]:
+    # Scans every installed distribution's file list: slow, and the same all run long.
+    return importlib.metadata.packages_distributions()

@@ -1,0 +1,347 @@
+"""One conformance run: what is judged, which checks apply, what they found.
+
+:func:`activate` resolves the backend, chooses the revision and reads the xfails
+file (any problem is a usage error, exit code 4, before a check runs);
+:class:`ConformanceRun` holds the hooks that select checks by behaviour, turn
+declared deviations into expected failures, and collect the results that
+:mod:`conformance.report` writes.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import nodeids
+from conformance.backend import Backend, BackendResolutionError
+from conformance.xfails import XfailEntry, XfailsFileError
+
+_STATE = pytest.StashKey["ConformanceRun"]()
+_WORKEROUTPUT_KEY = "conformance_used_xfails"
+_USED_XFAIL = "conformance.xfail_entry"
+
+
+@dataclass(frozen=True)
+class RevisionChoice:
+    """The revision judged and why: ``given``, ``declared``, ``detected`` or ``default``."""
+
+    name: str
+    source: str
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.source}: {self.detail})"
+
+
+def choose_revision(option: str | None, backend: Backend) -> RevisionChoice:
+    """``--revision``, else what the backend declares (or detected), else 2025.10."""
+    from conformance.spec import DEFAULT_REVISION, UnknownRevisionError, canonical_name
+
+    try:
+        if option:
+            name = canonical_name(option)
+            alias = f", the revision of release {option}" if name != option.strip() else ""
+            return RevisionChoice(name, "given", f"--revision {option}{alias}")
+        if backend.spec_revision is not None:
+            name = canonical_name(backend.spec_revision)
+            if backend.revision_detected_from:
+                return RevisionChoice(name, "detected", backend.revision_detected_from)
+            return RevisionChoice(name, "declared", f"the backend targets {backend.spec_revision}")
+    except UnknownRevisionError as error:
+        raise pytest.UsageError(str(error)) from None
+    return RevisionChoice(DEFAULT_REVISION, "default", "no revision given or declared")
+
+
+def activate(config: pytest.Config) -> ConformanceRun:
+    """Resolve everything a run needs; any problem is a usage error (exit 4)."""
+    if _STATE in config.stash:
+        return config.stash[_STATE]
+    from conformance import devices, known_backends, resolve, spec, xfails
+
+    try:
+        backend = resolve.load_backend(config.getoption("conformance_backend"))
+    except BackendResolutionError as error:
+        raise pytest.UsageError(str(error)) from None
+    choice = choose_revision(config.getoption("conformance_revision"), backend)
+    backend = known_backends.retarget_reference(backend, choice.name)
+    revision = spec.revision(choice.name)
+    entries: list[XfailEntry] = []
+    path = config.getoption("conformance_xfails")
+    if path is not None:
+        try:
+            entries = xfails.load(Path(config.invocation_params.dir) / path)
+            xfails.validate(
+                entries,
+                behaviours=revision.all_behaviours | frozenset(spec.PRODUCER_BEHAVIOURS),
+                known_behaviours=known_behaviours(),
+                check_functions=nodeids.check_functions(),
+                revision=revision.name,
+                path=path,
+            )
+        except XfailsFileError as error:
+            raise pytest.UsageError(str(error)) from None
+    run = ConformanceRun(
+        config,
+        backend=backend,
+        revision=revision,
+        choice=choice,
+        xfails=entries,
+        devices_available=devices.present_devices(backend.devices),
+    )
+    config.stash[_STATE] = run
+    config.pluginmanager.register(run, "conformance-run")
+    return run
+
+
+def current(config: pytest.Config) -> ConformanceRun:
+    return activate(config)
+
+
+def known_behaviours() -> frozenset[str]:
+    from conformance import spec
+
+    named = set(spec.BEHAVIOURS) | set(spec.PRODUCER_BEHAVIOURS)
+    for revision in spec.all_revisions():
+        named |= revision.surface_behaviours
+    return frozenset(named)
+
+
+def suite_version() -> str | None:
+    try:
+        return importlib.metadata.version("vllm-outputs-suite")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def marker_arg(node: pytest.Item, name: str) -> str | None:
+    marker = node.get_closest_marker(name)
+    return str(marker.args[0]) if marker is not None and marker.args else None
+
+
+class ConformanceRun:
+    """Hooks and state of a conformance run; registered only when the suite is running."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        *,
+        backend: Backend,
+        revision: Any,
+        choice: RevisionChoice,
+        xfails: list[XfailEntry],
+        devices_available: list[str],
+    ) -> None:
+        from conformance.report import Results
+
+        self.config = config
+        self.backend = backend
+        self.revision = revision
+        self.choice = choice
+        self.xfails = xfails
+        self.devices_available = devices_available
+        self.results = Results()
+        self.used_xfails: set[int] = set()
+        self.is_worker = hasattr(config, "workerinput")
+
+    @property
+    def applicable_behaviours(self) -> frozenset[str]:
+        from conformance.spec import PRODUCER_BEHAVIOURS
+
+        return self.revision.all_behaviours | frozenset(PRODUCER_BEHAVIOURS)
+
+    # --- header ---------------------------------------------------------------------
+
+    def pytest_report_header(self) -> list[str]:
+        b = self.backend
+        lines = [
+            f"conformance: backend {b.name} {b.version or '(no version)'} "
+            f"(module {b.module.__name__}, from {b.source!r})",
+            f"conformance: spec revision {self.choice.describe()}, "
+            f"suite {suite_version() or '(unknown)'}",
+            f"conformance: devices declared {', '.join(b.devices)}; "
+            f"present here {', '.join(self.devices_available)}",
+        ]
+        if self.xfails:
+            path = self.config.getoption("conformance_xfails")
+            lines.append(f"conformance: {len(self.xfails)} known deviation(s) from {path}")
+        lines += [f"conformance: note: {note}" for note in b.notes]
+        return lines
+
+    # --- collection -----------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        kept, deselected = [], []
+        for item in items:
+            if not nodeids.in_checks(item.path):
+                kept.append(item)
+                continue
+            behaviour = self._behaviour_of(item)
+            if behaviour not in self.applicable_behaviours:
+                deselected.append(item)
+                continue
+            self._describe(item, behaviour)
+            kept.append(item)
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = kept
+        self._check_xfails_name_something(items)
+
+    def _behaviour_of(self, item: pytest.Item) -> str:
+        behaviour = marker_arg(item, "behaviour")
+        if behaviour is None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: conformance check without a behaviour marker; add "
+                "pytestmark = pytest.mark.behaviour('<Type.rule>') to it or its module"
+            )
+        return behaviour
+
+    def _describe(self, item: pytest.Item, behaviour: str) -> None:
+        spec_type = marker_arg(item, "spec_type")
+        if spec_type is None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: conformance check without a spec_type marker; add "
+                "pytestmark = pytest.mark.spec_type('<SpecName>') to its module"
+            )
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        device = params.get("device") or params.get("accelerator")
+        name = getattr(item, "originalname", item.name).removeprefix("test_")
+        variant = nodeids.without_device(callspec.id, device) if callspec is not None else ""
+        item.user_properties += [
+            ("conformance.nodeid", nodeids.canonical_nodeid(item)),
+            ("conformance.spec_type", spec_type),
+            ("conformance.check", f"{name}[{variant}]" if variant else name),
+            ("conformance.behaviour", behaviour),
+            ("conformance.device", device),
+        ]
+
+    def _check_xfails_name_something(self, items: list[pytest.Item]) -> None:
+        """A node-id entry whose module was collected must name one of its checks."""
+        if self.is_worker or not self.xfails:
+            return  # under xdist each worker collects; the controller checked the names
+        collected_modules = {nodeids.canonical_nodeid(i).partition("::")[0] for i in items}
+        ids = [nodeids.canonical_nodeid(i) for i in items if nodeids.in_checks(i.path)]
+        for entry in self.xfails:
+            if entry.nodeid is None:
+                continue
+            module = "conformance/checks/" + entry.nodeid.partition("::")[0].rpartition("/")[2]
+            if module in collected_modules and not any(entry.names(i, None) for i in ids):
+                raise pytest.UsageError(
+                    f"xfails entry {entry.number} ({entry.nodeid}) names no check this run "
+                    "collected; fix its parameters (node ids are printed as the report "
+                    "writes them) or remove it"
+                )
+
+    # --- running: declared deviations --------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()
+        if (
+            not self.xfails
+            or report.when not in ("setup", "call")
+            or not nodeids.in_checks(item.path)
+        ):
+            return
+        props = dict(p for p in item.user_properties if isinstance(p, tuple) and len(p) == 2)
+        nodeid = props.get("conformance.nodeid", "")
+        behaviour = props.get("conformance.behaviour")
+        entries = [e for e in self.xfails if e.names(nodeid, behaviour)]
+        if not entries or report.skipped:
+            return
+        if report.failed:
+            message = _failure_message(report)
+            entry = next((e for e in entries if e.accepts(message)), None)
+            if entry is None:
+                return  # another deviation than the one declared: a real failure
+            report.outcome = "skipped"
+            report.wasxfail = f"{entry.reason} [{entry.label}]"  # type: ignore[attr-defined]
+            report.user_properties.append((_USED_XFAIL, entry.number))
+        elif report.when == "call":
+            strict = next((e for e in entries if e.strict), None)
+            if strict is not None:
+                report.outcome = "failed"
+                report.longrepr = (
+                    f"[XPASS(strict)] {strict.reason} [{strict.label}]: the check passes; "
+                    "remove the entry from the xfails file"
+                )
+                report.user_properties.append((_USED_XFAIL, strict.number))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Under xdist the controller receives every worker's reports through this hook.
+        if self.is_worker:
+            return
+        self.results.add_report(report)
+        for key, value in report.user_properties:
+            if key == _USED_XFAIL:
+                self.used_xfails.add(int(value))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # Under xdist the controller gets workers' failed collections through this hook.
+        if self.is_worker or not report.failed:
+            return
+        from conformance.report import failure_text
+
+        text = failure_text(report)
+        nodeid = nodeids.canonical_module_id(report.fspath)
+        if nodeid is None:
+            # Collected through --pyargs, a module that fails to import is reported on
+            # the session; its path is in the message.
+            named = re.search(r"conformance[/\\]checks[/\\](test_\w+\.py)", text)
+            nodeid = f"conformance/checks/{named[1]}" if named else f"collection::{report.nodeid}"
+        self.results.add_error(nodeid, "collection: " + text)
+
+    # --- the end --------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            return
+        for entry in self.xfails:
+            if entry.behaviour is not None and entry.number not in self.used_xfails:
+                self.results.add_stale_xfail(
+                    f"xfails-file::{entry.label}",
+                    f"xfails entry {entry.number} ({entry.label}): no check of this behaviour "
+                    "failed as declared; the deviation is gone: remove the entry",
+                    behaviour=entry.behaviour,
+                )
+        if self.results.failing() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        path = self.config.getoption("conformance_report")
+        if path is not None:
+            from conformance import report
+
+            data = report.build(self)
+            report.write(data, Path(self.config.invocation_params.dir) / path)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker or not self.results.records:
+            return
+        from conformance.report import table
+
+        b = self.backend
+        title = f"conformance: {b.name} {b.version or ''} against spec {self.choice.describe()}"
+        terminalreporter.section(" ".join(title.split()))
+        for line in table(self.results):
+            terminalreporter.write_line(line)
+        for record in self.results.sorted_records():
+            if record.nodeid.startswith("xfails-file::"):
+                terminalreporter.write_line(f"XPASS {record.message}", red=True)
+        path = self.config.getoption("conformance_report")
+        if path is not None:
+            terminalreporter.write_line(f"conformance report written to {path}")
+
+
+def _failure_message(report: pytest.TestReport) -> str:
+    from conformance.report import failure_text
+
+    return failure_text(report)
