@@ -1,0 +1,131 @@
+"""KVConnectorOutput.merge(*outputs) (vLLM 0.17.0 to 0.19.x): one output from several.
+
+The classmethod unites ``finished_sending``, ``finished_recving`` and
+``invalid_block_ids`` over the outputs that have them (None when every output has
+None), carries ``expected_finished_count`` (the same in every output), gives None
+for ``kv_connector_stats`` and ``kv_cache_events`` when every output has None, and
+returns an instance of the class it is called on.  The inputs are left as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of
+from conformance.invariants import Members
+
+pytestmark = [
+    pytest.mark.spec_type("KVConnectorOutput"),
+    pytest.mark.behaviour("KVConnectorOutput.merge"),
+]
+
+SETS = ("finished_sending", "finished_recving", "invalid_block_ids")
+
+
+@pytest.fixture
+def KVConnectorOutput(backend):
+    return backend.spec_type("KVConnectorOutput")
+
+
+def _union(values):
+    present = [v for v in values if v is not None]
+    return set().union(*present) if present else None
+
+
+# Each case: the inputs' field values; the expected result is the union of each set field.
+CASES = {
+    "two-disjoint": [
+        {"finished_sending": {"a"}, "finished_recving": {"x"}, "invalid_block_ids": {1}},
+        {"finished_sending": {"b"}, "finished_recving": {"y"}, "invalid_block_ids": {2}},
+    ],
+    "two-overlapping": [
+        {"finished_sending": {"a", "b"}, "invalid_block_ids": {1, 2}},
+        {"finished_sending": {"b", "c"}, "invalid_block_ids": {2, 3}},
+    ],
+    "none-and-set": [
+        {"finished_sending": None, "finished_recving": {"x"}},
+        {"finished_sending": {"a"}, "finished_recving": None},
+    ],
+    "all-none": [
+        {"finished_sending": None, "finished_recving": None},
+        {"finished_sending": None, "finished_recving": None},
+    ],
+    "one": [{"finished_sending": {"a"}, "finished_recving": None, "invalid_block_ids": {5}}],
+    "three": [
+        {"finished_sending": {"a"}},
+        {"finished_recving": {"x"}, "invalid_block_ids": {7}},
+        {"finished_sending": {"b"}, "finished_recving": set()},
+    ],
+}
+
+
+def _expected(inputs: list[dict]) -> Members:
+    full = [
+        {"finished_sending": None, "finished_recving": None, "invalid_block_ids": set(), **i}
+        for i in inputs
+    ]
+    return Members({name: _union([i[name] for i in full]) for name in SETS})
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_merge_unites_the_finished_sets_and_invalid_block_ids(KVConnectorOutput, case: str) -> None:
+    inputs = CASES[case]
+    outputs = [
+        attempt(f"KVConnectorOutput(**{i!r})", KVConnectorOutput, **copy.deepcopy(i))
+        for i in inputs
+    ]
+    where = f"KVConnectorOutput.merge(<{case}: {inputs!r}>)"
+    result = attempt(where, KVConnectorOutput.merge, *outputs)
+    expect_type(result, KVConnectorOutput, where)
+    expect_same(fields_of(result, SETS), _expected(inputs), where)
+
+
+@pytest.mark.parametrize("count", [0, 2])
+def test_merge_carries_expected_finished_count(KVConnectorOutput, count: int) -> None:
+    outputs = [
+        KVConnectorOutput(finished_sending={"a"}, expected_finished_count=count),
+        KVConnectorOutput(finished_recving={"b"}, expected_finished_count=count),
+    ]
+    where = f"KVConnectorOutput.merge(<2 outputs with expected_finished_count={count}>)"
+    result = attempt(where, KVConnectorOutput.merge, *outputs)
+    expect_same(result.expected_finished_count, count, f"{where}.expected_finished_count")
+
+
+def test_merge_without_stats_or_events_gives_none(KVConnectorOutput, revision) -> None:
+    outputs = [KVConnectorOutput(finished_sending={"a"}), KVConnectorOutput(finished_recving={"b"})]
+    where = "KVConnectorOutput.merge(<2 outputs without stats or events>)"
+    result = attempt(where, KVConnectorOutput.merge, *outputs)
+    opaque = [
+        name
+        for name in ("kv_connector_stats", "kv_cache_events", "kv_connector_worker_meta")
+        if name in revision.type("KVConnectorOutput").field_names
+    ]
+    for name in opaque:
+        found = getattr(result, name, "<missing>")
+        if found is not None:
+            fail(f"{where}.{name}: expected None (every input has None), found {found!r}")
+
+
+def test_merge_returns_an_instance_of_the_class_it_is_called_on(KVConnectorOutput) -> None:
+    Subclass = type("KVConnectorOutputSubclass", (KVConnectorOutput,), {})
+    outputs = [Subclass(finished_sending={"a"}), Subclass(finished_sending={"b"})]
+    where = "KVConnectorOutputSubclass.merge(<2 outputs>)"
+    result = attempt(where, Subclass.merge, *outputs)
+    if type(result) is not Subclass:
+        fail(
+            f"{where}: expected an instance of KVConnectorOutputSubclass (merge is a classmethod "
+            f"that builds cls), found {type(result).__qualname__}"
+        )
+
+
+def test_merge_does_not_modify_its_inputs(KVConnectorOutput) -> None:
+    inputs = CASES["two-overlapping"]
+    outputs = [KVConnectorOutput(**copy.deepcopy(i)) for i in inputs]
+    attempt("KVConnectorOutput.merge(<2 outputs>)", KVConnectorOutput.merge, *outputs)
+    for n, (obj, given) in enumerate(zip(outputs, inputs, strict=True)):
+        expected = Members(
+            {name: given.get(name, None if name != "invalid_block_ids" else set()) for name in SETS}
+        )
+        expect_same(fields_of(obj, SETS), expected, f"input {n} after KVConnectorOutput.merge")

@@ -1,0 +1,74 @@
+"""LogprobsTensors.filter(mask) (vLLM 0.14.0 on): the rows a boolean mask selects.
+
+The result is the backend's own LogprobsTensors whose every tensor holds the
+selected rows, in order, with its dtype and on its device (``tensor[mask]``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
+from conformance.checks._samples import sample_tensors
+from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on
+from conformance.invariants import Members
+
+pytestmark = [
+    pytest.mark.spec_type("LogprobsTensors"),
+    pytest.mark.behaviour("LogprobsTensors.filter"),
+]
+
+MASKS = {
+    "none": [False, False, False, False, False],
+    "all": [True, True, True, True, True],
+    "first": [True, False, False, False, False],
+    "last": [False, False, False, False, True],
+    "alternate": [True, False, True, False, True],
+}
+
+
+@pytest.fixture
+def LogprobsTensors(backend):
+    return backend.spec_type("LogprobsTensors")
+
+
+@pytest.mark.parametrize(
+    "ranks_dtype", [torch.int32, torch.int64], ids=["ranks-int32", "ranks-int64"]
+)
+@pytest.mark.parametrize("mask_name", list(MASKS))
+def test_filter_keeps_the_rows_the_mask_selects(
+    LogprobsTensors, device: str, mask_name: str, ranks_dtype
+) -> None:
+    ids, logprobs, ranks = sample_tensors(5, 3)
+    tensors = tuple(on(device, t) for t in (ids, logprobs, ranks.to(ranks_dtype)))
+    mask = on(device, torch.tensor(MASKS[mask_name]))
+    obj = attempt("LogprobsTensors(...)", LogprobsTensors, *tensors)
+    where = f"LogprobsTensors(<5 rows on {device}, ranks {ranks_dtype}>).filter(<mask {mask_name}>)"
+    result = attempt(where, obj.filter, mask)
+    expect_type(result, LogprobsTensors, where)
+    expected = Members(zip(FIELDS, (t[mask] for t in tensors), strict=True))
+    expect_same(fields_of(result, FIELDS), expected, where)
+
+
+def test_filter_of_empty_tensors(LogprobsTensors) -> None:
+    tensors = sample_tensors(0, 2)
+    obj = attempt("LogprobsTensors(...)", LogprobsTensors, *tensors)
+    mask = torch.zeros(0, dtype=torch.bool)
+    where = "LogprobsTensors(<0 rows>).filter(<empty mask>)"
+    result = attempt(where, obj.filter, mask)
+    expect_type(result, LogprobsTensors, where)
+    expected = Members(zip(FIELDS, (t[mask] for t in tensors), strict=True))
+    expect_same(fields_of(result, FIELDS), expected, where)
+
+
+def test_filter_does_not_modify_the_original(LogprobsTensors) -> None:
+    tensors = sample_tensors(5, 3)
+    copies = tuple(t.clone() for t in tensors)
+    obj = attempt("LogprobsTensors(...)", LogprobsTensors, *tensors)
+    attempt("filter(<mask alternate>)", obj.filter, torch.tensor(MASKS["alternate"]))
+    expect_same(
+        fields_of(obj, FIELDS),
+        Members(zip(FIELDS, copies, strict=True)),
+        "LogprobsTensors after filter(<mask>)",
+    )
