@@ -522,8 +522,10 @@ def _masks_to_nested_list(building: Building) -> Method:
 
     def to_nested_list(self: Any) -> list[list[int]]:
         token_ids = self.token_ids.tolist()
-        if self.offsets is None and one_row_without_offsets:
-            return [token_ids]
+        if self.offsets is None:
+            if one_row_without_offsets:
+                return [token_ids]
+            raise TypeError("to_nested_list needs offsets (this revision has no single-row form)")
         bounds = self.offsets.tolist()
         return [token_ids[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)]
 
