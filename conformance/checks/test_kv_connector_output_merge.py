@@ -10,6 +10,7 @@ returns an instance of the class it is called on.  The inputs are left as they w
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ def _union(values):
 
 
 # Each case: the inputs' field values; the expected result is the union of each set field.
-CASES = {
+CASES: dict[str, list[dict[str, Any]]] = {
     "two-disjoint": [
         {"finished_sending": {"a"}, "finished_recving": {"x"}, "invalid_block_ids": {1}},
         {"finished_sending": {"b"}, "finished_recving": {"y"}, "invalid_block_ids": {2}},
@@ -61,7 +62,7 @@ CASES = {
 }
 
 
-def _expected(inputs: list[dict]) -> Members:
+def _expected(inputs: list[dict[str, Any]]) -> Members:
     full = [
         {"finished_sending": None, "finished_recving": None, "invalid_block_ids": set(), **i}
         for i in inputs
@@ -109,7 +110,7 @@ def test_merge_without_stats_or_events_gives_none(KVConnectorOutput, revision) -
 
 
 def test_merge_returns_an_instance_of_the_class_it_is_called_on(KVConnectorOutput) -> None:
-    Subclass = type("KVConnectorOutputSubclass", (KVConnectorOutput,), {})
+    Subclass: Any = type("KVConnectorOutputSubclass", (KVConnectorOutput,), {})
     outputs = [Subclass(finished_sending={"a"}), Subclass(finished_sending={"b"})]
     where = "KVConnectorOutputSubclass.merge(<2 outputs>)"
     result = attempt(where, Subclass.merge, *outputs)

@@ -23,7 +23,7 @@ def SamplingMaskLists(backend):
     return backend.spec_type("SamplingMaskLists")
 
 
-CASES = {
+CASES: dict[str, list[list[int]]] = {
     "five-positions": masks.POSITIONS,
     "one-position": [[50001, 50002, 50003]],
     "empty-positions": [[], []],
