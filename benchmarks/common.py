@@ -64,7 +64,7 @@ def backend() -> Any:
     (history runs build every commit) fall back to the ``reference`` package.
     """
     try:
-        from conformance.backend import load_backend
+        from conformance import load_backend
     except ImportError:
         if selected_backend_spec() != "reference":
             raise

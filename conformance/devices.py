@@ -72,7 +72,9 @@ def skip_for(backend: Backend, device: str) -> DeviceSkip | None:
             f"{', '.join(backend.devices)})",
         )
     if not is_present(device):
-        return DeviceSkip(DEVICE_NOT_PRESENT, f"device {device}: declared, but not on this machine")
+        return DeviceSkip(
+            DEVICE_NOT_PRESENT, f"device {device}: declared, but no such device on this machine"
+        )
     return None
 
 

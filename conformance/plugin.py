@@ -73,6 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "behaviour(name): the named spec behaviour a conformance check belongs to"
     )
+    config.addinivalue_line(
+        "markers", "producer(name): the backend producer a check needs (skipped without it)"
+    )
+    config.addinivalue_line(
+        "markers", "surface_of(name): the held type whose surface a check describes"
+    )
     activate(config)
     # A check module that cannot be collected is one error in the report, and the
     # other checks still run: as under xdist, so the report is the same either way.

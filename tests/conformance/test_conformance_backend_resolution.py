@@ -28,7 +28,7 @@ BAD_SPECS = {
     ),
     "unknown-spec-revision": (
         "broken_backends.future_revision:BACKEND",
-        "targets spec revision '2026.01'; this suite knows 2025.10",
+        "targets unknown spec revision '2026.01'; known revisions: 0.10.2, 0.11.0, 2025.10",
     ),
     "no-such-attribute": ("reference:NO_SUCH_BACKEND", "has no attribute 'NO_SUCH_BACKEND'"),
     "malformed-attribute-spec": ("reference:", "is not of the form module:attribute"),
@@ -47,7 +47,7 @@ def _assert_usage_error(run: suite_runner.Run, expected: str) -> None:
 @pytest.mark.parametrize(("spec", "expected"), list(BAD_SPECS.values()), ids=list(BAD_SPECS))
 def test_bad_backend_option_is_a_usage_error(tmp_path, spec: str, expected: str) -> None:
     run = suite_runner.subprocess_run(
-        tmp_path, "--pyargs", "conformance", "--backend", spec, report=False
+        tmp_path, "--pyargs", "conformance", "--conformance-backend", spec, report=False
     )
     _assert_usage_error(run, expected)
 
@@ -73,7 +73,7 @@ def test_python_m_conformance_reports_a_bad_backend_the_same_way(tmp_path) -> No
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
 def test_vllm_entry_point_without_vllm_says_how_to_install_it(tmp_path) -> None:
     run = suite_runner.subprocess_run(
-        tmp_path, "--pyargs", "conformance", "--backend", "vllm", report=False
+        tmp_path, "--pyargs", "conformance", "--conformance-backend", "vllm", report=False
     )
     _assert_usage_error(run, "pip install vllm")
 
@@ -83,6 +83,33 @@ def test_bad_xfails_file_is_a_usage_error(tmp_path) -> None:
         '[[xfail]]\nnodeid = "conformance/checks/test_module.py"\n'
     )
     run = suite_runner.subprocess_run(
-        tmp_path, "--pyargs", "conformance", "--xfails-file", "xfails.toml", report=False
+        tmp_path, "--pyargs", "conformance", "--conformance-xfails", "xfails.toml", report=False
     )
     _assert_usage_error(run, "has no reason; add reason = ")
+
+
+@pytest.mark.parametrize(
+    ("revision", "expected"),
+    [
+        ("2099.01", "unknown spec revision '2099.01'; known revisions: 0.10.2, 0.11.0, 2025.10"),
+        ("0.9.0", "unknown spec revision '0.9.0'"),
+    ],
+)
+def test_unknown_revision_is_a_usage_error(tmp_path, revision: str, expected: str) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "reference",
+        "--revision",
+        revision,
+        module="conformance",
+        report=False,
+    )
+    _assert_usage_error(run, expected)
+
+
+def test_backend_from_the_environment_is_named_in_the_error(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--pyargs", "conformance", report=False, env={"OUTPUTS_BACKEND": "reference:"}
+    )
+    _assert_usage_error(run, "(the backend came from $OUTPUTS_BACKEND)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -62,7 +63,8 @@ def test_logprobs_tensors_ranks_and_order() -> None:
         conformance.check_logprobs_tensors(reference.LogprobsTensors(ids, values, ranks - ranks))
     text = str(error.value)
     assert "logprobs[0][1:]: expected the top-k sorted by logprob descending" in text
-    assert "sampled_token_ranks[0]: expected a 1-based rank >= 1, found 0" in text
+    # A LogprobsTensors names its own field, not the LogprobsLists one.
+    assert "LogprobsTensors.selected_token_ranks[0]: expected a 1-based rank >= 1, found 0" in text
 
 
 def test_logprobs_lists_types_and_cu() -> None:
@@ -131,3 +133,30 @@ def test_model_runner_output_must_survive_pickling() -> None:
     unpicklable.extra = lambda: None  # an attribute pickle cannot take
     with pytest.raises(ConformanceError, match="expected to survive pickle round trip"):
         conformance.check_model_runner_output(unpicklable)
+
+
+def test_model_runner_output_of_0_11_1_has_numpy_rows_and_arrays() -> None:
+    from reference.revisions import reference_module
+
+    module = reference_module("0.11.1")
+    ok = module.ModelRunnerOutput(
+        req_ids=["a"],
+        req_id_to_index={"a": 0},
+        sampled_token_ids=[np.array([70001], dtype=np.int64)],
+        logprobs=module.LogprobsLists(
+            np.array([[70001]], dtype=np.int32),
+            np.array([[-0.5]], dtype=np.float32),
+            np.array([1], dtype=np.int64),
+            [0, 1],
+        ),
+        prompt_logprobs_dict={},
+        pooler_output=[None],
+    )
+    conformance.check_model_runner_output(ok, revision="0.11.1")
+    with pytest.raises(ConformanceError, match=r"sampled_token_ids\[0\]: expected a numpy array"):
+        conformance.check_model_runner_output(
+            module.ModelRunnerOutput(["a"], {"a": 0}, [[70001]], None, {}, [None]),
+            revision="0.11.1",
+        )
+    with pytest.raises(ConformanceError, match=r"spec revision 2025\.10"):
+        conformance.check_model_runner_output(ok)  # numpy rows break 2025.10

@@ -11,8 +11,8 @@ def test_undeclared_and_absent_devices_are_told_apart(tmp_path, capsys) -> None:
     run = suite_runner.in_process(
         tmp_path,
         suite_runner.check_path("test_logprobs_tensors_to_cpu_nonblocking.py"),
-        suite_runner.check_path("test_logprobs_tensors.py::test_is_a_tuple_of_its_three_tensors"),
-        "--backend",
+        suite_runner.check_path("test_logprobs_tensors.py::test_is_a_tuple_of_its_fields"),
+        "--conformance-backend",
         CPU_ONLY,
     )
     assert run.exit_code == 0
@@ -21,11 +21,11 @@ def test_undeclared_and_absent_devices_are_told_apart(tmp_path, capsys) -> None:
     assert report["backend"]["name"] == "reference-cpu-only"
     assert report["backend"]["devices_declared"] == ["cpu"]
     by_device = {(t["check"], t["device"]): t for t in report["tests"]}
-    cuda = by_device[("is_a_tuple_of_its_three_tensors", "cuda")]
+    cuda = by_device[("is_a_tuple_of_its_fields", "cuda")]
     assert cuda["outcome"] == "skipped"
     assert cuda["skip_cause"] == "device-not-declared"
     assert "not declared by the backend" in cuda["message"]
-    assert by_device[("is_a_tuple_of_its_three_tensors", "cpu")]["outcome"] == "passed"
+    assert by_device[("is_a_tuple_of_its_fields", "cpu")]["outcome"] == "passed"
     # The terminal table keeps the two causes apart as well.
     printed = capsys.readouterr().out
     table_rows = [line.split() for line in printed.splitlines() if line.startswith("Logprobs")]
@@ -36,8 +36,8 @@ def test_undeclared_and_absent_devices_are_told_apart(tmp_path, capsys) -> None:
 def test_declared_device_missing_here_is_its_own_skip_cause(tmp_path) -> None:
     run = suite_runner.in_process(
         tmp_path,
-        suite_runner.check_path("test_logprobs_tensors.py::test_is_a_tuple_of_its_three_tensors"),
-        "--backend",
+        suite_runner.check_path("test_logprobs_tensors.py::test_is_a_tuple_of_its_fields"),
+        "--conformance-backend",
         "reference",
     )
     present = set(run.report["platform"]["devices_available"])
@@ -63,8 +63,10 @@ def test_each_record_names_spec_type_check_and_device(tmp_path) -> None:
         None,
     )
     tolists = records[
-        "conformance/checks/test_logprobs_tensors_tolists.py::test_tolists_gives_python_lists_of_python_numbers[cpu-0x1-without-cu]"
+        "conformance/checks/test_logprobs_tensors_tolists.py::test_tolists_gives_python_lists_of_python_numbers[cpu-0x1]"
     ]
     assert tolists["spec_type"] == "LogprobsTensors"
-    assert tolists["check"] == "tolists_gives_python_lists_of_python_numbers[0x1-without-cu]"
+    assert tolists["check"] == "tolists_gives_python_lists_of_python_numbers[0x1]"
     assert tolists["device"] == "cpu"
+    assert tolists["behaviour"] == "LogprobsTensors.tolists:python-lists"
+    assert empty["behaviour"] == "LogprobsLists.slice:cu-not-rebased"

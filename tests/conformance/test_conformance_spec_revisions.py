@@ -1,30 +1,94 @@
-"""Spec revisions as data: the registry, the 2025.10 description, revision-specific checks."""
+"""Spec revisions as data: the registry, aliases, version detection, behaviours and their checks."""
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+from pathlib import Path
 
 import pytest
+import suite_runner
 
-import conformance.checks
 import reference
 from conformance import spec
-from conformance.backend import KNOWN_SPEC_REVISIONS, SPEC_NAMES
-from conformance.plugin import revision_skip_reason
+from conformance.backend import SPEC_NAMES
+from conformance.nodeids import CHECKS_DIR
 from conformance.surface import surface_checks
+from reference.revisions.behaviours import BEHAVIOURS, PRODUCER_BEHAVIOURS, is_known
 
 
-def test_registry_knows_2025_10_and_refuses_others() -> None:
-    assert spec.known_revisions() == KNOWN_SPEC_REVISIONS == ("2025.10",)
-    with pytest.raises(KeyError, match=r"unknown spec revision '2099\.01'; known: 2025\.10"):
+def test_revisions_in_release_order_with_2025_10_between_0_11_0_and_0_11_1() -> None:
+    names = spec.known_revisions()
+    assert names[:4] == ("0.10.2", "0.11.0", "2025.10", "0.11.1")
+    assert names[-1] == "0.33.0"
+    assert len(names) == len(set(names)) == 21
+    assert spec.DEFAULT_REVISION == "2025.10"
+
+
+@pytest.mark.parametrize(
+    ("release", "revision"),
+    [
+        ("0.11.2", "0.11.1"),
+        ("0.15.1", "0.14.0"),
+        ("0.19.1", "0.18.0"),
+        ("0.26.0", "0.23.0"),
+        ("0.33.0", "0.33.0"),
+    ],
+)
+def test_releases_with_identical_types_share_a_revision(release: str, revision: str) -> None:
+    assert spec.canonical_name(release) == revision
+    assert release in spec.revision(release).releases
+
+
+def test_every_release_from_0_10_2_on_is_covered_once() -> None:
+    releases = [r for rev in spec.all_revisions() for r in rev.releases]
+    assert len(releases) == len(set(releases)) == 36
+    assert releases[0] == "0.10.2" and releases[-1] == "0.33.0"
+
+
+@pytest.mark.parametrize(
+    ("version", "revision"),
+    [
+        ("0.12.0", "0.12.0"),
+        ("0.12.0rc1", "0.12.0"),
+        ("0.12.0+cu128", "0.12.0"),
+        ("0.11.3", "0.11.1"),  # an unknown patch release: the newest known release before it
+        ("0.10.2", "0.10.2"),
+    ],
+)
+def test_installed_version_selects_its_revision(version: str, revision: str) -> None:
+    assert spec.revision_for_vllm_version(version) == revision
+
+
+@pytest.mark.parametrize(
+    ("version", "words"),
+    [
+        ("0.10.1.1", "lacks spec types"),
+        ("0.9.2", "lacks spec types"),
+        (
+            "0.34.0",
+            "newer than the newest release this suite knows (0.33.0); judge it against that one explicitly with --revision 0.33.0",
+        ),
+        ("not-a-version", "cannot be read"),
+    ],
+)
+def test_versions_the_suite_cannot_judge_say_why(version: str, words: str) -> None:
+    with pytest.raises(
+        spec.UnsupportedReleaseError, match=words.replace("(", r"\(").replace(")", r"\)")
+    ):
+        spec.revision_for_vllm_version(version)
+
+
+def test_unknown_revision_lists_the_known_ones() -> None:
+    with pytest.raises(
+        spec.UnknownRevisionError,
+        match=r"unknown spec revision '2099\.01'; known revisions: 0\.10\.2",
+    ):
         spec.revision("2099.01")
 
 
 def test_2025_10_describes_the_seven_types_and_the_reference_matches_it() -> None:
     revision = spec.revision("2025.10")
     assert sorted(revision.types) == sorted(SPEC_NAMES)
-    assert revision.constants == {"PLACEHOLDER_TOKEN_ID": -1}
     deviations = [
         d
         for type_spec in revision.types.values()
@@ -34,28 +98,47 @@ def test_2025_10_describes_the_seven_types_and_the_reference_matches_it() -> Non
     assert deviations == []
 
 
-class _Node:
-    def __init__(self, *revisions: str) -> None:
-        self.marker = pytest.mark.spec_revisions(*revisions).mark if revisions else None
-
-    def get_closest_marker(self, name: str):
-        return self.marker if name == "spec_revisions" else None
+def test_every_revision_names_only_known_behaviours() -> None:
+    for revision in spec.all_revisions():
+        unknown = sorted(b for b in revision.all_behaviours if not is_known(b))
+        assert unknown == [], revision.name
 
 
-def test_revision_specific_checks_skip_other_revisions() -> None:
-    assert revision_skip_reason(_Node(), "2025.10") is None
-    assert revision_skip_reason(_Node("2025.10"), "2025.10") is None
-    assert revision_skip_reason(_Node("2025.10"), "2026.01") == (
-        "written for spec revision(s) 2025.10; the backend targets 2026.01"
+def _check_behaviours() -> dict[str, set[str]]:
+    """Behaviour -> the check modules with a check of it (from the checks' own markers)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(Path(CHECKS_DIR).glob("test_*.py")):
+        module = importlib.import_module(f"conformance.checks.{path.stem}")
+        module_marks = getattr(module, "pytestmark", [])
+        module_marks = module_marks if isinstance(module_marks, list) else [module_marks]
+        for name, function in vars(module).items():
+            if not name.startswith("test_") or not callable(function):
+                continue
+            marks = [*getattr(function, "pytestmark", []), *module_marks]
+            behaviour = next((m.args[0] for m in marks if m.name == "behaviour"), None)
+            if behaviour is not None:
+                found.setdefault(behaviour, set()).add(path.name)
+    return found
+
+
+def test_every_behaviour_has_a_check_and_every_check_a_known_behaviour() -> None:
+    marked = _check_behaviours()
+    unknown = sorted(b for b in marked if not is_known(b))
+    assert unknown == []
+    needed = set(BEHAVIOURS) | set(PRODUCER_BEHAVIOURS)
+    for revision in spec.all_revisions():
+        needed |= revision.surface_behaviours
+    # Producer checks of the race and surface behaviours are marked per function.
+    assert sorted(needed - set(marked)) == []
+
+
+def test_list_revisions_prints_one_line_per_revision_with_its_releases(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--list-revisions", module="conformance", report=False
     )
-
-
-def test_check_modules_name_only_known_revisions() -> None:
-    for info in pkgutil.iter_modules(conformance.checks.__path__):
-        if not info.name.startswith("test_"):
-            continue
-        module = importlib.import_module(f"conformance.checks.{info.name}")
-        marks = module.pytestmark if isinstance(module.pytestmark, list) else [module.pytestmark]
-        names = {m.mark.name: m.mark.args for m in marks}
-        assert names["spec_type"][0] in (*SPEC_NAMES, "module"), info.name
-        assert set(names.get("spec_revisions", ())) <= set(KNOWN_SPEC_REVISIONS), info.name
+    assert run.exit_code == 0
+    lines = run.output.strip().splitlines()
+    assert [line.split()[0] for line in lines] == list(spec.known_revisions())
+    by_name = {line.split()[0]: line for line in lines}
+    assert "0.14.0, 0.14.1, 0.15.0, 0.15.1" in by_name["0.14.0"]
+    assert "[default]" in by_name["2025.10"]

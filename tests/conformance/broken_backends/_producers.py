@@ -5,7 +5,7 @@ from typing import Any
 
 import reference
 from conformance import Backend
-from conformance.backend import ALL_DEVICES
+from conformance.backend import BUILTIN_DEVICES
 
 
 def backend_with(module_name: str, **replaced: Any) -> Backend:
@@ -18,6 +18,6 @@ def backend_with(module_name: str, **replaced: Any) -> Backend:
     return Backend(
         name=module_name.rpartition(".")[2],
         module=sys.modules[module_name],
-        devices=ALL_DEVICES,
+        devices=BUILTIN_DEVICES,
         **{**producers, **replaced},
     )
