@@ -331,14 +331,15 @@ def _ns_per_element_section(current: pd.DataFrame) -> str:
     ):
         lo = group.loc[group["value"].idxmin()]
         hi = group.loc[group["value"].idxmax()]
+        axis = _axis(group, x)
         out.append(
             (
                 machine,
                 device,
                 f"`{_short(benchmark)}`",
                 f"{group['value'].median():.1f}",
-                f"{lo['value']:.1f} ({_at(lo, x)})",
-                f"{hi['value']:.1f} ({_at(hi, x)})",
+                f"{lo['value']:.1f} ({_at(lo, axis)})",
+                f"{hi['value']:.1f} ({_at(hi, axis)})",
             )
         )
     return (
@@ -348,8 +349,21 @@ def _ns_per_element_section(current: pd.DataFrame) -> str:
     )
 
 
-def _at(row: pd.Series, x: str | None) -> str:
-    return _shape(row)
+def _axis(group: pd.DataFrame, x: str | None) -> list[str]:
+    """The parameters a min or max over ``group`` is taken over: those that vary
+    in it, the size axis ``x`` first.  A parameter with one value in the group
+    says nothing about where the extreme is."""
+    varying = [
+        c
+        for c in targets.param_columns(group)
+        if c not in _CONTEXT_PARAMS and group[c].nunique(dropna=True) > 1
+    ]
+    return sorted(varying, key=lambda c: c != x)
+
+
+def _at(row: pd.Series, axis: Sequence[str]) -> str:
+    """Where on ``axis`` a min or max is: ``num_tokens=64``."""
+    return ", ".join(f"{p}={row[p]}" for p in axis) or "every shape"
 
 
 def _shape(row: pd.Series | dict[str, Any]) -> str:

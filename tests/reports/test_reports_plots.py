@@ -101,3 +101,38 @@ def test_gpu_bandwidth_is_held_against_the_link_limit(tmp_path):
         "Best device-to-host transfer: 52.0 GB/s on cuda@h100 = 83% of the PCIe Gen5 x16 limit"
         in text
     )
+
+
+def _ns_per_element(num_logprobs: int = 5) -> pd.DataFrame:
+    rows = [
+        {
+            **dict.fromkeys(BASE_COLUMNS),
+            "benchmark": "tolists.ToLists.track_tolists_ns_per_element",
+            "device": "cpu",
+            "value": 2000.0 / tokens,
+            "unit": "ns/element",
+            "status": "ok",
+            "type": "track",
+            "params": f"backend='reference', num_tokens={tokens}, num_logprobs={num_logprobs}",
+            "commit": "a" * 40,
+            "date": pd.Timestamp("2025-10-01", tz="UTC"),
+            "machine": "m1",
+            "env": "existing",
+            "version_mismatch": False,
+            "backend": "reference",
+            "num_tokens": tokens,
+            "num_logprobs": num_logprobs,
+        }
+        for tokens in (1, 64, 1024)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_min_and_max_name_only_the_axis_they_are_over():
+    frame = _ns_per_element()
+    text = summary.render(summary.SummaryInput(frame=frame, current=frame, results_dir="r"))
+    row = next(line for line in text.splitlines() if "track_tolists_ns_per_element" in line)
+    # 2000 / tokens: the max is at one token, the min at 1024; num_logprobs and
+    # the backend are the same on every row, so they say nothing about where.
+    assert row.endswith("| 2.0 (num_tokens=1024) | 2000.0 (num_tokens=1) |"), row
+    assert "num_logprobs" not in row and "backend" not in row
