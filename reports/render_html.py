@@ -46,7 +46,7 @@ nav a { color: inherit; margin-right: .9rem; }
 table { border-collapse: collapse; font-size: .9rem; }
 th, td { border: 1px solid var(--rule); padding: .25rem .55rem; vertical-align: top;
          white-space: nowrap; }
-th { background: #f6f8fa; text-align: left; }
+th { background: #f6f8fa; text-align: left; white-space: normal; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #fbfbfc; }
 td.bad, tr:nth-child(even) td.bad { background: var(--fail-bg); }
