@@ -235,7 +235,7 @@ def _report_folder(session: nox.Session) -> Path:
 def suite(session: nox.Session) -> None:
     """The main job: conformance, the benchmarks on every device present, the report.
 
-    Writes ``summary.md``, ``results.csv``, the plots and ``conformance.json`` into
+    Writes ``report.html``, ``summary.md``, ``results.csv``, the plots and ``conformance.json`` into
     ``suite-out/`` (or ``$OUTPUTS_SUITE_OUT``) and prints where.  The backend is
     ``$OUTPUTS_BACKEND`` (default ``reference``); ``$OUTPUTS_BENCH_DEVICES`` narrows the
     devices.  A conformance failure or a failed benchmark still produces the report
@@ -280,7 +280,9 @@ def suite(session: nox.Session) -> None:
     failed_benchmarks = _failed_benchmarks(out / "results.csv", commit)
     if failed_benchmarks:
         problems.append(f"{failed_benchmarks} benchmark result(s) failed")
-    session.log(f"report folder: {out}  (start with {out / 'summary.md'})")
+    session.log(
+        f"report folder: {out}  (start with {out / 'report.html'}, or {out / 'summary.md'})"
+    )
     if problems:
         session.error("; ".join(problems) + f" -- see {out / 'summary.md'}")
 

@@ -41,7 +41,7 @@ def report(asv_project, tmp_path_factory) -> Path:
 
 def test_writes_csv_summary_and_non_empty_pngs(report):
     names = {p.name for p in report.iterdir()}
-    assert {"results.csv", "summary.md", "conformance.json", MARKER} <= names
+    assert {"results.csv", "summary.md", "report.html", "conformance.json", MARKER} <= names
     for name in (
         "latency.png",
         "bandwidth.png",
