@@ -242,3 +242,45 @@ def test_every_section_of_the_content_is_rendered(out):
     report = content.build(content.ReportInput(frame=frame, current=frame, results_dir="r"))
     page = parse(render_html.render(report))
     assert [s.key for s in report.sections] == page.ids
+
+
+def _conformance_markdown(data: dict, tmp_path: Path) -> str:
+    from reports import load_conformance, render_markdown
+
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    frame = load_results(RESULTS, None)
+    report = content.build(
+        content.ReportInput(
+            frame=frame, current=frame, results_dir="r", conformance=load_conformance(path)
+        )
+    )
+    return render_markdown.render_section(report.section("conformance"))
+
+
+def test_newer_skip_causes_and_behaviours_are_shown(tmp_path):
+    data = json.loads(CONFORMANCE.read_text(encoding="utf-8"))
+    data["spec_revision_source"] = "--revision"
+    for test in data["tests"]:
+        if test["outcome"] == "failed":
+            test["behaviour"] = "slice-with-cu"
+    data["tests"][0].update(
+        outcome="skipped", skip_cause="behaviour-not-in-revision", message="not in 0.10.2"
+    )
+    text = _conformance_markdown(data, tmp_path)
+    assert "spec 2025.10 (chosen by --revision)" in text
+    assert "| outcome | spec type | device | check | behaviour | message |" in text
+    assert "| slice-with-cu |" in text
+    assert (
+        "| `behaviour-not-in-revision` | behaviour not part of the spec revision checked |" in text
+    )
+
+
+def test_an_older_report_without_skip_causes_still_renders(tmp_path):
+    data = json.loads(CONFORMANCE.read_text(encoding="utf-8"))
+    del data["backend"]["devices_declared"]
+    for test in data["tests"]:
+        del test["skip_cause"]
+    text = _conformance_markdown(data, tmp_path)
+    assert "| - | not recorded (an older report) | cpu, cuda, mps, xpu |" in text
+    assert "devices declared" not in text and "behaviour" not in text
