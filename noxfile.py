@@ -8,6 +8,7 @@
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
     nox -s bench-compare  asv continuous between two revisions
     nox -s report         tables and plots from existing results
+    nox -s report-browser report.html opened in headless Chromium, screenshot saved beside it
     nox -s suite          the main job: conformance, benchmarks, report
 
 Sessions that create a virtualenv install torch under ``constraints/cpu-torch.txt``
@@ -21,6 +22,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -171,11 +173,69 @@ def report(session: nox.Session) -> None:
     session.run("python", "-m", "reports", *args)
 
 
+#: Debian's package; the session looks for these names on PATH, in order.
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+CHROMIUM_MISSING = (
+    "Chromium not found (looked for {names} on PATH). Install it: "
+    "`apt-get update && apt-get install -y chromium` (Debian/Ubuntu), then re-run "
+    "`nox -s report-browser`"
+)
+FIXTURE_RESULTS = ROOT / "tests" / "reports" / "fixtures" / "project-asv" / "results"
+FIXTURE_CONFORMANCE = ROOT / "tests" / "reports" / "fixtures" / "conformance-report.json"
+
+
+@nox.session(name="report-browser", python=PYTHON)
+def report_browser(session: nox.Session) -> None:
+    """Open ``report.html`` in headless Chromium and save ``report.png`` beside it.
+
+    ``nox -s report-browser -- FOLDER`` takes that report folder; without it, the
+    newest of ``suite-out/`` and ``reports-out/`` that has a ``report.html``, else a
+    report built from the committed test fixtures (in this session's tmp folder).
+    Fails with one message when Chromium is not installed.  Look at the screenshot:
+    that is the check (verdicts on the first screen, failures red, plots shown).
+    """
+    browser = next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+    if browser is None:
+        session.error(CHROMIUM_MISSING.format(names=", ".join(CHROMIUM_NAMES)))
+    folder = _report_folder(session)
+    page, shot = folder / "report.html", folder / "report.png"
+    shot.unlink(missing_ok=True)
+    session.run(
+        browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+        f"--screenshot={shot}", "--window-size=1280,2400", page.resolve().as_uri(),
+        external=True,
+    )  # fmt: skip
+    if not shot.is_file() or shot.stat().st_size == 0:
+        session.error(f"Chromium wrote no screenshot at {shot}")
+    session.log(f"screenshot of {page}: {shot}")
+
+
+def _report_folder(session: nox.Session) -> Path:
+    if session.posargs:
+        folder = Path(session.posargs[0])
+        if not (folder / "report.html").is_file():
+            session.error(f"no report.html in {folder}; build it with `nox -s report`")
+        return folder
+    built = [f for f in (SUITE_OUT, REPORT_OUT) if (f / "report.html").is_file()]
+    if built:
+        return max(built, key=lambda f: (f / "report.html").stat().st_mtime)
+    install_project(session, "reports")
+    folder = Path(session.create_tmp()) / "fixture-report"
+    session.log(
+        f"no report in {SUITE_OUT.name}/ or {REPORT_OUT.name}/: building one from the test fixtures"
+    )
+    session.run(
+        "python", "-m", "reports", "--quiet", "--results", str(FIXTURE_RESULTS),
+        "--conformance", str(FIXTURE_CONFORMANCE), "--out", str(folder),
+    )  # fmt: skip
+    return folder
+
+
 @nox.session(python=PYTHON)
 def suite(session: nox.Session) -> None:
     """The main job: conformance, the benchmarks on every device present, the report.
 
-    Writes ``summary.md``, ``results.csv``, the plots and ``conformance.json`` into
+    Writes ``report.html``, ``summary.md``, ``results.csv``, the plots and ``conformance.json`` into
     ``suite-out/`` (or ``$OUTPUTS_SUITE_OUT``) and prints where.  The backend is
     ``$OUTPUTS_BACKEND`` (default ``reference``); ``$OUTPUTS_BENCH_DEVICES`` narrows the
     devices.  A conformance failure or a failed benchmark still produces the report
@@ -220,7 +280,9 @@ def suite(session: nox.Session) -> None:
     failed_benchmarks = _failed_benchmarks(out / "results.csv", commit)
     if failed_benchmarks:
         problems.append(f"{failed_benchmarks} benchmark result(s) failed")
-    session.log(f"report folder: {out}  (start with {out / 'summary.md'})")
+    session.log(
+        f"report folder: {out}  (start with {out / 'report.html'}, or {out / 'summary.md'})"
+    )
     if problems:
         session.error("; ".join(problems) + f" -- see {out / 'summary.md'}")
 

@@ -13,10 +13,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from reports import plots, summary
+from reports import content, plots, render_html, render_markdown
 from reports.asv_loader import load_results
 from reports.compare import Comparison, compare
 from reports.conformance_loader import load_conformance
+from reports.document import Report
 from reports.errors import ReportInputError
 from reports.output import atomic_folder
 from reports.selection import latest_per_machine, one_environment, select
@@ -35,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Turn asv benchmark results (and conformance reports) into one folder: "
             "results.csv (one row per benchmark, parameters, commit, machine), summary.md "
             "(targets with pass/fail, GB/s against the link limit, ns per element, median "
-            "latencies) and PNG plots. The folder is written to a temporary place and moved "
+            "latencies), the same as one self-contained page report.html (opens offline), "
+            "and PNG plots. The folder is written to a temporary place and moved "
             "into --out only when complete."
         ),
         epilog=(
@@ -160,9 +162,11 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
             shutil.copyfile(path, staging / name)
         if comparison is not None:
             comparison.table.to_csv(staging / "compare.csv", index=False)
-            (staging / "compare.md").write_text(comparison.to_markdown(), encoding="utf-8")
-        text = summary.render(
-            summary.SummaryInput(
+            changes = Report("", [content.comparison_section(comparison)])
+            (staging / "compare.md").write_text(render_markdown.render(changes), encoding="utf-8")
+        # One content, two renderings: they cannot disagree on a row or a verdict.
+        report = content.build(
+            content.ReportInput(
                 frame=frame,
                 current=current,
                 results_dir=source,
@@ -172,10 +176,15 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
                 machines=frame.attrs.get("machines", {}),
             )
         )
-        (staging / "summary.md").write_text(text, encoding="utf-8")
+        progress("writing summary.md and report.html")
+        (staging / "summary.md").write_text(render_markdown.render(report), encoding="utf-8")
+        (staging / "report.html").write_text(render_html.render(report), encoding="utf-8")
     progress(f"done in {progress.elapsed():.1f} s")
     # The one line meant for stdout: where the report is.
-    print(f"report written to {out.resolve()} (summary: {out.resolve() / 'summary.md'})")
+    print(
+        f"report written to {out.resolve()} (summary: {out.resolve() / 'summary.md'}; "
+        f"offline page: {out.resolve() / 'report.html'})"
+    )
     return comparison
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from reports.asv_loader import STATUS_OK
 from reports.errors import ReportInputError
 from reports.selection import resolve_revision
-from reports.units import format_value, higher_is_better
+from reports.units import higher_is_better
 
 REGRESSED = "regressed"
 IMPROVED = "improved"
@@ -38,9 +38,6 @@ class Comparison:
     @property
     def regressions(self) -> pd.DataFrame:
         return self.table[self.table["change"] == REGRESSED]
-
-    def to_markdown(self) -> str:
-        return comparison_markdown(self)
 
 
 def compare(
@@ -132,41 +129,3 @@ def _intervals_overlap(row: dict[str, Any]) -> bool:
         bounds.append(float(value))
     low_a, high_a, low_b, high_b = bounds
     return bool(high_a >= low_b and low_a <= high_b)
-
-
-def comparison_markdown(comparison: Comparison) -> str:
-    table = comparison.table
-    counts = table["change"].value_counts()
-    lines = [
-        f"## Changes from `{comparison.rev_a}` to `{comparison.rev_b}`",
-        "",
-        f"A change worse than {comparison.threshold:.0%} is a regression (slower for times, "
-        "lower for GB/s and speed-ups) unless the two 99% confidence intervals overlap "
-        "(then it is 'within noise', as asv judges it). "
-        + ", ".join(
-            f"{counts.get(k, 0)} {k}"
-            for k in (REGRESSED, IMPROVED, NOISE, UNCHANGED, NOT_COMPARABLE)
-        )
-        + ".",
-        "",
-    ]
-    shown = table[table["change"].isin([REGRESSED, IMPROVED])]
-    if shown.empty:
-        lines.append("No change beyond the threshold.")
-        return "\n".join(lines) + "\n"
-    has_machine = "machine" in table.columns
-    head = ["change", *(["machine"] if has_machine else []), "benchmark", "params", "A", "B", "B/A"]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in shown.itertuples(index=False):
-        cells = [
-            ("**REGRESSED**" if row.change == REGRESSED else row.change),
-            *([row.machine] if has_machine else []),
-            f"`{row.benchmark}`",
-            # The backend is the same on both sides of a run's comparison.
-            ", ".join(p for p in (row.params or "").split(", ") if not p.startswith("backend=")),
-            format_value(row.value_a, row.unit),
-            format_value(row.value_b, row.unit),
-            f"{row.ratio:.2f}x",
-        ]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"

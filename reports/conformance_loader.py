@@ -19,12 +19,32 @@ import pandas as pd
 
 from reports.errors import ReportInputError
 
+# --- The schema this module reads: the one place that names its keys and values ---
+# (DESIGN section 3; ``conformance/report.py`` writes it, but reports reads files
+# only and never imports conformance, so the names are restated here.)
+
 SCHEMA = "conformance-report/1"
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 #: Outcomes that mean the backend does not conform.  (An xpass is a stale
 #: expected-failure entry, shown in the counts; a strict one arrives as "failed".)
 BAD_OUTCOMES = frozenset({"failed", "error"})
+#: Outcomes that count as conforming: a check that passed, or one listed as a
+#: known failure (xfails file) that did fail.
+GOOD_OUTCOMES = frozenset({"passed", "xfailed"})
 
+#: ``tests[*].skip_cause`` values the writer knows, and what each means to a reader.
+#: A newer writer may add causes: they are shown as they are; older reports
+#: have no ``skip_cause`` at all (the column is then empty).
+SKIP_CAUSES = {
+    "device-not-declared": "device not declared by the backend",
+    "device-not-present": "device declared, but absent on this machine",
+    "producer-not-declared": "the backend gives no such producer",
+    "behaviour-not-in-revision": "behaviour not part of the spec revision checked",
+}
+
+#: Columns of the frame, in order.  The last four come from keys newer writers
+#: add (``skip_cause``, ``behaviour``, ``spec_revision_source``,
+#: ``backend.devices_declared``); they are empty for reports that lack them.
 COLUMNS = (
     "backend",
     "backend_module",
@@ -39,11 +59,17 @@ COLUMNS = (
     "nodeid",
     "devices_available",
     "report",
+    "skip_cause",
+    "behaviour",
+    "spec_revision_source",
+    "devices_declared",
 )
 
 #: Device label of checks that run on no particular device (module-level,
 #: pure-Python types): the report stores null there.
 ANY_DEVICE = "any"
+
+# --- end of the schema ---
 
 FIX_RERUN = "re-run `python -m conformance --backend SPEC --report PATH` to write a fresh report"
 
@@ -91,16 +117,17 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
     backend = _mapping(data.get("backend"))
     suite = _mapping(data.get("suite"))
     available = _mapping(data.get("platform")).get("devices_available")
+    declared = backend.get("devices_declared")
     common = {
         "backend": backend.get("name"),
         "backend_module": backend.get("module"),
         "backend_version": backend.get("version"),
         "spec_revision": data.get("spec_revision"),
         "suite_version": suite.get("version"),
-        "devices_available": ", ".join(map(str, available))
-        if isinstance(available, list)
-        else None,
+        "devices_available": _joined(available),
         "report": str(path),
+        "spec_revision_source": data.get("spec_revision_source"),
+        "devices_declared": _joined(declared),
     }
     for index, test in enumerate(data["tests"]):
         if not isinstance(test, dict) or test.get("outcome") not in OUTCOMES:
@@ -117,8 +144,15 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "outcome": test["outcome"],
             "message": test.get("message") or "",
             "nodeid": test.get("nodeid"),
+            "skip_cause": test.get("skip_cause"),
+            "behaviour": test.get("behaviour"),
         }
 
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _joined(devices: Any) -> str | None:
+    """A device list as one cell ("cpu, cuda"); None where the report has none."""
+    return ", ".join(map(str, devices)) if isinstance(devices, list) else None

@@ -22,10 +22,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter
 
-from reports import catalog, targets
-from reports.asv_loader import BASE_COLUMNS, STATUS_OK
-from reports.conformance_loader import BAD_OUTCOMES, OUTCOMES
-from reports.units import TIME_UNITS
+from reports import catalog, row_kinds, targets
+from reports.asv_loader import BASE_COLUMNS
 
 DPI = 110
 
@@ -185,13 +183,13 @@ def _panels(rows: pd.DataFrame, *keys: Any) -> list[tuple[tuple[Any, ...], pd.Da
 def latency(frame: pd.DataFrame, out: Path) -> Path | None:
     """Median latency against problem size: one log-log panel per benchmark class,
     device and machine; a colour per method, a line style per other parameter."""
-    rows = frame[(frame["status"] == STATUS_OK) & frame["unit"].isin(TIME_UNITS)]
-    if rows.empty:
+    timed = row_kinds.measured(row_kinds.timings(frame))
+    if timed.empty:
         return None
-    rows = rows.assign(_class=rows["benchmark"].map(_class_of))
-    many = rows["machine"].nunique() > 1
+    timed = timed.assign(_class=timed["benchmark"].map(_class_of))
+    many = timed["machine"].nunique() > 1
     panels = []
-    for (klass, machine, device), group in _panels(rows, "_class", "machine", "device"):
+    for (klass, machine, device), group in _panels(timed, "_class", "machine", "device"):
         x = _size_axis(group)
         if x is not None:
             panels.append((klass, machine, device, x, group[group[x].notna()]))
@@ -214,21 +212,18 @@ def latency(frame: pd.DataFrame, out: Path) -> Path | None:
 
 def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
     """Achieved GB/s against payload bytes, with the link's limit drawn."""
-    frame = catalog.with_payload_bytes(frame)
-    rows = frame[
-        (frame["status"] == STATUS_OK) & frame["unit"].fillna("").str.match(catalog.GBPS_UNIT)
-    ]
-    x = catalog.pick_param(rows, catalog.BYTES_PARAMS) or catalog.pick_param(
-        rows, catalog.SIZE_PARAMS
+    measured = row_kinds.gbps(catalog.with_payload_bytes(frame))
+    x = catalog.pick_param(measured, catalog.BYTES_PARAMS) or catalog.pick_param(
+        measured, catalog.SIZE_PARAMS
     )
     if x is None:
         return None
-    rows = rows[rows[x].notna()]
+    measured = measured[measured[x].notna()]
     is_bytes = x in catalog.BYTES_PARAMS
     # The payload is made of these; a line per value of them would be one point each.
     exclude = frozenset({"num_tokens", "num_logprobs"}) if x == "payload_bytes" else frozenset()
-    many = rows["machine"].nunique() > 1
-    panels = _panels(rows, "machine", "device")
+    many = measured["machine"].nunique() > 1
+    panels = _panels(measured, "machine", "device")
     if not panels:
         return None
     fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
@@ -291,17 +286,13 @@ def _method_label(name: str) -> str:
 
 def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
     """tolists cost in ns per element against batch size (tokens)."""
-    rows = catalog.TOLISTS.rows(frame)
-    rows = rows[
-        (rows["status"] == STATUS_OK)
-        & rows["unit"].fillna("").str.contains(catalog.NS_PER_ELEMENT_UNIT)
-    ]
-    x = catalog.pick_param(rows, catalog.BATCH_PARAMS)
+    measured = row_kinds.ns_per_element(catalog.TOLISTS.rows(frame))
+    x = catalog.pick_param(measured, catalog.BATCH_PARAMS)
     if x is None:
         return None
-    rows = rows[rows[x].notna()]
-    many = rows["machine"].nunique() > 1
-    panels = _panels(rows, "machine", "device")
+    measured = measured[measured[x].notna()]
+    many = measured["machine"].nunique() > 1
+    panels = _panels(measured, "machine", "device")
     fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
     for ax, ((machine, device), group) in zip(axes, panels, strict=True):
         _draw_lines(ax, group, x)
@@ -366,13 +357,18 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
         len(backends), width=7.0, height=0.45 * conformance["spec_type"].nunique() + 2.2
     )
     for ax, backend in zip(axes, backends, strict=True):
-        rows = conformance[conformance["backend"].fillna("?") == backend]
-        spec_types = sorted(rows["spec_type"].unique())
-        devices = sorted(rows["device"].unique())
-        grid = [[_cell(rows, s, d) for d in devices] for s in spec_types]
-        colours = {"pass": 2, "fail": 0, "skip": 1, "none": 1}
+        of_backend = conformance[conformance["backend"].fillna("?") == backend]
+        spec_types = sorted(of_backend["spec_type"].unique())
+        devices = sorted(of_backend["device"].unique())
+        grid = [[row_kinds.conformance_cell(of_backend, s, d) for d in devices] for s in spec_types]
+        colours = {
+            row_kinds.CELL_PASS: 2,
+            row_kinds.CELL_FAIL: 0,
+            row_kinds.CELL_SKIP: 1,
+            row_kinds.CELL_NONE: 1,
+        }
         ax.imshow(
-            [[colours[c[0]] for c in line] for line in grid],
+            [[colours[state] for state, _ in line] for line in grid],
             cmap=matplotlib.colors.ListedColormap(["#e06666", "#d9d9d9", "#93c47d"]),
             vmin=0,
             vmax=2,
@@ -380,7 +376,7 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
         )
         for i, line in enumerate(grid):
             for j, (_, text) in enumerate(line):
-                ax.text(j, i, text, ha="center", va="center", fontsize=7)
+                ax.text(j, i, text.replace(", ", "\n"), ha="center", va="center", fontsize=7)
         ax.set_xticks(range(len(devices)))
         ax.set_xticklabels(devices)
         ax.set_yticks(range(len(spec_types)))
@@ -392,21 +388,6 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
         ax.set_ylabel("spec type")
         ax.set_title(f"Conformance — backend {backend} (cells: passed/total)")
     return _save(fig, out / "conformance_matrix.png")
-
-
-def _cell(rows: pd.DataFrame, spec_type: str, device: str) -> tuple[str, str]:
-    cell = rows[(rows["spec_type"] == spec_type) & (rows["device"] == device)]
-    if cell.empty:
-        return "none", "-"
-    counts = cell["outcome"].value_counts()
-    bad = int(sum(counts.get(o, 0) for o in BAD_OUTCOMES))
-    passed = int(counts.get("passed", 0) + counts.get("xfailed", 0))
-    total = int(sum(counts.get(o, 0) for o in OUTCOMES))
-    if bad:
-        return "fail", f"{passed}/{total}\n{bad} bad"
-    if passed == 0:
-        return "skip", f"skipped {total}"
-    return "pass", f"{passed}/{total}"
 
 
 #: Every plot, its file name, and what it shows (for the summary's list).

@@ -41,7 +41,7 @@ def report(asv_project, tmp_path_factory) -> Path:
 
 def test_writes_csv_summary_and_non_empty_pngs(report):
     names = {p.name for p in report.iterdir()}
-    assert {"results.csv", "summary.md", "conformance.json", MARKER} <= names
+    assert {"results.csv", "summary.md", "report.html", "conformance.json", MARKER} <= names
     for name in (
         "latency.png",
         "bandwidth.png",
@@ -73,9 +73,9 @@ def test_summary_reports_targets_with_pass_fail_and_the_link_limit(report):
     assert "63 GB/s" in text
     # ns per element: 20 + num_logprobs.
     assert "| m1 | cpu | `ToLists.track_tolists_ns_per_element` |" in text
-    # Conformance fixture has one failure.
+    # The conformance fixture has two failures and an error.
     assert "Conformance of backend `reference`: **FAIL**" in text
-    assert "slice_uses_cu_num_generated_tokens" in text
+    assert "slice_with_cu_takes_rows_of_requests_start_to_end" in text
     # Latency per benchmark and device, skipped devices said so.
     assert "### `bench_tiny.Unpad.time_unpad_sampled_token_ids`" in text
     assert "skipped" in text

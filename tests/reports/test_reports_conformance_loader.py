@@ -1,4 +1,9 @@
-"""load_conformance: conformance-report/1 JSON -> one row per test."""
+"""load_conformance: conformance-report/1 JSON -> one row per test.
+
+``fixtures/conformance-report.json`` is a real run of the reference backend
+with a few records edited into failures, an error, an xfail and the other
+skip causes; ``fixtures/make_conformance_report.py`` lists the edits.
+"""
 
 from __future__ import annotations
 
@@ -18,16 +23,26 @@ def test_one_row_per_test_with_the_report_context(conformance_report):
     assert set(frame["backend"]) == {"reference"}
     assert set(frame["spec_revision"]) == {"2025.10"}
     counts = frame["outcome"].value_counts().to_dict()
-    assert counts["passed"] == 6 and counts["failed"] == 1 and counts["skipped"] == 4
-    failed = frame[frame["outcome"] == "failed"].iloc[0]
-    assert failed["spec_type"] == "LogprobsLists" and failed["device"] == "cpu"
+    assert counts == {
+        "passed": 205,
+        "failed": 2,
+        "skipped": 130,
+        "xfailed": 1,
+        "error": 1,
+        "xpassed": 0,
+    }
+    failed = frame[frame["check"] == "slice_with_cu_takes_rows_of_requests_start_to_end[2:4]"]
+    failed = failed.iloc[0]
+    assert failed["outcome"] == "failed"
+    assert failed["spec_type"] == "LogprobsLists" and failed["device"] == "any"
     assert "rows 2:5" in failed["message"]
+    assert set(frame["devices_declared"]) == {"cpu, cuda, mps"}
 
 
 def test_module_level_checks_get_a_placeholder_device(conformance_report):
     frame = load_conformance([conformance_report])
     module = frame[frame["spec_type"] == "module"]
-    assert list(module["device"]) == ["any"]
+    assert set(module["device"]) == {"any"}
 
 
 def test_several_reports_concatenate_and_extra_keys_are_ignored(conformance_report, tmp_path):
@@ -64,3 +79,46 @@ def test_bad_reports_name_the_file(tmp_path, content, message):
 def test_missing_report(tmp_path):
     with pytest.raises(ReportInputError, match="not found"):
         load_conformance(tmp_path / "absent.json")
+
+
+def test_skip_causes_are_read_and_only_skips_have_one(conformance_report):
+    frame = load_conformance(conformance_report)
+    skipped = frame[frame["outcome"] == "skipped"]
+    assert set(skipped["skip_cause"]) == {
+        "device-not-present",
+        "device-not-declared",
+        "producer-not-declared",
+    }
+    assert set(skipped.loc[skipped["device"] == "xpu", "skip_cause"]) == {"device-not-declared"}
+    assert frame.loc[frame["outcome"] != "skipped", "skip_cause"].isna().all()
+
+
+def test_newer_keys_behaviour_and_revision_source_are_read(conformance_report, tmp_path):
+    data = json.loads(conformance_report.read_text())
+    data["spec_revision_source"] = "--revision"
+    data["tests"][0]["behaviour"] = "slice-with-cu"
+    data["tests"][1].update(
+        outcome="skipped",
+        skip_cause="behaviour-not-in-revision",
+        message="behaviour slice-with-cu: not in revision 0.10.2",
+    )
+    path = tmp_path / "newer.json"
+    path.write_text(json.dumps(data))
+    frame = load_conformance(path)
+    assert set(frame["spec_revision_source"]) == {"--revision"}
+    assert frame.loc[0, "behaviour"] == "slice-with-cu"
+    assert frame.loc[1, "skip_cause"] == "behaviour-not-in-revision"
+
+
+def test_an_older_report_without_the_newer_keys_still_loads(conformance_report, tmp_path):
+    data = json.loads(conformance_report.read_text())
+    del data["backend"]["devices_declared"]
+    data["duration_s"] = 4.2  # an older writer's key, ignored
+    for test in data["tests"]:
+        test.pop("skip_cause", None)
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(data))
+    frame = load_conformance(path)
+    assert len(frame) == len(data["tests"])
+    for column in ("skip_cause", "behaviour", "spec_revision_source", "devices_declared"):
+        assert frame[column].isna().all(), column

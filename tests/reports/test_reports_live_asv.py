@@ -6,16 +6,8 @@ catches a change of asv's file format or API the recording would hide.
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
-import pytest
-
 from reports import load_results
 from reports.cli import EXIT_OK, main
-
-from .conftest import RECORDED, build_project
 
 
 def test_installed_asv_results_load_with_typed_parameters(live_asv_project):
@@ -36,16 +28,3 @@ def test_installed_asv_results_make_a_report(live_asv_project, tmp_path):
         main(["--quiet", "--results", str(live_asv_project.results), "--out", str(out)]) == EXIT_OK
     )
     assert (out / "latency.png").stat().st_size > 10_000
-
-
-@pytest.mark.skipif(
-    not os.environ.get("REPORTS_RECORD_FIXTURES"),
-    reason="re-records fixtures/tiny-asv; set REPORTS_RECORD_FIXTURES=1 to run",
-)
-def test_record_fixtures(tmp_path: Path):
-    commits = build_project(tmp_path / "tiny", full=True)
-    shutil.rmtree(RECORDED, ignore_errors=True)
-    RECORDED.mkdir(parents=True)
-    shutil.copytree(tmp_path / "tiny" / "results", RECORDED / "results")
-    shutil.copy(tmp_path / "tiny" / "asv.conf.json", RECORDED / "asv.conf.json")
-    (RECORDED / "commits.json").write_text(__import__("json").dumps(commits), encoding="utf-8")
