@@ -1,0 +1,111 @@
+"""The real vLLM releases, loaded from their ``outputs.py`` with stubs, judged as ``--backend vllm``.
+
+Each release from 0.10.2 on passes its own revision; judged against a neighbouring
+revision it fails in exactly the types that differ.  The texts are read from
+``../shared/spec/vllm-releases`` beside the checkout; without that folder these
+tests skip.  Releases whose texts are byte for byte identical run once, under the
+first version that ships the text (the others map to the same revision, which the
+registry tests check).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+import suite_runner
+
+from conformance import spec
+from conformance.vllm_release import release_texts
+
+RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
+pytestmark = pytest.mark.skipif(
+    not RELEASES.is_dir(), reason=f"the release texts are not here ({RELEASES})"
+)
+
+
+def _distinct_texts() -> dict[str, Path]:
+    """One version per distinct supported text, oldest first."""
+    if not RELEASES.is_dir():
+        return {}
+    seen: set[str] = set()
+    distinct = {}
+    for version, path in release_texts(RELEASES).items():
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            spec.revision_for_vllm_version(version)
+        except spec.UnsupportedReleaseError:
+            continue
+        if digest not in seen:
+            seen.add(digest)
+            distinct[version] = path
+    return distinct
+
+
+DISTINCT = _distinct_texts()
+
+
+def _judge(tmp_path: Path, path: Path, *options: str) -> suite_runner.Run:
+    return suite_runner.subprocess_run(
+        tmp_path, "--vllm-outputs", str(path), *options, module="conformance"
+    )
+
+
+@pytest.mark.parametrize("version", list(DISTINCT))
+def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
+    run = _judge(tmp_path, DISTINCT[version])
+    assert run.exit_code == 0, run.output[-3000:]
+    report = run.report
+    assert report is not None
+    revision = spec.revision(spec.revision_for_vllm_version(version))
+    assert report["spec_revision"] == revision.name
+    assert report["spec_revision_source"] == "detected"
+    assert report["backend"] == {
+        "name": "vllm",
+        "module": "vllm.v1.outputs",
+        "version": version,
+        "devices_declared": ["cpu", "cuda"],
+    }
+    summary = report["summary"]
+    assert summary["failed"] == summary["errors"] == summary["xpassed"] == 0
+    assert summary["passed"] >= 100
+    ran = {t["behaviour"] for t in report["tests"] if t["outcome"] == "passed"}
+    assert sorted(revision.all_behaviours - ran) == []
+
+
+def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
+    """The spec types (held types under their holder) whose data or behaviours differ."""
+    a, b = spec.revision(release_revision), spec.revision(judged)
+    differ = {name for name in a.types.keys() | b.types.keys() if a.types.get(name) != b.types.get(name)}
+    differ |= {behaviour.partition(".")[0] for behaviour in b.behaviours - a.behaviours}
+    held = {t.name: t.spec_type for r in (a, b) for t in r.types.values()}
+    return {held.get(name, name) for name in differ} - {"module"}
+
+
+def _neighbour_pairs() -> list[tuple[str, str]]:
+    """(release, revision before its own) for each distinct text but the first."""
+    names = spec.known_revisions()
+    pairs = []
+    for version in DISTINCT:
+        own = spec.revision_for_vllm_version(version)
+        i = names.index(own)
+        if i > 0:
+            pairs.append((version, names[i - 1]))
+    return pairs
+
+
+@pytest.mark.parametrize(("version", "judged"), _neighbour_pairs())
+def test_release_judged_by_the_previous_revision_fails_in_exactly_the_types_that_differ(
+    tmp_path, version: str, judged: str
+) -> None:
+    run = _judge(tmp_path, DISTINCT[version], "--revision", judged)
+    assert run.exit_code == 1, run.output[-3000:]
+    report = run.report
+    assert report is not None and report["spec_revision_source"] == "given"
+    failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
+    expected = _differing_spec_types(spec.revision_for_vllm_version(version), judged)
+    assert {t["spec_type"] for t in failing} == expected
+    for record in failing:
+        assert record["behaviour"], record
+        assert record["message"].startswith(f"[{record['behaviour']}]"), record["message"]
