@@ -13,3 +13,94 @@ def test_unrelated_run_gets_no_header_table_or_backend_resolution(tmp_path) -> N
     )
     assert run.exit_code == 0, run.output
     assert "conformance" not in run.output
+
+
+FOREIGN_CONFTEST = """
+import pytest
+
+
+def pytest_addoption(parser):
+    # Names other projects use (array-api-tests defines --xfails-file).
+    parser.addoption("--backend", default="numpy")
+    parser.addoption("--xfails-file", default=None)
+    parser.addoption("--report", default=None)
+    parser.addoption("--revision", default="r1")
+
+
+@pytest.fixture
+def backend(request):
+    return "their own " + request.config.getoption("backend")
+
+
+@pytest.fixture
+def revision():
+    return "their own revision"
+"""
+
+FOREIGN_TEST = """
+import sys
+
+
+def test_their_options_and_fixtures(backend, revision, pytestconfig):
+    assert backend == "their own jax"
+    assert revision == "their own revision"
+    assert pytestconfig.getoption("xfails_file") == "skips.txt"
+    assert pytestconfig.getoption("report") == "out.json"
+
+
+def test_the_suite_plugin_imported_no_torch():
+    assert "torch" not in sys.modules
+    assert "reference" not in sys.modules
+"""
+
+
+def test_a_foreign_project_with_the_same_option_and_fixture_names_runs(tmp_path) -> None:
+    (tmp_path / "conftest.py").write_text(FOREIGN_CONFTEST)
+    (tmp_path / "test_foreign.py").write_text(FOREIGN_TEST)
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "test_foreign.py",
+        "--backend",
+        "jax",
+        "--xfails-file",
+        "skips.txt",
+        "--report",
+        "out.json",
+        report=False,
+    )
+    assert run.exit_code == 0, run.output
+    assert "2 passed" in run.output
+
+
+def test_the_plugin_registers_only_its_namespaced_option_group(tmp_path) -> None:
+    run = suite_runner.subprocess_run(tmp_path, "--help", report=False)
+    lines = run.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "vllm.v1.outputs conformance suite" in line)
+    group = []
+    for line in lines[start + 1 :]:
+        if line and not line.startswith(" "):
+            break  # the next option group
+        if line.startswith("  -"):
+            group.append(line.split()[0].split("=")[0].rstrip(","))
+    assert all(option.startswith("--conformance-") for option in group), group
+    assert {
+        "--conformance-backend",
+        "--conformance-report",
+        "--conformance-revision",
+        "--conformance-xfails",
+    } <= set(group)
+
+
+def test_the_plugin_can_be_switched_off(tmp_path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    pass\n")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "test_plain.py",
+        "-p",
+        "no:conformance",
+        "--conformance-backend",
+        "x",
+        report=False,
+    )
+    assert run.exit_code == 4  # the option is unknown once the plugin is off
+    assert "unrecognized arguments: --conformance-backend" in run.output
