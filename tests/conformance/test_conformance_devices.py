@@ -87,6 +87,6 @@ def test_a_runtime_without_synchronize_says_so(monkeypatch) -> None:
     monkeypatch.setattr(
         torch, "npu", types.SimpleNamespace(is_available=lambda: True), raising=False
     )
-    with pytest.raises(RuntimeError, match="torch.npu offers no synchronize"):
+    with pytest.raises(RuntimeError, match=r"torch\.npu offers no synchronize"):
         devices.synchronize("npu")
     assert devices.new_event("npu") is None
