@@ -67,8 +67,26 @@ def _job(
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict | None, str]]:
-    """Every mutant and every control run once: ``{label: (exit code, report, output)}``."""
-    tmp = tmp_path_factory.mktemp("release-mutants")
+    """Every mutant and every control run once: ``{label: (exit code, report, output)}``.
+
+    Under xdist the workers share one set of runs (the first to need them runs them,
+    under a file lock, in the session's shared temporary folder).
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _run_all(tmp_path_factory.mktemp("release-mutants"))
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent
+    results = shared / "release-mutants-results.json"
+    with FileLock(str(shared / "release-mutants.lock")):
+        if not results.exists():
+            folder = shared / "release-mutants"
+            folder.mkdir()
+            results.write_text(json.dumps(_run_all(folder)))
+        return {k: tuple(v) for k, v in json.loads(results.read_text()).items()}
+
+
+def _run_all(tmp: Path) -> dict[str, Any]:
     # The mutants' runs leave out the differential (hypothesis) checks: the checks
     # with fixed inputs must catch each mutant, and hypothesis would spend seconds
     # shrinking every failure.  The controls run them all.
