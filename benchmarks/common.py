@@ -1,17 +1,21 @@
-"""What every benchmark shares: backend, device, skipping, synchronisation, data.
+"""What every benchmark shares: backends, devices, skipping, synchronisation, data.
 
 Each benchmark file is only about what it measures; this module owns the rest
 (scipy's ``benchmarks/common.py`` habit):
 
-* **Backend.** The subject is the backend that ``$OUTPUTS_BACKEND`` selects (the
-  conformance suite's spec forms), ``reference`` when unset.  Its spec string is
-  the first asv parameter, ``backend``, so every stored result says what it
-  measured.  A producer the backend does not provide (e.g. no
-  ``unpad_sampled_token_ids``) makes the benchmarks of that producer skip.
-* **Device.** ``device`` is an asv parameter over cpu, cuda, mps and xpu.  A
-  device that is absent here, that the backend does not support, or that
-  ``$OUTPUTS_BENCH_DEVICES`` (comma-separated) leaves out raises
-  ``NotImplementedError`` in ``setup``, which asv records as skipped, not failed.
+* **Backends.** The first asv parameter, ``backend``, is the list of backend specs
+  :func:`benchmarks.backends.selected_specs` reads (``$OUTPUTS_BENCH_BACKENDS``,
+  else ``$OUTPUTS_BACKEND``, else ``reference``), so one run measures several
+  side by side and every stored result says what it measured.  ``setup`` calls
+  :meth:`Benchmark.use_backend`, which resolves the spec once per process and
+  skips (``NotImplementedError``) where the backend's revision lacks the
+  operation or the backend lacks the producer.  How each revision spells an
+  operation is :mod:`benchmarks.revision_calls`.
+* **Device.** ``device`` is an asv parameter over the device types of the one
+  device layer (``conformance.devices``: cpu, cuda, xpu, mps).  A device that is
+  absent here, that the backend does not support, or that ``$OUTPUTS_BENCH_DEVICES``
+  (comma-separated) leaves out raises ``NotImplementedError`` in ``setup``, which
+  asv records as skipped, not failed.
 * **Synchronisation.** Inputs are built in ``setup``, which synchronises at its
   end; every timed method that touches a device calls :meth:`DeviceBenchmark.sync`
   before returning, because a non-blocking copy or a kernel is not done until then.
@@ -23,6 +27,8 @@ Each benchmark file is only about what it measures; this module owns the rest
   (asv-runner >= 0.3: with a ``setup``, each call is timed on its own), so the
   data builders are cached per process: ``setup`` stays cheap and leaves the
   caches warm instead of charging the timed call for its own allocations.
+* **Quick mode.** ``$OUTPUTS_BENCH_QUICK=1`` gives every size parameter one
+  representative value (:func:`sizes`), for runs over many backends.
 """
 
 from __future__ import annotations
@@ -32,17 +38,21 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from functools import cache
-from types import ModuleType, SimpleNamespace
+from itertools import accumulate
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-DEVICES = ("cpu", "cuda", "mps", "xpu")
+from . import devices
+from .backends import Subject, resolve, selected_specs
+
+#: The device types of the one device layer, in its order.
+DEVICES = devices.candidate_devices()
 # Environment variable narrowing the devices actually run (the parameter list stays
 # the same, so results from different machines line up).
 DEVICES_ENV_VAR = "OUTPUTS_BENCH_DEVICES"
-BACKEND_ENV_VAR = "OUTPUTS_BACKEND"
+QUICK_ENV_VAR = "OUTPUTS_BENCH_QUICK"
 
 # Qwen2/Llama-3 sized vocabulary: ids up to ~150k as the issue asks.
 VOCAB_SIZE = 151_936
@@ -51,65 +61,25 @@ MIN_TOKEN_ID = 10_000
 SEED = 20251001
 
 
-def selected_backend_spec() -> str:
-    """The backend spec in force, as the conformance suite reads it."""
-    return os.environ.get(BACKEND_ENV_VAR) or "reference"
+def quick() -> bool:
+    """Whether ``$OUTPUTS_BENCH_QUICK`` asks for one representative shape per benchmark."""
+    return os.environ.get(QUICK_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no")
 
 
-@cache
-def backend() -> Any:
-    """The selected backend (a ``conformance.Backend`` or an equivalent namespace).
-
-    Resolved once per benchmark process.  Commits older than ``conformance.backend``
-    (history runs build every commit) fall back to the ``reference`` package.
-    """
-    try:
-        from conformance import load_backend
-    except ImportError:
-        if selected_backend_spec() != "reference":
-            raise
-        return _reference_without_conformance()
-    return load_backend(selected_backend_spec())
+def sizes(values: Sequence[Any], representative: Any) -> list[Any]:
+    """A size parameter's values: all of them, or only ``representative`` in quick mode."""
+    assert representative in values, f"{representative!r} is not one of {values!r}"
+    return [representative] if quick() else list(values)
 
 
-def _reference_without_conformance() -> SimpleNamespace:
-    import reference
-
-    return SimpleNamespace(
-        name="reference",
-        module=reference,
-        devices=DEVICES,
-        pad_sampled_token_ids=getattr(reference, "pad_sampled_token_ids", None),
-        unpad_sampled_token_ids=getattr(reference, "unpad_sampled_token_ids", None),
-        gather_logprobs=getattr(reference, "gather_logprobs", None),
-    )
-
-
-def spec_type(name: str) -> Any:
-    """The backend's class for spec name ``name`` (e.g. ``LogprobsTensors``)."""
-    module: ModuleType = backend().module
-    value = getattr(module, name, None)
-    if value is None:
-        raise NotImplementedError(f"backend {backend().name!r} has no {name}")
-    return value
-
-
-def producer(name: str) -> Callable[..., Any]:
-    """The backend's producer ``name`` (``pad_sampled_token_ids``, ...), or skip."""
-    value = getattr(backend(), name, None)
-    if value is None:
-        raise NotImplementedError(f"backend {backend().name!r} provides no {name}")
-    return value
+def backend(spec: str) -> Subject:
+    """The backend a ``backend`` parameter value names (resolved once per process)."""
+    return resolve(spec)
 
 
 def device_available(device: str) -> bool:
     """Whether torch can use ``device`` on this machine."""
-    if device == "cpu":
-        return True
-    if device == "mps":
-        return bool(torch.backends.mps.is_available())
-    module = getattr(torch, device, None)
-    return bool(module is not None and module.is_available())
+    return devices.is_present(device)
 
 
 def enabled_devices() -> tuple[str, ...]:
@@ -119,21 +89,19 @@ def enabled_devices() -> tuple[str, ...]:
     return wanted or DEVICES
 
 
-def require_device(device: str) -> None:
+def require_device(device: str, subject: Subject | None = None) -> None:
     """Raise ``NotImplementedError`` (asv: skipped) unless ``device`` can be benchmarked."""
     if device not in enabled_devices():
         raise NotImplementedError(f"{device} left out by ${DEVICES_ENV_VAR}")
     if not device_available(device):
         raise NotImplementedError(f"no {device} device on this machine")
-    devices = getattr(backend(), "devices", DEVICES)
-    if device not in devices:
-        raise NotImplementedError(f"backend {backend().name!r} does not support {device}")
+    if subject is not None and device not in subject.devices:
+        raise NotImplementedError(f"backend {subject.spec!r} does not support {device}")
 
 
 def synchronize(device: str) -> None:
     """Wait until all work queued on ``device`` is done (nothing to wait for on CPU)."""
-    if device != "cpu":
-        getattr(torch, device).synchronize()
+    devices.synchronize(device)
 
 
 def require_accelerator(device: str) -> None:
@@ -154,22 +122,34 @@ class Benchmark:
     sample_time = 0.01
     warmup_time = 0.1
     timeout = 120.0
+    subject: Subject
+
+    def use_backend(self, spec: str, *behaviours: str) -> Subject:
+        """Resolve the backend; skip unless its revision has every one of ``behaviours``."""
+        self.subject = backend(spec)
+        self.subject.require(*behaviours)
+        return self.subject
 
 
 class DeviceBenchmark(Benchmark):
     """A benchmark whose first two parameters are ``backend`` and ``device``.
 
     Subclasses list their own parameters after these two and call
-    ``super().setup(backend, device, ...)`` (or :meth:`use_device`) first.
+    :meth:`use` (backend, device, behaviours) first in ``setup``.
     """
 
-    params: ClassVar[list[list[Any]]] = [[selected_backend_spec()], list(DEVICES)]
+    params: ClassVar[list[list[Any]]] = [selected_specs(), list(DEVICES)]
     param_names: ClassVar[list[str]] = ["backend", "device"]
     device: str = "cpu"
 
-    def use_device(self, device: str) -> None:
+    def use(self, spec: str, device: str, *behaviours: str) -> Subject:
+        """Skip unless ``device`` can run here for this backend, then resolve the backend."""
+        # The device first: on a CPU-only machine most combinations stop here, cheaply.
         require_device(device)
+        subject = self.use_backend(spec, *behaviours)
+        require_device(device, subject)
         self.device = device
+        return subject
 
     def sync(self) -> None:
         """Wait for the benchmark's device; every timed method calls this last."""
@@ -179,7 +159,7 @@ class DeviceBenchmark(Benchmark):
 class HostBenchmark(Benchmark):
     """A benchmark of host-only work (lists, CPU tensors): parameter ``backend`` only."""
 
-    params: ClassVar[list[list[Any]]] = [[selected_backend_spec()]]
+    params: ClassVar[list[list[Any]]] = [selected_specs()]
     param_names: ClassVar[list[str]] = ["backend"]
 
 
@@ -207,17 +187,25 @@ def logprobs_arrays(num_tokens: int, num_logprobs: int) -> tuple[np.ndarray, ...
 
 
 @cache
-def logprobs_tensors(num_tokens: int, num_logprobs: int, device: str = "cpu") -> Any:
-    """The backend's ``LogprobsTensors`` holding :func:`logprobs_arrays` on ``device``.
+def logprobs_tensors(spec: str, num_tokens: int, num_logprobs: int, device: str = "cpu") -> Any:
+    """Backend ``spec``'s ``LogprobsTensors`` holding :func:`logprobs_arrays` on ``device``.
 
     Cached per process: asv re-runs ``setup`` before every individually timed call,
     and rebuilding megabytes of data there evicts the caches the timed call then
     pays for (on CPU, a no-op ``to_cpu_nonblocking`` read 23 us instead of 0.4 us).
     Callers must not mutate the result.
     """
-    cls = spec_type("LogprobsTensors")
+    cls = backend(spec).type("LogprobsTensors")
     tensors = (torch.from_numpy(a).to(device) for a in logprobs_arrays(num_tokens, num_logprobs))
     return cls(*tensors)
+
+
+def generated_token_boundaries(num_tokens: int, tokens_per_request: int) -> list[int]:
+    """``cu_num_generated_tokens`` of ``num_tokens`` rows, ``tokens_per_request`` per
+    request (speculative decoding); the last request keeps the remainder."""
+    counts = [tokens_per_request] * (num_tokens // tokens_per_request)
+    counts += [num_tokens % tokens_per_request] if num_tokens % tokens_per_request else []
+    return [0, *accumulate(counts)]
 
 
 @cache  # see logprobs_tensors: setup runs before every timed call

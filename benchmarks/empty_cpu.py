@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .common import HostBenchmark, spec_type
+from .common import HostBenchmark, sizes
 
-NUM_POSITIONS = [1, 1024, 65536]
-NUM_TOKENS_PER_POSITION = [1, 21]
+NUM_POSITIONS = sizes([1, 1024, 65536], 1024)
+NUM_TOKENS_PER_POSITION = sizes([1, 21], 21)
 
 
 class EmptyCpu(HostBenchmark):
@@ -25,7 +25,8 @@ class EmptyCpu(HostBenchmark):
     ]
 
     def setup(self, backend: str, num_positions: int, num_tokens_per_position: int) -> None:
-        self.empty_cpu = spec_type("LogprobsTensors").empty_cpu
+        subject = self.use_backend(backend, "LogprobsTensors.empty_cpu")
+        self.empty_cpu = subject.type("LogprobsTensors").empty_cpu
 
     def time_empty_cpu(
         self, backend: str, num_positions: int, num_tokens_per_position: int

@@ -20,11 +20,11 @@ from .common import (
     DeviceBenchmark,
     accepted_token_lists,
     best_seconds_of,
-    producer,
+    sizes,
 )
 
-NUM_REQS = [1, 4, 32, 256, 1024]
-NUM_DRAFTS = [0, 3, 8]
+NUM_REQS = sizes([1, 4, 32, 256, 1024], 256)
+NUM_DRAFTS = sizes([0, 3, 8], 3)
 PLACEHOLDER_TOKEN_ID = -1
 
 
@@ -45,8 +45,7 @@ class Pad(DeviceBenchmark):
     param_names: ClassVar[list[str]] = [*DeviceBenchmark.param_names, "num_reqs", "num_drafts"]
 
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
-        self.use_device(device)
-        self.pad = producer("pad_sampled_token_ids")
+        self.pad = self.use(backend, device).producer("pad_sampled_token_ids")
         self.token_ids = accepted_token_lists(num_reqs, num_drafts)
         self.max_len = num_drafts + 1
         self.sync()
@@ -65,8 +64,7 @@ class Unpad(DeviceBenchmark):
     param_names: ClassVar[list[str]] = Pad.param_names
 
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
-        self.use_device(device)
-        self.unpad = producer("unpad_sampled_token_ids")
+        self.unpad = self.use(backend, device).producer("unpad_sampled_token_ids")
         token_ids = accepted_token_lists(num_reqs, num_drafts)
         padded = np.full((num_reqs, num_drafts + 1), PLACEHOLDER_TOKEN_ID, dtype=np.int32)
         for i, row in enumerate(token_ids):

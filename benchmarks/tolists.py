@@ -1,54 +1,81 @@
-"""``LogprobsTensors.tolists()``: turning host tensors into Python lists.
+"""``LogprobsTensors.tolists()``: turning host tensors into Python lists (or arrays).
 
-Held side by side against ``ndarray.tolist()`` of the same data with the same
-dtypes (the fastest known conversion), building the same ``LogprobsLists`` so
-that only the conversion differs, and against not converting at all (keeping
-numpy arrays).  The tensors are CPU tensors, as after
-``to_cpu_nonblocking()`` and its wait: this benchmark is about the conversion,
-``transfer.py`` about the copy.
+Held side by side against two baselines on the same data with the same dtypes,
+each building the same ``LogprobsLists`` so that only the conversion differs:
+
+* torch's own ``Tensor.tolist()`` of the three tensors: the floor the spec's way
+  (``LogprobsLists(*(t.tolist() for t in tensors))``) allows, fixed per-call
+  costs included;
+* ``ndarray.tolist()`` of numpy views of them: the fastest conversion known;
+
+and against not converting at all (keeping numpy arrays).  The tensors are CPU
+tensors, as after ``to_cpu_nonblocking()`` and its wait: this benchmark is about
+the conversion, ``transfer.py`` about the copy.  Each backend converts its
+revision's way: lists up to 2025.10, numpy arrays from 0.11.1 on; with the
+boundaries as an argument (2025.10 on) or as ``cu_num_generated_tokens_tensor``
+on the tensors (0.29.0 on, the newer hot path).
 """
 
 from __future__ import annotations
 
-from itertools import accumulate
 from typing import Any, ClassVar
 
-from .common import HostBenchmark, best_seconds_of, logprobs_tensors, spec_type
+import torch
 
-NUM_TOKENS = [1, 64, 1024, 8192]
-NUM_LOGPROBS = [0, 5, 20]
+from .common import (
+    HostBenchmark,
+    best_seconds_of,
+    generated_token_boundaries,
+    logprobs_tensors,
+    sizes,
+)
+from .revision_calls import with_cu_tensor
+
+NUM_TOKENS = sizes([1, 64, 1024, 8192], 1024)
+NUM_LOGPROBS = sizes([0, 5, 20], 5)
 # Speculative decoding: each request owns this many rows when cu is passed.
 TOKENS_PER_REQUEST = 4
 
 
-class ToLists(HostBenchmark):
-    """Latency and memory of ``tolists()`` and of its baselines on the same data."""
+class ToListsInputs(HostBenchmark):
+    """The data and baselines the tolists benchmarks share (no benchmark of its own)."""
 
     params: ClassVar[list[list[Any]]] = [*HostBenchmark.params, NUM_TOKENS, NUM_LOGPROBS]
     param_names: ClassVar[list[str]] = [*HostBenchmark.param_names, "num_tokens", "num_logprobs"]
 
     def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
-        self.tensors = logprobs_tensors(num_tokens, num_logprobs)
-        self.lists_type = spec_type("LogprobsLists")
+        subject = self.use_backend(backend)
+        self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs)
+        self.lists_type = subject.type("LogprobsLists")
         # The same buffers viewed as numpy arrays: same values, same dtypes.
-        self.arrays = [tensor.numpy() for tensor in self.tensors]
-        sizes = [TOKENS_PER_REQUEST] * (num_tokens // TOKENS_PER_REQUEST)
-        sizes += [num_tokens % TOKENS_PER_REQUEST] if num_tokens % TOKENS_PER_REQUEST else []
-        self.cu = [0, *accumulate(sizes)]
-        self.num_elements = sum(tensor.numel() for tensor in self.tensors)
+        self.arrays = [tensor.numpy() for tensor in self.tensors[:3]]
+        self.num_elements = sum(tensor.numel() for tensor in self.tensors[:3])
+
+    def _ndarray_tolist(self) -> object:
+        # The same result object as tolists() builds, so only the conversion differs.
+        ids, values, ranks = self.arrays
+        return self.lists_type(ids.tolist(), values.tolist(), ranks.tolist())
+
+    def _torch_tolist(self) -> object:
+        ids, values, ranks = self.tensors[:3]
+        return self.lists_type(ids.tolist(), values.tolist(), ranks.tolist())
+
+
+class ToLists(ToListsInputs):
+    """Latency and memory of ``tolists()`` and of its baselines on the same data."""
 
     def time_tolists(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         self.tensors.tolists()
 
-    def time_tolists_with_cu(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
-        self.tensors.tolists(self.cu)
-
     def time_ndarray_tolist(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         self._ndarray_tolist()
 
+    def time_torch_tolist(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
+        self._torch_tolist()
+
     def time_keep_numpy(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         # The alternative to converting: hand numpy views of the host tensors on.
-        for tensor in self.tensors:
+        for tensor in self.tensors[:3]:
             tensor.numpy()
 
     def peakmem_tolists(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
@@ -62,16 +89,72 @@ class ToLists(HostBenchmark):
 
     track_tolists_ns_per_element.unit = "ns/element"  # type: ignore[attr-defined]
 
+
+class ToListsWithCu(HostBenchmark):
+    """``tolists(cu)``: per-request boundaries passed in (2025.10 on)."""
+
+    params: ClassVar[list[list[Any]]] = ToLists.params
+    param_names: ClassVar[list[str]] = ToLists.param_names
+
+    def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
+        self.use_backend(backend, "LogprobsTensors.tolists:cu-argument")
+        self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs)
+        self.cu = generated_token_boundaries(num_tokens, TOKENS_PER_REQUEST)
+
+    def time_tolists_with_cu(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
+        self.tensors.tolists(self.cu)
+
+
+class ToListsAgainstBaselines(ToListsInputs):
+    """The targets as numbers, timed interleaved in one process (fairer than two timings).
+
+    Only for revisions whose ``tolists()`` returns Python lists: converting to
+    numpy arrays is other work than the baselines do.
+    """
+
+    def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
+        super().setup(backend, num_tokens, num_logprobs)
+        self.subject.require("LogprobsTensors.tolists:python-lists")
+
     def track_tolists_vs_ndarray_tolist(
         self, backend: str, num_tokens: int, num_logprobs: int
     ) -> float:
-        # The issue's target (<= 1.2) as a number in the results: timed interleaved.
+        # The issue's target (<= 1.2 from 64 tokens up) as a number: timed interleaved.
         ours, numpy_way = best_seconds_of(self.tensors.tolists, self._ndarray_tolist, min_time=0.5)
         return ours / numpy_way
 
     track_tolists_vs_ndarray_tolist.unit = "ratio"  # type: ignore[attr-defined]
 
-    def _ndarray_tolist(self) -> object:
-        # The same result object as tolists() builds, so only the conversion differs.
-        ids, values, ranks = self.arrays
-        return self.lists_type(ids.tolist(), values.tolist(), ranks.tolist(), None)
+    def track_tolists_vs_torch_tolist(
+        self, backend: str, num_tokens: int, num_logprobs: int
+    ) -> float:
+        # The floor of the spec's own way (<= 1.2 at every shape): timed interleaved.
+        ours, torch_way = best_seconds_of(self.tensors.tolists, self._torch_tolist, min_time=0.5)
+        return ours / torch_way
+
+    track_tolists_vs_torch_tolist.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_tolists_overhead_over_ndarray_us(
+        self, backend: str, num_tokens: int, num_logprobs: int
+    ) -> float:
+        # What a ratio hides at one token: the fixed cost per call, in microseconds.
+        ours, numpy_way = best_seconds_of(self.tensors.tolists, self._ndarray_tolist, min_time=0.5)
+        return (ours - numpy_way) * 1e6
+
+    track_tolists_overhead_over_ndarray_us.unit = "us/call"  # type: ignore[attr-defined]
+
+
+class ToListsWithCuTensor(HostBenchmark):
+    """``tolists()`` of tensors that carry their boundaries as a tensor (0.29.0 on)."""
+
+    params: ClassVar[list[list[Any]]] = ToLists.params
+    param_names: ClassVar[list[str]] = ToLists.param_names
+
+    def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
+        subject = self.use_backend(backend)
+        cu = torch.tensor(generated_token_boundaries(num_tokens, TOKENS_PER_REQUEST))
+        tensors = logprobs_tensors(backend, num_tokens, num_logprobs)
+        self.tensors = with_cu_tensor(subject, tensors, cu)
+
+    def time_tolists_with_cu_tensor(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
+        self.tensors.tolists()

@@ -3,7 +3,11 @@
 * ``to_cpu_nonblocking()`` plus the wait (what vLLM's async output does);
 * blocking ``.cpu()`` of each tensor into fresh pageable memory;
 * a copy into host buffers pinned once in ``setup`` (what a runner that reuses
-  its output buffers does).
+  its output buffers does);
+
+and, from 0.29.0 on, ``to_cpu_nonblocking()`` of tensors that carry their
+per-request boundaries as ``cu_num_generated_tokens_tensor`` (copied with them).
+A revision without ``to_cpu_nonblocking`` (before 2025.10) skips ``Transfer``.
 
 On CPU the first two are the calls a CPU backend pays (``to_cpu_nonblocking``
 returns ``self``); a pinned buffer needs an accelerator, so that one skips.
@@ -20,16 +24,25 @@ from typing import Any, ClassVar
 
 import torch
 
-from .common import DeviceBenchmark, logprobs_tensors, require_accelerator
+from .common import (
+    DeviceBenchmark,
+    generated_token_boundaries,
+    logprobs_tensors,
+    require_accelerator,
+    sizes,
+)
+from .revision_calls import with_cu_tensor
 
-NUM_TOKENS = [1, 256, 4096, 65536]
-NUM_LOGPROBS = [0, 5, 20]
+NUM_TOKENS = sizes([1, 256, 4096, 65536], 4096)
+NUM_LOGPROBS = sizes([0, 5, 20], 5)
+# Speculative decoding rows per request, for the boundaries tensor.
+TOKENS_PER_REQUEST = 4
 METHODS = ["to_cpu_nonblocking", "cpu", "pinned"]
 
 
 def payload_bytes(tensors: Any) -> int:
     """Bytes moved by one transfer: the three tensors' sizes."""
-    return sum(t.nbytes for t in tensors)
+    return sum(t.nbytes for t in tensors[:3])
 
 
 class Transfer(DeviceBenchmark):
@@ -39,8 +52,8 @@ class Transfer(DeviceBenchmark):
     param_names: ClassVar[list[str]] = [*DeviceBenchmark.param_names, "num_tokens", "num_logprobs"]
 
     def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
-        self.use_device(device)
-        self.tensors = logprobs_tensors(num_tokens, num_logprobs, device)
+        self.use(backend, device, "LogprobsTensors.to_cpu_nonblocking")
+        self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs, device)
         self.sync()
 
     def time_to_cpu_nonblocking_and_wait(
@@ -53,8 +66,28 @@ class Transfer(DeviceBenchmark):
     def time_cpu_blocking_pageable(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int
     ) -> None:
-        for tensor in self.tensors:
+        for tensor in self.tensors[:3]:
             tensor.cpu()
+        self.sync()
+
+
+class TransferWithCuTensor(DeviceBenchmark):
+    """``to_cpu_nonblocking()`` + the wait, boundaries on the device as a tensor (0.29.0 on)."""
+
+    params: ClassVar[list[list[Any]]] = Transfer.params
+    param_names: ClassVar[list[str]] = Transfer.param_names
+
+    def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
+        subject = self.use(backend, device, "LogprobsTensors.to_cpu_nonblocking")
+        cu = torch.tensor(generated_token_boundaries(num_tokens, TOKENS_PER_REQUEST), device=device)
+        tensors = logprobs_tensors(backend, num_tokens, num_logprobs, device)
+        self.tensors = with_cu_tensor(subject, tensors, cu)
+        self.sync()
+
+    def time_to_cpu_nonblocking_with_cu_tensor_and_wait(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int
+    ) -> None:
+        self.tensors.to_cpu_nonblocking()
         self.sync()
 
 
@@ -65,16 +98,16 @@ class TransferIntoPinned(DeviceBenchmark):
     param_names: ClassVar[list[str]] = Transfer.param_names
 
     def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
-        self.use_device(device)
+        self.use(backend, device)
         require_accelerator(device)
-        self.tensors = logprobs_tensors(num_tokens, num_logprobs, device)
-        self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors]
+        self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs, device)
+        self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors[:3]]
         self.sync()
 
     def time_copy_into_pinned(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int
     ) -> None:
-        for buffer, tensor in zip(self.buffers, self.tensors, strict=True):
+        for buffer, tensor in zip(self.buffers, self.tensors[:3], strict=True):
             buffer.copy_(tensor, non_blocking=True)
         self.sync()
 
@@ -95,10 +128,11 @@ class TransferBandwidth(DeviceBenchmark):
     def setup(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
     ) -> None:
-        self.use_device(device)
+        needs = ("LogprobsTensors.to_cpu_nonblocking",) if method == "to_cpu_nonblocking" else ()
+        self.use(backend, device, *needs)
         require_accelerator(device)
-        self.tensors = logprobs_tensors(num_tokens, num_logprobs, device)
-        self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors]
+        self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs, device)
+        self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors[:3]]
         self.event_type = getattr(torch, device).Event
         self.sync()
 
@@ -106,10 +140,10 @@ class TransferBandwidth(DeviceBenchmark):
         if method == "to_cpu_nonblocking":
             self.tensors.to_cpu_nonblocking()
         elif method == "cpu":
-            for tensor in self.tensors:
+            for tensor in self.tensors[:3]:
                 tensor.cpu()
         else:
-            for buffer, tensor in zip(self.buffers, self.tensors, strict=True):
+            for buffer, tensor in zip(self.buffers, self.tensors[:3], strict=True):
                 buffer.copy_(tensor, non_blocking=True)
 
     def track_bandwidth(

@@ -8,12 +8,12 @@ import torch
 
 import reference
 from benchmarks import common
-from benchmarks.lists_slice import Slice
+from benchmarks.lists_slice import Slice, SliceWithCu
 from benchmarks.padding import NUM_DRAFTS, NUM_REQS, Pad, Unpad, unpad_mask_per_row
-from benchmarks.tolists import NUM_LOGPROBS, NUM_TOKENS, ToLists
+from benchmarks.tolists import NUM_LOGPROBS, NUM_TOKENS, ToLists, ToListsWithCu
 from benchmarks.transfer import Transfer, payload_bytes
 
-BACKEND = common.selected_backend_spec()
+BACKEND = "reference"
 
 
 @pytest.mark.parametrize("num_drafts", NUM_DRAFTS)
@@ -61,8 +61,10 @@ def test_ndarray_baseline_converts_the_same_data_to_the_same_lists(
     # Views of the very same buffers, not copies.
     for array, tensor in zip(bench.arrays, bench.tensors, strict=True):
         assert np.shares_memory(array, tensor.numpy())
-    assert bench.cu[0] == 0 and bench.cu[-1] == num_tokens
-    assert bench.tensors.tolists(bench.cu).cu_num_generated_tokens == bench.cu
+    with_cu = ToListsWithCu()
+    with_cu.setup(BACKEND, num_tokens, num_logprobs)
+    assert with_cu.cu[0] == 0 and with_cu.cu[-1] == num_tokens
+    assert with_cu.tensors.tolists(with_cu.cu).cu_num_generated_tokens == with_cu.cu
     assert bench.num_elements == num_tokens * (num_logprobs + 1) * 2 + num_tokens
 
 
@@ -88,10 +90,11 @@ def test_slice_benchmark_lists_have_the_shapes_it_claims() -> None:
     bench.setup(BACKEND, 64)
     assert bench.lists.cu_num_generated_tokens is None
     assert len(bench.lists.logprob_token_ids) == 64
-    cu = bench.lists_cu.cu_num_generated_tokens
-    assert len(cu) == 65 and len(bench.lists_cu.logprob_token_ids) == cu[-1] == 64 * 4
-    first = bench.lists_cu.slice(0, 1)
-    assert first.logprob_token_ids == bench.lists_cu.logprob_token_ids[:4]
+    with_cu = SliceWithCu()
+    with_cu.setup(BACKEND, 64)
+    cu = with_cu.lists.cu_num_generated_tokens
+    assert len(cu) == 65 and len(with_cu.lists.logprob_token_ids) == cu[-1] == 64 * 4
+    assert with_cu.cut(0).logprob_token_ids == with_cu.lists.logprob_token_ids[:4]
 
 
 def test_transfer_payload_is_the_three_tensors_bytes() -> None:

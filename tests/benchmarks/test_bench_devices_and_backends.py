@@ -3,28 +3,55 @@
 from __future__ import annotations
 
 import inspect
-from types import SimpleNamespace
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 import reference
-from benchmarks import common, empty_cpu, lists_slice, padding, tolists, transfer
+from benchmarks import (
+    backends,
+    common,
+    empty_cpu,
+    lists_slice,
+    logprobs_ops,
+    padding,
+    pickling,
+    tolists,
+    transfer,
+)
 
 DEVICE_CLASSES = [
     transfer.Transfer,
+    transfer.TransferWithCuTensor,
     transfer.TransferIntoPinned,
     transfer.TransferBandwidth,
     padding.Pad,
     padding.Unpad,
+    logprobs_ops.Filter,
+    logprobs_ops.Cat,
 ]
-ALL_CLASSES = [*DEVICE_CLASSES, tolists.ToLists, lists_slice.Slice, empty_cpu.EmptyCpu]
+HOST_CLASSES = [
+    tolists.ToLists,
+    tolists.ToListsWithCu,
+    tolists.ToListsAgainstBaselines,
+    tolists.ToListsWithCuTensor,
+    lists_slice.Slice,
+    lists_slice.SliceWithCu,
+    empty_cpu.EmptyCpu,
+    pickling.PickleModelRunnerOutput,
+]
+ALL_CLASSES = [*DEVICE_CLASSES, *HOST_CLASSES]
 ABSENT = [d for d in common.DEVICES if not common.device_available(d)]
 
 
-def smallest_params(cls: type) -> list[Any]:
-    """The first value of every parameter, with device cpu where there is one."""
+def smallest_params(cls: type, backend: str = "reference@0.33.0") -> list[Any]:
+    """The first value of every parameter, with device cpu where there is one.
+
+    The backend is the newest reference by default: its revision has every operation.
+    """
     values = [param[0] for param in cls.params]
+    values[0] = backend
     if "device" in cls.param_names:
         values[cls.param_names.index("device")] = "cpu"
     return values
@@ -38,14 +65,16 @@ def benchmark_methods(cls: type) -> list[str]:
 @pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda c: c.__name__)
 def test_every_benchmark_records_the_backend_it_measured(cls: type) -> None:
     assert cls.param_names[0] == "backend"
-    assert cls.params[0] == [common.selected_backend_spec()]
+    assert cls.params[0] == backends.selected_specs()
     assert len(cls.params) == len(cls.param_names)
 
 
 @pytest.mark.parametrize("cls", DEVICE_CLASSES, ids=lambda c: c.__name__)
-def test_device_is_a_parameter_over_cpu_cuda_mps_xpu(cls: type) -> None:
+def test_device_is_a_parameter_over_the_device_layers_devices_in_its_order(cls: type) -> None:
+    from conformance.devices import candidate_devices
+
     assert cls.param_names[1] == "device"
-    assert cls.params[1] == ["cpu", "cuda", "mps", "xpu"]
+    assert cls.params[1] == list(candidate_devices()) == ["cpu", "cuda", "xpu", "mps"]
 
 
 @pytest.mark.skipif(not ABSENT, reason="every device type is present here")
@@ -91,47 +120,26 @@ def test_every_timed_call_waits_for_its_device_before_returning(
         assert calls and calls[-1] == "cpu", f"{cls.__name__}.{name} did not synchronise last"
 
 
-class _NoProducers:
-    name = "types-only"
-    module = reference
-    devices = common.DEVICES
-    pad_sampled_token_ids = None
-    unpad_sampled_token_ids = None
-
-
 @pytest.mark.parametrize("cls", [padding.Pad, padding.Unpad], ids=lambda c: c.__name__)
 def test_a_backend_without_the_producer_skips_its_benchmarks(
     cls: type, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common, "backend", _NoProducers)
+    types_only = replace(backends.resolve("reference"), spec="types-only", producers={})
+    monkeypatch.setattr(common, "backend", lambda spec: types_only)
     with pytest.raises(NotImplementedError, match="provides no"):
         cls().setup(*smallest_params(cls))
 
 
-def test_a_device_the_backend_does_not_support_skips(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        common, "backend", lambda: SimpleNamespace(name="gpu-only", devices=("cuda",))
-    )
+def test_a_device_the_backend_does_not_support_skips() -> None:
+    gpu_only = replace(backends.resolve("reference"), spec="gpu-only", devices=("cuda",))
     with pytest.raises(NotImplementedError, match="does not support cpu"):
-        common.require_device("cpu")
+        common.require_device("cpu", gpu_only)
 
 
-def test_the_backend_comes_from_outputs_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(common.BACKEND_ENV_VAR, "reference")
-    common.backend.cache_clear()
-    try:
-        assert common.backend().module is reference
-        assert common.spec_type("LogprobsTensors") is reference.LogprobsTensors
-    finally:
-        common.backend.cache_clear()
-    monkeypatch.setenv(common.BACKEND_ENV_VAR, "reference.outputs")
-    assert common.selected_backend_spec() == "reference.outputs"
-    common.backend.cache_clear()
-    try:
-        chosen = common.backend()
-        assert chosen.module.__name__ == "reference.outputs"
-        # A bare module declares no producers: their benchmarks skip.
-        with pytest.raises(NotImplementedError):
-            common.producer("unpad_sampled_token_ids")
-    finally:
-        common.backend.cache_clear()
+def test_a_bare_module_backend_has_types_but_no_producers() -> None:
+    chosen = backends.resolve("reference.outputs")
+    assert chosen.module.__name__ == "reference.outputs"
+    assert chosen.type("LogprobsTensors") is reference.LogprobsTensors
+    assert chosen.revision_name == "2025.10"
+    with pytest.raises(NotImplementedError, match="provides no"):
+        chosen.producer("unpad_sampled_token_ids")
