@@ -2,7 +2,11 @@
 
 A thin wrapper over ``pytest --pyargs conformance``: every option it does not
 know goes to pytest unchanged (``-k slice``, ``-x``, ``-n 4``...), and the exit
-code is pytest's (0 conforms, 1 a check failed, 4 a usage error).  Two more jobs:
+code is pytest's (0 conforms, 1 a check failed, 4 a usage error).  The run is
+supervised (:mod:`conformance.supervisor`): if the backend kills the process, the
+report is still written, naming the check.  ``--isolate`` runs the checks in an
+xdist worker that is replaced when one crashes, so the other checks still run.
+Two more jobs:
 
 * ``--list-revisions`` prints one line per spec revision: its name, then the vLLM
   releases it covers;
@@ -40,6 +44,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--xfails", metavar="PATH", help="TOML file of known deviations")
     parser.add_argument(
         "--report", metavar="PATH", help="write the JSON conformance report to PATH"
+    )
+    parser.add_argument(
+        "--check-timeout",
+        type=float,
+        metavar="S",
+        help="time limit of each check in seconds (default: 60; 0 disables it); a check past "
+        "it fails naming the backend call it was stuck in, and the run goes on",
+    )
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run the checks in a worker process (pytest-xdist -n 1) that is replaced when a "
+        "check crashes it, so a segfault or os._exit in the backend fails that check only",
     )
     parser.add_argument(
         "--list-revisions",
@@ -86,7 +103,12 @@ def main(argv: list[str] | None = None) -> int:
         from conformance import release_runs
 
         return release_runs.main(args, pytest_args)
-    return run_pytest(args, pytest_args)
+    from conformance.supervisor import supervised
+    from conformance.timeouts import DEFAULT_CHECK_TIMEOUT
+
+    limit = DEFAULT_CHECK_TIMEOUT if args.check_timeout is None else args.check_timeout
+    # A run that dies (a segfault in the backend) still leaves a complete report.
+    return supervised(lambda: run_pytest(args, pytest_args), args.report, limit)
 
 
 def suite_arguments(args: argparse.Namespace) -> list[str]:
@@ -97,10 +119,25 @@ def suite_arguments(args: argparse.Namespace) -> list[str]:
         ("--conformance-revision", args.revision),
         ("--conformance-xfails", args.xfails),
         ("--conformance-report", args.report),
+        ("--conformance-check-timeout", args.check_timeout),
     ):
         if value is not None:
-            forwarded += [option, value]
+            forwarded += [option, str(value)]
     return forwarded
+
+
+#: Crashed workers replaced before --isolate gives up (each costs a process start).
+ISOLATE_WORKER_RESTARTS = 32
+
+
+def isolation_arguments(args: argparse.Namespace, pytest_args: list[str]) -> list[str]:
+    if not args.isolate:
+        return []
+    given = " ".join(pytest_args)
+    extra = [] if "-n" in pytest_args or "--numprocesses" in given else ["-n", "1"]
+    if "--max-worker-restart" not in given:
+        extra += ["--max-worker-restart", str(ISOLATE_WORKER_RESTARTS)]
+    return extra
 
 
 def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
@@ -109,7 +146,8 @@ def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # This process imported the package before pytest could mark it for assertion
     # rewriting; the checks do not rely on rewriting, so that warning is noise.
     forwarded = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--pyargs", "conformance"]
-    return int(pytest.main([*forwarded, *pytest_args, *suite_arguments(args)]))
+    isolation = isolation_arguments(args, pytest_args)
+    return int(pytest.main([*forwarded, *isolation, *pytest_args, *suite_arguments(args)]))
 
 
 if __name__ == "__main__":

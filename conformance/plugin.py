@@ -26,6 +26,7 @@ OPTIONS = {
     "conformance_revision": "--conformance-revision",
     "conformance_xfails": "--conformance-xfails",
     "conformance_report": "--conformance-report",
+    "conformance_check_timeout": "--conformance-check-timeout",
 }
 
 
@@ -59,6 +60,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="PATH",
         help="write the JSON conformance report (schema conformance-report/1) to PATH",
+    )
+    group.addoption(
+        "--conformance-check-timeout",
+        default=None,
+        type=float,
+        metavar="S",
+        help="time limit of each check in seconds; a check past it fails naming the backend "
+        "call it was stuck in, and the run goes on (default: 60; 0 disables it)",
     )
 
 

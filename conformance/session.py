@@ -95,6 +95,10 @@ def activate(config: pytest.Config) -> ConformanceRun:
     )
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
+    from conformance.guard import Guard
+
+    # Time limits, crashed workers and checks that never ran (conformance/guard.py).
+    config.pluginmanager.register(Guard(run, config), "conformance-guard")
     return run
 
 

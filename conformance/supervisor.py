@@ -1,0 +1,140 @@
+"""``python -m conformance`` outlives a run that dies: it completes the report.
+
+Before anything heavy is imported, the command forks (POSIX): the child runs the
+suite, journaling as it goes (:class:`conformance.guard.Journal`: the report's
+header and plan once, then each check's start and record); the parent waits.  If
+the child dies without finishing (a segfault, ``os._exit``, a hard time limit),
+the parent writes the report from the journal: the checks that finished as they
+did, the one that was running as an ``error`` naming the signal or exit status and
+where it was (from the child's faulthandler file), and the rest as not run.  The
+fork costs about a millisecond; the journal a write per check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from conformance.guard import JOURNAL_ENV, NOT_RUN
+
+EXIT_FAILED = 1
+
+
+def supervised(run: Callable[[], int], report_path: str | None, limit: float) -> int:
+    """``run()`` in a forked child; a child that dies still leaves a complete report."""
+    if not hasattr(os, "fork"):
+        return run()
+    folder = Path(tempfile.mkdtemp(prefix="conformance-run-"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child leaves through os._exit)
+        code = EXIT_FAILED
+        try:
+            os.environ[JOURNAL_ENV] = str(folder)
+            code = run()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    # Ctrl-C reaches the child too (same process group); it writes the report.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    forward = signal.signal(signal.SIGTERM, lambda signum, _: os.kill(child, signum))
+    try:
+        _, status = os.waitpid(child, 0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, forward)
+    returncode = os.waitstatus_to_exitcode(status)
+    try:
+        return complete(folder, returncode, report_path, limit)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _journal(folder: Path) -> list[dict[str, Any]]:
+    try:
+        lines = (folder / "journal").read_text().splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            break  # a line cut short by the crash
+    return entries
+
+
+def complete(folder: Path, returncode: int, report_path: str | None, limit: float) -> int:
+    """The child's exit code when it finished its report; else the report it could not write."""
+    from conformance import crashes, report
+    from conformance.report import Results, TestRecord
+
+    entries = _journal(folder)
+    if any(e.get("finished") for e in entries):
+        return returncode
+    skeleton = next((e for e in entries if "skeleton" in e), None)
+    fault = "".join(_text(folder / name) for name in ("fault.txt", "hang.txt"))
+    if fault:
+        sys.stderr.write(fault)
+    if skeleton is None:
+        # It died before its checks were collected: nothing to report but the death.
+        sys.stderr.write(f"conformance: the run died before any check: {_death(returncode)}\n")
+        return returncode if returncode > 0 else EXIT_FAILED
+    results = Results()
+    for planned in skeleton["plan"]:
+        results.records[planned["nodeid"]] = TestRecord(**planned)
+    started: list[str] = []
+    for entry in entries:
+        if "start" in entry:
+            started.append(entry["start"])
+        elif "finish" in entry and entry["finish"] in started:
+            started.remove(entry["finish"])
+        elif "record" in entry:
+            results.records[entry["record"]["nodeid"]] = TestRecord(**entry["record"])
+    culprits = started[-1:]
+    for nodeid in culprits:
+        message = crashes.crash_message(nodeid, returncode, fault, limit)
+        record = results.records.get(nodeid)
+        outcome = "failed" if crashes.hard_timeout(fault) else "error"
+        if record is None:
+            record = TestRecord(nodeid, "module", nodeid.rpartition("::")[2], None, None, "", "")
+        record.outcome, record.message, record.skip_cause = outcome, message, None
+        results.records[nodeid] = record
+        sys.stderr.write(f"\nconformance: {message}\n")
+    why = f"{culprits[0]} ended the process" if culprits else _death(returncode)
+    for record in results.records.values():
+        if record.skip_cause == NOT_RUN and record.message == "not run":
+            record.message = (
+                f"not run: {why}; python -m conformance --isolate runs every check "
+                "in a worker process that is replaced when it dies"
+            )
+    data = dict(skeleton["skeleton"])
+    data["summary"] = results.summary()
+    data["tests"] = [asdict(r) for r in results.sorted_records()]
+    if report_path is not None:
+        report.write(data, report_path)
+        sys.stderr.write(f"conformance: report written to {report_path}\n")
+    return returncode if returncode > 0 else EXIT_FAILED
+
+
+def _death(returncode: int) -> str:
+    from conformance.crashes import describe_exit
+
+    return describe_exit(returncode).replace("its process", "the process", 1)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""

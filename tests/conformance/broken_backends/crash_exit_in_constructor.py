@@ -1,0 +1,15 @@
+"""The async output's constructor ends the process (os._exit(1), as a failing extension does)."""
+
+import os
+
+from broken_backends._producers import backend_with
+from broken_backends._reference import *  # noqa: F403
+from reference import DeviceAsyncModelRunnerOutput
+
+
+class ExitsOnConstruction(DeviceAsyncModelRunnerOutput):
+    def __init__(self, *args, **kwargs):
+        os._exit(1)
+
+
+BACKEND = backend_with(__name__, make_async_output=ExitsOnConstruction)
