@@ -1,0 +1,95 @@
+"""A backend that hangs or kills the process still gets a complete report, in bounded time.
+
+Each run is ``python -m conformance`` in a subprocess (the way a backend author runs
+it) on a few checks: the culprit, and checks that must keep their normal outcome.
+"""
+
+from __future__ import annotations
+
+import time
+
+import suite_runner
+
+ASYNC_CHECK = (
+    "conformance/checks/test_producer_async_output.py::"
+    "test_get_output_gives_the_model_runner_output[cpu-one-token-per-request-no-logprobs]"
+)
+TOLISTS_CHECK = (
+    "conformance/checks/test_logprobs_tensors_tolists.py::"
+    "test_tolists_gives_python_lists_of_python_numbers[cpu-0x1]"
+)
+# Well under the subprocess limit of suite_runner, on 2 busy cores.
+BOUND_S = 240
+
+
+def _run(tmp_path, backend: str, *args: str) -> tuple[suite_runner.Run, float]:
+    started = time.monotonic()
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", backend, "-q", *args, module="conformance"
+    )
+    return run, time.monotonic() - started
+
+
+def _by_nodeid(run: suite_runner.Run) -> dict[str, dict]:
+    assert run.report is not None, f"no report written:\n{run.output[-3000:]}"
+    return {t["nodeid"]: t for t in run.report["tests"]}
+
+
+def test_get_output_that_never_returns_fails_its_check_and_the_run_goes_on(tmp_path) -> None:
+    run, elapsed = _run(
+        tmp_path,
+        "broken_backends.hang_get_output:BACKEND",
+        "--check-timeout",
+        "2",
+        "-k",
+        "cpu-one-token-per-request-no-logprobs or test_module or test_sampler_output",
+    )
+    assert elapsed < BOUND_S
+    assert run.exit_code == 1, run.output[-3000:]
+    tests = _by_nodeid(run)
+    hung = tests[ASYNC_CHECK]
+    assert hung["outcome"] == "failed"
+    assert "timed out after 2 s (--check-timeout" in hung["message"]
+    assert "get_output()" in hung["message"] and "hang_get_output.py" in hung["message"]
+    others = [t for n, t in tests.items() if n != ASYNC_CHECK]
+    assert others and all(t["outcome"] == "passed" for t in others)
+    assert run.report["summary"]["failed"] == 1
+
+
+def test_segfault_in_tolists_leaves_a_complete_report_naming_the_check(tmp_path) -> None:
+    run, elapsed = _run(
+        tmp_path,
+        "broken_backends.crash_tolists",
+        "-k",
+        "tolists_gives_python_lists_of_python_numbers or test_module",
+    )
+    assert elapsed < BOUND_S
+    assert run.exit_code != 0
+    tests = _by_nodeid(run)
+    crashed = tests[TOLISTS_CHECK]
+    assert crashed["outcome"] == "error"
+    assert "killed by SIGSEGV" in crashed["message"]
+    assert "crash_tolists.py" in crashed["message"] and "in tolists" in crashed["message"]
+    assert all(t["outcome"] == "passed" for n, t in tests.items() if "test_module.py" in n)
+    not_run = [t for t in tests.values() if t["skip_cause"] == "not-run"]
+    assert not_run and all("--isolate" in t["message"] for t in not_run)
+    assert sum(run.report["summary"].values()) == len(tests)
+
+
+def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -> None:
+    run, elapsed = _run(
+        tmp_path,
+        "broken_backends.crash_exit_in_constructor:BACKEND",
+        "--isolate",
+        "-k",
+        "cpu-one-token-per-request-no-logprobs or test_sampler_output",
+    )
+    assert elapsed < BOUND_S
+    assert run.exit_code == 1, run.output[-3000:]
+    tests = _by_nodeid(run)
+    crashed = tests[ASYNC_CHECK]
+    assert crashed["outcome"] == "error"
+    assert "exited with status 1" in crashed["message"]
+    after = [t for n, t in tests.items() if "test_sampler_output.py" in n]
+    assert after and all(t["outcome"] == "passed" for t in after)
+    assert run.report["summary"]["errors"] == 1
