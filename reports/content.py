@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from reports import catalog, row_kinds, targets
+from reports import catalog, releases, row_kinds, targets
 from reports.asv_loader import STATUS_FAILED, STATUS_SKIPPED
 from reports.compare import IMPROVED, NOISE, NOT_COMPARABLE, REGRESSED, UNCHANGED, Comparison
 from reports.conformance_loader import BAD_OUTCOMES, OUTCOMES, SKIP_CAUSES
@@ -63,6 +63,7 @@ def build(data: ReportInput) -> Report:
         _header(data),
         _verdict(data),
         _targets_section(data.current),
+        release_section(data.current),
         _bandwidth_section(data.current),
         _ns_per_element_section(data.current),
         _conformance_section(data.conformance),
@@ -183,6 +184,17 @@ def _verdict(data: ReportInput) -> Section:
                 else f"no regression beyond {threshold}",
             )
         )
+    if releases.several_backends(data.current):
+        measured = releases.release_rows(data.current)
+        items.append(
+            Verdict(
+                "Release over release",
+                "",
+                f"{measured['benchmark'].nunique()} benchmark(s) timed on "
+                f"{measured['backend'].nunique()} backends in one run; fastest release and "
+                "largest regression per operation under 'Release over release'",
+            )
+        )
     failed = row_kinds.failed(data.current)
     if not failed.empty:
         items.append(
@@ -291,6 +303,69 @@ def _missing_shapes(current: pd.DataFrame, target: catalog.RatioTarget, limit: i
     ]
     more = f"; and {len(missing) - limit} more" if len(missing) > limit else ""
     return "Shapes missing it, worst first: " + "; ".join(items) + more + "."
+
+
+def release_section(current: pd.DataFrame) -> Section | None:
+    """Every backend of one run side by side, in release order (None for one backend)."""
+    if not releases.several_backends(current):
+        return None
+    rows = releases.release_rows(current)
+    many = rows["machine"].nunique() > 1 or rows["device"].nunique() > 1
+    section = Section(
+        "releases",
+        "Release over release",
+        [
+            Paragraph(
+                "Each operation timed on every backend of the run, each called its own "
+                "revision's way. Per benchmark: the median at a few representative shapes "
+                "and, in brackets, its ratio to the 2025.10 reference (`reference`; above "
+                "1 is slower). The sentences compare the vLLM releases at the middle shape. "
+                "Plot: `release_latency.png`."
+            ),
+            Bullets(tuple(_headline_sentence(h, many) for h in releases.headlines(rows))),
+        ],
+    )
+    for (machine, device, benchmark), group in rows.groupby(
+        ["machine", "device", "benchmark"], sort=True
+    ):
+        shapes = list(dict.fromkeys(group["shape"]))
+        cells = {(r.backend, r.shape): r for r in group.itertuples()}
+        body = [
+            (
+                backend,
+                *(
+                    _release_cell(cells[(backend, shape)]) if (backend, shape) in cells else "-"
+                    for shape in shapes
+                ),
+            )
+            for backend in releases.in_release_order(group["backend"])
+        ]
+        where = f" on {device}@{machine}" if many else ""
+        section.blocks.append(Heading(f"`{_short(str(benchmark))}`{where}"))
+        section.blocks.append(Table.of(("backend", *shapes), body))
+    return section
+
+
+def _headline_sentence(headline: releases.Headline, many: bool) -> str:
+    where = f" on {headline.device}@{headline.machine}" if many else ""
+    text = (
+        f"`{_short(headline.benchmark)}` ({headline.shape}{where}): fastest release "
+        f"{releases.release_of(headline.fastest)} ({format_seconds(headline.fastest_value)})"
+    )
+    if headline.worst_step is None:
+        return text + "; only one release measured."
+    before, after, ratio = headline.worst_step
+    if ratio <= 1.0:
+        return text + f"; no release slower than the one before it ({headline.releases} releases)."
+    return (
+        text + f"; largest regression between consecutive releases "
+        f"{releases.release_of(before)} -> {releases.release_of(after)}, {ratio:.2f}x slower."
+    )
+
+
+def _release_cell(row: Any) -> str:
+    ratio = row.ratio_to_reference
+    return format_seconds(row.value) + (f" ({ratio:.2f}x)" if math.isfinite(ratio) else "")
 
 
 def _bandwidth_section(current: pd.DataFrame) -> Section:

@@ -22,7 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter
 
-from reports import catalog, row_kinds, targets
+from reports import catalog, releases, row_kinds, targets
 from reports.asv_loader import BASE_COLUMNS
 
 DPI = 110
@@ -390,10 +390,56 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
     return _save(fig, out / "conformance_matrix.png")
 
 
+def release_latency(frame: pd.DataFrame, out: Path) -> Path | None:
+    """Median latency against release (release order), a panel per benchmark, a line
+    per representative shape; None unless the run measured several backends."""
+    if not releases.several_backends(frame):
+        return None
+    rows = releases.release_rows(frame)
+    panels = [
+        (key, group)
+        for key, group in _panels(rows, "benchmark", "machine", "device")
+        if group["backend"].nunique() > 1
+    ]
+    if not panels:
+        return None
+    many = rows["machine"].nunique() > 1
+    fig, axes = _grid(len(panels), width=6.0, height=3.8, cols=3)
+    for ax, ((benchmark, machine, device), group) in zip(axes, panels, strict=True):
+        order = releases.in_release_order(group["backend"])
+        position = {backend: i for i, backend in enumerate(order)}
+        for i, (shape, line) in enumerate(group.groupby("shape", sort=False)):
+            line = line.assign(_x=line["backend"].map(position)).sort_values("_x")
+            ax.plot(
+                line["_x"],
+                line["value"] * 1e6,
+                color=COLOURS[i % len(COLOURS)],
+                marker=MARKERS[i % len(MARKERS)],
+                markersize=3.5,
+                linewidth=1.4,
+                label=str(shape),
+            )
+        labels = [releases.release_of(b) or b for b in order]
+        ax.set_xticks(range(len(order)), labels, rotation=60, ha="right", fontsize=6)
+        ax.set_yscale("log")
+        _label(
+            ax,
+            title=f"{_short_name(str(benchmark))} on {_where(machine, device, many)}",
+            ylabel="median latency (µs, log scale)",
+        )
+        ax.legend(fontsize=6, loc="best")
+    return _save(fig, out / "release_latency.png")
+
+
 #: Every plot, its file name, and what it shows (for the summary's list).
 PLOTS: tuple[tuple[str, str, Callable[..., Path | None]], ...] = (
     ("latency.png", "median latency against size per device (log axes)", latency),
     ("bandwidth.png", "achieved GB/s against payload bytes, with the link's limit", bandwidth),
     ("tolists_ns_per_element.png", "tolists ns per element against batch size", tolists_ns),
     ("unpad_speedup.png", "unpad speed-up over vLLM's mask-per-row way, per shape", unpad_speedup),
+    (
+        "release_latency.png",
+        "median latency per benchmark against release (release order), a line per shape",
+        release_latency,
+    ),
 )

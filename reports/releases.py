@@ -1,0 +1,186 @@
+"""Release over release: one run's timings of every backend, in release order.
+
+A run with several backends (``$OUTPUTS_BENCH_BACKENDS``: the 2025.10 reference,
+``reference@R``, ``vllm-release:X``) times the same operation on each, so the
+``backend`` column orders like releases.  Per benchmark this module picks a few
+representative shapes (the size axis at its smallest, middle and largest value,
+other parameters at their middle value), tabulates each backend's median and its
+ratio to the 2025.10 reference, and finds the fastest release and the largest
+regression between consecutive releases.  Reads frames only; never imports the
+benchmarks or the reference.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from reports import catalog, row_kinds
+from reports.asv_loader import BASE_COLUMNS
+
+#: The ``backend`` value of the 2025.10 reference (what ratios are taken against).
+REFERENCE = "reference"
+RELEASE_PREFIX = "vllm-release:"
+REFERENCE_AT = "reference@"
+#: 2025.10 is vLLM's main branch between the releases 0.11.0 and 0.11.1.
+POSITION_2025_10 = (0, 11, 0, 0, 1)
+_VERSION = re.compile(r"^\d+(\.\d+)*$")
+#: Parameters that say where or on what a row ran, not its shape.
+_CONTEXT = ("backend", "device")
+
+RELEASE_COLUMNS = (
+    "machine",
+    "device",
+    "benchmark",
+    "backend",
+    "shape",
+    "value",
+    "ratio_to_reference",
+)
+
+
+def release_of(backend: str) -> str | None:
+    """``0.12.0`` for ``vllm-release:0.12.0``; None for any other backend."""
+    return backend.removeprefix(RELEASE_PREFIX) if backend.startswith(RELEASE_PREFIX) else None
+
+
+def order_key(backend: str) -> tuple[Any, ...]:
+    """Release order: releases by version, references at their revision's place
+    (2025.10 between 0.11.0 and 0.11.1), any other backend after them by name."""
+    name = release_of(backend) or backend.removeprefix(REFERENCE_AT)
+    if backend == REFERENCE or name == "2025.10":
+        return (0, POSITION_2025_10, 0, backend)
+    if _VERSION.match(name):
+        version = tuple(int(p) for p in name.split("."))
+        return (0, version, 0 if release_of(backend) else 1, backend)
+    return (1, (), 0, backend)
+
+
+def in_release_order(backends: Any) -> list[str]:
+    return sorted({str(b) for b in backends}, key=order_key)
+
+
+def several_backends(frame: pd.DataFrame) -> bool:
+    """Whether the frame holds timings of more than one backend (a release view applies)."""
+    if "backend" not in frame.columns:
+        return False
+    return row_kinds.measured(row_kinds.timings(frame))["backend"].nunique() > 1
+
+
+def _shape_params(rows: pd.DataFrame) -> list[str]:
+    fixed = {*BASE_COLUMNS, *_CONTEXT}
+    return [c for c in rows.columns if c not in fixed and rows[c].notna().any()]
+
+
+def _middle(values: list[Any]) -> Any:
+    return values[(len(values) - 1) // 2]
+
+
+def _sorted_values(rows: pd.DataFrame, column: str) -> list[Any]:
+    values = rows[column].dropna().unique().tolist()
+    numeric = pd.to_numeric(pd.Series(values), errors="coerce")
+    if numeric.notna().all():
+        return [v for _, v in sorted(zip(numeric, values, strict=True))]
+    return sorted(values, key=str)
+
+
+def representative_shapes(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """At most three shapes of one benchmark: the size axis at its smallest, middle
+    and largest value, every other parameter at its middle value."""
+    params = _shape_params(rows)
+    if not params:
+        return [{}]
+    values = {p: _sorted_values(rows, p) for p in params}
+    base = {p: _middle(v) for p, v in values.items()}
+    size = next((p for p in catalog.SIZE_PARAMS if p in params and len(values[p]) > 1), None)
+    if size is None:
+        return [base]
+    picks = [values[size][0], _middle(values[size]), values[size][-1]]
+    return [{**base, size: v} for v in dict.fromkeys(picks)]
+
+
+def shape_label(shape: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in shape.items()) or "(no parameters)"
+
+
+def release_rows(current: pd.DataFrame) -> pd.DataFrame:
+    """One row per machine, device, timing benchmark, backend and representative shape."""
+    timed = row_kinds.measured(row_kinds.timings(current))
+    if timed.empty or "backend" not in timed.columns:
+        return pd.DataFrame(columns=list(RELEASE_COLUMNS))
+    out = []
+    for (machine, device, benchmark), rows in timed.groupby(
+        ["machine", "device", "benchmark"], sort=True
+    ):
+        for shape in representative_shapes(rows):
+            at_shape = rows
+            for param, value in shape.items():
+                at_shape = at_shape[at_shape[param] == value]
+            values = dict(zip(at_shape["backend"], at_shape["value"].astype(float), strict=True))
+            reference = values.get(REFERENCE)
+            for backend in in_release_order(values):
+                value = values[backend]
+                out.append(
+                    {
+                        "machine": machine,
+                        "device": device,
+                        "benchmark": benchmark,
+                        "backend": backend,
+                        "shape": shape_label(shape),
+                        "value": value,
+                        "ratio_to_reference": value / reference if reference else float("nan"),
+                    }
+                )
+    return pd.DataFrame(out, columns=list(RELEASE_COLUMNS))
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What one benchmark says across releases at its headline (middle) shape."""
+
+    machine: str
+    device: str
+    benchmark: str
+    shape: str
+    fastest: str
+    fastest_value: float
+    #: (earlier release, later release, later / earlier) or None with fewer than two releases.
+    worst_step: tuple[str, str, float] | None
+    releases: int
+
+
+def headlines(rows: pd.DataFrame) -> list[Headline]:
+    """Per machine, device and benchmark: the fastest release and the largest
+    slowdown between consecutive releases measured, at the middle shape."""
+    releases = rows[rows["backend"].map(lambda b: release_of(str(b)) is not None)]
+    out = []
+    for (machine, device, benchmark), group in releases.groupby(
+        ["machine", "device", "benchmark"], sort=True
+    ):
+        shapes = list(dict.fromkeys(group["shape"]))
+        shape = _middle(shapes)
+        at_shape = group[group["shape"] == shape]
+        ordered = at_shape.set_index("backend").loc[in_release_order(at_shape["backend"])]
+        values = ordered["value"].astype(float)
+        fastest = str(values.idxmin())
+        steps = [
+            (str(a), str(b), values[b] / values[a])
+            for a, b in zip(values.index, values.index[1:], strict=False)
+        ]
+        worst = max(steps, key=lambda step: step[2]) if steps else None
+        out.append(
+            Headline(
+                str(machine),
+                str(device),
+                str(benchmark),
+                shape,
+                fastest,
+                float(values[fastest]),
+                worst,
+                len(values),
+            )
+        )
+    return out

@@ -1,0 +1,155 @@
+"""The release-over-release view on a small synthetic results frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reports import content, plots, releases, render_html, render_markdown
+
+SLICE = "lists_slice.Slice.time_slice_per_request"
+PICKLE = "pickling.PickleModelRunnerOutput.time_dumps"
+#: Median seconds of the slice benchmark per backend at num_reqs 1, 64, 1024.
+SLICE_TIMES = {
+    "reference": (1e-6, 10e-6, 100e-6),
+    "vllm-release:0.10.2": (1e-6, 12e-6, 120e-6),
+    "vllm-release:0.12.0": (2e-6, 8e-6, 90e-6),
+    "vllm-release:0.13.0": (2e-6, 20e-6, 200e-6),  # 2.5x slower than 0.12.0 at 64
+    "vllm-release:0.9.0": (5e-6, 50e-6, 500e-6),  # sorts first by version, not by text
+}
+
+
+def _row(benchmark: str, backend: str, value: float, **params: object) -> dict[str, object]:
+    return {
+        "benchmark": benchmark,
+        "device": "cpu",
+        "value": value,
+        "unit": "seconds",
+        "status": "ok",
+        "type": "time",
+        "params": ", ".join(f"{k}={v}" for k, v in {"backend": backend, **params}.items()),
+        "commit": "c" * 40,
+        "date": pd.Timestamp("2026-01-01", tz="UTC"),
+        "machine": "box",
+        "env": "existing",
+        "version_mismatch": False,
+        "backend": backend,
+        **params,
+    }
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    rows = [
+        _row(SLICE, backend, value, num_reqs=n)
+        for backend, values in SLICE_TIMES.items()
+        for n, value in zip((1, 64, 1024), values, strict=True)
+    ]
+    rows += [
+        _row(PICKLE, "reference", 4e-6, num_reqs=64, num_logprobs=5),
+        _row(PICKLE, "vllm-release:0.12.0", 2e-6, num_reqs=64, num_logprobs=5),
+    ]
+    skipped = _row(SLICE, "vllm-release:0.11.0", float("nan"), num_reqs=64)
+    skipped["status"] = "skipped"
+    return pd.DataFrame([*rows, skipped])
+
+
+def test_backends_sort_in_release_order_with_2025_10_after_0_11_0() -> None:
+    backends = [
+        "vllm-release:0.12.0",
+        "my.plugin",
+        "reference",
+        "vllm-release:0.9.0",
+        "reference@0.11.0",
+        "vllm-release:0.11.1",
+        "vllm-release:0.11.0",
+        "vllm-release:0.10.2",
+    ]
+    assert releases.in_release_order(backends) == [
+        "vllm-release:0.9.0",
+        "vllm-release:0.10.2",
+        "vllm-release:0.11.0",
+        "reference@0.11.0",
+        "reference",
+        "vllm-release:0.11.1",
+        "vllm-release:0.12.0",
+        "my.plugin",
+    ]
+
+
+def test_representative_shapes_span_the_size_axis_at_the_middle_of_the_rest() -> None:
+    rows = pd.DataFrame(
+        [
+            {"benchmark": "b", "num_tokens": t, "num_logprobs": k}
+            for t in (1, 64, 1024, 8192)
+            for k in (0, 5, 20)
+        ]
+    )
+    assert releases.representative_shapes(rows) == [
+        {"num_tokens": 1, "num_logprobs": 5},
+        {"num_tokens": 64, "num_logprobs": 5},
+        {"num_tokens": 8192, "num_logprobs": 5},
+    ]
+    one = pd.DataFrame([{"benchmark": "b", "num_reqs": 64, "num_logprobs": 5}])
+    assert releases.representative_shapes(one) == [{"num_reqs": 64, "num_logprobs": 5}]
+
+
+def test_each_backend_gets_its_median_and_ratio_to_the_reference(frame: pd.DataFrame) -> None:
+    rows = releases.release_rows(frame)
+    at_64 = rows[(rows["benchmark"] == SLICE) & (rows["shape"] == "num_reqs=64")]
+    assert list(at_64["backend"]) == releases.in_release_order(SLICE_TIMES)
+    ratios = dict(zip(at_64["backend"], at_64["ratio_to_reference"].round(6), strict=True))
+    assert ratios == {
+        "vllm-release:0.9.0": 5.0,
+        "vllm-release:0.10.2": 1.2,
+        "reference": 1.0,
+        "vllm-release:0.12.0": 0.8,
+        "vllm-release:0.13.0": 2.0,
+    }
+    # The skipped backend has no value, so no row.
+    assert "vllm-release:0.11.0" not in set(rows["backend"])
+
+
+def test_headline_names_the_fastest_release_and_the_worst_consecutive_step(
+    frame: pd.DataFrame,
+) -> None:
+    by_benchmark = {h.benchmark: h for h in releases.headlines(releases.release_rows(frame))}
+    slice_headline = by_benchmark[SLICE]
+    assert slice_headline.shape == "num_reqs=64"
+    assert slice_headline.fastest == "vllm-release:0.12.0"
+    assert slice_headline.worst_step is not None
+    before, after, ratio = slice_headline.worst_step
+    assert (before, after) == ("vllm-release:0.12.0", "vllm-release:0.13.0")
+    assert ratio == pytest.approx(2.5)
+    assert by_benchmark[PICKLE].worst_step is None  # one release measured
+
+
+def test_the_report_says_it_in_one_sentence_per_operation(frame: pd.DataFrame) -> None:
+    section = content.release_section(frame)
+    assert section is not None
+    markdown = render_markdown.render(content.Report("t", [section]))
+    assert (
+        "`Slice.time_slice_per_request` (num_reqs=64): fastest release 0.12.0 (8 µs); "
+        "largest regression between consecutive releases 0.12.0 -> 0.13.0, 2.50x slower."
+    ) in markdown
+    assert "fastest release 0.12.0 (2 µs); only one release measured." in markdown
+    assert "| vllm-release:0.13.0 | 2 µs (2.00x) | 20 µs (2.00x) | 200 µs (2.00x) |" in markdown
+    html = render_html.render(content.Report("t", [section]))
+    assert "largest regression between consecutive releases 0.12.0 -&gt; 0.13.0" in html
+
+
+def test_one_backend_gives_no_release_view(frame: pd.DataFrame, tmp_path: Path) -> None:
+    only_reference = frame[frame["backend"] == "reference"]
+    assert not releases.several_backends(only_reference)
+    assert content.release_section(only_reference) is None
+    assert plots.release_latency(only_reference, tmp_path) is None
+
+
+def test_the_plot_draws_a_panel_per_benchmark_with_several_backends(
+    frame: pd.DataFrame, tmp_path: Path
+) -> None:
+    path = plots.release_latency(frame, tmp_path)
+    assert path == tmp_path / "release_latency.png"
+    assert path.read_bytes().startswith(b"\x89PNG")
