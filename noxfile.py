@@ -7,6 +7,7 @@
     nox -s bench          record asv benchmarks of the current checkout
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
     nox -s bench-compare  asv continuous between two revisions
+    nox -s bench-releases every vLLM release's types beside the reference, in one asv run
     nox -s report         tables and plots from existing results
     nox -s report-browser report.html opened in headless Chromium, screenshot saved beside it
     nox -s suite          the main job: conformance, benchmarks, report
@@ -149,6 +150,57 @@ def bench_compare(session: nox.Session) -> None:
     session.run("asv", "continuous", "--factor", "1.2", "--show-stderr", *args)
 
 
+RELEASES_OUT = ROOT / "releases-out"
+RELEASES_USAGE = (
+    "usage: nox -s bench-releases -- DIR [--quick]   (DIR: a folder of outputs-X.py.txt)"
+)
+
+
+@nox.session(name="bench-releases", python=PYTHON)
+def bench_releases(session: nox.Session) -> None:
+    """Every vLLM release's own types beside the 2025.10 reference, in one asv run.
+
+    ``nox -s bench-releases -- DIR [--quick]``: DIR holds ``outputs-X.py.txt``
+    (e.g. ``../shared/spec/vllm-releases``).  The backends are ``reference`` and one
+    ``vllm-release:X`` per distinct release text (``benchmarks/release_backends.py``);
+    results are recorded into ``.asv/results`` under ``HEAD`` and the report, with its
+    release-over-release section and ``release_latency.png``, goes to ``releases-out/``
+    (``$OUTPUTS_RELEASES_OUT``).  ``--quick``: one run per benchmark, one representative
+    shape, devices from ``$OUTPUTS_BENCH_DEVICES`` (default cpu).  Recording replaces
+    that commit's earlier results of the same benchmarks (e.g. from ``nox -s suite``).
+    """
+    args = list(session.posargs)
+    quick = "--quick" in args
+    args = [a for a in args if a != "--quick"]
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        session.error(RELEASES_USAGE)
+    folder = Path(args[0]).resolve()
+    install_project(session, "bench", "reports")
+    listing = session.run(
+        "python", "benchmarks/release_backends.py", str(folder), silent=True
+    )  # fmt: skip
+    specs = str(listing).strip().splitlines()[-1]
+    session.log(f"backends: {specs}")
+    env = {"OUTPUTS_VLLM_RELEASES": str(folder), "OUTPUTS_BENCH_BACKENDS": specs}
+    options = []
+    if quick:
+        env["OUTPUTS_BENCH_QUICK"] = "1"
+        env["OUTPUTS_BENCH_DEVICES"] = os.environ.get("OUTPUTS_BENCH_DEVICES") or "cpu"
+        options.append("--quick")
+    commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
+    session.run("asv", "machine", "--yes")
+    session.run(
+        "python", "benchmarks/run_asv.py", "--python=same", f"--set-commit-hash={commit}",
+        *options, success_codes=[0, 2], env=env,
+    )  # fmt: skip
+    out = Path(os.environ.get("OUTPUTS_RELEASES_OUT") or RELEASES_OUT).resolve()
+    session.run(
+        "python", "-m", "reports", "--results", ".asv/results", "--commit", commit,
+        "--out", str(out),
+    )  # fmt: skip
+    session.log(f"release report: {out / 'report.html'} (or {out / 'summary.md'})")
+
+
 # --- reports: the report from existing results, and the main job -------------------
 
 REPORT_OUT = ROOT / "reports-out"
@@ -266,9 +318,10 @@ def suite(session: nox.Session) -> None:
     asv_env = {}
     if os.environ.get("PYTHONPATH") and not os.environ.get("ASV_PYTHONPATH"):
         asv_env["ASV_PYTHONPATH"] = os.environ["PYTHONPATH"]
-    # asv exits 2 when a benchmark failed; the report lists which.
+    # asv exits 2 when a benchmark failed; the report lists which.  run_asv.py prints
+    # asv's output with each skip reason once (not a block per absent-device combination).
     session.run(
-        "asv", "run", "--python=same", f"--set-commit-hash={commit}", "--show-stderr",
+        "python", "benchmarks/run_asv.py", "--python=same", f"--set-commit-hash={commit}",
         success_codes=[0, 2], env=asv_env,
     )  # fmt: skip
 

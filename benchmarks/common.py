@@ -28,7 +28,8 @@ Each benchmark file is only about what it measures; this module owns the rest
   data builders are cached per process: ``setup`` stays cheap and leaves the
   caches warm instead of charging the timed call for its own allocations.
 * **Quick mode.** ``$OUTPUTS_BENCH_QUICK=1`` gives every size parameter one
-  representative value (:func:`sizes`), for runs over many backends.
+  representative value (:func:`sizes`) and ``device`` only the devices
+  ``$OUTPUTS_BENCH_DEVICES`` names (all when unset), for runs over many backends.
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ def enabled_devices() -> tuple[str, ...]:
     return wanted or DEVICES
 
 
+def device_params() -> list[str]:
+    """The ``device`` parameter: every device type, so that results of different
+    machines line up; in quick mode only those ``$OUTPUTS_BENCH_DEVICES`` names."""
+    return list(enabled_devices()) if quick() else list(DEVICES)
+
+
 def require_device(device: str, subject: Subject | None = None) -> None:
     """Raise ``NotImplementedError`` (asv: skipped) unless ``device`` can be benchmarked."""
     if device not in enabled_devices():
@@ -138,7 +145,7 @@ class DeviceBenchmark(Benchmark):
     :meth:`use` (backend, device, behaviours) first in ``setup``.
     """
 
-    params: ClassVar[list[list[Any]]] = [selected_specs(), list(DEVICES)]
+    params: ClassVar[list[list[Any]]] = [selected_specs(), device_params()]
     param_names: ClassVar[list[str]] = ["backend", "device"]
     device: str = "cpu"
 

@@ -1,0 +1,43 @@
+"""``asv run --show-stderr`` with the skip messages folded (see ``asv_output.py``).
+
+Not a benchmark (asv imports this module while discovering and finds none here).
+Run from the repository root; every argument goes to ``asv run``::
+
+    python benchmarks/run_asv.py --python=same --set-commit-hash=$(git rev-parse HEAD)
+
+Failures, tracebacks and result tables print as asv prints them; each skip
+reason prints once, with its count, at the end.  Exits with asv's status.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from asv_output import SkipFolder  # run as a script: asv_output.py is beside it
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = [sys.executable, "-m", "asv", "run", "--show-stderr", *args]
+    print("+", " ".join(command), flush=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    assert process.stdout is not None
+    folder = SkipFolder()
+    for line in process.stdout:
+        for out in folder.feed(line):
+            sys.stdout.write(out)
+        sys.stdout.flush()
+    for out in folder.finish():
+        sys.stdout.write(out)
+    sys.stdout.write(folder.summary())
+    return process.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
