@@ -131,11 +131,9 @@ class Guard:
             faulthandler.enable(file=fault)
         if self.limit > 0 and not self._pytest_timeout_active():
             backstop = self._side_file(f"hang{suffix}.txt")
-            if backstop is None:
-                path = Path(tempfile.gettempdir()) / f"conformance-hang-{os.getpid()}.txt"
-                backstop = open(path, "w")  # noqa: SIM115
-                self._files.append(backstop)
-            self.timer = CheckTimer(self.limit, self._native_hang, backstop)
+            self.timer = CheckTimer(
+                self.limit, self._native_hang, backstop or _pytest_stderr(self.config)
+            )
 
     def pytest_report_header(self) -> list[str]:
         if self.limit <= 0:
@@ -338,6 +336,15 @@ def _stop_reason(session: pytest.Session) -> str:
         if reason:
             return f"the run stopped early ({reason})"
     return "the run ended before this check (a worker limit reached, or stopped)"
+
+
+def _pytest_stderr(config: pytest.Config) -> int | None:
+    """The copy of the terminal's stderr pytest's faulthandler plugin keeps (capture-proof)."""
+    try:
+        from _pytest.faulthandler import fault_handler_stderr_fd_key
+    except ImportError:
+        return None
+    return config.stash.get(fault_handler_stderr_fd_key, None)
 
 
 def _returncode(worker: Any) -> int | None:

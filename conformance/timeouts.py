@@ -111,7 +111,7 @@ class CheckTimer:
         self,
         limit: float,
         on_native_hang: Callable[[str, str], None],
-        backstop_file: IO[Any] | None = None,
+        backstop_file: IO[Any] | int | None = None,
     ) -> None:
         self.limit = limit
         self.on_native_hang = on_native_hang
