@@ -4,6 +4,8 @@
     nox -s lint           ruff
     nox -s typecheck      mypy over reference, conformance, reports
     nox -s conformance    the conformance suite against reference (and vllm if installed)
+    nox -s vllm-releases  every vLLM release text of a folder judged against its revision
+    nox -s wheel          the built wheel, installed in a clean virtualenv, runs the suite
     nox -s bench          record asv benchmarks of the current checkout
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
     nox -s bench-compare  asv continuous between two revisions
@@ -81,10 +83,11 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def conformance(session: nox.Session) -> None:
-    """The conformance suite against reference (and vllm when importable), -n auto.
+    """The conformance suite against reference (and vllm when importable), serially.
 
     Writes the JSON reports to ``.conformance/report-<backend>.json``.  Extra
-    arguments go to pytest (``nox -s conformance -- -k slice``).
+    arguments go to pytest (``nox -s conformance -- -k slice``).  Serial on
+    purpose: on a 2-core machine xdist's start-up costs more than it saves.
     """
     install_project(session, "test")
     out = ROOT / ".conformance"
@@ -100,9 +103,60 @@ def conformance(session: nox.Session) -> None:
         report = out / f"report-{backend}.json"
         session.run(
             "python", "-m", "conformance", "--backend", backend, "--report", str(report),
-            "-n", "auto", *session.posargs,
+            *session.posargs,
         )  # fmt: skip
         session.log(f"conformance report of {backend}: {report}")
+
+
+@nox.session(name="vllm-releases", python=PYTHON)
+def vllm_releases(session: nox.Session) -> None:
+    """Judge every vLLM release text in a folder against its revision: ``nox -s vllm-releases -- DIR``.
+
+    DIR holds ``outputs-<version>.py.txt`` files (default: ``../shared/spec/vllm-releases``).
+    Writes one report per release and ``summary.md`` into ``vllm-releases-out/``;
+    ``-- DIR --neighbours`` also judges each revision's first release against the
+    revisions before and after its own.
+    """
+    install_project(session, "test")
+    args = list(session.posargs) or [str(ROOT.parent / "shared" / "spec" / "vllm-releases")]
+    folder, options = args[0], args[1:]
+    session.run(
+        "python", "-m", "conformance", "--vllm-outputs", folder,
+        "--report-dir", str(ROOT / "vllm-releases-out"), *options,
+    )  # fmt: skip
+
+
+@nox.session(python=PYTHON)
+def wheel(session: nox.Session) -> None:
+    """Build the wheel, install it into a clean virtualenv, run the suite from outside the checkout.
+
+    A file the wheel lacks (the conformance README, a check module, the pytest
+    plugin's entry point) turns this red.
+    """
+    dist = Path(session.create_tmp()) / "dist"
+    if dist.exists():
+        for old in dist.glob("*.whl"):
+            old.unlink()
+    session.install("build")
+    session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT))
+    [built] = dist.glob("vllm_outputs_suite-*.whl")
+    session.install("-c", constraints_file(), str(built))
+    outside = Path(session.create_tmp()) / "outside"
+    outside.mkdir(exist_ok=True)
+    session.chdir(outside)
+    session.run(
+        "python", "-c",
+        "import importlib.resources as r, conformance; "
+        "assert r.files('conformance').joinpath('README.md').is_file(), 'README.md missing'; "
+        "assert 'site-packages' in conformance.__file__, conformance.__file__",
+    )  # fmt: skip
+    session.run("python", "-m", "conformance", "--list-revisions")
+    session.run(
+        "python", "-m", "conformance", "--backend", "reference", "--report", "report.json", "-q"
+    )
+    session.run(
+        "python", "-m", "conformance", "--backend", "reference", "--revision", "0.33.0", "-q"
+    )
 
 
 # --- benchmarks: asv (configuration in asv.conf.json, suite in benchmarks/) -------

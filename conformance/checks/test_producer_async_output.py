@@ -13,7 +13,7 @@ from itertools import accumulate
 import pytest
 import torch
 
-from conformance.checks._samples import lists_values, rows_are_arrays
+from conformance.checks._samples import lists_values_of, rows_are_arrays
 from conformance.checks._support import (
     attempt,
     check,
@@ -99,7 +99,7 @@ def _expect_output(
         expect_type(output.logprobs, spec_class(backend, "LogprobsLists"), f"{where}.logprobs")
         names = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
         found = fields_of(output.logprobs, names)
-        values = lists_values(revision, ids.tolist(), logprobs.tolist(), ranks.tolist())
+        values = lists_values_of(revision, ids, logprobs, ranks)
         expect_same(found, Members(zip(names, values, strict=True)), f"{where}.logprobs")
         cu = getattr(output.logprobs, "cu_num_generated_tokens", None)
         if cu is not None and cu != [0, *accumulate(map(len, expected))]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 import suite_runner
 
+from conformance import spec
 from conformance.backend import SPEC_NAMES
 
 
@@ -45,3 +47,33 @@ def test_reference_passes_and_the_report_does_not_depend_on_xdist(tmp_path) -> N
     assert (
         "spec type" in parallel.output and "AsyncModelRunnerOutput" in parallel.output
     )  # the table
+
+
+@pytest.mark.parametrize("revision", spec.known_revisions())
+def test_the_reference_of_every_revision_passes_it(tmp_path, revision: str) -> None:
+    run = suite_runner.in_process(
+        tmp_path, "--pyargs", "conformance", "--conformance-backend", "reference",
+        "--conformance-revision", revision,
+    )  # fmt: skip
+    assert run.exit_code == 0, {
+        t["nodeid"]: t["message"]
+        for t in run.report["tests"]
+        if t["outcome"] != "passed" and t["outcome"] != "skipped"
+    }
+    assert run.report["spec_revision"] == revision
+    assert run.report["spec_revision_source"] == "given"
+    summary = run.report["summary"]
+    assert summary["passed"] >= 100 and summary["failed"] == summary["errors"] == 0
+    ran = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "passed"}
+    expected = spec.revision(revision).all_behaviours
+    # The reference declares every producer: their checks run too (but the race: no GPU).
+    assert sorted(expected - ran) == []
+
+
+def test_a_release_name_judges_its_revision(tmp_path) -> None:
+    run = suite_runner.in_process(
+        tmp_path, suite_runner.check_path("test_module.py"), "--conformance-revision", "0.15.1"
+    )
+    assert run.exit_code == 0
+    assert run.report["spec_revision"] == "0.14.0"
+    assert run.report["spec_revision_releases"] == ["0.14.0", "0.14.1", "0.15.0", "0.15.1"]
