@@ -30,6 +30,13 @@ def _run(tmp_path, backend: str, *args: str) -> tuple[suite_runner.Run, float]:
     return run, time.monotonic() - started
 
 
+def _normal(record: dict) -> bool:
+    """Passed, or skipped for a device this machine lacks (as with the reference)."""
+    return record["outcome"] == "passed" or (
+        record["outcome"] == "skipped" and record["skip_cause"] == "device-not-present"
+    )
+
+
 def _by_nodeid(run: suite_runner.Run) -> dict[str, dict]:
     assert run.report is not None, f"no report written:\n{run.output[-3000:]}"
     return {t["nodeid"]: t for t in run.report["tests"]}
@@ -52,7 +59,7 @@ def test_get_output_that_never_returns_fails_its_check_and_the_run_goes_on(tmp_p
     assert "timed out after 2 s (--check-timeout" in hung["message"]
     assert "get_output()" in hung["message"] and "hang_get_output.py" in hung["message"]
     others = [t for n, t in tests.items() if n != ASYNC_CHECK]
-    assert others and all(t["outcome"] == "passed" for t in others)
+    assert others and all(_normal(t) for t in others)
     assert run.report["summary"]["failed"] == 1
 
 
@@ -61,7 +68,7 @@ def test_segfault_in_tolists_leaves_a_complete_report_naming_the_check(tmp_path)
         tmp_path,
         "broken_backends.crash_tolists",
         "-k",
-        "tolists_gives_python_lists_of_python_numbers or test_module",
+        "tolists_gives_python_lists_of_python_numbers or test_draft_token_ids",
     )
     assert elapsed < BOUND_S
     assert run.exit_code != 0
@@ -70,7 +77,8 @@ def test_segfault_in_tolists_leaves_a_complete_report_naming_the_check(tmp_path)
     assert crashed["outcome"] == "error"
     assert "killed by SIGSEGV" in crashed["message"]
     assert "crash_tolists.py" in crashed["message"] and "in tolists" in crashed["message"]
-    assert all(t["outcome"] == "passed" for n, t in tests.items() if "test_module.py" in n)
+    before = [t for n, t in tests.items() if "test_draft_token_ids.py" in n]
+    assert before and all(_normal(t) for t in before)  # ran before the crash
     not_run = [t for t in tests.values() if t["skip_cause"] == "not-run"]
     assert not_run and all("--isolate" in t["message"] for t in not_run)
     assert sum(run.report["summary"].values()) == len(tests)
@@ -91,5 +99,5 @@ def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -
     assert crashed["outcome"] == "error"
     assert "exited with status 1" in crashed["message"]
     after = [t for n, t in tests.items() if "test_sampler_output.py" in n]
-    assert after and all(t["outcome"] == "passed" for t in after)
+    assert after and all(_normal(t) for t in after)  # ran after the crash, in a new worker
     assert run.report["summary"]["errors"] == 1
