@@ -219,8 +219,9 @@ def bench_releases(session: nox.Session) -> None:
     ``vllm-release:X`` per distinct release text (``benchmarks/release_backends.py``);
     results are recorded into ``.asv/results`` under ``HEAD`` and the report, with its
     release-over-release section and ``release_latency.png``, goes to ``releases-out/``
-    (``$OUTPUTS_RELEASES_OUT``).  ``--quick``: one run per benchmark, one representative
-    shape, devices from ``$OUTPUTS_BENCH_DEVICES`` (default cpu).  Recording replaces
+    (``$OUTPUTS_RELEASES_OUT``).  ``--quick`` (about 4 minutes on 2 cores): one
+    representative shape per benchmark, fewer samples, devices from
+    ``$OUTPUTS_BENCH_DEVICES`` (default cpu).  Recording replaces
     that commit's earlier results of the same benchmarks (e.g. from ``nox -s suite``).
     """
     args = list(session.posargs)
@@ -236,16 +237,15 @@ def bench_releases(session: nox.Session) -> None:
     specs = str(listing).strip().splitlines()[-1]
     session.log(f"backends: {specs}")
     env = {"OUTPUTS_VLLM_RELEASES": str(folder), "OUTPUTS_BENCH_BACKENDS": specs}
-    options = []
     if quick:
+        # Not asv's --quick: that times one cold call, too noisy to rank releases.
         env["OUTPUTS_BENCH_QUICK"] = "1"
         env["OUTPUTS_BENCH_DEVICES"] = os.environ.get("OUTPUTS_BENCH_DEVICES") or "cpu"
-        options.append("--quick")
     commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
     session.run("asv", "machine", "--yes")
     session.run(
         "python", "benchmarks/run_asv.py", "--python=same", f"--set-commit-hash={commit}",
-        *options, success_codes=[0, 2], env=env,
+        success_codes=[0, 2], env=env,
     )  # fmt: skip
     out = Path(os.environ.get("OUTPUTS_RELEASES_OUT") or RELEASES_OUT).resolve()
     session.run(

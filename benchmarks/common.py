@@ -28,8 +28,9 @@ Each benchmark file is only about what it measures; this module owns the rest
   data builders are cached per process: ``setup`` stays cheap and leaves the
   caches warm instead of charging the timed call for its own allocations.
 * **Quick mode.** ``$OUTPUTS_BENCH_QUICK=1`` gives every size parameter one
-  representative value (:func:`sizes`) and ``device`` only the devices
-  ``$OUTPUTS_BENCH_DEVICES`` names (all when unset), for runs over many backends.
+  representative value (:func:`sizes`), ``device`` only the devices
+  ``$OUTPUTS_BENCH_DEVICES`` names (all when unset), and fewer, shorter samples
+  (:class:`Benchmark`), for runs over many backends.
 """
 
 from __future__ import annotations
@@ -129,6 +130,13 @@ class Benchmark:
     sample_time = 0.01
     warmup_time = 0.1
     timeout = 120.0
+    if quick():
+        # Quick mode (many backends): one round of 3 to 5 short samples.  Still a
+        # median of warm calls, unlike asv's --quick, which times one cold call.
+        rounds = 1
+        repeat = (3, 5, 0.25)
+        sample_time = 0.005
+        warmup_time = 0.02
     subject: Subject
 
     def use_backend(self, spec: str, *behaviours: str) -> Subject:

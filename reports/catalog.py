@@ -89,6 +89,12 @@ class RatioTarget:
     #: A ``track_`` benchmark that already reports this ratio, timed interleaved
     #: in one process (fairer than two separate timings); preferred when present.
     direct: re.Pattern[str] | None = None
+    #: ``(parameter, smallest value)``: the target holds only from that size up
+    #: (a fixed per-call cost dominates below it); None: at every shape.
+    from_size: tuple[str, int] | None = None
+    #: A ``track_`` benchmark reporting the per-call overhead in microseconds,
+    #: shown beside the ratio (what a ratio hides at small shapes).
+    overhead: re.Pattern[str] | None = None
 
 
 TARGETS = (
@@ -104,8 +110,21 @@ TARGETS = (
         direct=re.compile(r"unpad.*speed-?up|speed-?up.*unpad", re.I),
     ),
     RatioTarget(
+        key="tolists_vs_torch",
+        title="LogprobsTensors.tolists() within 1.2x of torch's Tensor.tolist() on the same "
+        "tensors (the floor of the spec's way), every shape",
+        family=TOLISTS,
+        baseline=re.compile(r"torch_tolist", re.I),
+        subject=re.compile(r"time_tolists$", re.I),
+        limit=1.2,
+        higher_is_better=False,
+        ratio_label="tolists() time / Tensor.tolist() time (x)",
+        direct=re.compile(r"tolists_vs_torch", re.I),
+    ),
+    RatioTarget(
         key="tolists_overhead",
-        title="LogprobsTensors.tolists() within 1.2x of ndarray.tolist() on the same data",
+        title="LogprobsTensors.tolists() within 1.2x of ndarray.tolist() on the same data, "
+        "from 64 tokens up",
         family=TOLISTS,
         baseline=re.compile(r"ndarray|numpy|np_|baseline", re.I),
         # Plain tolists(); the cu variant builds per-request lists, other work.
@@ -114,9 +133,10 @@ TARGETS = (
         higher_is_better=False,
         ratio_label="tolists() time / ndarray.tolist() time (x)",
         direct=re.compile(r"tolists_vs_(?:ndarray|numpy)", re.I),
+        from_size=("num_tokens", 64),
+        overhead=re.compile(r"tolists_overhead.*_us$", re.I),
     ),
 )
-
 
 #: ``LogprobsTensors`` bytes per token row: int32 ids and float32 logprobs of
 #: ``num_logprobs + 1`` columns, plus one int64 rank (the sampler's dtype; spec

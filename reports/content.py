@@ -130,13 +130,16 @@ def _verdict(data: ReportInput) -> Section:
         if verdict.empty:
             items.append(Verdict(target.title, NO_DATA, _why_no_data(data.current, target)))
             continue
+        named = verdict["backend"].nunique() > 1
         where = "; ".join(
-            f"{r.device}@{r.machine}: {r.failing}/{r.shapes} shapes miss it, worst "
+            f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes miss it, worst "
             f"{_fmt_ratio(r.worst_ratio)} at {r.worst_shape}"
             if r.failing
-            else f"{r.device}@{r.machine}: all {r.shapes} shapes, worst {_fmt_ratio(r.worst_ratio)}"
+            else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
+            f"{_fmt_ratio(r.worst_ratio)}"
             for r in verdict.itertuples()
         )
+        where += _overhead_note(data.current, target)
         items.append(Verdict(target.title, PASS if verdict["passed"].all() else FAIL, where))
     gbps = row_kinds.gbps(data.current)
     links = gbps[gbps["device"] != "cpu"]
@@ -218,6 +221,23 @@ def _verdict(data: ReportInput) -> Section:
     return Section("verdict", "Verdict", [Verdicts(tuple(items))])
 
 
+def _where_measured(row: Any, with_backend: bool) -> str:
+    return f"{row.device}@{row.machine}" + (f" ({row.backend})" if with_backend else "")
+
+
+def _overhead_note(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
+    """'; per-call overhead 0.5 to 2.1 µs' beside a ratio, where the target measures it."""
+    ranges = targets.overhead_us(current, target)
+    if ranges.empty:
+        return ""
+    low, high = ranges["low_us"].min(), ranges["high_us"].max()
+    return f"; per-call overhead over the baseline {_fmt_us(low)} to {_fmt_us(high)}"
+
+
+def _fmt_us(value: float) -> str:
+    return f"{value:.2g} µs" if math.isfinite(value) else "n/a"
+
+
 def _why_no_data(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
     family = target.family.rows(current)
     if family.empty:
@@ -256,15 +276,22 @@ def _targets_section(current: pd.DataFrame) -> Section:
                 )
             )
             continue
+        named = verdict["backend"].nunique() > 1
+        overheads = {
+            (o.machine, o.device, o.backend): f"{_fmt_us(o.low_us)} to {_fmt_us(o.high_us)}"
+            for o in targets.overhead_us(current, target).itertuples()
+        }
         blocks.append(
             Table.of(
                 (
                     "machine",
                     "device",
+                    *(["backend"] if named else []),
                     "shapes",
                     "missing the target",
                     "worst ratio",
                     "at shape",
+                    *(["per-call overhead (µs)"] if overheads else []),
                     "result",
                     "measured by",
                 ),
@@ -272,10 +299,16 @@ def _targets_section(current: pd.DataFrame) -> Section:
                     (
                         r.machine,
                         r.device,
+                        *([r.backend] if named else []),
                         r.shapes,
                         r.failing,
                         _fmt_ratio(r.worst_ratio),
                         r.worst_shape,
+                        *(
+                            [overheads.get((r.machine, r.device, r.backend), "-")]
+                            if overheads
+                            else []
+                        ),
                         PASS if r.passed else FAIL,
                         f"`{r.measured_by}`",
                     )
@@ -284,6 +317,14 @@ def _targets_section(current: pd.DataFrame) -> Section:
                 flagged=[not r.passed for r in verdict.itertuples()],
             )
         )
+        if target.from_size is not None:
+            param, smallest = target.from_size
+            blocks.append(
+                Paragraph(
+                    f"Judged from {param} = {smallest} up: below it a fixed cost per call "
+                    "dominates, which the per-call overhead column shows."
+                )
+            )
         missing = _missing_shapes(current, target)
         if missing:
             blocks.append(Paragraph(missing))

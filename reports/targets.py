@@ -110,9 +110,41 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     """The target's ratios: from its direct ``track_`` benchmark when that has
-    results, else from pairing separate timings (:func:`pairs`)."""
+    results, else from pairing separate timings (:func:`pairs`); only the shapes
+    the target applies to (``from_size``)."""
     direct = direct_rows(frame, target)
-    return direct if not direct.empty else pairs(frame, target)
+    found = direct if not direct.empty else pairs(frame, target)
+    if target.from_size is None or found.empty:
+        return found
+    param, smallest = target.from_size
+    if param not in found.columns:
+        return found
+    sizes = pd.to_numeric(found[param], errors="coerce")
+    return found[sizes.isna() | (sizes >= smallest)]
+
+
+def overhead_us(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
+    """Per machine, device and backend: the smallest and largest per-call overhead (µs)
+    the target's ``overhead`` track measured, over every shape."""
+    columns = ["machine", "device", "backend", "low_us", "high_us"]
+    if target.overhead is None:
+        return pd.DataFrame(columns=columns)
+    rows = frame[
+        frame["benchmark"].str.contains(target.overhead, na=False)
+        & (frame["type"] == "track")
+        & (frame["status"] == STATUS_OK)
+    ]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    rows = rows.assign(backend=_backend_of(rows))
+    grouped = rows.groupby(["machine", "device", "backend"], sort=True)["value"]
+    return grouped.agg(low_us="min", high_us="max").reset_index()[columns]
+
+
+def _backend_of(rows: pd.DataFrame) -> pd.Series:
+    if "backend" in rows.columns:
+        return rows["backend"].fillna("").astype(str)
+    return pd.Series("", index=rows.index)
 
 
 def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
@@ -136,6 +168,8 @@ def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
             *(ratio, bool(passed)),
         )
         shape_params = {p: record[p] for p in params if not pd.isna(record[p])}
+        if "backend" in record and not pd.isna(record["backend"]):
+            shape_params["backend"] = record["backend"]
         out.append({**dict(zip(PAIR_COLUMNS, values, strict=True)), **shape_params})
     return _frame(out)
 
@@ -145,6 +179,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     columns = [
         "machine",
         "device",
+        "backend",
         "shapes",
         "failing",
         "worst_ratio",
@@ -155,7 +190,10 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
     out = []
-    for (machine, device), rows in pair_rows.groupby(["machine", "device"], sort=True):
+    pair_rows = pair_rows.assign(backend=_backend_of(pair_rows))
+    for (machine, device, backend), rows in pair_rows.groupby(
+        ["machine", "device", "backend"], sort=True
+    ):
         worst = rows.loc[
             rows["ratio"].idxmin() if target.higher_is_better else rows["ratio"].idxmax()
         ]
@@ -163,6 +201,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
             {
                 "machine": machine,
                 "device": device,
+                "backend": backend,
                 "shapes": len(rows),
                 "failing": int((~rows["passed"].astype(bool)).sum()),
                 "worst_ratio": float(worst["ratio"]),

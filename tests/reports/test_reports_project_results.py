@@ -59,12 +59,14 @@ def test_summary_of_the_real_run(frame, tmp_path):
     unpad = next(line for line in text.splitlines() if line.startswith("- unpad_sampled"))
     assert ("**PASS**" in unpad) == (worst >= 2.0)
     assert f"worst {worst:.2f}x" in unpad
+    # The ndarray target holds from 64 tokens up (a fixed per-call cost dominates below).
     ratios = frame.loc[
         (frame["benchmark"] == "tolists.ToLists.track_tolists_vs_ndarray_tolist")
-        & (frame["status"] == "ok"),
+        & (frame["status"] == "ok")
+        & (frame["num_tokens"] >= 64),
         "value",
     ]
-    tolists = next(line for line in text.splitlines() if line.startswith("- LogprobsTensors"))
+    tolists = next(line for line in text.splitlines() if "of ndarray.tolist()" in line)
     assert ("**PASS**" in tolists) == bool((ratios <= 1.2).all())
     assert f"{int((ratios > 1.2).sum())}/{len(ratios)} shapes miss it" in tolists
     assert "skipped on every device here" in text  # why there is no GB/s

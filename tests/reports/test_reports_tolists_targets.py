@@ -1,0 +1,73 @@
+"""The tolists targets: torch's Tensor.tolist() at every shape, ndarray.tolist() from 64 up."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from reports import catalog, content, render_markdown, targets
+from reports.document import PASS
+
+TORCH = next(t for t in catalog.TARGETS if t.key == "tolists_vs_torch")
+NDARRAY = next(t for t in catalog.TARGETS if t.key == "tolists_overhead")
+BASELINES = "tolists.ToListsAgainstBaselines"
+
+
+def _track(method: str, value: float, unit: str, num_tokens: int, backend: str = "reference"):
+    return {
+        "benchmark": f"{BASELINES}.{method}",
+        "device": "cpu",
+        "value": value,
+        "unit": unit,
+        "status": "ok",
+        "type": "track",
+        "params": f"backend={backend}, num_tokens={num_tokens}",
+        "commit": "c" * 40,
+        "date": pd.Timestamp("2026-01-01", tz="UTC"),
+        "machine": "box",
+        "env": "existing",
+        "version_mismatch": False,
+        "backend": backend,
+        "num_tokens": num_tokens,
+    }
+
+
+def _frame() -> pd.DataFrame:
+    rows = []
+    # A fixed ~1.5 µs per call: 2.5x numpy's time at one token, 1.1x from 64 up.
+    for n, vs_numpy, vs_torch, overhead in ((1, 2.5, 1.05, 1.5), (64, 1.1, 1.0, 1.6)):
+        rows.append(_track("track_tolists_vs_ndarray_tolist", vs_numpy, "ratio", n))
+        rows.append(_track("track_tolists_vs_torch_tolist", vs_torch, "ratio", n))
+        rows.append(_track("track_tolists_overhead_over_ndarray_us", overhead, "us/call", n))
+    return pd.DataFrame(rows)
+
+
+def test_the_ndarray_target_is_judged_from_64_tokens_up() -> None:
+    measured = targets.measurements(_frame(), NDARRAY)
+    assert list(measured["num_tokens"]) == [64]
+    verdict = targets.verdicts(measured, NDARRAY)
+    assert verdict["passed"].all() and verdict["worst_ratio"].iloc[0] == 1.1
+
+
+def test_the_torch_target_is_judged_at_every_shape() -> None:
+    measured = targets.measurements(_frame(), TORCH)
+    assert sorted(measured["num_tokens"]) == [1, 64]
+    assert targets.verdicts(measured, TORCH)["worst_ratio"].iloc[0] == 1.05
+
+
+def test_the_per_call_overhead_is_shown_beside_the_ratio() -> None:
+    ranges = targets.overhead_us(_frame(), NDARRAY)
+    assert ranges[["backend", "low_us", "high_us"]].values.tolist() == [["reference", 1.5, 1.6]]
+    report = content.Report("t", [content._targets_section(_frame())])
+    text = render_markdown.render(report)
+    assert "per-call overhead (µs)" in text
+    assert "1.5 µs to 1.6 µs" in text
+    assert "Judged from num_tokens = 64 up" in text
+
+
+def test_a_healthy_reference_with_a_fixed_per_call_cost_does_not_open_with_fail() -> None:
+    data = content.ReportInput(frame=_frame(), current=_frame(), results_dir="r")
+    verdicts = content._verdict(data).blocks[0].items  # type: ignore[attr-defined]
+    tolists = [v for v in verdicts if "tolists()" in v.subject]
+    assert len(tolists) == 2 and all(v.status == PASS for v in tolists)
+    ndarray = next(v for v in tolists if "ndarray" in v.subject)
+    assert "per-call overhead over the baseline 1.5 µs to 1.6 µs" in ndarray.detail
