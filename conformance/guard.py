@@ -315,8 +315,12 @@ class Guard:
     def _add_not_run(self, reason: str) -> None:
         records = self.run.results.records
         for nodeid, planned in self.plan.items():
-            if nodeid not in records:
+            if nodeid in records:
+                continue
+            if planned.skip_cause == NOT_RUN:
                 records[nodeid] = replace(planned, message=f"not run: {reason}")
+            else:
+                records[nodeid] = planned  # skipped anyway (a device not declared or not here)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.timer is not None:
