@@ -21,6 +21,8 @@ _BLOCK_START = re.compile(r"^(?:\[\s*[\d.]+%\] ····\s+|\s+)For parameters: "
 _SKIP = re.compile(r"^asv: skipped: (?:\w+\()?(?P<reason>.*?)\)?$")
 # "vllm-release:0.12.0 (revision 0.12.0) lacks LogprobsTensors.cat" (benchmarks.backends)
 _LACKS = re.compile(r"^(?P<backend>.+?) \(revision (?P<revision>[^)]+)\) lacks (?P<what>.+)$")
+# "backend 'vllm-release:0.12.0' provides no pad_sampled_token_ids" (benchmarks.backends)
+_PROVIDES_NO = re.compile(r"^backend '(?P<revision>[^']+)' provides no (?P<what>.+)$")
 
 
 class SkipFolder:
@@ -51,10 +53,14 @@ class SkipFolder:
         if skip:
             reason = skip["reason"].strip("'\"")
             lacks = _LACKS.match(reason)
-            if lacks:
+            provides_no = _PROVIDES_NO.match(reason)
+            if lacks or provides_no:
                 # One line per missing operation, not per backend that lacks it.
-                reason = f"the revision lacks {lacks['what']}"
-                self.lacking.setdefault(reason, []).append(lacks["revision"])
+                match = lacks or provides_no
+                assert match is not None
+                what = "the revision lacks" if lacks else "the backend provides no"
+                reason = f"{what} {match['what']}"
+                self.lacking.setdefault(reason, []).append(match["revision"])
             self.reasons[reason] += 1
             return
         yield from block

@@ -138,6 +138,7 @@ TARGETS = (
     ),
 )
 
+
 #: ``LogprobsTensors`` bytes per token row: int32 ids and float32 logprobs of
 #: ``num_logprobs + 1`` columns, plus one int64 rank (the sampler's dtype; spec
 #: section 4 of DESIGN).  Used to put transfers on a payload-bytes axis when a

@@ -30,6 +30,9 @@ OUTPUT = """\
 
                For parameters: 'vllm-release:0.13.0', 'cpu', 1, 0
                asv: skipped: NotImplementedError('vllm-release:0.13.0 (revision 0.13.0) lacks LogprobsTensors.cat')
+
+               For parameters: 'vllm-release:0.13.0', 'cpu', 1, 0
+               asv: skipped: NotImplementedError("backend 'vllm-release:0.13.0' provides no pad_sampled_token_ids")
 [ 20.00%] ··· tolists.ToLists.time_tolists                                ok
 [ 20.00%] ···· For parameters: 'reference', 'cuda', 1, 0
                asv: skipped: NotImplementedError('no cuda device on this machine')
@@ -44,10 +47,11 @@ def test_skip_blocks_fold_into_one_line_per_reason_and_failures_stay() -> None:
     assert "For parameters: 'reference', 'cpu', 1, 0" in text
     assert "1/4 failed" in text and "tolists.ToLists.time_tolists" in text
     assert summary.splitlines() == [
-        "asv skipped 5 parameter combination(s) (NotImplementedError in setup), by reason:",
+        "asv skipped 6 parameter combination(s) (NotImplementedError in setup), by reason:",
         "      2  no cuda device on this machine",
         "      2  the revision lacks LogprobsTensors.cat (0.12.0, 0.13.0)",
         "      1  no mps device on this machine",
+        "      1  the backend provides no pad_sampled_token_ids (vllm-release:0.13.0)",
     ]
 
 

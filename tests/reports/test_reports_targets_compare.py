@@ -57,6 +57,7 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
     assert verdict.to_dict("records")[0] | {"measured_by": ""} == {
         "machine": "m1",
         "device": "cpu",
+        "backend": "reference",
         "shapes": 2,
         "failing": 1,
         "worst_ratio": 1.5,
