@@ -393,8 +393,8 @@ def model_runner_output_violations(
     ):
         out.append(f"{w}.num_nans_in_logits: expected None or dict[str, int], found {short(nans)}")
     kv = getattr(obj, "kv_connector_output", None)
-    kv_spec = spec.types["KVConnectorOutput"]
-    if kv is not None and not all(hasattr(kv, name) for name in kv_spec.field_names):
+    # Only that it is a KVConnectorOutput at all: its own fields are its own checks' business.
+    if kv is not None and not all(hasattr(kv, n) for n in ("finished_sending", "finished_recving")):
         out.append(
             f"{w}.kv_connector_output: expected None or a KVConnectorOutput, found {kind_of(kv)}"
         )

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 BEHAVIOURS: dict[str, str] = {
     # --- the module -----------------------------------------------------------------
-    "module.spec-names": "the backend module exposes every spec type of the revision as a "
-    "class, and PLACEHOLDER_TOKEN_ID, where exposed, is the int -1",
+    "module.spec-names": "the backend module exposes the seven spec names as classes, and "
+    "PLACEHOLDER_TOKEN_ID, where exposed, is the int -1",
     # --- LogprobsLists --------------------------------------------------------------
     "LogprobsLists.tuple": "LogprobsLists is a NamedTuple that stores the objects passed in, "
     "positionally or by keyword, defaults its optional fields and survives pickling",
