@@ -142,3 +142,9 @@ def test_list_revisions_prints_one_line_per_revision_with_its_releases(tmp_path)
     by_name = {line.split()[0]: line for line in lines}
     assert "0.14.0, 0.14.1, 0.15.0, 0.15.1" in by_name["0.14.0"]
     assert "[default]" in by_name["2025.10"]
+
+
+def test_the_conformance_readme_names_every_behaviour() -> None:
+    readme = (Path(CHECKS_DIR).parent / "README.md").read_text(encoding="utf-8")
+    missing = [b for b in (*BEHAVIOURS, *PRODUCER_BEHAVIOURS) if f"`{b}`" not in readme]
+    assert missing == []
