@@ -54,7 +54,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name == "__version__":
-        from conformance.session import suite_version
+        from conformance.version import suite_version
 
         return suite_version()
     raise AttributeError(f"module 'conformance' has no attribute {name!r}")

@@ -102,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.vllm_outputs is not None:
         from conformance import release_runs
 
-        return release_runs.main(args, pytest_args)
+        return release_runs.main(args, pytest_args, lambda: run_supervised(args, pytest_args))
+    return run_supervised(args, pytest_args)
+
+
+def run_supervised(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from conformance.supervisor import supervised
     from conformance.timeouts import DEFAULT_CHECK_TIMEOUT
 

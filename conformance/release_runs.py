@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,9 +47,8 @@ class ReleaseRun:
     note: str = ""
 
 
-def main(args: argparse.Namespace, pytest_args: list[str]) -> int:
-    from conformance.__main__ import run_pytest
-
+def main(args: argparse.Namespace, pytest_args: list[str], run_suite: Callable[[], int]) -> int:
+    """Judge the release(s) at ``args.vllm_outputs``; ``run_suite`` runs the suite on ``args``."""
     if args.backend not in (None, "vllm"):
         print(
             f"ERROR: --vllm-outputs judges vLLM's own types; drop --backend {args.backend} "
@@ -67,7 +67,7 @@ def main(args: argparse.Namespace, pytest_args: list[str]) -> int:
             write_stub_tree(path, version, Path(folder))
             _put_first_on_path(folder)
             args.backend = "vllm"
-            return run_pytest(args, pytest_args)
+            return run_suite()
     return run_folder(texts, args, pytest_args)
 
 

@@ -157,7 +157,7 @@ def build(run: ConformanceRun) -> dict[str, Any]:
     """The JSON report of DESIGN.md section 3."""
     import torch
 
-    from conformance.session import suite_version
+    from conformance.version import suite_version
 
     backend = run.backend
     return {

@@ -9,7 +9,6 @@ declared deviations into expected failures, and collect the results that
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from conformance import nodeids
 from conformance.backend import Backend, BackendResolutionError
+from conformance.version import suite_version
 from conformance.xfails import XfailEntry, XfailsFileError
 
 _STATE = pytest.StashKey["ConformanceRun"]()
@@ -113,13 +113,6 @@ def known_behaviours() -> frozenset[str]:
     for revision in spec.all_revisions():
         named |= revision.surface_behaviours
     return frozenset(named)
-
-
-def suite_version() -> str | None:
-    try:
-        return importlib.metadata.version("vllm-outputs-suite")
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def marker_arg(node: pytest.Item, name: str) -> str | None:
