@@ -9,7 +9,9 @@ declared deviations into expected failures, and collect the results that
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     """Resolve everything a run needs; any problem is a usage error (exit 4)."""
     if _STATE in config.stash:
         return config.stash[_STATE]
+    _refuse_a_shadowed_reference()
     from conformance import devices, known_backends, resolve, spec, xfails
 
     try:
@@ -100,6 +103,23 @@ def activate(config: pytest.Config) -> ConformanceRun:
     # Time limits, crashed workers and checks that never ran (conformance/guard.py).
     config.pluginmanager.register(Guard(run, config), "conformance-guard")
     return run
+
+
+def _refuse_a_shadowed_reference() -> None:
+    """The suite's oracle is its own ``reference`` package, not a folder that shadows it."""
+    own = Path(nodeids.PACKAGE_DIR).parent / "reference"
+    module = sys.modules.get("reference")
+    origin = getattr(module, "__file__", None)
+    if module is None:
+        found = importlib.util.find_spec("reference")
+        origin = found.origin if found is not None else None
+    if origin is None or Path(origin).resolve().parent != own.resolve():
+        where = Path(origin).parent if origin else "a namespace package"
+        raise pytest.UsageError(
+            f"the module 'reference' is {where}, not this suite's reference package ({own}): "
+            "a folder named reference in the working directory (or earlier on sys.path) "
+            "shadows it; run from another directory or rename that folder"
+        )
 
 
 def current(config: pytest.Config) -> ConformanceRun:

@@ -113,3 +113,12 @@ def test_backend_from_the_environment_is_named_in_the_error(tmp_path) -> None:
         tmp_path, "--pyargs", "conformance", report=False, env={"OUTPUTS_BACKEND": "reference:"}
     )
     _assert_usage_error(run, "(the backend came from $OUTPUTS_BACKEND)")
+
+
+def test_a_local_reference_folder_that_shadows_the_suite_is_a_usage_error(tmp_path) -> None:
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "__init__.py").write_text("")
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "reference", module="conformance", report=False
+    )
+    _assert_usage_error(run, "shadows it; run from another directory or rename that folder")
