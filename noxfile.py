@@ -26,6 +26,7 @@ import csv
 import json
 import os
 import shutil
+import shutil
 from pathlib import Path
 
 import nox
@@ -138,9 +139,13 @@ def wheel(session: nox.Session) -> None:
         for old in dist.glob("*.whl"):
             old.unlink()
     session.install("build")
+    # setuptools reuses build/ in the checkout: a stale one would ship deleted modules.
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
     session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT))
     [built] = dist.glob("vllm_outputs_suite-*.whl")
     session.install("-c", constraints_file(), str(built))
+    # The version does not change between builds: make pip replace an earlier install.
+    session.install("--force-reinstall", "--no-deps", str(built))
     outside = Path(session.create_tmp()) / "outside"
     outside.mkdir(exist_ok=True)
     session.chdir(outside)
