@@ -112,7 +112,7 @@ def run_folder(texts: dict[str, Path], args: argparse.Namespace, pytest_args: li
         f"judging {len(texts) - len(unsupported)} release(s) in {len(jobs)} run(s), {workers} at a time"
     )
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        runs = list(pool.map(lambda job: _run_one(*job, out, pytest_args), jobs))
+        runs = list(pool.map(lambda job: _run_one(job[0], job[1], job[2], out, pytest_args), jobs))
     for run in runs:
         verdict = "passes" if run.exit_code == 0 else f"exit {run.exit_code}"
         print(

@@ -269,8 +269,10 @@ class ConformanceRun:
             or not nodeids.in_checks(item.path)
         ):
             return
-        props = dict(p for p in item.user_properties if isinstance(p, tuple) and len(p) == 2)
-        nodeid = props.get("conformance.nodeid", "")
+        props: dict[str, Any] = {
+            str(key): value for key, value in item.user_properties if isinstance(key, str)
+        }
+        nodeid = str(props.get("conformance.nodeid", ""))
         behaviour = props.get("conformance.behaviour")
         entries = [e for e in self.xfails if e.names(nodeid, behaviour)]
         if not entries or report.skipped:
@@ -281,7 +283,7 @@ class ConformanceRun:
             if entry is None:
                 return  # another deviation than the one declared: a real failure
             report.outcome = "skipped"
-            report.wasxfail = f"{entry.reason} [{entry.label}]"  # type: ignore[attr-defined]
+            report.wasxfail = f"{entry.reason} [{entry.label}]"
             report.user_properties.append((_USED_XFAIL, entry.number))
         elif report.when == "call":
             strict = next((e for e in entries if e.strict), None)
@@ -299,8 +301,8 @@ class ConformanceRun:
             return
         self.results.add_report(report)
         for key, value in report.user_properties:
-            if key == _USED_XFAIL:
-                self.used_xfails.add(int(value))
+            if key == _USED_XFAIL and isinstance(value, int):
+                self.used_xfails.add(value)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # Under xdist the controller gets workers' failed collections through this hook.
