@@ -18,22 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reports.conformance_schema import FAILING_OUTCOMES, OUTCOMES, SCHEMA, SUMMARY_KEYS
+
 if TYPE_CHECKING:
     from conformance.session import ConformanceRun
 
-SCHEMA = "conformance-report/1"
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
-#: Outcomes that fail a run (a strict xpass is an expected failure that now passes).
-FAILING_OUTCOMES = ("failed", "xpassed", "error")
-# Keys of the report's summary, in the contract's spelling.
-SUMMARY_KEYS = {
-    "passed": "passed",
-    "failed": "failed",
-    "skipped": "skipped",
-    "xfailed": "xfailed",
-    "xpassed": "xpassed",
-    "error": "errors",
-}
 # user_properties names our checks carry (they travel from xdist workers).
 PROPERTY_PREFIX = "conformance."
 

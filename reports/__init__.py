@@ -9,8 +9,25 @@ Reads files only; never imports ``reference``, ``conformance`` or
 
 from __future__ import annotations
 
-from reports.asv_loader import load_results
-from reports.conformance_loader import load_conformance
-from reports.errors import ReportInputError
+import importlib
+from typing import Any
+
+# Imported on first use: ``reports.conformance_schema`` (shared with the conformance
+# writer) must be importable without pandas.
+_LAZY = {
+    "load_results": "reports.asv_loader",
+    "load_conformance": "reports.conformance_loader",
+    "ReportInputError": "reports.errors",
+}
 
 __all__ = ["ReportInputError", "load_conformance", "load_results"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'reports' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

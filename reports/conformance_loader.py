@@ -17,30 +17,17 @@ from typing import Any
 
 import pandas as pd
 
+# The schema's names come from the one module the writer shares.
+from reports.conformance_schema import (
+    BAD_OUTCOMES,
+    GOOD_OUTCOMES,
+    OUTCOMES,
+    SCHEMA,
+    SKIP_CAUSES,
+)
 from reports.errors import ReportInputError
 
-# --- The schema this module reads: the one place that names its keys and values ---
-# (DESIGN section 3; ``conformance/report.py`` writes it, but reports reads files
-# only and never imports conformance, so the names are restated here.)
-
-SCHEMA = "conformance-report/1"
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
-#: Outcomes that mean the backend does not conform.  (An xpass is a stale
-#: expected-failure entry, shown in the counts; a strict one arrives as "failed".)
-BAD_OUTCOMES = frozenset({"failed", "error"})
-#: Outcomes that count as conforming: a check that passed, or one listed as a
-#: known failure (xfails file) that did fail.
-GOOD_OUTCOMES = frozenset({"passed", "xfailed"})
-
-#: ``tests[*].skip_cause`` values the writer knows, and what each means to a reader.
-#: A newer writer may add causes: they are shown as they are; older reports
-#: have no ``skip_cause`` at all (the column is then empty).
-SKIP_CAUSES = {
-    "device-not-declared": "device not declared by the backend",
-    "device-not-present": "device declared, but absent on this machine",
-    "producer-not-declared": "the backend gives no such producer",
-    "behaviour-not-in-revision": "behaviour not part of the spec revision checked",
-}
+__all__ = ["BAD_OUTCOMES", "GOOD_OUTCOMES", "OUTCOMES", "SCHEMA", "SKIP_CAUSES", "load_conformance"]
 
 #: Columns of the frame, in order.  The last four come from keys newer writers
 #: add (``skip_cause``, ``behaviour``, ``spec_revision_source``,

@@ -99,7 +99,7 @@ def test_newer_keys_behaviour_and_revision_source_are_read(conformance_report, t
     data["tests"][0]["behaviour"] = "slice-with-cu"
     data["tests"][1].update(
         outcome="skipped",
-        skip_cause="behaviour-not-in-revision",
+        skip_cause="not-run",
         message="behaviour slice-with-cu: not in revision 0.10.2",
     )
     path = tmp_path / "newer.json"
@@ -107,7 +107,7 @@ def test_newer_keys_behaviour_and_revision_source_are_read(conformance_report, t
     frame = load_conformance(path)
     assert set(frame["spec_revision_source"]) == {"--revision"}
     assert frame.loc[0, "behaviour"] == "slice-with-cu"
-    assert frame.loc[1, "skip_cause"] == "behaviour-not-in-revision"
+    assert frame.loc[1, "skip_cause"] == "not-run"
 
 
 def test_an_older_report_without_the_newer_keys_still_loads(conformance_report, tmp_path):

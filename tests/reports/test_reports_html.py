@@ -265,14 +265,14 @@ def test_newer_skip_causes_and_behaviours_are_shown(tmp_path):
         if test["outcome"] == "failed":
             test["behaviour"] = "slice-with-cu"
     data["tests"][0].update(
-        outcome="skipped", skip_cause="behaviour-not-in-revision", message="not in 0.10.2"
+        outcome="skipped", skip_cause="not-run", message="the run stopped before this check"
     )
     text = _conformance_markdown(data, tmp_path)
     assert "spec 2025.10 (chosen by --revision)" in text
     assert "| outcome | spec type | device | check | behaviour | message |" in text
     assert "| slice-with-cu |" in text
     assert (
-        "| `behaviour-not-in-revision` | behaviour not part of the spec revision checked |" in text
+        "| `not-run` | the run stopped before this check (a crash, a time limit, Ctrl-C) |" in text
     )
 
 
