@@ -26,7 +26,6 @@ import csv
 import json
 import os
 import shutil
-import shutil
 from pathlib import Path
 
 import nox
