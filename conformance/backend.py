@@ -63,6 +63,9 @@ class Backend:
     # Set by a backend that derives its revision from an installed version (vllm):
     # the words the report header uses, e.g. "installed vLLM 0.12.0".
     revision_detected_from: str | None = field(default=None, compare=False)
+    # Why a revision could not be detected (a vLLM too old or too new): an error
+    # unless the run names the revision itself.
+    revision_undetectable: str | None = field(default=None, compare=False)
     # Things the suite wants the user to know about this backend (printed in the header).
     notes: tuple[str, ...] = field(default=(), compare=False)
 

@@ -41,15 +41,21 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
 
     Only its types: vLLM exports no standalone producers.
     """
-    from conformance.spec import UnsupportedReleaseError, revision_for_vllm_version
+    from conformance.spec import (
+        ReleaseTooOldError,
+        UnsupportedReleaseError,
+        revision_for_vllm_version,
+    )
 
     version = _version("vllm")
-    revision = None
+    revision, undetectable = None, None
     if version is not None:
         try:
             revision = revision_for_vllm_version(version)
-        except UnsupportedReleaseError as error:
+        except ReleaseTooOldError as error:
             raise BackendResolutionError(f"backend 'vllm': {error}") from None
+        except UnsupportedReleaseError as error:
+            undetectable = f"backend 'vllm': {error}"
     if module is None:
         # Imported only when vLLM is asked for.
         module = importlib.import_module("vllm.v1.outputs")
@@ -60,6 +66,7 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         version=version,
         spec_revision=revision,
         revision_detected_from=f"installed vLLM {version}" if revision else None,
+        revision_undetectable=undetectable,
     )
 
 

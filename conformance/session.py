@@ -49,6 +49,8 @@ def choose_revision(option: str | None, backend: Backend) -> RevisionChoice:
             name = canonical_name(option)
             alias = f", the revision of release {option}" if name != option.strip() else ""
             return RevisionChoice(name, "given", f"--revision {option}{alias}")
+        if backend.revision_undetectable is not None:
+            raise pytest.UsageError(backend.revision_undetectable)
         if backend.spec_revision is not None:
             name = canonical_name(backend.spec_revision)
             if backend.revision_detected_from:

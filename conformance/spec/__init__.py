@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from reference.revisions import (
     DEFAULT_REVISION,
+    ReleaseTooOldError,
     UnknownRevisionError,
     UnsupportedReleaseError,
     all_revisions,
@@ -37,6 +38,7 @@ __all__ = [
     "FieldSpec",
     "MethodSpec",
     "ParameterSpec",
+    "ReleaseTooOldError",
     "SpecRevision",
     "TypeSpec",
     "UnknownRevisionError",

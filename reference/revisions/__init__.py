@@ -40,6 +40,10 @@ class UnsupportedReleaseError(ValueError):
     """A vLLM version this suite cannot judge (too old, too new, or unreadable)."""
 
 
+class ReleaseTooOldError(UnsupportedReleaseError):
+    """A vLLM older than 0.10.2: it lacks spec types, so no revision can judge it."""
+
+
 def known_revisions() -> tuple[str, ...]:
     """Revision names in release order (2025.10 between 0.11.0 and 0.11.1)."""
     return tuple(r.name for r in _ALL)
@@ -90,7 +94,7 @@ def revision_for_vllm_version(version: str) -> str:
         ) from None
     base = Version(".".join(map(str, parsed.release)))
     if base < Version(FIRST_SUPPORTED_RELEASE):
-        raise UnsupportedReleaseError(
+        raise ReleaseTooOldError(
             f"vLLM {version} lacks spec types (AsyncModelRunnerOutput and DraftTokenIds came in "
             f"{FIRST_SUPPORTED_RELEASE}); this suite judges vLLM {FIRST_SUPPORTED_RELEASE} and later"
         )
@@ -132,6 +136,7 @@ def __getattr__(attribute: str) -> Any:
 
 __all__ = [
     "DEFAULT_REVISION",
+    "ReleaseTooOldError",
     "SpecRevision",
     "UnknownRevisionError",
     "UnsupportedReleaseError",

@@ -126,3 +126,52 @@ def test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_th
     for record in failing:
         assert record["behaviour"], record
         assert record["message"].startswith(f"[{record['behaviour']}]"), record["message"]
+
+
+def _assert_one_usage_error(run: suite_runner.Run, words: str) -> None:
+    assert run.exit_code == pytest.ExitCode.USAGE_ERROR, run.output[-2000:]
+    errors = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and words in errors[0], run.output[-2000:]
+    assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
+
+
+def test_a_release_older_than_0_10_2_is_refused_saying_it_lacks_spec_types(tmp_path) -> None:
+    run = _judge(tmp_path, RELEASES / "outputs-0.10.1.py.txt")
+    _assert_one_usage_error(run, "vLLM 0.10.1 lacks spec types")
+
+
+def test_a_release_newer_than_the_newest_known_names_the_newest(tmp_path) -> None:
+    future = tmp_path / "outputs-0.34.0.py.txt"
+    future.write_bytes((RELEASES / "outputs-0.33.0.py.txt").read_bytes())
+    run = _judge(tmp_path, future)
+    _assert_one_usage_error(run, "judge it against that one explicitly with --revision 0.33.0")
+    # ... and that is what works:
+    run = _judge(tmp_path, future, "--revision", "0.33.0")
+    assert run.exit_code == 0, run.output[-2000:]
+    assert run.report["spec_revision_source"] == "given"
+
+
+def test_a_folder_gives_a_report_per_release_and_the_matrix(tmp_path) -> None:
+    folder = tmp_path / "releases"
+    folder.mkdir()
+    for version in ("0.10.1", "0.11.2", "0.12.0"):
+        name = f"outputs-{version}.py.txt"
+        (folder / name).write_bytes((RELEASES / name).read_bytes())
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--vllm-outputs",
+        str(folder),
+        "--report-dir",
+        "out",
+        module="conformance",
+        report=False,
+    )
+    assert run.exit_code == 0, run.output[-3000:]
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.glob("report-*.json")) == [
+        "report-0.11.2.json",
+        "report-0.12.0.json",
+    ]
+    summary = (out / "summary.md").read_text()
+    assert "| 0.11.2 | 0.11.1 (own) | pass |" in summary
+    assert "| 0.10.1 | - | unsupported |" in summary
