@@ -20,24 +20,14 @@ PINNED_D2H_GBPS = (52.0, 57.0)
 #: Where copies stop being latency-bound.
 LATENCY_BOUND_BYTES = 1 << 20
 
-#: Parameter names that give a payload size in bytes, best first.
-BYTES_PARAMS = ("nbytes", "payload_bytes", "bytes", "payload", "size_bytes")
-#: Parameter names that give a problem size (x axis of latency plots), best first.
-SIZE_PARAMS = (
-    *BYTES_PARAMS,
-    "num_tokens",
-    "tokens",
-    "batch_size",
-    "batch",
-    "num_reqs",
-    "num_rows",
-    "rows",
-    "n",
-    "size",
-    "shape",
-)
-#: Parameter names that give a batch size (x axis of the tolists plot).
-BATCH_PARAMS = ("batch_size", "batch", "num_reqs", "num_rows", "rows", "num_tokens", "n", "size")
+# The size parameters of this project's own benchmarks (benchmarks/*.py), and the
+# payload column ``with_payload_bytes`` derives for transfers.
+#: Columns that give a payload size in bytes.
+BYTES_PARAMS = ("payload_bytes",)
+#: Parameters that give a problem size (x axis of latency plots), best first.
+SIZE_PARAMS = (*BYTES_PARAMS, "num_tokens", "num_reqs", "num_positions")
+#: Parameters that give a batch size (x axis of the tolists and unpad plots), best first.
+BATCH_PARAMS = ("num_reqs", "num_tokens")
 
 
 @dataclass(frozen=True)
@@ -57,9 +47,6 @@ TRANSFER = Family(
 )
 TOLISTS = Family("tolists", "tolists", re.compile(r"tolist", re.I))
 UNPAD = Family("unpad", "Unpad sampled token ids", re.compile(r"unpad", re.I))
-PAD = Family("pad", "Pad sampled token ids", re.compile(r"(?<!un)pad", re.I))
-SLICE = Family("slice", "LogprobsLists.slice", re.compile(r"slice", re.I))
-FAMILIES = (TRANSFER, TOLISTS, UNPAD, PAD, SLICE)
 
 #: A unit that is a throughput in GB/s.
 GBPS_UNIT = re.compile(r"^\s*Gi?B/s\s*$", re.I)
