@@ -303,8 +303,8 @@ class Guard:
     # --- the end -------------------------------------------------------------------
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.is_worker:
-            return
+        if self.is_worker or session.exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # a usage error is one line, before any check: no records
         self._read_worker_plan()
         reason = _stop_reason(session)
         for nodeid in list(self.running):
