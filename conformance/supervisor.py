@@ -28,6 +28,11 @@ from conformance.guard import JOURNAL_ENV, NOT_RUN
 EXIT_FAILED = 1
 
 
+#: Exit codes pytest gives before any check ran: interrupted, internal error, usage error,
+#: no checks collected (1 needs a check that ran; before that it is a backend's exit).
+PYTEST_OWN_EXITS = frozenset({0, 2, 3, 4, 5})
+
+
 def supervised(run: Callable[[], int], report_path: str | None, limit: float) -> int:
     """``run()`` in a forked child; a child that dies still leaves a complete report."""
     if not hasattr(os, "fork"):
@@ -87,6 +92,8 @@ def complete(folder: Path, returncode: int, report_path: str | None, limit: floa
     if fault:
         sys.stderr.write(fault)
     if skeleton is None:
+        if not fault and returncode in PYTEST_OWN_EXITS:
+            return returncode  # pytest ended it (a usage error, no checks): it said why
         # It died before its checks were collected: nothing to report but the death.
         sys.stderr.write(f"conformance: the run died before any check: {_death(returncode)}\n")
         return returncode if returncode > 0 else EXIT_FAILED

@@ -42,6 +42,7 @@ def _assert_usage_error(run: suite_runner.Run, expected: str) -> None:
     assert expected in errors[0]
     assert "Traceback" not in run.output
     assert "INTERNALERROR" not in run.output
+    assert "the run died" not in run.output  # a usage error is no crash
 
 
 @pytest.mark.parametrize(("spec", "expected"), list(BAD_SPECS.values()), ids=list(BAD_SPECS))
