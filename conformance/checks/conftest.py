@@ -11,6 +11,10 @@
     revision (session scope); the one fixture a backend may override in its
     ``conftest.py`` (e.g. to compare against a released vLLM).
 
+``LogprobsLists``, ``ModelRunnerOutput``, ... (one per spec type, and per type the
+spec types' fields hold)
+    the backend's class of that name (None when it has none).
+
 ``device`` and ``accelerator`` are parameters, not fixtures: every check that
 takes them runs once per torch device type (accelerator types only for
 ``accelerator``): the built-in types plus any other type the backend declares,
@@ -24,7 +28,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import devices
-from conformance.backend import Backend
+from conformance.backend import SPEC_NAMES, Backend
 from conformance.session import current
 
 
@@ -46,6 +50,25 @@ def reference_backend(request: pytest.FixtureRequest) -> Backend:
     from conformance.known_backends import reference_backend as make
 
     return make(current(request.config).revision.name)
+
+
+def _spec_type_fixture(name: str):
+    @pytest.fixture(name=name)
+    def spec_type(backend: Backend):
+        return backend.spec_type(name)
+
+    spec_type.__doc__ = f"The backend's {name} (None when it has none)."
+    return spec_type
+
+
+HELD_TYPES = (
+    "ECConnectorOutput",
+    "SamplingMaskLists",
+    "RoutedExpertsTensors",
+    "RoutedExpertsLists",
+)
+for _name in (*SPEC_NAMES, *HELD_TYPES):
+    globals()[f"spec_type_{_name}"] = _spec_type_fixture(_name)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -14,11 +14,6 @@ pytestmark = [
 
 
 @pytest.fixture
-def AsyncModelRunnerOutput(backend):
-    return backend.spec_type("AsyncModelRunnerOutput")
-
-
-@pytest.fixture
 def abstract_methods(revision) -> tuple[str, ...]:
     return revision.types["AsyncModelRunnerOutput"].abstract_methods
 

@@ -15,11 +15,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def DraftTokenIds(backend):
-    return backend.spec_type("DraftTokenIds")
-
-
 @pytest.mark.behaviour("DraftTokenIds.surface")
 def test_surface(surface_check: SurfaceCheck, DraftTokenIds) -> None:
     found = surface_check.run(DraftTokenIds)

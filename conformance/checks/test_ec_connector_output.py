@@ -39,11 +39,6 @@ class Opaque:
         return f"<opaque, {'truthy' if self.truthy else 'falsy'}>"
 
 
-@pytest.fixture
-def ECConnectorOutput(backend):
-    return backend.spec_type("ECConnectorOutput")
-
-
 def _names(revision) -> tuple[str, ...]:
     return revision.type("ECConnectorOutput").field_names
 

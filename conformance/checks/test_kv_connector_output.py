@@ -17,11 +17,6 @@ pytestmark = [
 
 
 @pytest.fixture
-def KVConnectorOutput(backend):
-    return backend.spec_type("KVConnectorOutput")
-
-
-@pytest.fixture
 def type_spec(revision):
     return revision.types["KVConnectorOutput"]
 

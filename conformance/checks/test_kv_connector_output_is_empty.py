@@ -56,11 +56,6 @@ def truth_table(type_spec) -> list[tuple[dict[str, Any], bool]]:
     return cases
 
 
-@pytest.fixture
-def KVConnectorOutput(backend):
-    return backend.spec_type("KVConnectorOutput")
-
-
 def test_is_empty_truth_table(KVConnectorOutput, revision) -> None:
     type_spec = revision.types["KVConnectorOutput"]
     counted = ", ".join(type_spec.counted_by_is_empty)

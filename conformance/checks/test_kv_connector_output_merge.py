@@ -25,11 +25,6 @@ pytestmark = [
 SETS = ("finished_sending", "finished_recving", "invalid_block_ids")
 
 
-@pytest.fixture
-def KVConnectorOutput(backend):
-    return backend.spec_type("KVConnectorOutput")
-
-
 def _union(values):
     present = [v for v in values if v is not None]
     return set().union(*present) if present else None

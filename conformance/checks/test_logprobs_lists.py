@@ -13,11 +13,6 @@ from conformance.surface import SurfaceCheck
 pytestmark = [pytest.mark.spec_type("LogprobsLists"), pytest.mark.behaviour("LogprobsLists.tuple")]
 
 
-@pytest.fixture
-def LogprobsLists(backend):
-    return backend.spec_type("LogprobsLists")
-
-
 def _values(revision, with_cu: bool = True) -> tuple:
     rows = lists_values(revision, [[70001, 5]], [[-0.5, -0.25]], [2])
     has_cu = "cu_num_generated_tokens" in lists_fields(revision)

@@ -73,11 +73,6 @@ def _slice(LogprobsLists, revision, ids, logprobs, ranks, cu, start, end) -> Non
     expect_same(fields_of(result, names), expected, where)
 
 
-@pytest.fixture
-def LogprobsLists(backend):
-    return backend.spec_type("LogprobsLists")
-
-
 RANGES_OF_4 = [(s, e) for s in range(5) for e in range(s, 5)]
 RANGE_IDS = [f"{s}:{e}" for s, e in RANGES_OF_4]
 # Four requests owning 2, 0, 3 and 1 rows.

@@ -33,11 +33,6 @@ def _rows(n: int) -> tuple[list[list[int]], list[list[float]], list[int]]:
     return ids, logprobs, ranks
 
 
-@pytest.fixture
-def LogprobsLists(backend):
-    return backend.spec_type("LogprobsLists")
-
-
 def _expected(revision, rows, first: int, num_positions: int) -> Members:
     """The three row fields of rows first:first + num_positions, and cu None."""
     end = first + num_positions

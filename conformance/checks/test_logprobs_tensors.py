@@ -17,11 +17,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 @pytest.mark.behaviour("LogprobsTensors.surface")
 def test_surface(surface_check: SurfaceCheck, LogprobsTensors) -> None:
     check(surface_check.run(LogprobsTensors))

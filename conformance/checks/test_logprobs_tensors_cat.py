@@ -22,11 +22,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 def _chunk(first_row: int, num_rows: int, width: int = 3, ranks_dtype=torch.int64):
     """Rows first_row..first_row + num_rows of one long batch, so concatenations are checkable."""
     rows = torch.arange(first_row, first_row + num_rows)

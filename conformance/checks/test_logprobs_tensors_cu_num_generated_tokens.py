@@ -21,11 +21,6 @@ pytestmark = [
 CU = [0, 1, 3]
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 def test_cu_num_generated_tokens_defaults_to_none(LogprobsTensors) -> None:
     obj = attempt("LogprobsTensors(ids, logprobs, ranks)", LogprobsTensors, *sample_tensors(3, 2))
     found = getattr(obj, "cu_num_generated_tokens", "<missing>")

@@ -25,11 +25,6 @@ CU_TENSOR_VALUES = [0, 2, 2, 3]
 CU_LIST = [0, 1, 3]
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 def _make(LogprobsTensors, device: str, cu_list, cu_values, dtype=torch.int32):
     tensors = tuple(on(device, t) for t in sample_tensors(3, 2))
     cu_tensor = None if cu_values is None else on(device, torch.tensor(cu_values, dtype=dtype))

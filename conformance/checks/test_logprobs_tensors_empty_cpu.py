@@ -18,11 +18,6 @@ pytestmark = [
 SHAPES = [(0, 0), (0, 3), (1, 1), (3, 0), (5, 21)]
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 @pytest.mark.parametrize(("n", "k"), SHAPES, ids=[f"{n}x{k}" for n, k in SHAPES])
 def test_empty_cpu_dtypes_and_shapes(LogprobsTensors, n: int, k: int) -> None:
     where = f"LogprobsTensors.empty_cpu({n}, {k})"

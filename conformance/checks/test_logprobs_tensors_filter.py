@@ -28,11 +28,6 @@ MASKS = {
 }
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 @pytest.mark.parametrize(
     "ranks_dtype", [torch.int32, torch.int64], ids=["ranks-int32", "ranks-int64"]
 )

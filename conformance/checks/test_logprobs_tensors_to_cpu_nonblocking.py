@@ -18,11 +18,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 @pytest.mark.parametrize("num_rows", [0, 1, 4])
 def test_to_cpu_nonblocking_returns_self_on_cpu(LogprobsTensors, num_rows: int) -> None:
     obj = attempt("LogprobsTensors(...)", LogprobsTensors, *sample_tensors(num_rows, 2))

@@ -22,16 +22,6 @@ pytestmark = [
 CU_ARGUMENT = pytest.mark.behaviour("LogprobsTensors.tolists:cu-argument")
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
-@pytest.fixture
-def LogprobsLists(backend):
-    return backend.spec_type("LogprobsLists")
-
-
 def _expected(revision, tensors: tuple[torch.Tensor, ...]) -> Members:
     ids, logprobs, ranks = (t.cpu().tolist() for t in tensors)
     names = lists_fields(revision)

@@ -25,16 +25,6 @@ pytestmark = [
 ROW_FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
 
 
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
-@pytest.fixture
-def LogprobsLists(backend):
-    return backend.spec_type("LogprobsLists")
-
-
 def _arrays(tensors: tuple[torch.Tensor, ...]) -> Members:
     """What the release computes: each tensor as a host numpy array of its own dtype."""
     return Members(zip(ROW_FIELDS, (np.asarray(t.cpu().numpy()) for t in tensors), strict=True))

@@ -21,11 +21,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def ModelRunnerOutput(backend):
-    return backend.spec_type("ModelRunnerOutput")
-
-
 @pytest.mark.behaviour("ModelRunnerOutput.surface")
 def test_surface(surface_check: SurfaceCheck, ModelRunnerOutput) -> None:
     check(surface_check.run(ModelRunnerOutput))

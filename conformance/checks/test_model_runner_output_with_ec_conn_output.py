@@ -19,16 +19,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def ModelRunnerOutput(backend):
-    return backend.spec_type("ModelRunnerOutput")
-
-
-@pytest.fixture
-def ECConnectorOutput(backend):
-    return backend.spec_type("ECConnectorOutput")
-
-
 def _shared_empty(backend):
     return getattr(backend.module, "EMPTY_MODEL_RUNNER_OUTPUT", None)
 

@@ -18,16 +18,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def ModelRunnerOutput(backend):
-    return backend.spec_type("ModelRunnerOutput")
-
-
-@pytest.fixture
-def KVConnectorOutput(backend):
-    return backend.spec_type("KVConnectorOutput")
-
-
 def _shared_empty(backend):
     return getattr(backend.module, "EMPTY_MODEL_RUNNER_OUTPUT", None)
 

@@ -34,16 +34,6 @@ pytestmark = [
 FIELDS = ("routing_data", "slot_mapping")
 
 
-@pytest.fixture
-def RoutedExpertsTensors(backend):
-    return backend.spec_type("RoutedExpertsTensors")
-
-
-@pytest.fixture
-def RoutedExpertsLists(backend):
-    return backend.spec_type("RoutedExpertsLists")
-
-
 def _tensors(num_tokens: int, dtype=torch.uint8, num_layers: int = 3, top_k: int = 2):
     """Expert ids [tokens, layers, top_k] (uint8/int16 as vLLM stores them) and int64 slots."""
     routing = (torch.arange(num_tokens * num_layers * top_k) % 61).to(dtype)

@@ -17,16 +17,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def SamplerOutput(backend):
-    return backend.spec_type("SamplerOutput")
-
-
-@pytest.fixture
-def LogprobsTensors(backend):
-    return backend.spec_type("LogprobsTensors")
-
-
 @pytest.mark.behaviour("SamplerOutput.surface")
 def test_surface(surface_check: SurfaceCheck, SamplerOutput) -> None:
     found = surface_check.run(SamplerOutput)

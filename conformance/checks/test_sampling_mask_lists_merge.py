@@ -21,11 +21,6 @@ pytestmark = [
 FIELDS = ("token_ids", "offsets", "cu_num_generated_tokens")
 
 
-@pytest.fixture
-def SamplingMaskLists(backend):
-    return backend.spec_type("SamplingMaskLists")
-
-
 P = masks.POSITIONS
 CHUNKINGS = {
     "one-chunk": [P],

@@ -24,11 +24,6 @@ pytestmark = pytest.mark.spec_type("ModelRunnerOutput")
 FIELDS = ("token_ids", "offsets", "cu_num_generated_tokens")
 
 
-@pytest.fixture
-def SamplingMaskLists(backend):
-    return backend.spec_type("SamplingMaskLists")
-
-
 def _expected(start: int, num_positions: int, *, offsets_for_one: bool) -> Members:
     chosen = masks.POSITIONS[start : start + num_positions]
     offsets = masks.offsets(chosen) if (num_positions != 1 or offsets_for_one) else None

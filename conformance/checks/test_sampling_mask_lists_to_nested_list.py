@@ -18,11 +18,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def SamplingMaskLists(backend):
-    return backend.spec_type("SamplingMaskLists")
-
-
 CASES: dict[str, list[list[int]]] = {
     "five-positions": masks.POSITIONS,
     "one-position": [[50001, 50002, 50003]],
