@@ -121,7 +121,8 @@ def test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_th
     assert report is not None and report["spec_revision_source"] == "given"
     failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
     expected = _differing_spec_types(spec.revision_for_vllm_version(version), judged)
-    assert {t["spec_type"] for t in failing} == expected
+    shown = {t["nodeid"]: t["message"][:300] for t in failing}
+    assert {t["spec_type"] for t in failing} == expected, shown
     assert run.exit_code == (1 if expected else 0), run.output[-3000:]
     for record in failing:
         assert record["behaviour"], record
