@@ -42,6 +42,13 @@ RELEASE_COLUMNS = (
 )
 
 
+#: Benchmarks of the baselines beside the backend's operation (benchmarks/tolists.py,
+#: benchmarks/transfer.py): numpy's and torch's own conversions and a plain .cpu().
+BACKEND_INDEPENDENT = re.compile(
+    r"\.(time_ndarray_tolist|time_torch_tolist|time_keep_numpy|time_cpu_blocking_pageable)$"
+)
+
+
 def release_of(backend: str) -> str | None:
     """``0.12.0`` for ``vllm-release:0.12.0``; None for any other backend."""
     return backend.removeprefix(RELEASE_PREFIX) if backend.startswith(RELEASE_PREFIX) else None
@@ -109,6 +116,10 @@ def shape_label(shape: dict[str, Any]) -> str:
 def release_rows(current: pd.DataFrame) -> pd.DataFrame:
     """One row per machine, device, timing benchmark, backend and representative shape."""
     timed = row_kinds.measured(row_kinds.timings(current))
+    if not timed.empty:
+        # Baselines do the same work whatever the backend: release over release they
+        # show only noise.
+        timed = timed[~timed["benchmark"].str.contains(BACKEND_INDEPENDENT, na=False)]
     if timed.empty or "backend" not in timed.columns:
         return pd.DataFrame(columns=list(RELEASE_COLUMNS))
     out = []
