@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of
-from conformance.invariants import Members
+from conformance.compare import Members
 
 pytestmark = [
     pytest.mark.spec_type("KVConnectorOutput"),

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from conformance import strategies
 from conformance.checks._samples import lists_fields, lists_values, make_logprobs_lists
 from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of
-from conformance.invariants import Members
+from conformance.compare import Members
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsLists"),

@@ -14,7 +14,7 @@ import torch
 
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
 from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of, on
-from conformance.invariants import Members
+from conformance.compare import Members
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),

@@ -15,7 +15,7 @@ from hypothesis import given
 from conformance import strategies
 from conformance.checks._samples import sample_tensors
 from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on
-from conformance.invariants import Members
+from conformance.compare import Members
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),

@@ -22,8 +22,8 @@ from conformance.checks._support import (
     fields_of,
     on,
 )
+from conformance.compare import Members
 from conformance.devices import synchronize
-from conformance.invariants import Members
 from conformance.surface import SurfaceCheck
 
 pytestmark = [

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.checks import _sampling_masks as masks
 from conformance.checks._support import attempt, expect_same, expect_type, fields_of
-from conformance.invariants import Members
+from conformance.compare import Members
 
 pytestmark = [
     pytest.mark.spec_type("ModelRunnerOutput"),
