@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-EXIT_USAGE = 4
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

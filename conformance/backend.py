@@ -104,13 +104,3 @@ class Backend:
     def spec_type(self, name: str) -> Any:
         """The backend's object for spec name ``name`` (None when it lacks it)."""
         return getattr(self.module, name, None)
-
-    def producers(self) -> dict[str, Callable[..., Any]]:
-        """The producers it declares, by name."""
-        names = (
-            "pad_sampled_token_ids",
-            "unpad_sampled_token_ids",
-            "gather_logprobs",
-            "make_async_output",
-        )
-        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
