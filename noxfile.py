@@ -214,6 +214,17 @@ RELEASES_USAGE = (
 )
 
 
+def _present_devices(session: nox.Session) -> str:
+    """The device types torch can use here, comma-separated (asked in a child process:
+    the benchmarks' forkserver parent must not initialise a device)."""
+    listing = session.run(
+        "python", "-c",
+        "from conformance.devices import present_devices; print(','.join(present_devices()))",
+        silent=True,
+    )  # fmt: skip
+    return str(listing).strip().splitlines()[-1]
+
+
 @nox.session(name="bench-releases", python=PYTHON)
 def bench_releases(session: nox.Session) -> None:
     """Every vLLM release's own types beside the 2025.10 reference, in one asv run.
@@ -223,9 +234,9 @@ def bench_releases(session: nox.Session) -> None:
     ``vllm-release:X`` per distinct release text (``benchmarks/release_backends.py``);
     results are recorded into ``.asv/results`` under ``HEAD`` and the report, with its
     release-over-release section and ``release_latency.png``, goes to ``releases-out/``
-    (``$OUTPUTS_RELEASES_OUT``).  ``--quick`` (about 4 minutes on 2 cores): one
-    representative shape per benchmark, fewer samples, devices from
-    ``$OUTPUTS_BENCH_DEVICES`` (default cpu).  Recording replaces
+    (``$OUTPUTS_RELEASES_OUT``).  Devices: ``$OUTPUTS_BENCH_DEVICES``, else every
+    device present (cpu only with ``--quick``).  ``--quick`` (about 4 minutes on
+    2 cores): one representative shape per benchmark, fewer samples.  Recording replaces
     that commit's earlier results of the same benchmarks (e.g. from ``nox -s suite``).
     """
     args = list(session.posargs)
@@ -241,10 +252,16 @@ def bench_releases(session: nox.Session) -> None:
     specs = str(listing).strip().splitlines()[-1]
     session.log(f"backends: {specs}")
     env = {"OUTPUTS_VLLM_RELEASES": str(folder), "OUTPUTS_BENCH_BACKENDS": specs}
+    # Over many backends the device parameter is only what this names: every
+    # absent device would cost a forked process per backend, shape and round.
+    devices = os.environ.get("OUTPUTS_BENCH_DEVICES") or (
+        "cpu" if quick else _present_devices(session)
+    )
+    env["OUTPUTS_BENCH_DEVICES"] = devices
+    session.log(f"devices: {devices}")
     if quick:
         # Not asv's --quick: that times one cold call, too noisy to rank releases.
         env["OUTPUTS_BENCH_QUICK"] = "1"
-        env["OUTPUTS_BENCH_DEVICES"] = os.environ.get("OUTPUTS_BENCH_DEVICES") or "cpu"
     commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
     session.run("asv", "machine", "--yes")
     session.run(

@@ -31,6 +31,14 @@ Each benchmark file is only about what it measures; this module owns the rest
   representative value (:func:`sizes`), ``device`` only the devices
   ``$OUTPUTS_BENCH_DEVICES`` names (all when unset), and fewer, shorter samples
   (:class:`Benchmark`), for runs over many backends.
+* **Many backends.** asv forks one process per benchmark, parameter set and
+  round (tens of thousands in a run over every release), so in such a run each
+  costs as little as it can: the forkserver parent resolves every backend once at
+  import (:func:`warm_backends`; the children inherit them), ``device`` is only
+  the devices ``$OUTPUTS_BENCH_DEVICES`` names (``nox -s bench-releases`` sets
+  the ones present), a baseline (:func:`baseline`: the same work whatever the
+  backend) is measured under the first backend only, and a benchmark of
+  producers only over the backends that have them (:func:`backend_params`).
 """
 
 from __future__ import annotations
@@ -91,10 +99,67 @@ def enabled_devices() -> tuple[str, ...]:
     return wanted or DEVICES
 
 
+def many_backends() -> bool:
+    """Whether this run measures several backends side by side."""
+    return len(selected_specs()) > 1
+
+
 def device_params() -> list[str]:
     """The ``device`` parameter: every device type, so that results of different
-    machines line up; in quick mode only those ``$OUTPUTS_BENCH_DEVICES`` names."""
-    return list(enabled_devices()) if quick() else list(DEVICES)
+    machines line up; in quick mode or a run over several backends only those
+    ``$OUTPUTS_BENCH_DEVICES`` names (there, an absent device would cost a process
+    per backend, shape and round just to be skipped)."""
+    return list(enabled_devices()) if quick() or many_backends() else list(DEVICES)
+
+
+def loadable(spec: str) -> Subject | None:
+    """The backend ``spec`` names, or None when it cannot be loaded here.
+
+    The error is not lost: ``setup`` resolves the spec again in the benchmark
+    process, and asv reports what it raises there."""
+    try:
+        return backend(spec)
+    except Exception:  # reported by setup, in the benchmark's own result
+        return None
+
+
+def warm_backends() -> None:
+    """Resolve every backend of the run in this process, once.
+
+    asv's forkserver imports the benchmark modules once and forks a process per
+    benchmark, parameter set and round; resolved here, every child inherits the
+    loaded modules instead of importing and loading them itself (~40 ms each).
+    Nothing here touches a device: a parent that initialised one could not fork
+    children that use it."""
+    for spec in selected_specs():
+        loadable(spec)
+
+
+def backend_params(*producers: str) -> list[str]:
+    """The ``backend`` parameter: every backend of the run, or, for a benchmark of
+    ``producers``, the backends that provide them (all of them when none does, so
+    each result still says why it was skipped).  A backend that cannot be loaded
+    stays in: its setup reports the error."""
+    specs = selected_specs()
+    if not producers:
+        return specs
+    subjects = {spec: loadable(spec) for spec in specs}
+    providing = [
+        spec
+        for spec, subject in subjects.items()
+        if subject is None or all(name in subject.producers for name in producers)
+    ]
+    return providing or specs
+
+
+def baseline(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a benchmark method as a baseline: the same work whatever the backend.
+
+    In a run over several backends it is measured under the first one only
+    (:meth:`Benchmark.__init_subclass__` narrows its ``backend`` parameter); the
+    backends' own operations are compared with it in that run."""
+    method._baseline = True  # type: ignore[attr-defined]
+    return method
 
 
 def require_device(device: str, subject: Subject | None = None) -> None:
@@ -139,6 +204,16 @@ class Benchmark:
         warmup_time = 0.02
     subject: Subject
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A baseline gets the class's parameters with the first backend only (asv
+        # reads ``params`` from the method before the class); the same list when
+        # the run has one backend.
+        for member in vars(cls).values():
+            if getattr(member, "_baseline", False) and "params" in dir(cls):
+                member.params = [cls.params[0][:1], *cls.params[1:]]
+                member.param_names = list(cls.param_names)
+
     def use_backend(self, spec: str, *behaviours: str) -> Subject:
         """Resolve the backend; skip unless its revision has every one of ``behaviours``."""
         self.subject = backend(spec)
@@ -153,7 +228,7 @@ class DeviceBenchmark(Benchmark):
     :meth:`use` (backend, device, behaviours) first in ``setup``.
     """
 
-    params: ClassVar[list[list[Any]]] = [selected_specs(), device_params()]
+    params: ClassVar[list[list[Any]]] = [backend_params(), device_params()]
     param_names: ClassVar[list[str]] = ["backend", "device"]
     device: str = "cpu"
 
@@ -174,8 +249,11 @@ class DeviceBenchmark(Benchmark):
 class HostBenchmark(Benchmark):
     """A benchmark of host-only work (lists, CPU tensors): parameter ``backend`` only."""
 
-    params: ClassVar[list[list[Any]]] = [selected_specs()]
+    params: ClassVar[list[list[Any]]] = [backend_params()]
     param_names: ClassVar[list[str]] = ["backend"]
+
+
+warm_backends()
 
 
 def rng() -> np.random.Generator:

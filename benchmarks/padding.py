@@ -19,7 +19,10 @@ from .common import (
     VOCAB_SIZE,
     DeviceBenchmark,
     accepted_token_lists,
+    backend_params,
+    baseline,
     best_seconds_of,
+    device_params,
     sizes,
 )
 
@@ -41,7 +44,12 @@ def unpad_mask_per_row(sampled: torch.Tensor, vocab_size: int) -> list[list[int]
 class Pad(DeviceBenchmark):
     """``pad_sampled_token_ids``: lists of accepted ids to the sampler's padded tensor."""
 
-    params: ClassVar[list[list[Any]]] = [*DeviceBenchmark.params, NUM_REQS, NUM_DRAFTS]
+    params: ClassVar[list[list[Any]]] = [
+        backend_params("pad_sampled_token_ids"),
+        device_params(),
+        NUM_REQS,
+        NUM_DRAFTS,
+    ]
     param_names: ClassVar[list[str]] = [*DeviceBenchmark.param_names, "num_reqs", "num_drafts"]
 
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
@@ -60,7 +68,10 @@ class Pad(DeviceBenchmark):
 class Unpad(DeviceBenchmark):
     """``unpad_sampled_token_ids`` against vLLM's mask-per-row way, same device tensor."""
 
-    params: ClassVar[list[list[Any]]] = Pad.params
+    params: ClassVar[list[list[Any]]] = [
+        backend_params("unpad_sampled_token_ids"),
+        *Pad.params[1:],
+    ]
     param_names: ClassVar[list[str]] = Pad.param_names
 
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
@@ -78,6 +89,7 @@ class Unpad(DeviceBenchmark):
         self.unpad(self.sampled, vocab_size=VOCAB_SIZE)
         self.sync()
 
+    @baseline
     def time_unpad_vllm_mask_per_row(
         self, backend: str, device: str, num_reqs: int, num_drafts: int
     ) -> None:

@@ -24,6 +24,7 @@ import torch
 
 from .common import (
     HostBenchmark,
+    baseline,
     best_seconds_of,
     generated_token_boundaries,
     logprobs_tensors,
@@ -67,12 +68,15 @@ class ToLists(ToListsInputs):
     def time_tolists(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         self.tensors.tolists()
 
+    @baseline
     def time_ndarray_tolist(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         self._ndarray_tolist()
 
+    @baseline
     def time_torch_tolist(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         self._torch_tolist()
 
+    @baseline
     def time_keep_numpy(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         # The alternative to converting: hand numpy views of the host tensors on.
         for tensor in self.tensors[:3]:

@@ -26,6 +26,7 @@ import torch
 
 from .common import (
     DeviceBenchmark,
+    baseline,
     generated_token_boundaries,
     logprobs_tensors,
     require_accelerator,
@@ -63,6 +64,7 @@ class Transfer(DeviceBenchmark):
         # The host copies are valid only after this wait; it is part of the cost.
         self.sync()
 
+    @baseline
     def time_cpu_blocking_pageable(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int
     ) -> None:
@@ -104,6 +106,7 @@ class TransferIntoPinned(DeviceBenchmark):
         self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors[:3]]
         self.sync()
 
+    @baseline
     def time_copy_into_pinned(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int
     ) -> None:

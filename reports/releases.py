@@ -45,7 +45,7 @@ RELEASE_COLUMNS = (
 #: Benchmarks of the baselines beside the backend's operation (benchmarks/tolists.py,
 #: benchmarks/transfer.py): numpy's and torch's own conversions and a plain .cpu().
 BACKEND_INDEPENDENT = re.compile(
-    r"\.(time_ndarray_tolist|time_torch_tolist|time_keep_numpy|time_cpu_blocking_pageable)$"
+    r"\.(?:time_ndarray_tolist|time_torch_tolist|time_keep_numpy|time_cpu_blocking_pageable)$"
 )
 
 
@@ -126,6 +126,10 @@ def release_rows(current: pd.DataFrame) -> pd.DataFrame:
     for (machine, device, benchmark), rows in timed.groupby(
         ["machine", "device", "benchmark"], sort=True
     ):
+        if rows["backend"].nunique() < 2:
+            # Measured under one backend (a baseline, a producer only the reference
+            # has): nothing to put side by side.
+            continue
         for shape in representative_shapes(rows):
             at_shape = rows
             for param, value in shape.items():

@@ -164,3 +164,13 @@ def test_baselines_that_ignore_the_backend_stay_out_of_the_release_view(frame) -
     rows = releases.release_rows(pd.concat([frame, pd.DataFrame(noise)], ignore_index=True))
     assert baseline not in set(rows["benchmark"])
     assert SLICE in set(rows["benchmark"])
+
+
+def test_a_benchmark_measured_under_one_backend_stays_out_of_the_release_view(frame) -> None:
+    # A run over many backends measures a baseline (or a producer only the
+    # reference has) under one backend: no release over release to show.
+    only_one = "padding.Unpad.time_unpad_sampled_token_ids"
+    single = [_row(only_one, "reference", 2e-5, num_reqs=256, num_drafts=3)]
+    rows = releases.release_rows(pd.concat([frame, pd.DataFrame(single)], ignore_index=True))
+    assert only_one not in set(rows["benchmark"])
+    assert {SLICE, PICKLE} <= set(rows["benchmark"])
