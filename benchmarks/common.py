@@ -76,10 +76,27 @@ def quick() -> bool:
     return os.environ.get(QUICK_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def sizes(values: Sequence[Any], representative: Any) -> list[Any]:
+class Sizes(list):  # type: ignore[type-arg]
+    """A size parameter's values, knowing which one represents them (:func:`sizes`)."""
+
+    representative: Any
+
+
+def sizes(values: Sequence[Any], representative: Any) -> Sizes:
     """A size parameter's values: all of them, or only ``representative`` in quick mode."""
     assert representative in values, f"{representative!r} is not one of {values!r}"
-    return [representative] if quick() else list(values)
+    out = Sizes([representative] if quick() else values)
+    out.representative = representative
+    return out
+
+
+def representative_shape(cls: type) -> dict[str, Any]:
+    """The representative value of each size parameter of benchmark class ``cls``."""
+    return {
+        name: values.representative
+        for name, values in zip(cls.param_names, cls.params, strict=True)
+        if isinstance(values, Sizes)
+    }
 
 
 def backend(spec: str) -> Subject:

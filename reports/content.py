@@ -351,6 +351,7 @@ def release_section(current: pd.DataFrame) -> Section | None:
     if not releases.several_backends(current):
         return None
     rows = releases.release_rows(current)
+    side = releases.side_by_side(current)
     many = rows["machine"].nunique() > 1 or rows["device"].nunique() > 1
     section = Section(
         "releases",
@@ -360,10 +361,15 @@ def release_section(current: pd.DataFrame) -> Section | None:
                 "Each operation timed on every backend of the run, each called its own "
                 "revision's way. Per benchmark: the median at a few representative shapes "
                 "and, in brackets, its ratio to the 2025.10 reference (`reference`; above "
-                "1 is slower). The sentences compare the vLLM releases at the middle shape. "
+                "1 is slower). Medians are timed one backend after another, so on a shared "
+                "machine they also measure when each ran. The last column and the "
+                "sentences come from timing each backend interleaved with the same partner "
+                "backend in one process (`SideBySide.track_ratio_to_partner`): each "
+                "release's time over the previous release's, side by side, where the run "
+                "has them; otherwise the sentences compare medians at the middle shape. "
                 "Plot: `release_latency.png`."
             ),
-            Bullets(tuple(_headline_sentence(h, many) for h in releases.headlines(rows))),
+            Bullets(tuple(_headline_sentence(h, many) for h in releases.headlines(rows, side))),
         ],
     )
     for (machine, device, benchmark), group in rows.groupby(
@@ -371,6 +377,17 @@ def release_section(current: pd.DataFrame) -> Section | None:
     ):
         shapes = list(dict.fromkeys(group["shape"]))
         cells = {(r.backend, r.shape): r for r in group.itertuples()}
+        ratios = side[
+            (side["machine"] == machine)
+            & (side["device"] == device)
+            & (side["operation"] == releases.short_name(str(benchmark)))
+        ]
+        steps = releases.release_steps(ratios) if not ratios.empty else {}
+        step_header = (
+            (f"step from the previous release, side by side ({ratios['shape'].iloc[0]})",)
+            if steps
+            else ()
+        )
         body = [
             (
                 backend,
@@ -378,21 +395,28 @@ def release_section(current: pd.DataFrame) -> Section | None:
                     _release_cell(cells[(backend, shape)]) if (backend, shape) in cells else "-"
                     for shape in shapes
                 ),
+                *((f"{steps[backend]:.2f}x" if backend in steps else "-",) if steps else ()),
             )
             for backend in releases.in_release_order(group["backend"])
         ]
         where = f" on {device}@{machine}" if many else ""
         section.blocks.append(Heading(f"`{_short(str(benchmark))}`{where}"))
-        section.blocks.append(Table.of(("backend", *shapes), body))
+        section.blocks.append(Table.of(("backend", *shapes, *step_header), body))
     return section
 
 
 def _headline_sentence(headline: releases.Headline, many: bool) -> str:
     where = f" on {headline.device}@{headline.machine}" if many else ""
+    how = ", side by side" if headline.side_by_side else ", medians"
     text = (
-        f"`{_short(headline.benchmark)}` ({headline.shape}{where}): fastest release "
-        f"{releases.release_of(headline.fastest)} ({format_seconds(headline.fastest_value)})"
+        f"`{_short(headline.benchmark)}` ({headline.shape}{where}{how}): fastest release "
+        f"{releases.release_of(headline.fastest)}"
     )
+    if headline.fastest_value is not None:
+        text += f" ({format_seconds(headline.fastest_value)})"
+    if headline.slowest is not None and headline.slowest[1] > 1.0:
+        slowest, times = headline.slowest
+        text += f", {times:.2f}x faster than the slowest, {releases.release_of(slowest)}"
     if headline.worst_step is None:
         return text + "; only one release measured."
     before, after, ratio = headline.worst_step

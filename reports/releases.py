@@ -6,8 +6,15 @@ A run with several backends (``$OUTPUTS_BENCH_BACKENDS``: the 2025.10 reference,
 representative shapes (the size axis at its smallest, middle and largest value,
 other parameters at their middle value), tabulates each backend's median and its
 ratio to the 2025.10 reference, and finds the fastest release and the largest
-regression between consecutive releases.  Reads frames only; never imports the
-benchmarks or the reference.
+regression between consecutive releases.
+
+Medians taken one backend after another also measure when each ran: on a shared
+machine the same code drifts by up to 2x for seconds at a time.  Where the run
+has ``SideBySide.track_ratio_to_partner`` (``benchmarks/side_by_side.py``: each
+backend's call interleaved with the first backend that has the operation, at one
+shape), the fastest release and the steps between consecutive releases come from
+those ratios instead, and the tables show each step.  Reads frames only; never
+imports the benchmarks or the reference.
 """
 
 from __future__ import annotations
@@ -47,6 +54,42 @@ RELEASE_COLUMNS = (
 BACKEND_INDEPENDENT = re.compile(
     r"\.(?:time_ndarray_tolist|time_torch_tolist|time_keep_numpy|time_cpu_blocking_pageable)$"
 )
+
+
+#: The benchmark that times each backend interleaved with a partner backend.
+SIDE_BY_SIDE = re.compile(r"\.SideBySide\.track_ratio_to_partner$")
+#: Its ``operation`` value: ``Class.method(shape)``.
+_OPERATION = re.compile(r"^(?P<name>[\w.]+)\((?P<shape>.*)\)$")
+
+SIDE_BY_SIDE_COLUMNS = ("machine", "device", "operation", "shape", "backend", "ratio")
+
+
+def side_by_side(current: pd.DataFrame) -> pd.DataFrame:
+    """The side-by-side ratios of one run: ``operation`` is ``Class.method``."""
+    if "operation" not in current.columns or "backend" not in current.columns:
+        return pd.DataFrame(columns=list(SIDE_BY_SIDE_COLUMNS))
+    rows = row_kinds.measured(current[current["benchmark"].str.contains(SIDE_BY_SIDE, na=False)])
+    out = []
+    for record in rows.to_dict("records"):
+        match = _OPERATION.match(str(record["operation"]))
+        if match is None:
+            continue
+        out.append(
+            {
+                "machine": record["machine"],
+                "device": record["device"],
+                "operation": match["name"],
+                "shape": match["shape"],
+                "backend": record["backend"],
+                "ratio": float(record["value"]),
+            }
+        )
+    return pd.DataFrame(out, columns=list(SIDE_BY_SIDE_COLUMNS))
+
+
+def short_name(benchmark: str) -> str:
+    """``ToLists.time_tolists`` for ``tolists.ToLists.time_tolists``."""
+    return ".".join(str(benchmark).split(".")[-2:])
 
 
 def release_of(backend: str) -> str | None:
@@ -154,38 +197,80 @@ def release_rows(current: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Headline:
-    """What one benchmark says across releases at its headline (middle) shape."""
+    """What one benchmark says across releases at its headline shape."""
 
     machine: str
     device: str
     benchmark: str
     shape: str
     fastest: str
-    fastest_value: float
+    #: The fastest release's median in seconds; None when ranked side by side.
+    fastest_value: float | None
     #: (earlier release, later release, later / earlier) or None with fewer than two releases.
     worst_step: tuple[str, str, float] | None
     releases: int
+    #: Whether the ranking comes from side-by-side ratios (else from medians).
+    side_by_side: bool = False
+    #: The slowest release and its time over the fastest's (side by side only).
+    slowest: tuple[str, float] | None = None
 
 
-def headlines(rows: pd.DataFrame) -> list[Headline]:
+def _ordered_releases(values: dict[str, float]) -> pd.Series:
+    releases = [b for b in in_release_order(values) if release_of(b) is not None]
+    return pd.Series([values[b] for b in releases], index=releases, dtype=float)
+
+
+def _worst_step(values: pd.Series) -> tuple[str, str, float] | None:
+    steps = [
+        (str(a), str(b), values[b] / values[a])
+        for a, b in zip(values.index, values.index[1:], strict=False)
+    ]
+    return max(steps, key=lambda step: step[2]) if steps else None
+
+
+def release_steps(ratios: pd.DataFrame) -> dict[str, float]:
+    """Per release: its time over the previous release's, from side-by-side ratios
+    of one operation (every ratio shares the partner, so their quotient is the step)."""
+    values = _ordered_releases(dict(zip(ratios["backend"], ratios["ratio"], strict=True)))
+    return {
+        str(b): values[b] / values[a] for a, b in zip(values.index, values.index[1:], strict=False)
+    }
+
+
+def headlines(rows: pd.DataFrame, side: pd.DataFrame | None = None) -> list[Headline]:
     """Per machine, device and benchmark: the fastest release and the largest
-    slowdown between consecutive releases measured, at the middle shape."""
+    slowdown between consecutive releases measured, side by side where ``side``
+    (:func:`side_by_side`) has the operation, else at the middle shape's medians."""
     releases = rows[rows["backend"].map(lambda b: release_of(str(b)) is not None)]
     out = []
     for (machine, device, benchmark), group in releases.groupby(
         ["machine", "device", "benchmark"], sort=True
     ):
+        ratios = _side_ratios(side, machine, device, str(benchmark))
+        if ratios is not None:
+            values = _ordered_releases(dict(zip(ratios["backend"], ratios["ratio"], strict=True)))
+            fastest, slowest = str(values.idxmin()), str(values.idxmax())
+            out.append(
+                Headline(
+                    str(machine),
+                    str(device),
+                    str(benchmark),
+                    str(ratios["shape"].iloc[0]),
+                    fastest,
+                    None,
+                    _worst_step(values),
+                    len(values),
+                    side_by_side=True,
+                    slowest=(slowest, float(values[slowest] / values[fastest])),
+                )
+            )
+            continue
         shapes = list(dict.fromkeys(group["shape"]))
         shape = _middle(shapes)
         at_shape = group[group["shape"] == shape]
-        ordered = at_shape.set_index("backend").loc[in_release_order(at_shape["backend"])]
-        values = ordered["value"].astype(float)
-        fastest = str(values.idxmin())
-        steps = [
-            (str(a), str(b), values[b] / values[a])
-            for a, b in zip(values.index, values.index[1:], strict=False)
-        ]
-        worst = max(steps, key=lambda step: step[2]) if steps else None
+        values = at_shape.set_index("backend").loc[in_release_order(at_shape["backend"])]
+        medians = values["value"].astype(float)
+        fastest = str(medians.idxmin())
         out.append(
             Headline(
                 str(machine),
@@ -193,9 +278,24 @@ def headlines(rows: pd.DataFrame) -> list[Headline]:
                 str(benchmark),
                 shape,
                 fastest,
-                float(values[fastest]),
-                worst,
-                len(values),
+                float(medians[fastest]),
+                _worst_step(medians),
+                len(medians),
             )
         )
     return out
+
+
+def _side_ratios(
+    side: pd.DataFrame | None, machine: Any, device: Any, benchmark: str
+) -> pd.DataFrame | None:
+    """The side-by-side ratios of ``benchmark``'s operation, when two releases have one."""
+    if side is None or side.empty:
+        return None
+    ratios = side[
+        (side["machine"] == machine)
+        & (side["device"] == device)
+        & (side["operation"] == short_name(benchmark))
+    ]
+    releases = ratios[ratios["backend"].map(lambda b: release_of(str(b)) is not None)]
+    return ratios if len(releases) >= 2 else None

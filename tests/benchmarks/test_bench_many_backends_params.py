@@ -145,3 +145,11 @@ def test_every_loadable_backend_is_resolved_before_the_benchmarks_fork(
 ) -> None:
     # The three that load; the broken one is left for its setup to report.
     assert many["resolved"] == 3
+
+
+def test_side_by_side_is_one_benchmark_over_every_backend(many: dict[str, Any]) -> None:
+    # Its module imports the benchmark modules, never their classes: asv would
+    # discover an imported class a second time under side_by_side.
+    names = [name for name in many["params"] if name.startswith("side_by_side.")]
+    assert names == ["side_by_side.SideBySide.track_ratio_to_partner"]
+    assert backend_values(many, names[0]) == backend_values(many, "tolists.ToLists.time_tolists")

@@ -131,7 +131,7 @@ def test_the_report_says_it_in_one_sentence_per_operation(frame: pd.DataFrame) -
     assert section is not None
     markdown = render_markdown.render(content.Report("t", [section]))
     assert (
-        "`Slice.time_slice_per_request` (num_reqs=64): fastest release 0.12.0 (8 µs); "
+        "`Slice.time_slice_per_request` (num_reqs=64, medians): fastest release 0.12.0 (8 µs); "
         "largest regression between consecutive releases 0.12.0 -> 0.13.0, 2.50x slower."
     ) in markdown
     assert "fastest release 0.12.0 (2 µs); only one release measured." in markdown
@@ -174,3 +174,77 @@ def test_a_benchmark_measured_under_one_backend_stays_out_of_the_release_view(fr
     rows = releases.release_rows(pd.concat([frame, pd.DataFrame(single)], ignore_index=True))
     assert only_one not in set(rows["benchmark"])
     assert {SLICE, PICKLE} <= set(rows["benchmark"])
+
+
+SIDE = "side_by_side.SideBySide.track_ratio_to_partner"
+SLICE_OPERATION = "Slice.time_slice_per_request(num_reqs=64)"
+#: Interleaved with the reference: 0.12.0 -> 0.13.0 is the same code (1.0x) and
+#: 0.10.2 -> 0.12.0 the real regression (3x), whatever the medians say.
+SIDE_RATIOS = {
+    "reference": 1.0,
+    "vllm-release:0.9.0": 1.0,
+    "vllm-release:0.10.2": 0.5,
+    "vllm-release:0.12.0": 1.5,
+    "vllm-release:0.13.0": 1.5,
+}
+
+
+def _side_row(backend: str, ratio: float, operation: str = SLICE_OPERATION) -> dict[str, object]:
+    row = _row(SIDE, backend, ratio, operation=operation)
+    row.update(unit="ratio", type="track")
+    return row
+
+
+@pytest.fixture
+def with_side(frame: pd.DataFrame) -> pd.DataFrame:
+    side = [_side_row(backend, ratio) for backend, ratio in SIDE_RATIOS.items()]
+    # A malformed operation value is ignored, not a crash.
+    side.append(_side_row("vllm-release:0.12.0", 9.0, operation="not an operation"))
+    return pd.concat([frame, pd.DataFrame(side)], ignore_index=True)
+
+
+def test_side_by_side_ratios_are_read_with_their_operation_and_shape(with_side) -> None:
+    side = releases.side_by_side(with_side)
+    assert set(side["operation"]) == {"Slice.time_slice_per_request"}
+    assert set(side["shape"]) == {"num_reqs=64"}
+    assert dict(zip(side["backend"], side["ratio"], strict=True)) == SIDE_RATIOS
+
+
+def test_side_by_side_ratios_decide_the_headline_over_the_medians(with_side) -> None:
+    rows = releases.release_rows(with_side)
+    # The side-by-side track is a ratio, not a timing: no table of its own.
+    assert SIDE not in set(rows["benchmark"])
+    by_benchmark = {
+        h.benchmark: h for h in releases.headlines(rows, releases.side_by_side(with_side))
+    }
+    headline = by_benchmark[SLICE]
+    assert headline.side_by_side and headline.fastest_value is None
+    assert headline.fastest == "vllm-release:0.10.2"
+    assert headline.slowest == ("vllm-release:0.12.0", pytest.approx(3.0))
+    assert headline.worst_step == ("vllm-release:0.10.2", "vllm-release:0.12.0", 3.0)
+    # Without side-by-side ratios for it, a benchmark keeps the medians' verdict.
+    assert not by_benchmark[PICKLE].side_by_side
+
+
+def test_steps_are_quotients_of_ratios_to_the_same_partner(with_side) -> None:
+    side = releases.side_by_side(with_side)
+    assert releases.release_steps(side) == {
+        "vllm-release:0.10.2": 0.5,
+        "vllm-release:0.12.0": 3.0,
+        "vllm-release:0.13.0": 1.0,
+    }
+
+
+def test_the_report_shows_each_step_side_by_side(with_side) -> None:
+    section = content.release_section(with_side)
+    assert section is not None
+    markdown = render_markdown.render(content.Report("t", [section]))
+    assert (
+        "`Slice.time_slice_per_request` (num_reqs=64, side by side): fastest release 0.10.2, "
+        "3.00x faster than the slowest, 0.12.0; largest regression between consecutive "
+        "releases 0.10.2 -> 0.12.0, 3.00x slower."
+    ) in markdown
+    assert "step from the previous release, side by side (num_reqs=64) |" in markdown
+    assert "| vllm-release:0.13.0 | 2 µs (2.00x) | 20 µs (2.00x) | 200 µs (2.00x) | 1.00x |" in (
+        markdown
+    )
