@@ -367,7 +367,12 @@ def release_section(current: pd.DataFrame) -> Section | None:
                 "backend in one process (`SideBySide.track_ratio_to_partner`): each "
                 "release's time over the previous release's, side by side, where the run "
                 "has them; otherwise the sentences compare medians at the middle shape. "
-                "Plot: `release_latency.png`."
+                "Even side by side, two releases with identical code for an operation can "
+                "differ by the machine's noise (on a shared 2-core VM steps of 0.83x to "
+                "1.24x were measured between identical texts), so read a step as a finding "
+                "only well beyond that. "
+                "Plots: `release_latency.png` (medians), `release_side_by_side.png` "
+                "(side by side)."
             ),
             Bullets(tuple(_headline_sentence(h, many) for h in releases.headlines(rows, side))),
         ],

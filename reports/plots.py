@@ -7,6 +7,7 @@ benchmark family.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogFormatter
+from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter
 
 from reports import catalog, releases, row_kinds, targets
 from reports.asv_loader import BASE_COLUMNS
@@ -390,23 +391,38 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
     return _save(fig, out / "conformance_matrix.png")
 
 
+def _release_panels(rows: pd.DataFrame, what: str) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """A panel per ``what``, machine and device that has more than one backend."""
+    return [
+        (key, group)
+        for key, group in _panels(rows, what, "machine", "device")
+        if group["backend"].nunique() > 1
+    ]
+
+
+def _release_axis(ax: Any, group: pd.DataFrame, log: bool = True) -> list[str]:
+    """Releases on the x axis in release order, a log (or linear) y axis; the
+    backends in that order."""
+    order = releases.in_release_order(group["backend"])
+    labels = [releases.release_of(b) or b for b in order]
+    ax.set_xticks(range(len(order)), labels, rotation=60, ha="right", fontsize=6)
+    ax.set_yscale("log" if log else "linear")
+    return order
+
+
 def release_latency(frame: pd.DataFrame, out: Path) -> Path | None:
     """Median latency against release (release order), a panel per benchmark, a line
     per representative shape; None unless the run measured several backends."""
     if not releases.several_backends(frame):
         return None
     rows = releases.release_rows(frame)
-    panels = [
-        (key, group)
-        for key, group in _panels(rows, "benchmark", "machine", "device")
-        if group["backend"].nunique() > 1
-    ]
+    panels = _release_panels(rows, "benchmark")
     if not panels:
         return None
     many = rows["machine"].nunique() > 1
     fig, axes = _grid(len(panels), width=6.0, height=3.8, cols=3)
     for ax, ((benchmark, machine, device), group) in zip(axes, panels, strict=True):
-        order = releases.in_release_order(group["backend"])
+        order = _release_axis(ax, group)
         position = {backend: i for i, backend in enumerate(order)}
         for i, (shape, line) in enumerate(group.groupby("shape", sort=False)):
             line = line.assign(_x=line["backend"].map(position)).sort_values("_x")
@@ -419,9 +435,6 @@ def release_latency(frame: pd.DataFrame, out: Path) -> Path | None:
                 linewidth=1.4,
                 label=str(shape),
             )
-        labels = [releases.release_of(b) or b for b in order]
-        ax.set_xticks(range(len(order)), labels, rotation=60, ha="right", fontsize=6)
-        ax.set_yscale("log")
         _label(
             ax,
             title=f"{_short_name(str(benchmark))} on {_where(machine, device, many)}",
@@ -429,6 +442,43 @@ def release_latency(frame: pd.DataFrame, out: Path) -> Path | None:
         )
         ax.legend(fontsize=6, loc="best")
     return _save(fig, out / "release_latency.png")
+
+
+def _times_at_2_and_5(value: float, _: Any) -> str:
+    """``2x``, ``0.05x``: minor log ticks labelled at 2 and 5 times a power of ten."""
+    if value <= 0:
+        return ""
+    mantissa = value / 10 ** math.floor(math.log10(value))
+    return f"{value:g}x" if round(mantissa, 6) in (2.0, 5.0) else ""
+
+
+def release_side_by_side(frame: pd.DataFrame, out: Path) -> Path | None:
+    """Each backend's time over its partner's, timed interleaved, against release
+    (release order), a panel per operation; None unless the run has such ratios."""
+    side = releases.side_by_side(frame)
+    if side.empty:
+        return None
+    panels = _release_panels(side, "operation")
+    if not panels:
+        return None
+    many = side["machine"].nunique() > 1
+    fig, axes = _grid(len(panels), width=6.0, height=3.8, cols=3)
+    for ax, ((operation, machine, device), group) in zip(axes, panels, strict=True):
+        # A log axis only where releases differ by orders of magnitude (lists vs
+        # numpy); a few percent of noise reads better on a linear one.
+        log = group["ratio"].max() / group["ratio"].min() > 4
+        order = _release_axis(ax, group, log=log)
+        ratios = group.set_index("backend").loc[order, "ratio"]
+        ax.plot(range(len(order)), ratios, color=COLOURS[0], marker=MARKERS[0], markersize=3.5)
+        ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+        _label(
+            ax,
+            title=f"{operation}\n{group['shape'].iloc[0]} on {_where(machine, device, many)}",
+            ylabel="time / partner's time" + (" (log)" if log else ""),
+        )
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}x"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(_times_at_2_and_5) if log else NullFormatter())
+    return _save(fig, out / "release_side_by_side.png")
 
 
 #: Every plot, its file name, and what it shows (for the summary's list).
@@ -441,5 +491,10 @@ PLOTS: tuple[tuple[str, str, Callable[..., Path | None]], ...] = (
         "release_latency.png",
         "median latency per benchmark against release (release order), a line per shape",
         release_latency,
+    ),
+    (
+        "release_side_by_side.png",
+        "each backend's time over its partner's, timed interleaved, against release",
+        release_side_by_side,
     ),
 )

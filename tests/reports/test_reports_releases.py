@@ -248,3 +248,12 @@ def test_the_report_shows_each_step_side_by_side(with_side) -> None:
     assert "| vllm-release:0.13.0 | 2 µs (2.00x) | 20 µs (2.00x) | 200 µs (2.00x) | 1.00x |" in (
         markdown
     )
+
+
+def test_the_side_by_side_plot_has_a_panel_per_operation(
+    with_side: pd.DataFrame, frame: pd.DataFrame, tmp_path: Path
+) -> None:
+    path = plots.release_side_by_side(with_side, tmp_path)
+    assert path == tmp_path / "release_side_by_side.png"
+    assert path.read_bytes().startswith(b"\x89PNG")
+    assert plots.release_side_by_side(frame, tmp_path / "none") is None
