@@ -210,7 +210,8 @@ def bench_compare(session: nox.Session) -> None:
 
 RELEASES_OUT = ROOT / "releases-out"
 RELEASES_USAGE = (
-    "usage: nox -s bench-releases -- DIR [--quick]   (DIR: a folder of outputs-X.py.txt)"
+    "usage: nox -s bench-releases -- DIR [--quick] [--releases X,Y,...]   "
+    "(DIR: a folder of outputs-X.py.txt)"
 )
 
 
@@ -229,8 +230,9 @@ def _present_devices(session: nox.Session) -> str:
 def bench_releases(session: nox.Session) -> None:
     """Every vLLM release's own types beside the 2025.10 reference, in one asv run.
 
-    ``nox -s bench-releases -- DIR [--quick]``: DIR holds ``outputs-X.py.txt``
-    (e.g. ``../shared/spec/vllm-releases``).  The backends are ``reference`` and one
+    ``nox -s bench-releases -- DIR [--quick] [--releases X,Y]``: DIR holds
+    ``outputs-X.py.txt`` (e.g. ``../shared/spec/vllm-releases``); ``--releases``
+    measures only those releases beside the reference.  The backends are ``reference`` and one
     ``vllm-release:X`` per distinct release text (``benchmarks/release_backends.py``);
     results are recorded into ``.asv/results`` under ``HEAD`` and the report, with its
     release-over-release section and ``release_latency.png``, goes to ``releases-out/``
@@ -242,12 +244,17 @@ def bench_releases(session: nox.Session) -> None:
     args = list(session.posargs)
     quick = "--quick" in args
     args = [a for a in args if a != "--quick"]
-    if len(args) != 1 or not Path(args[0]).is_dir():
+    subset: list[str] = []
+    if "--releases" in args:
+        at = args.index("--releases")
+        subset = ["--releases", *args[at + 1 : at + 2]]
+        del args[at : at + 2]
+    if len(args) != 1 or not Path(args[0]).is_dir() or subset == ["--releases"]:
         session.error(RELEASES_USAGE)
     folder = Path(args[0]).resolve()
     install_project(session, "bench", "reports")
     listing = session.run(
-        "python", "benchmarks/release_backends.py", str(folder), silent=True
+        "python", "benchmarks/release_backends.py", str(folder), *subset, silent=True
     )  # fmt: skip
     specs = str(listing).strip().splitlines()[-1]
     session.log(f"backends: {specs}")

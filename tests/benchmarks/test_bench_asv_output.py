@@ -6,8 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.asv_output import fold_skips
-from benchmarks.release_backends import release_backend_specs
+from benchmarks.release_backends import UnknownReleaseError, release_backend_specs
 
 OUTPUT = """\
 [ 10.00%] ··· padding.Unpad.time_unpad                                    1/4 failed
@@ -88,3 +90,33 @@ def test_release_backends_script_prints_the_list_last(tmp_path: Path, repo_root:
     )  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "reference,vllm-release:0.12.0"
     assert "0.12.1: outputs.py identical to 0.12.0" in done.stderr
+
+
+def test_release_backends_subset_keeps_the_reference_and_the_named_releases(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "outputs-0.10.0.py.txt").write_text("too old\n", encoding="utf-8")
+    for version, text in (("0.12.0", "A"), ("0.13.0", "B"), ("0.14.0", "C"), ("0.14.1", "C")):
+        (tmp_path / f"outputs-{version}.py.txt").write_text(text, encoding="utf-8")
+    specs, same_as = release_backend_specs(tmp_path, ["0.14.1", "0.12.0"])
+    # 0.14.1 is 0.14.0's text: measured as 0.14.0; release order is kept.
+    assert specs == ["reference", "vllm-release:0.12.0", "vllm-release:0.14.0"]
+    assert same_as == {"0.14.1": "0.14.0"}
+    with pytest.raises(UnknownReleaseError, match=r"0\.99\.0.*releases there: 0\.10\.0, 0\.12\.0"):
+        release_backend_specs(tmp_path, ["0.99.0"])
+    with pytest.raises(UnknownReleaseError, match="older than the spec types"):
+        release_backend_specs(tmp_path, ["0.10.0"])
+
+
+def test_release_backends_script_refuses_an_unknown_release_in_one_line(
+    tmp_path: Path, repo_root: Path
+) -> None:
+    (tmp_path / "outputs-0.12.0.py.txt").write_text("text A\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "benchmarks/release_backends.py", str(tmp_path), "--releases", "0.9.9"],
+        cwd=repo_root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: no outputs-X.py.txt in {tmp_path} for 0.9.9; releases there: 0.12.0"
+    ]
