@@ -391,13 +391,23 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
     return _save(fig, out / "conformance_matrix.png")
 
 
-def _release_panels(rows: pd.DataFrame, what: str) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
-    """A panel per ``what``, machine and device that has more than one backend."""
-    return [
+def _release_grid(
+    rows: pd.DataFrame, what: str
+) -> tuple[Figure, list[tuple[Axes, tuple[Any, ...], pd.DataFrame]], bool] | None:
+    """A figure with a panel per ``what``, machine and device that has more than one
+    backend: ``(figure, [(axes, key, rows)], several machines)``; None without any."""
+    if rows.empty:
+        return None
+    panels = [
         (key, group)
         for key, group in _panels(rows, what, "machine", "device")
         if group["backend"].nunique() > 1
     ]
+    if not panels:
+        return None
+    fig, axes = _grid(len(panels), width=6.0, height=3.8, cols=3)
+    placed = [(ax, key, group) for ax, (key, group) in zip(axes, panels, strict=True)]
+    return fig, placed, rows["machine"].nunique() > 1
 
 
 def _release_axis(ax: Any, group: pd.DataFrame, log: bool = True) -> list[str]:
@@ -415,13 +425,11 @@ def release_latency(frame: pd.DataFrame, out: Path) -> Path | None:
     per representative shape; None unless the run measured several backends."""
     if not releases.several_backends(frame):
         return None
-    rows = releases.release_rows(frame)
-    panels = _release_panels(rows, "benchmark")
-    if not panels:
+    grid = _release_grid(releases.release_rows(frame), "benchmark")
+    if grid is None:
         return None
-    many = rows["machine"].nunique() > 1
-    fig, axes = _grid(len(panels), width=6.0, height=3.8, cols=3)
-    for ax, ((benchmark, machine, device), group) in zip(axes, panels, strict=True):
+    fig, panels, many = grid
+    for ax, (benchmark, machine, device), group in panels:
         order = _release_axis(ax, group)
         position = {backend: i for i, backend in enumerate(order)}
         for i, (shape, line) in enumerate(group.groupby("shape", sort=False)):
@@ -455,15 +463,11 @@ def _times_at_2_and_5(value: float, _: Any) -> str:
 def release_side_by_side(frame: pd.DataFrame, out: Path) -> Path | None:
     """Each backend's time over its partner's, timed interleaved, against release
     (release order), a panel per operation; None unless the run has such ratios."""
-    side = releases.side_by_side(frame)
-    if side.empty:
+    grid = _release_grid(releases.side_by_side(frame), "operation")
+    if grid is None:
         return None
-    panels = _release_panels(side, "operation")
-    if not panels:
-        return None
-    many = side["machine"].nunique() > 1
-    fig, axes = _grid(len(panels), width=6.0, height=3.8, cols=3)
-    for ax, ((operation, machine, device), group) in zip(axes, panels, strict=True):
+    fig, panels, many = grid
+    for ax, (operation, machine, device), group in panels:
         # A log axis only where releases differ by orders of magnitude (lists vs
         # numpy); a few percent of noise reads better on a linear one.
         log = group["ratio"].max() / group["ratio"].min() > 4
