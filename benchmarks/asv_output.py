@@ -19,10 +19,14 @@ from collections.abc import Iterable, Iterator
 # "[ 50.00%] ···· For parameters: 'reference', 'cuda', 64, 5" or the same, indented only.
 _BLOCK_START = re.compile(r"^(?:\[\s*[\d.]+%\] ····\s+|\s+)For parameters: ")
 _SKIP = re.compile(r"^asv: skipped: (?:\w+\()?(?P<reason>.*?)\)?$")
-# "vllm-release:0.12.0 (revision 0.12.0) lacks LogprobsTensors.cat" (benchmarks.backends)
-_LACKS = re.compile(r"^(?P<backend>.+?) \(revision (?P<revision>[^)]+)\) lacks (?P<what>.+)$")
-# "backend 'vllm-release:0.12.0' provides no pad_sampled_token_ids" (benchmarks.backends)
-_PROVIDES_NO = re.compile(r"^backend '(?P<revision>[^']+)' provides no (?P<what>.+)$")
+#: Skip reasons that name who lacks what (benchmarks.backends), folded into one line
+#: per missing thing listing who lacks it, and the words that line starts with.
+_LACKING = (
+    # "vllm-release:0.12.0 (revision 0.12.0) lacks LogprobsTensors.cat"
+    (re.compile(r"^.+? \(revision (?P<who>[^)]+)\) lacks (?P<what>.+)$"), "the revision lacks"),
+    # "backend 'vllm-release:0.12.0' provides no pad_sampled_token_ids"
+    (re.compile(r"^backend '(?P<who>[^']+)' provides no (?P<what>.+)$"), "the backend provides no"),
+)
 
 
 class SkipFolder:
@@ -52,15 +56,12 @@ class SkipFolder:
         skip = _SKIP.match(body[0]) if len(body) == 1 else None
         if skip:
             reason = skip["reason"].strip("'\"")
-            lacks = _LACKS.match(reason)
-            provides_no = _PROVIDES_NO.match(reason)
-            if lacks or provides_no:
-                # One line per missing operation, not per backend that lacks it.
-                match = lacks or provides_no
-                assert match is not None
-                what = "the revision lacks" if lacks else "the backend provides no"
-                reason = f"{what} {match['what']}"
-                self.lacking.setdefault(reason, []).append(match["revision"])
+            for pattern, words in _LACKING:
+                if match := pattern.match(reason):
+                    # One line per missing operation, not per backend that lacks it.
+                    reason = f"{words} {match['what']}"
+                    self.lacking.setdefault(reason, []).append(match["who"])
+                    break
             self.reasons[reason] += 1
             return
         yield from block

@@ -382,11 +382,7 @@ def release_section(current: pd.DataFrame) -> Section | None:
     ):
         shapes = list(dict.fromkeys(group["shape"]))
         cells = {(r.backend, r.shape): r for r in group.itertuples()}
-        ratios = side[
-            (side["machine"] == machine)
-            & (side["device"] == device)
-            & (side["operation"] == releases.short_name(str(benchmark)))
-        ]
+        ratios = releases.operation_ratios(side, machine, device, str(benchmark))
         steps = releases.release_steps(ratios) if not ratios.empty else {}
         step_header = (
             (f"step from the previous release, side by side ({ratios['shape'].iloc[0]})",)

@@ -49,13 +49,6 @@ RELEASE_COLUMNS = (
 )
 
 
-#: Benchmarks of the baselines beside the backend's operation (benchmarks/tolists.py,
-#: benchmarks/transfer.py): numpy's and torch's own conversions and a plain .cpu().
-BACKEND_INDEPENDENT = re.compile(
-    r"\.(?:time_ndarray_tolist|time_torch_tolist|time_keep_numpy|time_cpu_blocking_pageable)$"
-)
-
-
 #: The benchmark that times each backend interleaved with a partner backend.
 SIDE_BY_SIDE = re.compile(r"\.SideBySide\.track_ratio_to_partner$")
 #: Its ``operation`` value: ``Class.method(shape)``.
@@ -159,10 +152,6 @@ def shape_label(shape: dict[str, Any]) -> str:
 def release_rows(current: pd.DataFrame) -> pd.DataFrame:
     """One row per machine, device, timing benchmark, backend and representative shape."""
     timed = row_kinds.measured(row_kinds.timings(current))
-    if not timed.empty:
-        # Baselines do the same work whatever the backend: release over release they
-        # show only noise.
-        timed = timed[~timed["benchmark"].str.contains(BACKEND_INDEPENDENT, na=False)]
     if timed.empty or "backend" not in timed.columns:
         return pd.DataFrame(columns=list(RELEASE_COLUMNS))
     out = []
@@ -170,8 +159,9 @@ def release_rows(current: pd.DataFrame) -> pd.DataFrame:
         ["machine", "device", "benchmark"], sort=True
     ):
         if rows["backend"].nunique() < 2:
-            # Measured under one backend (a baseline, a producer only the reference
-            # has): nothing to put side by side.
+            # Measured under one backend (a baseline, which does the same work
+            # whatever the backend, or a producer only the reference has): nothing
+            # to compare release over release.
             continue
         for shape in representative_shapes(rows):
             at_shape = rows
@@ -228,10 +218,14 @@ def _worst_step(values: pd.Series) -> tuple[str, str, float] | None:
     return max(steps, key=lambda step: step[2]) if steps else None
 
 
+def _release_ratios(ratios: pd.DataFrame) -> pd.Series:
+    return _ordered_releases(dict(zip(ratios["backend"], ratios["ratio"], strict=True)))
+
+
 def release_steps(ratios: pd.DataFrame) -> dict[str, float]:
     """Per release: its time over the previous release's, from side-by-side ratios
     of one operation (every ratio shares the partner, so their quotient is the step)."""
-    values = _ordered_releases(dict(zip(ratios["backend"], ratios["ratio"], strict=True)))
+    values = _release_ratios(ratios)
     return {
         str(b): values[b] / values[a] for a, b in zip(values.index, values.index[1:], strict=False)
     }
@@ -248,7 +242,7 @@ def headlines(rows: pd.DataFrame, side: pd.DataFrame | None = None) -> list[Head
     ):
         ratios = _side_ratios(side, machine, device, str(benchmark))
         if ratios is not None:
-            values = _ordered_releases(dict(zip(ratios["backend"], ratios["ratio"], strict=True)))
+            values = _release_ratios(ratios)
             fastest, slowest = str(values.idxmin()), str(values.idxmax())
             out.append(
                 Headline(
@@ -286,16 +280,21 @@ def headlines(rows: pd.DataFrame, side: pd.DataFrame | None = None) -> list[Head
     return out
 
 
+def operation_ratios(side: pd.DataFrame, machine: Any, device: Any, benchmark: str) -> pd.DataFrame:
+    """The side-by-side ratios (:func:`side_by_side`) of ``benchmark``'s operation."""
+    return side[
+        (side["machine"] == machine)
+        & (side["device"] == device)
+        & (side["operation"] == short_name(benchmark))
+    ]
+
+
 def _side_ratios(
     side: pd.DataFrame | None, machine: Any, device: Any, benchmark: str
 ) -> pd.DataFrame | None:
     """The side-by-side ratios of ``benchmark``'s operation, when two releases have one."""
     if side is None or side.empty:
         return None
-    ratios = side[
-        (side["machine"] == machine)
-        & (side["device"] == device)
-        & (side["operation"] == short_name(benchmark))
-    ]
+    ratios = operation_ratios(side, machine, device, benchmark)
     releases = ratios[ratios["backend"].map(lambda b: release_of(str(b)) is not None)]
     return ratios if len(releases) >= 2 else None

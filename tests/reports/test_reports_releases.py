@@ -155,17 +155,6 @@ def test_the_plot_draws_a_panel_per_benchmark_with_several_backends(
     assert path.read_bytes().startswith(b"\x89PNG")
 
 
-def test_baselines_that_ignore_the_backend_stay_out_of_the_release_view(frame) -> None:
-    baseline = "tolists.ToLists.time_ndarray_tolist"
-    noise = [
-        _row(baseline, backend, value, num_tokens=1024, num_logprobs=5)
-        for backend, value in (("reference", 3e-4), ("vllm-release:0.12.0", 7e-4))
-    ]
-    rows = releases.release_rows(pd.concat([frame, pd.DataFrame(noise)], ignore_index=True))
-    assert baseline not in set(rows["benchmark"])
-    assert SLICE in set(rows["benchmark"])
-
-
 def test_a_benchmark_measured_under_one_backend_stays_out_of_the_release_view(frame) -> None:
     # A run over many backends measures a baseline (or a producer only the
     # reference has) under one backend: no release over release to show.
