@@ -10,7 +10,10 @@ Run it with ``python -m conformance --backend SPEC [--revision R]`` or
   and ``check_logprobs_lists`` raise one :class:`ConformanceError` listing every
   violated invariant of an object, for a backend's own tests and debugging (each
   takes ``revision=``, default ``"2025.10"``);
-* ``known_revisions()`` lists the revisions.
+* ``known_revisions()`` lists the revisions;
+* :class:`Step` is what a backend's ``make_async_output(step)`` receives (what vLLM's
+  runner hands its async output), and ``constructed_like_vllm(cls)`` plugs in a class
+  whose constructor is vLLM's own.
 
 Everything but :class:`Backend` is imported on first use, so loading the pytest
 plugin (which happens in every pytest run of an environment that has this
@@ -33,17 +36,21 @@ _LAZY = {
     "load_backend": "conformance.resolve",
     "selected_spec": "conformance.resolve",
     "known_revisions": "conformance.spec",
+    "Step": "conformance.step",
+    "constructed_like_vllm": "conformance.step",
 }
 
 __all__ = [
     "Backend",
     "BackendResolutionError",
     "ConformanceError",
+    "Step",
     "__version__",
     "check_logprobs_lists",
     "check_logprobs_tensors",
     "check_model_runner_output",
     "check_sampler_output",
+    "constructed_like_vllm",
     "known_revisions",
     "load_backend",
     "selected_spec",

@@ -45,8 +45,15 @@ class Backend:
     * ``pad_sampled_token_ids(token_ids, *, max_len=None, device="cpu") -> Tensor``
     * ``unpad_sampled_token_ids(sampled, *, vocab_size=None) -> list[list[int]]``
     * ``gather_logprobs(logprobs, num_logprobs, token_ids) -> LogprobsTensors``
-    * ``make_async_output(sampler_output, req_ids) -> AsyncModelRunnerOutput``,
-      where ``sampler_output`` is an instance of the backend's own ``SamplerOutput``.
+      (``token_ids`` int64, as vLLM's sampler passes them)
+    * ``make_async_output(step) -> AsyncModelRunnerOutput``, where ``step`` is a
+      :class:`conformance.Step`: what vLLM's runner hands its async output.  A class
+      with vLLM's constructor: ``conformance.constructed_like_vllm(MyAsyncOutput)``.
+
+    ``producer_devices``: the device types the async output runs on, when fewer than
+    ``devices`` (vLLM's own is written for CUDA only); default ``devices``.
+    Every declared producer is called once before the checks, outside the per-check
+    time limit, so a producer that compiles on its first call is not timed out.
     """
 
     name: str
@@ -58,6 +65,7 @@ class Backend:
     unpad_sampled_token_ids: Callable[..., Any] | None = None
     gather_logprobs: Callable[..., Any] | None = None
     make_async_output: Callable[..., Any] | None = None
+    producer_devices: tuple[str, ...] | None = None
     # Where the spec string led (for the report header); filled in by load_backend.
     source: str = field(default="", compare=False)
     # Set by a backend that derives its revision from an installed version (vllm):
@@ -74,12 +82,21 @@ class Backend:
         if isinstance(devices, str):
             devices = (devices,)
         object.__setattr__(self, "devices", tuple(devices))
-        bad = [d for d in self.devices if not isinstance(d, str) or not _DEVICE_TYPE.match(d)]
+        if isinstance(self.producer_devices, str):
+            object.__setattr__(self, "producer_devices", (self.producer_devices,))
+        declared = (*self.devices, *(self.producer_devices or ()))
+        bad = [d for d in declared if not isinstance(d, str) or not _DEVICE_TYPE.match(d)]
         if bad:
             raise BackendResolutionError(
                 f"backend {self.name!r} declares device types {bad}, which are not torch device "
                 "type names; write them as torch does (e.g. 'cpu', 'cuda', 'npu', 'hpu')"
             )
+        if self.make_async_output is not None:
+            from conformance.step import old_form_message
+
+            message = old_form_message(self.name, self.make_async_output)
+            if message is not None:
+                raise BackendResolutionError(message)
         if self.spec_revision is not None:
             from conformance.spec import UnknownRevisionError, canonical_name
 
@@ -100,6 +117,11 @@ class Backend:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # Hypothesis prints failing examples (fixtures included) with this hook.
         printer.text(repr(self))
+
+    @property
+    def async_output_devices(self) -> tuple[str, ...]:
+        """The device types the async output producer is judged on."""
+        return self.producer_devices if self.producer_devices is not None else self.devices
 
     def spec_type(self, name: str) -> Any:
         """The backend's object for spec name ``name`` (None when it lacks it)."""

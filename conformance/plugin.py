@@ -86,6 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "producer(name): the backend producer a check needs (skipped without it)"
     )
     config.addinivalue_line(
+        "markers",
+        "accelerator_only: an async output check that needs an accelerator (real or simulated)",
+    )
+    config.addinivalue_line(
         "markers", "surface_of(name): the held type whose surface a check describes"
     )
     activate(config)

@@ -208,12 +208,17 @@ def table(results: Results) -> list[str]:
         if o in ("passed", "failed", "skipped") or any(c[o] for c in cells.values())
     ]
     width = max(len("spec type"), *(len(k[0]) for k in cells))
-    head = f"{'spec type':<{width}}  {'device':<6}" + "".join(f" {o:>8}" for o in shown)
+    device_width = max(len("device"), *(len(k[1]) for k in cells))
+    head = f"{'spec type':<{width}}  {'device':<{device_width}}" + "".join(
+        f" {o:>8}" for o in shown
+    )
     head += "  skipped because"
     lines = [head, "-" * len(head)]
     for key in sorted(cells):
         counts = cells[key]
-        row = f"{key[0]:<{width}}  {key[1]:<6}" + "".join(f" {counts[o]:>8}" for o in shown)
+        row = f"{key[0]:<{width}}  {key[1]:<{device_width}}" + "".join(
+            f" {counts[o]:>8}" for o in shown
+        )
         because = ", ".join(sorted(causes.get(key, ())))
         lines.append(f"{row}  {because}".rstrip())
     return lines

@@ -82,7 +82,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
             entries = xfails.load(Path(config.invocation_params.dir) / path)
             xfails.validate(
                 entries,
-                behaviours=revision.all_behaviours | frozenset(spec.PRODUCER_BEHAVIOURS),
+                behaviours=revision.all_behaviours | revision.producer_behaviours,
                 known_behaviours=known_behaviours(),
                 check_functions=nodeids.check_functions(),
                 revision=revision.name,
@@ -98,6 +98,10 @@ def activate(config: pytest.Config) -> ConformanceRun:
         xfails=entries,
         devices_available=devices.present_devices(backend.devices),
     )
+    if not _is_xdist_controller(config):
+        from conformance.warm_up import warm_up
+
+        run.warm_up = warm_up(backend, revision)
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
     from conformance.guard import Guard
@@ -105,6 +109,12 @@ def activate(config: pytest.Config) -> ConformanceRun:
     # Time limits, crashed workers and checks that never ran (conformance/guard.py).
     config.pluginmanager.register(Guard(run, config), "conformance-guard")
     return run
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    """The xdist controller runs no check, so it warms nothing up (each worker does)."""
+    workers = getattr(config.option, "numprocesses", None)
+    return bool(workers) and not hasattr(config, "workerinput")
 
 
 def _refuse_a_shadowed_reference() -> None:
@@ -166,12 +176,11 @@ class ConformanceRun:
         self.results = Results()
         self.used_xfails: set[int] = set()
         self.is_worker = hasattr(config, "workerinput")
+        self.warm_up: Any = None
 
     @property
     def applicable_behaviours(self) -> frozenset[str]:
-        from conformance.spec import PRODUCER_BEHAVIOURS
-
-        return self.revision.all_behaviours | frozenset(PRODUCER_BEHAVIOURS)
+        return self.revision.all_behaviours | self.revision.producer_behaviours
 
     # --- header ---------------------------------------------------------------------
 
@@ -185,6 +194,21 @@ class ConformanceRun:
             f"conformance: devices declared {', '.join(b.devices)}; "
             f"present here {', '.join(self.devices_available)}",
         ]
+        from conformance.producer_runtime import producer_devices
+
+        if b.make_async_output is not None:
+            judged = [d.value for d in producer_devices(b) if d.skip is None]
+            lines.append(
+                f"conformance: async output judged on {', '.join(judged) or 'no device'}"
+                + (
+                    " (a simulated runtime: the device is not on this machine)"
+                    if any(v.endswith("-simulated") for v in judged)
+                    else ""
+                )
+            )
+        warmed = self.warm_up.header() if self.warm_up is not None else None
+        if warmed:
+            lines.append(f"conformance: {warmed}")
         if self.xfails:
             path = self.config.getoption("conformance_xfails")
             lines.append(f"conformance: {len(self.xfails)} known deviation(s) from {path}")
@@ -231,7 +255,7 @@ class ConformanceRun:
             )
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
-        device = params.get("device") or params.get("accelerator")
+        device = params.get("device") or params.get("producer_device")
         name = getattr(item, "originalname", item.name).removeprefix("test_")
         variant = nodeids.without_device(callspec.id, device) if callspec is not None else ""
         item.user_properties += [

@@ -13,14 +13,25 @@ only torch, numpy and three small names from elsewhere in vLLM.  Two ways in:
 
 Release texts are files named ``outputs-X.py.txt`` (the layout of
 ``shared/spec/vllm-releases/``) or any ``outputs.py`` with the version given.
+
+vLLM's own *producers* of these types come the same way, from
+``producers/producers-X.py.txt`` beside ``outputs-X.py.txt``: sections of the
+release's source, each headed ``# ---- <path>: <title>``.  :func:`write_stub_tree`
+writes them at their real module paths (``vllm.v1.sample.sampler.Sampler``,
+``vllm.v1.sample.rejection_sampler.RejectionSampler``, ``vllm.v1.sample.ops.logprobs``,
+``vllm.v1.worker.gpu_model_runner.AsyncGPUModelRunnerOutput``), each module being
+our own preamble (the imports the sections need, and stubs) followed by the
+release's sections verbatim.  The release text is read at run time, never copied.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import sys
 import types
+from dataclasses import dataclass
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
@@ -70,11 +81,24 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def write_stub_tree(outputs_text: Path, version: str, folder: Path) -> Path:
-    """Lay out an importable ``vllm`` package of this release in ``folder``; return ``folder``."""
+def write_stub_tree(
+    outputs_text: Path, version: str, folder: Path, producers_text: Path | None = None
+) -> Path:
+    """Lay out an importable ``vllm`` package of this release in ``folder``; return ``folder``.
+
+    ``producers_text`` (default: the one beside ``outputs_text``, see
+    :func:`producer_text_beside`) adds vLLM's producers of the release at their real
+    module paths (:func:`producer_modules`); without one the tree holds outputs.py only.
+    """
     package = folder / "vllm"
-    modules = {"vllm.v1.outputs": outputs_text.read_text(encoding="utf-8")}
+    outputs_source = outputs_text.read_text(encoding="utf-8")
+    modules = {"vllm.v1.outputs": outputs_source}
     modules.update({module: source for module, _, source in STUBS})
+    if producers_text is None:
+        producers_text = producer_text_beside(outputs_text, version)
+    if producers_text is not None:
+        sections = producer_sections(producers_text.read_text(encoding="utf-8"))
+        modules.update(producer_modules(sections, outputs_source, version))
     for module, source in modules.items():
         parts = module.split(".")
         for depth in range(1, len(parts)):
@@ -126,3 +150,251 @@ def load_outputs_module(outputs_text: Path, module_name: str) -> types.ModuleTyp
         del sys.modules[module_name]
         raise
     return module
+
+
+# --- vLLM's producers of the types -------------------------------------------------------
+
+#: The producer text of ``outputs-X.py.txt`` is ``producers/producers-X.py.txt`` beside it.
+PRODUCERS_FOLDER = "producers"
+
+_SECTION_HEAD = re.compile(r"^# ---- (?P<path>[\w/]+\.py): (?P<title>.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ProducerSection:
+    """One section of a producer text: ``# ---- <path>: <title>`` and the lines under it."""
+
+    path: str  #: the file in vLLM's tree, e.g. ``vllm/v1/sample/sampler.py``
+    title: str  #: ``whole file``, ``class NAME`` or ``Class.method [(note)]``
+    body: str  #: the release's lines, verbatim (a method's keep their indentation)
+
+    @property
+    def module(self) -> str:
+        """The dotted module name of :attr:`path` (``vllm.v1.sample.sampler``)."""
+        return _module_of(self.path)
+
+
+def producer_text_beside(outputs_text: Path, version: str) -> Path | None:
+    """``producers/producers-X.py.txt`` beside ``outputs_text`` when it exists; else None."""
+    path = outputs_text.parent / PRODUCERS_FOLDER / f"producers-{version}.py.txt"
+    return path if path.is_file() else None
+
+
+def producer_sections(text: str) -> list[ProducerSection]:
+    """The sections of a producer text, in order (the header comment before the first is not one)."""
+    heads = list(_SECTION_HEAD.finditer(text))
+    sections = []
+    for head, after in zip(heads, [*heads[1:], None], strict=True):
+        body = text[head.end() : after.start() if after else len(text)]
+        sections.append(ProducerSection(head["path"], head["title"], body.strip("\n") + "\n"))
+    return sections
+
+
+#: The producer modules we write, by the path the sections name: the class whose method
+#: sections (``Class.method``) go under a ``class Class(nn.Module):`` of ours, or None
+#: where only whole files and top-level classes (``class NAME``) are taken.  Method
+#: sections of any other class (``GPUModelRunner._bookkeeping_sync`` and the like: the
+#: runner building its outputs) are not loaded: they need the whole runner.
+PRODUCER_PATHS: dict[str, str | None] = {
+    "vllm/v1/sample/ops/logprobs.py": None,
+    "vllm/v1/sample/sampler.py": "Sampler",
+    "vllm/v1/sample/rejection_sampler.py": "RejectionSampler",
+    "vllm/v1/worker/gpu_model_runner.py": None,
+}
+
+#: Names of ``vllm.v1.outputs`` the sections of each producer module use: imported from
+#: the release's own outputs.py where it defines them, else a class that raises when made.
+_OUTPUTS_NAMES: dict[str, tuple[str, ...]] = {
+    "vllm/v1/sample/sampler.py": ("LogprobsTensors",),
+    "vllm/v1/sample/rejection_sampler.py": ("LogprobsLists", "LogprobsTensors"),
+    "vllm/v1/worker/gpu_model_runner.py": (
+        "AsyncModelRunnerOutput",
+        "KVConnectorOutput",
+        "LogprobsTensors",
+        "ModelRunnerOutput",
+        "PoolerOutput",
+        "RoutedExpertsTensors",
+    ),
+}
+
+#: Stand-in for ``vllm.platforms`` (ops/logprobs.py imports ``current_platform`` from it).
+_PLATFORMS_SOURCE = '''\
+"""Stand-in for vllm.platforms: a CPU platform, made by vllm-outputs-suite."""
+
+
+class CpuPlatform:
+    """As much of vLLM's CPU platform as the producer texts use."""
+
+    device_name = "cpu"
+    device_type = "cpu"
+    dispatch_key = "CPU"
+    # What vllm.v1.sample.ops.logprobs hands torch.compile.  "eager": inductor takes
+    # over 60 s to compile batched_count_greater_than on 2 cores, and eager keeps the
+    # function's Python semantics (dynamo still traces it, torch._check included).
+    simple_compile_backend = "eager"
+
+    def is_cpu(self) -> bool:
+        return True
+
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_cuda_alike(self) -> bool:
+        return False
+
+    def is_rocm(self) -> bool:
+        return False
+
+    def is_tpu(self) -> bool:
+        return False
+
+    def is_xpu(self) -> bool:
+        return False
+
+
+current_platform = CpuPlatform()
+'''
+
+#: Stubs of names the sections use on paths our checks never take (NaN counting, EP
+#: fault checks, pooling): each raises NotImplementedError when used.
+_RAISING_FUNCTIONS = (
+    "nans_to_dict",
+    "raise_if_nan_logits",
+    "get_ep_all2all_manager",
+    "json_map_leaves",
+    "_copy_pooler_output_to_cpu",
+)
+
+_RAISING_ENVS = '''\
+class _StubEnvs:
+    """Stand-in for vllm.envs: every read raises (only the NaN path reads it)."""
+
+    def __getattr__(self, name):
+        raise NotImplementedError(f"vllm.envs.{name}: a stub of vllm-outputs-suite")
+
+
+envs = _StubEnvs()
+'''
+
+#: ``gpu_sync_allowed`` is on gather_logprobs' own path (0.28+): on CPU there is no
+#: device sync to allow, so it is a context manager that does nothing.
+_GPU_SYNC_ALLOWED = '''\
+@contextlib.contextmanager
+def gpu_sync_allowed(first_only=False):
+    """Stand-in: on CPU there is no device sync to allow or forbid."""
+    yield
+'''
+
+
+def producer_modules(
+    sections: list[ProducerSection], outputs_source: str, version: str
+) -> dict[str, str]:
+    """``{module: source}`` of the producer modules the sections make, plus ``vllm.platforms``.
+
+    Each module is our preamble (the imports its sections need, and stubs) then the
+    sections verbatim: method sections under ``class Sampler(nn.Module):`` /
+    ``class RejectionSampler(nn.Module):``, top-level classes as they are, a whole
+    file alone.  A release without a section lacks what it defines.
+    """
+    whole: dict[str, str] = {}
+    parts: dict[str, list[str]] = {}
+    for section in sections:
+        if section.path not in PRODUCER_PATHS:
+            continue
+        holder = PRODUCER_PATHS[section.path]
+        if section.title == "whole file":
+            whole[section.path] = section.body
+        elif section.title.startswith("class ") or (
+            holder is not None and section.title.startswith(holder + ".")
+        ):
+            parts.setdefault(section.path, []).append(section.body)
+    if not whole and not parts:
+        return {}
+    defined = _top_level_names(outputs_source)
+    present = set(whole) | set(parts)
+    modules = {"vllm.platforms": _PLATFORMS_SOURCE}
+    for path, bodies in parts.items():
+        holder = PRODUCER_PATHS[path]
+        preamble = _preamble(path, version, defined, present)
+        if holder is None:
+            modules[_module_of(path)] = preamble + "\n\n" + "\n\n".join(bodies)
+        else:
+            head = f"class {holder}(nn.Module):\n"
+            modules[_module_of(path)] = preamble + "\n\n" + head + "\n".join(bodies)
+    for path, body in whole.items():
+        modules[_module_of(path)] = body
+    return modules
+
+
+def _module_of(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def _top_level_names(source: str) -> set[str]:
+    """Names a module's own top level binds (not those under ``if TYPE_CHECKING:``)."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def _preamble(path: str, version: str, defined: set[str], present: set[str]) -> str:
+    """Our imports and stubs for the sections of ``path`` in release ``version``."""
+    imports = [
+        f'"""{_module_of(path)} of vLLM {version}: imports and stubs by vllm-outputs-suite,',
+        'then the release\'s own sections, verbatim."""',
+        "",
+        "import contextlib",
+        "from collections.abc import Sequence",
+        "from typing import Optional",
+        "",
+        "import numpy as np",
+        "import torch",
+        "import torch.nn as nn",
+        "",
+    ]
+    wanted = _OUTPUTS_NAMES.get(path, ())
+    real = [name for name in wanted if name in defined]
+    if real:
+        imports.append(f"from vllm.v1.outputs import {', '.join(real)}")
+    if path == "vllm/v1/sample/sampler.py" and "vllm/v1/sample/ops/logprobs.py" in present:
+        imports.append("from vllm.v1.sample.ops.logprobs import batched_count_greater_than")
+    if (
+        path == "vllm/v1/worker/gpu_model_runner.py"
+        and "vllm/v1/sample/rejection_sampler.py" in present
+    ):
+        imports.append("from vllm.v1.sample.rejection_sampler import RejectionSampler")
+    blocks = ["\n".join(imports)]
+    blocks += [
+        _raising_class(name, f"vllm.v1.outputs of {version} has no {name}")
+        for name in wanted
+        if name not in defined
+    ]
+    if path == "vllm/v1/sample/rejection_sampler.py":
+        blocks.append("# vLLM's marker of a rejected draft token.\nPLACEHOLDER_TOKEN_ID = -1")
+    if path == "vllm/v1/sample/sampler.py":
+        blocks.append(_GPU_SYNC_ALLOWED)
+    if path == "vllm/v1/worker/gpu_model_runner.py":
+        blocks.append(_RAISING_ENVS)
+        blocks += [_raising_function(name) for name in _RAISING_FUNCTIONS]
+    return "\n\n\n".join(block.strip("\n") for block in blocks) + "\n"
+
+
+def _raising_function(name: str) -> str:
+    return (
+        f"def {name}(*args, **kwargs):\n"
+        f'    raise NotImplementedError("{name}: a stub of vllm-outputs-suite")\n'
+    )
+
+
+def _raising_class(name: str, why: str) -> str:
+    return (
+        f"class {name}:\n"
+        f"    def __init__(self, *args, **kwargs):\n"
+        f'        raise NotImplementedError("{why}")\n'
+    )

@@ -2,7 +2,7 @@
 
 The seven spec types are transcribed in :mod:`reference.outputs`; the operations
 the spec implies (padding, unpadding, gathering logprobs, an async output for any
-torch device) live beside them.  This package is also the ``reference`` backend of
+torch device, and one built from what vLLM's runner hands over) live beside them.  This package is also the ``reference`` backend of
 the conformance suite and the default subject of the benchmarks.
 """
 
@@ -19,9 +19,17 @@ from reference.outputs import (
     ModelRunnerOutput,
     SamplerOutput,
 )
+from reference.revisions.rev_2025_10 import REVISION as _REVISION
+from reference.runner_async_output import RunnerAsyncOutputCopies
 from reference.sampler_ops import pad_sampled_token_ids, unpad_sampled_token_ids
 
 SPEC_REVISION = "2025.10"
+
+
+class RunnerAsyncModelRunnerOutput(RunnerAsyncOutputCopies, AsyncModelRunnerOutput):
+    __doc__ = RunnerAsyncOutputCopies.__doc__
+    contract = _REVISION.async_output
+
 
 __all__ = [
     "PLACEHOLDER_TOKEN_ID",
@@ -34,6 +42,7 @@ __all__ = [
     "LogprobsLists",
     "LogprobsTensors",
     "ModelRunnerOutput",
+    "RunnerAsyncModelRunnerOutput",
     "SamplerOutput",
     "gather_logprobs",
     "pad_sampled_token_ids",

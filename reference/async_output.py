@@ -41,6 +41,7 @@ __all__ = [
     "DeviceAsyncOutputCopies",
     "RevisionOutputTypes",
     "device_async_output_class",
+    "device_runtime",
 ]
 
 
@@ -180,9 +181,14 @@ class DeviceAsyncOutputCopies:
 
 def _device_module(device: torch.device) -> ModuleType | None:
     """torch's module for ``device`` when it has the stream API this class needs."""
-    if device.type == "cpu":
+    return device_runtime(device.type)
+
+
+def device_runtime(kind: str) -> ModuleType | None:
+    """``torch.<kind>`` when it offers streams and events (None on CPU, MPS, or without them)."""
+    if kind == "cpu":
         return None
-    module = getattr(torch, device.type, None)
+    module = getattr(torch, kind, None)
     needed = ("Stream", "Event", "current_stream", "stream")
     if module is None or not all(hasattr(module, name) for name in needed):
         return None

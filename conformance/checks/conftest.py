@@ -15,10 +15,12 @@
 spec types' fields hold)
     the backend's class of that name (None when it has none).
 
-``device`` and ``accelerator`` are parameters, not fixtures: every check that
-takes them runs once per torch device type (accelerator types only for
-``accelerator``): the built-in types plus any other type the backend declares,
+``device`` is a parameter, not a fixture: every check that takes it runs once per
+torch device type: the built-in types plus any other type the backend declares,
 skipped where the backend does not declare the device or this machine has none.
+``producer_device`` (through the ``step_device`` fixture) is where the async output
+runs: each device type the backend declares for it, the first absent accelerator
+simulated (``cuda-simulated``); ``pytest.mark.accelerator_only`` leaves out CPU.
 A check module marked ``pytest.mark.producer(name)`` is skipped when the backend
 declares no such producer.
 """
@@ -71,17 +73,27 @@ for _name in (*SPEC_NAMES, *HELD_TYPES):
     globals()[f"spec_type_{_name}"] = _spec_type_fixture(_name)
 
 
+@pytest.fixture
+def step_device(producer_device: str):
+    """The device of the steps handed to the async output (a simulated runtime installed)."""
+    from conformance.producer_runtime import step_device as entered
+
+    with entered(producer_device) as device:
+        yield device
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run = current(metafunc.config)
+    if "producer_device" in metafunc.fixturenames:
+        _parametrize_producer_devices(metafunc, run.backend)
     kinds = devices.candidate_devices(run.backend.devices)
-    for name, candidates in (("device", kinds), ("accelerator", kinds[1:])):
-        if name in metafunc.fixturenames:
-            params = []
-            for kind in candidates:
-                skip = devices.skip_for(run.backend, kind)
-                marks = [pytest.mark.skip(reason=skip.message)] if skip else []
-                params.append(pytest.param(kind, id=kind, marks=marks))
-            metafunc.parametrize(name, params)
+    if "device" in metafunc.fixturenames:
+        params = []
+        for kind in kinds:
+            skip = devices.skip_for(run.backend, kind)
+            marks = [pytest.mark.skip(reason=skip.message)] if skip else []
+            params.append(pytest.param(kind, id=kind, marks=marks))
+        metafunc.parametrize("device", params)
     if "surface_check" in metafunc.fixturenames:
         from conformance.surface import surface_checks
 
@@ -92,10 +104,44 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("surface_check", checks, ids=[c.id for c in checks])
 
 
+def _parametrize_producer_devices(metafunc: pytest.Metafunc, backend: Backend) -> None:
+    from conformance.producer_runtime import is_accelerator, producer_devices
+
+    found = producer_devices(backend)
+    if metafunc.definition.get_closest_marker("accelerator_only"):
+        found = [d for d in found if is_accelerator(d.value)]
+    params = [
+        pytest.param(
+            d.value, id=d.value, marks=[pytest.mark.skip(reason=d.skip.message)] if d.skip else []
+        )
+        for d in found
+    ]
+    if not params:
+        declared = ", ".join(backend.async_output_devices)
+        params = [
+            pytest.param(
+                "none",
+                id="no-accelerator",
+                marks=pytest.mark.skip(
+                    reason=f"the backend's async output runs on no accelerator ({declared})"
+                ),
+            )
+        ]
+    metafunc.parametrize("producer_device", params)
+
+
 def _spec_type(metafunc: pytest.Metafunc) -> str:
     marker = metafunc.definition.get_closest_marker("spec_type")
     assert marker is not None, f"{metafunc.definition.nodeid}: no spec_type marker"
     return str(marker.args[0])
+
+
+def _producer_device_skip(backend: Backend, value: str) -> devices.DeviceSkip | None:
+    from conformance.producer_runtime import producer_devices
+
+    if value == "none":
+        return devices.DeviceSkip(devices.DEVICE_NOT_DECLARED, "no accelerator declared")
+    return next((d.skip for d in producer_devices(backend) if d.value == value), None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -106,8 +152,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
-        device = params.get("device") or params.get("accelerator")
+        device = params.get("device")
         skip = devices.skip_for(run.backend, device) if device else None
+        if "producer_device" in params:
+            skip = _producer_device_skip(run.backend, params["producer_device"])
         if skip is not None:
             item.user_properties.append(("conformance.skip_cause", skip.cause))
             continue

@@ -2,15 +2,15 @@
 
 It is abstract beside ``get_output()``: a subclass must implement both to be
 instantiated.  A backend's own async output (the ``make_async_output`` producer)
-returns the step's KVConnectorOutput it was given, or None, so that a failed
-``get_output()`` does not lose it.
+returns the KVConnectorOutput of the ModelRunnerOutput the runner handed over, or
+None, so that a failed ``get_output()`` does not lose it.
 """
 
 from __future__ import annotations
 
 import pytest
-import torch
 
+from conformance.checks._steps import ONE_TOKEN_CASES, build_step
 from conformance.checks._support import attempt, fail, producer, spec_class
 
 pytestmark = [
@@ -47,37 +47,37 @@ def test_subclass_implementing_get_output_and_get_kv_connector_output_can_be_ins
     )
 
 
-def _sampler_output(backend):
-    ids = torch.tensor([[70001], [70002]], dtype=torch.int32)
-    return backend.module.SamplerOutput(ids, None)
+def _async_output(backend, revision, step_device, **fields):
+    case = ONE_TOKEN_CASES[1]
+    step = build_step(backend, revision, case, step_device, **fields)
+    make = producer(backend, "make_async_output")
+    return attempt(f"make_async_output(<step {case.name}>)", make, step)
 
 
 @pytest.mark.producer("make_async_output")
-def test_producer_get_kv_connector_output_is_none_without_kv(backend) -> None:
-    make = producer(backend, "make_async_output")
-    async_output = attempt(
-        "make_async_output(<2 requests>, req_ids)", make, _sampler_output(backend), ["a", "b"]
-    )
-    where = "make_async_output(<2 requests>, req_ids).get_kv_connector_output()"
+def test_producer_get_kv_connector_output_is_none_without_kv(
+    backend, revision, step_device
+) -> None:
+    async_output = _async_output(backend, revision, step_device)
+    where = "make_async_output(<step without KVConnectorOutput>).get_kv_connector_output()"
     found = attempt(where, async_output.get_kv_connector_output)
     if found is not None:
-        fail(f"{where}: expected None (no KVConnectorOutput was given), found {found!r}")
+        fail(f"{where}: expected None (the runner's output holds none), found {found!r}")
 
 
 @pytest.mark.producer("make_async_output")
 @pytest.mark.parametrize("when", ["before-get-output", "after-get-output"])
-def test_producer_get_kv_connector_output_returns_the_kv_given(backend, when: str) -> None:
-    make = producer(backend, "make_async_output")
+def test_producer_get_kv_connector_output_returns_the_runners(
+    backend, revision, step_device, when: str
+) -> None:
     kv = backend.module.KVConnectorOutput(finished_sending={"a"})
-    try:
-        async_output = make(_sampler_output(backend), ["a", "b"], kv_connector_output=kv)
-    except TypeError as error:
-        pytest.skip(f"make_async_output takes no kv_connector_output keyword ({error})")
+    async_output = _async_output(backend, revision, step_device, kv_connector_output=kv)
     if when == "after-get-output":
         attempt("get_output()", async_output.get_output)
-    where = "make_async_output(..., kv_connector_output=kv).get_kv_connector_output()"
+    where = "make_async_output(<step whose output holds kv>).get_kv_connector_output()"
     found = attempt(where, async_output.get_kv_connector_output)
     if found is not kv:
         fail(
-            f"{where} {when.replace('-', ' ')}: expected the KVConnectorOutput given, found {found!r}"
+            f"{where} {when.replace('-', ' ')}: expected the KVConnectorOutput the runner "
+            f"put on its output, found {found!r}"
         )

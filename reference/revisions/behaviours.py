@@ -9,8 +9,9 @@ the rule is about (``Type.member``) and, after a colon, which variant of it.
 Surface behaviours (``<Type>.surface``: kind, fields, defaults, annotations,
 method signatures as the revision lists them) are implied by the types a revision
 has and are not listed here.  Producer behaviours (``producer.*``) are about a
-backend's own operations, which no vLLM release exports; they apply to every
-revision whenever the backend declares the producer.
+backend's own operations (its async output, logprobs gathering, padding); they apply
+whenever the backend declares the producer, the async output's as the revision's
+contract says (``AsyncOutputContract``: what vLLM's own producer of the release does).
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ BEHAVIOURS: dict[str, str] = {
     "on CPU, and tolists() returns RoutedExpertsLists of numpy arrays with the same values",
 }
 
-#: The backend's own operations (``conformance.Backend`` producers), for every revision.
+#: The backend's own operations (``conformance.Backend`` producers).  The async output's
+#: rules follow the revision (``SpecRevision.producer_behaviours``); the others hold in all.
 PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.pad_sampled_token_ids": "pad_sampled_token_ids gives int32 [num_reqs, max_len] on "
     "the requested device, each row its tokens then -1 padding",
@@ -110,10 +112,32 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     ">= vocab_size), gives Python ints, and inverts padding",
     "producer.gather_logprobs": "gather_logprobs puts the token and its logprob in column 0, "
     "the top-k sorted descending after it, and 1-based pessimistic ranks",
-    "producer.async_output": "make_async_output(...).get_output() gives the step's "
-    "ModelRunnerOutput once and refuses a second call",
+    "producer.async_output": "make_async_output(step).get_output() returns the backend's "
+    "ModelRunnerOutput the runner built, its other fields as handed over, each request's "
+    "sampled token as its row and the discarded requests' (invalid_req_indices) rows empty; "
+    "a second call is the caller's mistake (it may raise or repeat)",
+    "producer.async_output:rows-as-lists": "get_output() gives sampled_token_ids as lists of "
+    "Python ints, a discarded request's row an empty list",
+    "producer.async_output:rows-as-arrays": "get_output() gives sampled_token_ids as one numpy "
+    "array of token ids per request, a discarded request's row an empty array",
+    "producer.async_output:unpads-multi-token-rows": "get_output() unpads rows of several "
+    "tokens: a row keeps its ids other than -1 and below vocab_size, in order",
+    "producer.async_output:logprobs-runner": "get_output() leaves the LogprobsLists the runner "
+    "put on the ModelRunnerOutput",
+    "producer.async_output:logprobs-tolists": "get_output() gives tolists() of the step's "
+    "logprobs tensors (one token per request)",
+    "producer.async_output:logprobs-cu-of-kept-tokens": "get_output() gives tolists() of the "
+    "step's logprobs tensors; with rows of several tokens, tolists(cu) whose cu counts each "
+    "row's kept tokens (a discarded request's included)",
+    "producer.async_output:logprobs-filtered-to-kept-tokens": "get_output() gives tolists() of "
+    "the step's logprobs tensors; with rows of several tokens (a logprobs row per padded "
+    "position) the rows of kept tokens only, tolists(cu) whose cu counts them (a discarded "
+    "request's included)",
     "producer.async_output:waits-for-device": "get_output() waits for the device: called "
     "while the device still computes the sampled values, it returns those values",
+    "producer.async_output:independent-outputs": "the output of one step shares nothing with "
+    "the producer's later steps: a later step does not change it, changing it does not "
+    "change a later step's",
 }
 
 

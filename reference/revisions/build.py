@@ -38,6 +38,7 @@ from reference.kv_connector_stats import KVConnectorStats
 from reference.logprobs_ops import gather_logprobs_for
 from reference.revisions.methods import Building, implementation_for
 from reference.revisions.model import NO_DEFAULT, MethodSpec, SpecRevision, TypeSpec
+from reference.runner_async_output import runner_async_class
 from reference.sampler_ops import pad_sampled_token_ids, unpad_sampled_token_ids
 
 #: Where built classes claim to live; ``reference.revisions.__getattr__`` serves them.
@@ -142,6 +143,11 @@ def _build(revision: SpecRevision) -> types.ModuleType:
         ),
         attribute,
         "DeviceAsyncModelRunnerOutput",
+    )
+    namespace["RunnerAsyncModelRunnerOutput"] = _place(
+        runner_async_class(namespace["AsyncModelRunnerOutput"], revision.async_output),
+        attribute,
+        "RunnerAsyncModelRunnerOutput",
     )
     namespace["__all__"] = sorted(name for name in namespace if not name.startswith("__"))
     return module

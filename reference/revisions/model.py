@@ -138,6 +138,90 @@ class TypeSpec:
         return self.held_by or self.name
 
 
+RowsAs = Literal["lists", "arrays"]
+LogprobsBy = Literal["runner", "tolists", "cu-of-kept-tokens", "filtered-to-kept-tokens"]
+
+#: The constructor of vLLM's own async output: what its runner hands over, in order.
+RUNNER_ARGUMENTS_0_10_2 = (
+    "model_runner_output",
+    "sampled_token_ids",
+    "invalid_req_indices",
+    "async_output_copy_stream",
+)
+RUNNER_ARGUMENTS_0_11_1 = (
+    "model_runner_output",
+    "sampled_token_ids",
+    "logprobs_tensors",
+    "invalid_req_indices",
+    "async_output_copy_stream",
+    "vocab_size",
+)
+
+
+@dataclass(frozen=True)
+class AsyncOutputContract:
+    """What vLLM's own async output of a release does with what its runner hands over.
+
+    Read from the release's ``AsyncGPUModelRunnerOutput`` and the runner method that
+    builds it (``shared/spec/vllm-releases/producers/``); a plugin's async output of
+    the release must do the same.
+
+    ``runner_arguments``: the constructor's parameters, in order (a plugin class with
+    these names plugs in without an adapter).
+    ``rows``: ``sampled_token_ids`` rows as lists of Python ints, or numpy arrays
+    (0.11.1-0.11.2); a discarded row (``invalid_req_indices``) is an empty one.
+    ``multi_token_rows``: the runner hands over rows of several tokens (speculative
+    decoding under async scheduling), which get_output() unpads (drops -1 and ids >=
+    vocab_size); before 0.11.1 the runner never does.
+    ``logprobs``: how the logprobs reach the output.  ``runner``: the runner converted
+    them before handing over and the async output leaves them (0.10.2, 0.11.0);
+    ``tolists``: ``tolists()`` of the copied tensors (0.11.1, one token per row only);
+    ``cu-of-kept-tokens``: with several tokens per row, ``tolists(cu)`` whose cu counts
+    each row's kept tokens, the tensors holding a row per kept token (0.12.0, 0.13.0);
+    ``filtered-to-kept-tokens``: with several tokens per row the tensors hold a row per
+    padded position, filtered to the kept ones, then ``tolists(cu)`` (0.14.0 on).  With
+    one token per row every rule but ``runner`` is ``tolists()``; the logprobs of a
+    discarded request stay (only its sampled ids are emptied).
+    """
+
+    runner_arguments: tuple[str, ...] = RUNNER_ARGUMENTS_0_11_1
+    rows: RowsAs = "lists"
+    multi_token_rows: bool = True
+    logprobs: LogprobsBy = "cu-of-kept-tokens"
+
+    @property
+    def logprobs_with_multi_token_rows(self) -> bool:
+        """Whether a step may carry logprobs and rows of several tokens together."""
+        return self.multi_token_rows and self.logprobs in (
+            "cu-of-kept-tokens",
+            "filtered-to-kept-tokens",
+        )
+
+    @property
+    def behaviours(self) -> frozenset[str]:
+        """The producer behaviours of the async output this contract implies."""
+        named = {
+            "producer.async_output",
+            "producer.async_output:waits-for-device",
+            "producer.async_output:independent-outputs",
+            f"producer.async_output:rows-as-{self.rows}",
+            f"producer.async_output:logprobs-{self.logprobs}",
+        }
+        if self.multi_token_rows:
+            named.add("producer.async_output:unpads-multi-token-rows")
+        return frozenset(named)
+
+
+#: The producer behaviours of the backend's other operations, the same in every revision.
+OPERATION_PRODUCER_BEHAVIOURS = frozenset(
+    {
+        "producer.pad_sampled_token_ids",
+        "producer.unpad_sampled_token_ids",
+        "producer.gather_logprobs",
+    }
+)
+
+
 @dataclass(frozen=True)
 class SpecRevision:
     """A whole revision: its types by name, its behaviours, the releases it covers.
@@ -152,6 +236,7 @@ class SpecRevision:
     behaviours: frozenset[str]
     releases: tuple[str, ...] = ()
     summary: str = ""
+    async_output: AsyncOutputContract = AsyncOutputContract()
 
     def has(self, behaviour: str) -> bool:
         return behaviour in self.behaviours
@@ -167,6 +252,11 @@ class SpecRevision:
     def all_behaviours(self) -> frozenset[str]:
         """The named behaviours plus one surface behaviour per type."""
         return self.behaviours | self.surface_behaviours
+
+    @property
+    def producer_behaviours(self) -> frozenset[str]:
+        """The behaviours of a backend's producers judged at this revision."""
+        return OPERATION_PRODUCER_BEHAVIOURS | self.async_output.behaviours
 
 
 def surface_behaviour(type_name: str) -> str:
@@ -187,8 +277,10 @@ def derive(
     drop_types: Iterable[str] = (),
     add: Iterable[str] = (),
     remove: Iterable[str] = (),
+    async_output: AsyncOutputContract | None = None,
 ) -> SpecRevision:
-    """``base`` with ``types`` replaced or added, ``drop_types`` gone, behaviours changed."""
+    """``base`` with ``types`` replaced or added, ``drop_types`` gone, behaviours changed,
+    and the async output contract replaced when given."""
     new_types = {k: v for k, v in base.types.items() if k not in set(drop_types)}
     for t in types:
         new_types[t.name] = t
@@ -196,7 +288,14 @@ def derive(
     if missing:
         raise ValueError(f"revision {name}: removes behaviours {missing} that {base.name} lacks")
     behaviours = (base.behaviours - set(remove)) | set(add)
-    return SpecRevision(name, new_types, frozenset(behaviours), tuple(releases), summary)
+    return SpecRevision(
+        name,
+        new_types,
+        frozenset(behaviours),
+        tuple(releases),
+        summary,
+        async_output if async_output is not None else base.async_output,
+    )
 
 
 def replacing(members: tuple[Any, ...], *new: Any) -> tuple[Any, ...]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from reference.revisions import rev_2025_10 as seed
 from reference.revisions.model import (
+    RUNNER_ARGUMENTS_0_10_2,
+    AsyncOutputContract,
     FieldSpec,
     MethodSpec,
     ParameterSpec,
@@ -81,6 +83,14 @@ R_0_10_2 = SpecRevision(
     releases=("0.10.2",),
     summary="Python lists without cu, slice(start, end), tolists() without argument, "
     "KVConnectorOutput of finished_* only",
+    # The runner converts the logprobs itself and, under async scheduling, only ever
+    # hands over one token per request (it asserts so).
+    async_output=AsyncOutputContract(
+        runner_arguments=RUNNER_ARGUMENTS_0_10_2,
+        rows="lists",
+        multi_token_rows=False,
+        logprobs="runner",
+    ),
 )
 
 R_0_11_0 = derive(
@@ -141,6 +151,9 @@ R_0_11_1 = derive(
         "ECConnectorOutput.dataclass",
     ],
     remove=["LogprobsLists.slice:cu-not-rebased", "LogprobsTensors.tolists:python-lists"],
+    # get_output() unpads through RejectionSampler.parse_output and converts the
+    # logprobs with tolists(), which this release pairs with one token per request only.
+    async_output=AsyncOutputContract(rows="arrays", logprobs="tolists"),
 )
 
 R_0_12_0 = derive(
@@ -160,6 +173,7 @@ R_0_12_0 = derive(
     ],
     add=["LogprobsLists.slice_request"],
     remove=["LogprobsLists.slice:cu-rebased"],
+    async_output=AsyncOutputContract(rows="lists", logprobs="cu-of-kept-tokens"),
 )
 
 _KV = seed.KV_CONNECTOR_OUTPUT
@@ -212,6 +226,8 @@ R_0_14_0 = derive(
     "LogprobsTensors.filter",
     types=[MODEL_RUNNER_OUTPUT_0_14_0, LOGPROBS_TENSORS_0_14_0],
     add=["LogprobsTensors.filter"],
+    # parse_output filters the logprobs rows of padded positions itself.
+    async_output=AsyncOutputContract(rows="lists", logprobs="filtered-to-kept-tokens"),
 )
 
 _CU_FIELD = FieldSpec("cu_num_generated_tokens", "list[int] | None", default=None)

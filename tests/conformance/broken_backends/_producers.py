@@ -4,7 +4,7 @@ import sys
 from typing import Any
 
 import reference
-from conformance import Backend
+from conformance import Backend, constructed_like_vllm
 from conformance.backend import BUILTIN_DEVICES
 
 
@@ -13,11 +13,13 @@ def backend_with(module_name: str, **replaced: Any) -> Backend:
         "pad_sampled_token_ids": reference.pad_sampled_token_ids,
         "unpad_sampled_token_ids": reference.unpad_sampled_token_ids,
         "gather_logprobs": reference.gather_logprobs,
-        "make_async_output": reference.DeviceAsyncModelRunnerOutput,
+        "make_async_output": reference.RunnerAsyncModelRunnerOutput,
     }
+    chosen = {**producers, **replaced}
+    chosen["make_async_output"] = constructed_like_vllm(chosen["make_async_output"])
     return Backend(
         name=module_name.rpartition(".")[2],
         module=sys.modules[module_name],
         devices=BUILTIN_DEVICES,
-        **{**producers, **replaced},
+        **chosen,
     )

@@ -1,11 +1,11 @@
-"""get_output() does not wait for the device-to-host copies (caught on accelerators only)."""
+"""get_output() does not wait for the device-to-host copies (caught by the race check)."""
 
 from broken_backends._producers import backend_with
 from broken_backends._reference import *  # noqa: F403
-from reference import DeviceAsyncModelRunnerOutput
+from reference import RunnerAsyncModelRunnerOutput
 
 
-class NoWait(DeviceAsyncModelRunnerOutput):
+class NoWait(RunnerAsyncModelRunnerOutput):
     def _wait_for_copies(self) -> None:
         return None
 

@@ -4,10 +4,10 @@ import os
 
 from broken_backends._producers import backend_with
 from broken_backends._reference import *  # noqa: F403
-from reference import DeviceAsyncModelRunnerOutput
+from reference import RunnerAsyncModelRunnerOutput
 
 
-class ExitsOnConstruction(DeviceAsyncModelRunnerOutput):
+class ExitsOnConstruction(RunnerAsyncModelRunnerOutput):
     def __init__(self, *args, **kwargs):
         os._exit(1)
 

@@ -4,10 +4,10 @@ import time
 
 from broken_backends._producers import backend_with
 from broken_backends._reference import *  # noqa: F403
-from reference import DeviceAsyncModelRunnerOutput
+from reference import RunnerAsyncModelRunnerOutput
 
 
-class NeverReady(DeviceAsyncModelRunnerOutput):
+class NeverReady(RunnerAsyncModelRunnerOutput):
     def get_output(self):
         while True:
             time.sleep(3600)  # the event it waits for is never recorded

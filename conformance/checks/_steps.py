@@ -1,0 +1,189 @@
+"""The steps the async output checks hand a backend's ``make_async_output``, and what it must give.
+
+A case is host data: the padded sampled ids, the discarded requests, how many top
+logprobs.  :func:`build_step` puts it on the step's device the way the revision's
+runner holds it (for example the logprobs rows: one per request, per kept token or
+per padded position); :func:`expected_output` is what the revision's own vLLM
+async output returns for it, computed on the host by the reference's contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from conformance.checks._support import attempt
+from conformance.producer_runtime import StepDevice
+from conformance.step import Step
+from reference.revisions import reference_module
+from reference.revisions.model import SpecRevision
+from reference.runner_async_output import finished_output, kept_positions
+
+#: Realistic vocabularies: Llama 2's and Qwen 2's.
+VOCAB_SIZES = (32000, 151936)
+
+
+@dataclass(frozen=True)
+class StepCase:
+    """One step as host data; ``rows`` are padded with -1 to one width."""
+
+    name: str
+    rows: tuple[tuple[int, ...], ...]
+    invalid_req_indices: tuple[int, ...] = ()
+    num_logprobs: int | None = None
+    vocab_size: int = VOCAB_SIZES[1]
+
+    @property
+    def num_reqs(self) -> int:
+        return len(self.rows)
+
+    @property
+    def multi_token(self) -> bool:
+        return any(len(row) != 1 for row in self.rows)
+
+    def padded(self) -> torch.Tensor:
+        width = len(self.rows[0]) if self.rows else 1
+        return torch.tensor(self.rows, dtype=torch.int32).reshape(len(self.rows), width)
+
+    def with_logprobs(self, k: int | None) -> StepCase:
+        suffix = "" if k is None else f"-k{k}"
+        return StepCase(self.name + suffix, self.rows, self.invalid_req_indices, k, self.vocab_size)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _tokens(num_reqs: int, start: int = 101_000) -> tuple[tuple[int, ...], ...]:
+    # Ids in the tens of thousands: below 257 Python caches ints, which hides costs.
+    return tuple((start + 37 * i,) for i in range(num_reqs))
+
+
+ONE_TOKEN_CASES = (
+    StepCase("empty-batch", ()),
+    StepCase("one-token-per-request", _tokens(3)),
+    StepCase("discarded-rows", _tokens(4), invalid_req_indices=(1, 3)),
+    StepCase("256-requests", _tokens(256), invalid_req_indices=(7,)),
+    StepCase("vocabulary-32000", _tokens(3, start=31_000), vocab_size=VOCAB_SIZES[0]),
+)
+
+MULTI_TOKEN_CASES = (
+    StepCase(
+        "multi-token-rows",
+        ((120_001, 120_002, -1), (-1, -1, -1), (120_003, 120_004, 120_005)),
+    ),
+    StepCase(
+        "multi-token-discarded",
+        ((120_011, -1), (120_012, 120_013), (120_014, -1), (120_015, 120_016)),
+        invalid_req_indices=(1,),
+    ),
+)
+
+LOGPROBS_WIDTHS = (0, 1, 5, 20)
+
+
+def logprobs_cases(revision: SpecRevision) -> list[StepCase]:
+    """The cases with logprobs the revision's runner can hand over."""
+    one = ONE_TOKEN_CASES[1]
+    cases = [one.with_logprobs(k) for k in LOGPROBS_WIDTHS]
+    cases += [ONE_TOKEN_CASES[2].with_logprobs(5), ONE_TOKEN_CASES[3].with_logprobs(20)]
+    if revision.async_output.logprobs_with_multi_token_rows:
+        cases += [case.with_logprobs(5) for case in MULTI_TOKEN_CASES]
+    return cases
+
+
+def _logprobs_rows(case: StepCase, revision: SpecRevision) -> int:
+    """How many logprobs rows the revision's runner holds for this step."""
+    if not case.multi_token:
+        return case.num_reqs
+    if revision.async_output.logprobs == "filtered-to-kept-tokens":
+        return case.num_reqs * len(case.rows[0])
+    return int(kept_positions(case.padded(), case.vocab_size).sum())
+
+
+def host_logprobs(case: StepCase, revision: SpecRevision) -> tuple[torch.Tensor, ...] | None:
+    """Distinct values per row (so a misplaced row shows): ids, sorted logprobs, int64 ranks."""
+    if case.num_logprobs is None:
+        return None
+    n, width = _logprobs_rows(case, revision), case.num_logprobs + 1
+    cells = torch.arange(n * width).reshape(n, width)
+    ids = (80_000 + cells).to(torch.int32)
+    logprobs = -(cells.to(torch.float32)) / 8
+    ranks = torch.arange(1, n + 1, dtype=torch.int64)
+    return ids, logprobs, ranks
+
+
+def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepCase, **extra: Any):
+    """The backend's ModelRunnerOutput as the revision's runner builds it before handing over."""
+    req_ids = [f"req-{i}" for i in range(case.num_reqs)]
+    values: dict[str, Any] = {
+        "req_ids": req_ids,
+        "req_id_to_index": {r: i for i, r in enumerate(req_ids)},
+        "sampled_token_ids": [],
+        "logprobs": None,
+        "prompt_logprobs_dict": {},
+        "pooler_output": [],
+        **extra,
+    }
+    tensors = host_logprobs(case, revision)
+    if revision.async_output.logprobs == "runner" and tensors is not None:
+        # These runners convert the logprobs themselves, with the backend's own type.
+        made = attempt("LogprobsTensors(<step logprobs>)", backend.module.LogprobsTensors, *tensors)
+        values["logprobs"] = attempt("LogprobsTensors.tolists()", made.tolists)
+    fields = revision.types["ModelRunnerOutput"].field_names
+    cls = backend.module.ModelRunnerOutput
+    return attempt(
+        "ModelRunnerOutput(<the runner's step>)",
+        cls,
+        **{name: value for name, value in values.items() if name in fields},
+    )
+
+
+def build_step(
+    backend: Any,
+    revision: SpecRevision,
+    case: StepCase,
+    device: StepDevice,
+    sampled_token_ids: torch.Tensor | None = None,
+    **model_runner_output_fields: Any,
+) -> Step:
+    """The step of ``case`` on ``device``; ``sampled_token_ids`` replaces the ids (race check)."""
+    tensors = host_logprobs(case, revision)
+    logprobs = None
+    if tensors is not None:
+        logprobs = attempt(
+            "LogprobsTensors(<step logprobs on the device>)",
+            backend.module.LogprobsTensors,
+            *(device.tensor(t) for t in tensors),
+        )
+    return Step(
+        model_runner_output=runner_model_runner_output(
+            backend, revision, case, **model_runner_output_fields
+        ),
+        sampled_token_ids=(
+            sampled_token_ids if sampled_token_ids is not None else device.tensor(case.padded())
+        ),
+        logprobs_tensors=logprobs,
+        invalid_req_indices=list(case.invalid_req_indices),
+        async_output_copy_stream=device.stream(),
+        vocab_size=case.vocab_size,
+        device=device.kind,
+    )
+
+
+def expected_output(revision: SpecRevision, step_output: Any, case: StepCase) -> Any:
+    """What the revision's vLLM async output returns for ``case`` (the reference's types)."""
+    module = reference_module(revision.name)
+    tensors = host_logprobs(case, revision)
+    logprobs = module.LogprobsTensors(*tensors) if tensors is not None else None
+    return attempt(
+        "the runner's ModelRunnerOutput copied with dataclasses.replace",
+        finished_output,
+        step_output,
+        case.padded(),
+        logprobs,
+        case.invalid_req_indices,
+        case.vocab_size,
+        revision.async_output,
+    )

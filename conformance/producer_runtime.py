@@ -1,0 +1,98 @@
+"""Where an async output producer is judged: a device type and the runtime that orders its copies.
+
+A backend's async output is written for its device's runtime (``torch.cuda``,
+``torch.npu``): streams, events, non-blocking copies.  On a machine that has the
+device, the real runtime judges it.  Where the device is absent, the first
+accelerator the backend declares for its producers is *simulated*
+(:mod:`conformance.simulated_device`): the producer runs unchanged against a
+runtime of threads, so its ordering (and the race check) is judged on any CPU.
+The parameter value says which: ``cuda`` (real) or ``cuda-simulated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from conformance import devices
+from conformance.backend import Backend
+from conformance.simulated_device import SimulatedRuntime, installed
+
+SIMULATED = "-simulated"
+
+
+@dataclass(frozen=True)
+class ProducerDevice:
+    """One parameter value of the async output checks and why it may not run."""
+
+    value: str
+    skip: devices.DeviceSkip | None = None
+
+
+def producer_devices(backend: Backend) -> list[ProducerDevice]:
+    """The devices the backend's async output is judged on here, in declaration order."""
+    found: list[ProducerDevice] = []
+    simulated = False
+    for kind in backend.async_output_devices:
+        if kind == "cpu" or devices.is_present(kind):
+            found.append(ProducerDevice(kind))
+        elif not simulated:
+            found.append(ProducerDevice(kind + SIMULATED))
+            simulated = True
+        else:
+            found.append(
+                ProducerDevice(
+                    kind,
+                    devices.DeviceSkip(
+                        devices.DEVICE_NOT_PRESENT,
+                        f"device {kind}: declared, but not on this machine (only the first "
+                        "absent accelerator is simulated)",
+                    ),
+                )
+            )
+    return found
+
+
+def is_accelerator(value: str) -> bool:
+    return value != "cpu"
+
+
+@dataclass(frozen=True)
+class StepDevice:
+    """The device a step lives on: its type, and the simulated runtime when there is one."""
+
+    kind: str
+    simulated: SimulatedRuntime | None = None
+
+    def tensor(self, host: torch.Tensor) -> torch.Tensor:
+        """``host``'s values on this device, the copy finished."""
+        if self.simulated is not None:
+            return self.simulated.device_tensor(host)
+        if self.kind == "cpu":
+            return host.clone()
+        return devices.to_device(self.kind, host)
+
+    def stream(self) -> Any:
+        """A copy stream of this device's runtime (None on CPU and runtimes without streams)."""
+        if self.simulated is not None:
+            return self.simulated.Stream()
+        stream = getattr(devices.device_module(self.kind), "Stream", None)
+        return stream() if stream is not None and self.kind not in ("cpu", "mps") else None
+
+    def describe(self) -> str:
+        return f"a simulated {self.kind} runtime" if self.simulated else self.kind
+
+
+@contextmanager
+def step_device(value: str) -> Iterator[StepDevice]:
+    """The :class:`StepDevice` of a parameter value; a simulated runtime is installed meanwhile."""
+    if not value.endswith(SIMULATED):
+        yield StepDevice(value)
+        return
+    kind = value.removesuffix(SIMULATED)
+    with installed(SimulatedRuntime(kind)) as runtime:
+        yield StepDevice(kind, runtime)

@@ -1,0 +1,89 @@
+"""vLLM's own producers, as the ``vllm`` backend declares them.
+
+vLLM exports no standalone producers, but its own code of each release holds
+them at fixed places: ``Sampler.gather_logprobs`` (``vllm.v1.sample.sampler``),
+``RejectionSampler.parse_output`` (``vllm.v1.sample.rejection_sampler``), the unpadding
+of speculative rows, and ``AsyncGPUModelRunnerOutput``
+(``vllm.v1.worker.gpu_model_runner``), the GPU runner's async output.  They are the
+ground truth of the producer contract: every release's own must pass its revision.
+Each is taken wherever it imports (a real installation, or a release's texts laid
+out by :mod:`conformance.vllm_release`); one that does not is left out with a note.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.step import constructed_like_vllm
+
+# parse_output drops ids at or above the vocabulary size; "no limit" for unpadding
+# called without one.
+_NO_VOCABULARY_LIMIT = 2**31 - 1
+
+
+@dataclass
+class FoundProducers:
+    """The producers found (``Backend`` keyword arguments) and notes on those missing."""
+
+    found: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def vllm_producers() -> FoundProducers:
+    found: dict[str, Callable[..., Any]] = {}
+    notes: list[str] = []
+    for producer, (module, name, adapt) in _WHERE.items():
+        try:
+            owner = getattr(importlib.import_module(module), name)
+            found[producer] = adapt(owner)
+        except Exception as error:
+            first_line = (str(error).splitlines() or [""])[0]
+            notes.append(
+                f"vLLM's {name} ({module}) does not import here "
+                f"({type(error).__name__}: {first_line}); its {producer} is not judged"
+            )
+    return FoundProducers(found, tuple(notes))
+
+
+def _gather_logprobs(sampler: Any) -> Callable[..., Any]:
+    # A staticmethod from 0.11.1; before, a method that never reads self.
+    if isinstance(inspect.getattr_static(sampler, "gather_logprobs"), staticmethod):
+        function: Callable[..., Any] = sampler.gather_logprobs
+        return function
+    unbound = sampler.gather_logprobs
+
+    def gather_logprobs(logprobs: Any, num_logprobs: int, token_ids: Any) -> Any:
+        return unbound(object.__new__(sampler), logprobs, num_logprobs, token_ids)
+
+    return gather_logprobs
+
+
+def _unpad_sampled_token_ids(rejection_sampler: Any) -> Callable[..., Any]:
+    parse_output = rejection_sampler.parse_output
+
+    def unpad_sampled_token_ids(sampled: Any, *, vocab_size: int | None = None) -> Any:
+        result = parse_output(sampled, _NO_VOCABULARY_LIMIT if vocab_size is None else vocab_size)
+        # (rows, cu or logprobs) from 0.12.0; rows of numpy arrays in 0.11.1-0.11.2.
+        rows = result[0] if isinstance(result, tuple) else result
+        return [row.tolist() if hasattr(row, "tolist") else row for row in rows]
+
+    return unpad_sampled_token_ids
+
+
+_WHERE: dict[str, tuple[str, str, Callable[[Any], Callable[..., Any]]]] = {
+    "gather_logprobs": ("vllm.v1.sample.sampler", "Sampler", _gather_logprobs),
+    "unpad_sampled_token_ids": (
+        "vllm.v1.sample.rejection_sampler",
+        "RejectionSampler",
+        _unpad_sampled_token_ids,
+    ),
+    "make_async_output": (
+        "vllm.v1.worker.gpu_model_runner",
+        "AsyncGPUModelRunnerOutput",
+        constructed_like_vllm,
+    ),
+}

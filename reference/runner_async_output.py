@@ -1,0 +1,192 @@
+"""The async output as vLLM's model runner builds it, for any torch device and revision.
+
+After sampling, vLLM's runner builds its ``ModelRunnerOutput`` without the sampled
+ids and hands an async output what it holds: that output, the sampled ids on the
+device padded with -1, the ``LogprobsTensors`` on the device, the indices of the
+requests whose tokens are discarded this step (``invalid_req_indices``), a copy
+stream and the vocabulary size.  The async output starts the device-to-host copies
+at once and ``get_output()`` waits for them, then finishes the output.
+
+What "finishes" means changed from release to release; a revision says it as data
+(:class:`~reference.revisions.model.AsyncOutputContract`) and
+:func:`finished_output` carries it out.  The conformance suite uses the same
+function, on host copies of a step, as the oracle of every backend's async output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from itertools import accumulate
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from reference.async_output import device_runtime
+from reference.constants import PLACEHOLDER_TOKEN_ID
+from reference.revisions.model import AsyncOutputContract
+
+__all__ = ["RunnerAsyncOutputCopies", "finished_output", "kept_positions", "runner_async_class"]
+
+
+def kept_positions(host_token_ids: torch.Tensor, vocab_size: int | None) -> np.ndarray:
+    """Boolean ``[num_reqs, max_len]``: the positions unpadding keeps (not -1, in the vocabulary)."""
+    array = host_token_ids.numpy()
+    keep = array != PLACEHOLDER_TOKEN_ID
+    if vocab_size is not None:
+        keep &= array < vocab_size
+    return keep
+
+
+def finished_output(
+    model_runner_output: Any,
+    host_token_ids: torch.Tensor,
+    host_logprobs: Any,
+    invalid_req_indices: Sequence[int],
+    vocab_size: int | None,
+    contract: AsyncOutputContract,
+) -> Any:
+    """``model_runner_output`` with the sampled ids and logprobs a release's get_output() sets.
+
+    ``host_token_ids`` is the ``[num_reqs, max_len]`` host copy of the sampled ids
+    (padded with -1), ``host_logprobs`` the host ``LogprobsTensors`` or None.  The
+    result is a new object: the one handed over is left as it was.
+    """
+    discarded = set(invalid_req_indices)
+    multi_token = host_token_ids.shape[-1] != 1
+    keep = kept_positions(host_token_ids, vocab_size) if multi_token else None
+    rows = _rows(host_token_ids, keep, discarded, contract)
+    changes: dict[str, Any] = {"sampled_token_ids": rows}
+    if contract.logprobs != "runner":
+        changes["logprobs"] = _logprobs_lists(host_logprobs, keep, contract)
+    return dataclasses.replace(model_runner_output, **changes)
+
+
+def _rows(
+    host_token_ids: torch.Tensor,
+    keep: np.ndarray | None,
+    discarded: set[int],
+    contract: AsyncOutputContract,
+) -> list[Any]:
+    array = host_token_ids.numpy()
+    as_arrays = contract.rows == "arrays"
+    rows: list[Any] = []
+    for i, row in enumerate(array):
+        if i in discarded:
+            rows.append(np.array([], dtype=array.dtype) if as_arrays else [])
+            continue
+        kept = row if keep is None else row[keep[i]]
+        # A copy, so the output shares no memory with the producer's host buffer.
+        rows.append(kept.copy() if as_arrays else kept.tolist())
+    return rows
+
+
+def _logprobs_lists(
+    host_logprobs: Any, keep: np.ndarray | None, contract: AsyncOutputContract
+) -> Any:
+    if host_logprobs is None:
+        return None
+    if keep is None or contract.logprobs == "tolists":
+        return host_logprobs.tolists()
+    cu = [0, *accumulate(int(n) for n in keep.sum(axis=1))]
+    if contract.logprobs == "filtered-to-kept-tokens":
+        rows = torch.from_numpy(keep.reshape(-1))
+        # _replace keeps the optional fields later revisions add after the three tensors.
+        host_logprobs = host_logprobs._replace(
+            logprob_token_ids=host_logprobs.logprob_token_ids[rows],
+            logprobs=host_logprobs.logprobs[rows],
+            selected_token_ranks=host_logprobs.selected_token_ranks[rows],
+        )
+    return host_logprobs.tolists(cu)
+
+
+class RunnerAsyncOutputCopies:
+    """Start the device-to-host copies of a step now; finish its output in ``get_output()``.
+
+    The constructor takes what vLLM's runner hands over (the parameter names of vLLM's
+    own class, so ``conformance.constructed_like_vllm`` builds it from a step) plus
+    ``device``, the torch device type whose runtime (``torch.<device>``) orders the
+    copies.  A concrete class mixes it into a revision's ``AsyncModelRunnerOutput``
+    and sets ``contract``.  ``get_output()`` may be called more than once: it waits
+    once and returns the same output.
+    """
+
+    contract: ClassVar[AsyncOutputContract]
+
+    def __init__(
+        self,
+        model_runner_output: Any,
+        sampled_token_ids: torch.Tensor,
+        logprobs_tensors: Any = None,
+        invalid_req_indices: Sequence[int] = (),
+        async_output_copy_stream: Any = None,
+        vocab_size: int | None = None,
+        device: str | None = None,
+    ) -> None:
+        self._model_runner_output = model_runner_output
+        self._invalid_req_indices = list(invalid_req_indices)
+        self._vocab_size = vocab_size
+        self._event: Any = None
+        self._output: Any = None
+        kind = device or sampled_token_ids.device.type
+        self._runtime = device_runtime(kind)
+        # Holding the device tensors keeps the caching allocator from reusing their
+        # memory while the copy stream may still read it.
+        self._device_tensors: Any = (sampled_token_ids, logprobs_tensors)
+        if kind == "cpu":
+            self._host = (sampled_token_ids, logprobs_tensors)
+        elif self._runtime is None:
+            # No stream API (MPS): queue the copies where the data is produced;
+            # get_output() waits for the whole device.
+            self._host = _copy_to_host(sampled_token_ids, logprobs_tensors)
+        else:
+            runtime = self._runtime
+            copy_stream = async_output_copy_stream or runtime.Stream()
+            # The copies must not start before the kernels that produce the values.
+            copy_stream.wait_stream(runtime.current_stream())
+            with runtime.stream(copy_stream):
+                self._host = _copy_to_host(sampled_token_ids, logprobs_tensors)
+                self._event = runtime.Event()
+                self._event.record(copy_stream)
+        self._kind = kind
+
+    def get_output(self) -> Any:
+        if self._output is None:
+            self._wait_for_copies()
+            self._device_tensors = None
+            host_token_ids, host_logprobs = self._host
+            self._output = finished_output(
+                self._model_runner_output,
+                host_token_ids,
+                host_logprobs,
+                self._invalid_req_indices,
+                self._vocab_size,
+                self.contract,
+            )
+        return self._output
+
+    def get_kv_connector_output(self) -> Any:
+        """The step's KVConnectorOutput, to salvage when get_output() fails."""
+        return self._model_runner_output.kv_connector_output
+
+    def _wait_for_copies(self) -> None:
+        if self._event is not None:
+            self._event.synchronize()
+        elif self._kind != "cpu":
+            # Devices without events (MPS): wait for everything queued so far.
+            getattr(torch, self._kind).synchronize()
+
+
+def _copy_to_host(token_ids: torch.Tensor, logprobs: Any) -> tuple[torch.Tensor, Any]:
+    host_ids = token_ids.to("cpu", non_blocking=True)
+    return host_ids, (logprobs.to_cpu_nonblocking() if logprobs is not None else None)
+
+
+def runner_async_class(async_model_runner_output: type, contract: AsyncOutputContract) -> type:
+    """The reference's ``RunnerAsyncModelRunnerOutput`` of a revision."""
+    return type(
+        "RunnerAsyncModelRunnerOutput",
+        (RunnerAsyncOutputCopies, async_model_runner_output),
+        {"contract": contract, "__doc__": RunnerAsyncOutputCopies.__doc__},
+    )

@@ -1,0 +1,234 @@
+"""The simulated device runtime: a producer's race shows on a CPU machine."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from conformance.simulated_device import (
+    SimulatedDeviceTensor,
+    SimulatedRuntime,
+    installed,
+)
+
+STALE = [0, 0, 0, 0]  # what the device tensors hold until the kernel writes
+WRITTEN = [11, 12, 13, 14]
+DELAY_S = 0.3
+_MISSING = object()
+_CUDA_NAMES = (
+    "Event",
+    "Stream",
+    "current_stream",
+    "default_stream",
+    "set_stream",
+    "stream",
+    "synchronize",
+    "is_available",
+    "device_count",
+    "current_device",
+)
+
+
+def runtime_module(device_type: str) -> Any:
+    """torch.<device_type>, as plugin code reaches it (typed loosely: torch has no torch.npu)."""
+    return getattr(torch, device_type)
+
+
+def _pending_tensor(runtime: SimulatedRuntime, delay_s: float = DELAY_S) -> SimulatedDeviceTensor:
+    """A device tensor of zeros that a kernel on the default stream overwrites after delay_s."""
+    tensor = runtime.device_tensor(torch.zeros(4, dtype=torch.int64))
+    runtime.write_later(tensor, torch.tensor(WRITTEN), delay_s)
+    return tensor
+
+
+class AsyncOutput:
+    """A producer shaped like vLLM's AsyncModelRunnerOutput, with its two possible bugs as flags.
+
+    It reaches the runtime as plugin code does: through torch.<device_type>.
+    """
+
+    def __init__(
+        self,
+        device_type: str,
+        device_ids: torch.Tensor,
+        copy_stream: Any,
+        *,
+        wait_for_compute: bool = True,
+        synchronize: bool = True,
+    ) -> None:
+        runtime = runtime_module(device_type)
+        # vLLM 0.12+ uses torch.Event(); earlier releases and 0.29+ the runtime's own.
+        self._event = torch.cuda.Event(blocking=True) if device_type == "cuda" else torch.Event()
+        self._synchronize = synchronize
+        default_stream = runtime.current_stream()
+        with runtime.stream(copy_stream):
+            if wait_for_compute:
+                copy_stream.wait_stream(default_stream)
+            # The three spellings of a host copy plugins use.
+            self._ids = device_ids.to("cpu", non_blocking=True)
+            self._ids_as_float = device_ids.to(device="cpu", dtype=torch.float64, non_blocking=True)
+            self._ids_again = device_ids.to(torch.device("cpu"), non_blocking=True)
+            self._event.record()
+
+    def get_output(self) -> list[list[Any]]:
+        if self._synchronize:
+            self._event.synchronize()
+        return [self._ids.tolist(), self._ids_as_float.tolist(), self._ids_again.tolist()]
+
+
+def _run_producer(device_type: str, **flags: bool) -> list[list[Any]]:
+    with installed(SimulatedRuntime(device_type)) as runtime:
+        device_ids = _pending_tensor(runtime)
+        copy_stream = runtime_module(device_type).Stream()
+        output = AsyncOutput(device_type, device_ids, copy_stream, **flags)
+        return output.get_output()
+
+
+@pytest.mark.parametrize("device_type", ["cuda", "npu"])
+def test_a_producer_that_waits_on_its_event_reads_the_written_values(device_type: str) -> None:
+    cuda, had_npu = torch.cuda, hasattr(torch, "npu")
+    started = time.monotonic()
+    ids, as_float, again = _run_producer(device_type)
+    assert time.monotonic() - started >= DELAY_S * 0.9  # it did wait for the kernel
+    assert ids == again == WRITTEN
+    assert as_float == [float(v) for v in WRITTEN]
+    assert torch.cuda is cuda
+    assert hasattr(torch, "npu") == had_npu
+
+
+@pytest.mark.parametrize("device_type", ["cuda", "npu"])
+def test_a_producer_that_reads_before_waiting_reads_stale_values(device_type: str) -> None:
+    had_npu = hasattr(torch, "npu")
+    ids, as_float, again = _run_producer(device_type, synchronize=False)
+    assert ids == again == STALE
+    assert as_float == [0.0] * 4
+    assert hasattr(torch, "npu") == had_npu
+
+
+def test_a_copy_stream_that_does_not_wait_for_compute_copies_stale_values() -> None:
+    ids, _, _ = _run_producer("cuda", wait_for_compute=False)
+    assert ids == STALE
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda t: t.tolist(),
+        lambda t: t.cpu().tolist(),
+        lambda t: t.to("cpu").tolist(),
+        lambda t: t.numpy().tolist(),
+        lambda t: [int(v) for v in t],
+    ],
+    ids=["tolist", "cpu", "to_cpu", "numpy", "iterate"],
+)
+def test_a_blocking_read_waits_for_the_device(read: Callable[[torch.Tensor], list[int]]) -> None:
+    with installed(SimulatedRuntime("npu")) as runtime:
+        assert read(_pending_tensor(runtime)) == WRITTEN
+
+
+def test_host_reads_are_plain_tensors_and_device_ops_stay_on_the_device() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = _pending_tensor(runtime)
+        assert type(tensor.cpu()) is torch.Tensor
+        assert type(tensor.to("cpu", non_blocking=True)) is torch.Tensor
+        plus_one = tensor + 1
+        both = torch.cat([tensor, plus_one[:2]])
+        assert isinstance(plus_one, SimulatedDeviceTensor)
+        assert isinstance(both, SimulatedDeviceTensor)
+        assert both.tolist() == [*WRITTEN, 12, 13]
+        # A view shares the device memory: a later kernel shows through it.
+        view = tensor[1:]
+        runtime.write_later(tensor, torch.tensor([5, 6, 7, 8]), 0.0)
+        assert view.tolist() == [6, 7, 8]
+
+
+@pytest.mark.parametrize("device_type", ["cuda", "npu", "xpu"])
+def test_installed_restores_torch_exactly_even_when_the_body_raises(device_type: str) -> None:
+    cuda_before = {name: vars(torch.cuda).get(name, _MISSING) for name in _CUDA_NAMES}
+    top_before = {
+        name: vars(torch).get(name, _MISSING) for name in ("Event", "Stream", device_type)
+    }
+    cuda_module = torch.cuda
+    runtime = SimulatedRuntime(device_type)
+    with pytest.raises(ZeroDivisionError), installed(runtime):
+        module = runtime_module(device_type)
+        assert module.Event is torch.Event is runtime.Event
+        assert module.Stream is torch.Stream is runtime.Stream
+        assert module.is_available() and module.device_count() == 1
+        assert module.current_device() == 0
+        assert module.current_stream() is module.default_stream()
+        assert torch.cuda is cuda_module  # patched in place, never replaced
+        1 / 0  # noqa: B018
+    assert {name: vars(torch.cuda).get(name, _MISSING) for name in _CUDA_NAMES} == cuda_before
+    for name, before in top_before.items():
+        assert vars(torch).get(name, _MISSING) is before
+    with pytest.raises(RuntimeError, match="closed"):  # installed() closed the runtime
+        runtime.write_later(runtime.device_tensor(torch.zeros(1)), torch.ones(1), 0.0)
+
+
+@pytest.mark.parametrize("synchronize", [True, False])
+def test_a_nonblocking_copy_into_a_host_buffer(synchronize: bool) -> None:
+    with installed(SimulatedRuntime("npu")) as runtime:
+        host = torch.full((4,), -1, dtype=torch.int64)
+        assert host.copy_(_pending_tensor(runtime), non_blocking=True) is host
+        if synchronize:
+            runtime_module("npu").synchronize()
+        assert host.tolist() == (WRITTEN if synchronize else [-1] * 4)
+
+
+def test_event_query_says_whether_the_work_before_it_is_done() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        assert torch.cuda.Event().query()  # never recorded: complete, as on CUDA
+        torch.cuda.Event().synchronize()  # and returns at once
+        _pending_tensor(runtime)
+        event = torch.cuda.Event()
+        event.record()
+        assert not event.query()
+        assert not runtime.idle()
+        event.synchronize()
+        assert event.query()
+        assert runtime.idle()
+
+
+def test_an_event_wait_orders_a_side_stream_after_it() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = _pending_tensor(runtime)
+        event = torch.cuda.Event()
+        event.record()
+        side = torch.cuda.Stream()
+        event.wait(side)
+        with torch.cuda.stream(side):
+            host = tensor.to("cpu", non_blocking=True)
+        side.synchronize()
+        assert host.tolist() == WRITTEN
+
+
+def test_metadata_reads_do_not_wait_and_close_abandons_pending_work() -> None:
+    runtime = SimulatedRuntime("npu")
+    with installed(runtime):
+        tensor = _pending_tensor(runtime, delay_s=1.0)
+        npu = runtime_module("npu")
+        side = npu.Stream()
+        side.wait_stream(npu.current_stream())  # a stream blocked behind the kernel
+        started = time.monotonic()
+        assert tensor.shape == (4,) and tensor.size() == (4,) and len(tensor) == 4
+        assert tensor.dtype == torch.int64 and tensor.dim() == 1 and tensor.numel() == 4
+        assert tensor.device.type == "cpu"
+        assert time.monotonic() - started < 0.5
+        assert not runtime.idle()
+    assert time.monotonic() - started < 0.5  # close() did not sit out the 1 s kernel
+    runtime.close()  # idempotent
+
+
+def test_a_failed_kernel_surfaces_at_the_next_synchronize() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = runtime.device_tensor(torch.zeros(2))
+        runtime.write_later(tensor, torch.ones(2), 0.0)
+        runtime.default_stream()._submit(lambda: 1 / 0)
+        with pytest.raises(RuntimeError, match="work failed"):
+            torch.cuda.synchronize()
+        torch.cuda.synchronize()  # reported once
