@@ -166,10 +166,24 @@ def build(run: ConformanceRun) -> dict[str, Any]:
             "python": platform.python_version(),
             "torch": torch.__version__,
             "devices_available": run.devices_available,
+            # Device types whose runtime was simulated for the async output checks.
+            "simulated_devices": _simulated_devices(backend),
         },
         "summary": run.results.summary(),
         "tests": [asdict(r) for r in run.results.sorted_records()],
     }
+
+
+def _simulated_devices(backend: Any) -> list[str]:
+    if backend.make_async_output is None:
+        return []
+    from conformance.producer_runtime import SIMULATED, producer_devices
+
+    return [
+        d.value.removesuffix(SIMULATED)
+        for d in producer_devices(backend)
+        if d.value.endswith(SIMULATED)
+    ]
 
 
 def write(report: dict[str, Any], path: str | Path) -> Path:

@@ -255,7 +255,7 @@ class ConformanceRun:
             )
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
-        device = params.get("device") or params.get("producer_device")
+        device = params.get("device") or params.get("accelerator") or params.get("producer_device")
         name = getattr(item, "originalname", item.name).removeprefix("test_")
         variant = nodeids.without_device(callspec.id, device) if callspec is not None else ""
         item.user_properties += [

@@ -118,7 +118,7 @@ def write_stub_tree(
 
 
 def _package_source(parts: list[str], version: str) -> str:
-    note = '"""Stand-in for vLLM (only what outputs.py imports), made by vllm-outputs-suite."""\n'
+    note = '"""Stand-in for vLLM (outputs.py and its producers from a release text), made by vllm-outputs-suite."""\n'
     return note + (f'__version__ = "{version}"\n' if parts == ["vllm"] else "")
 
 

@@ -15,8 +15,9 @@
 spec types' fields hold)
     the backend's class of that name (None when it has none).
 
-``device`` is a parameter, not a fixture: every check that takes it runs once per
-torch device type: the built-in types plus any other type the backend declares,
+``device`` and ``accelerator`` are parameters, not fixtures: every check that
+takes them runs once per torch device type (accelerator types only for
+``accelerator``): the built-in types plus any other type the backend declares,
 skipped where the backend does not declare the device or this machine has none.
 ``producer_device`` (through the ``step_device`` fixture) is where the async output
 runs: each device type the backend declares for it, the first absent accelerator
@@ -87,13 +88,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "producer_device" in metafunc.fixturenames:
         _parametrize_producer_devices(metafunc, run.backend)
     kinds = devices.candidate_devices(run.backend.devices)
-    if "device" in metafunc.fixturenames:
-        params = []
-        for kind in kinds:
-            skip = devices.skip_for(run.backend, kind)
-            marks = [pytest.mark.skip(reason=skip.message)] if skip else []
-            params.append(pytest.param(kind, id=kind, marks=marks))
-        metafunc.parametrize("device", params)
+    for name, candidates in (("device", kinds), ("accelerator", kinds[1:])):
+        if name in metafunc.fixturenames:
+            params = []
+            for kind in candidates:
+                skip = devices.skip_for(run.backend, kind)
+                marks = [pytest.mark.skip(reason=skip.message)] if skip else []
+                params.append(pytest.param(kind, id=kind, marks=marks))
+            metafunc.parametrize(name, params)
     if "surface_check" in metafunc.fixturenames:
         from conformance.surface import surface_checks
 
@@ -152,7 +154,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
-        device = params.get("device")
+        device = params.get("device") or params.get("accelerator")
         skip = devices.skip_for(run.backend, device) if device else None
         if "producer_device" in params:
             skip = _producer_device_skip(run.backend, params["producer_device"])

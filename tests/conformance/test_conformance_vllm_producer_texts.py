@@ -13,8 +13,10 @@ tests skip.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,8 +48,8 @@ def _version(text: str) -> tuple[int, ...]:
 def _distinct() -> dict[str, tuple[Path, Path]]:
     """``{version: (outputs text, producers text)}``, one per distinct pair, oldest first.
 
-    Producer texts differ in their header comment only when nothing else changed, so
-    two releases are the same when their sections and their outputs.py are.
+    The header comment of a producer text names its release, so texts are compared by
+    their sections: two releases are the same when those and their outputs.py are.
     """
     if not PRODUCERS.is_dir():
         return {}
@@ -177,15 +179,33 @@ main()
 
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Probe every distinct release once; ``{version: folder}`` with ``found.json``, ``log``."""
-    root = tmp_path_factory.mktemp("producers")
-    jobs, folders = [], {}
+    """Probe every distinct release once; ``{version: folder}`` with ``found.json``, ``log``.
+
+    Under xdist the workers share one run: the first to take the lock probes, the
+    others read its results (the shared temp folder is per pytest session).
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    root = base / "producer-probes"
+    root.mkdir(exist_ok=True)
+    folders = {version: root / version for version in DISTINCT}
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "done").exists():
+            _probe_all(root, folders)
+            (root / "done").touch()
+    return folders
+
+
+def _probe_all(root: Path, folders: dict[str, Path]) -> None:
+    jobs = []
     for version, (outputs, producers) in DISTINCT.items():
-        folder = root / version
+        folder = folders[version]
         tree = write_stub_tree(outputs, version, folder / "tree", producers)
-        out, log = folder / "found.json", folder / "log"
-        jobs.append({"folder": str(tree), "out": str(out), "log": str(log)})
-        folders[version] = folder
+        jobs.append(
+            {"folder": str(tree), "out": str(folder / "found.json"), "log": str(folder / "log")}
+        )
     (root / "jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
     (root / "probe.py").write_text(PROBE, encoding="utf-8")
     done = subprocess.run(
@@ -196,7 +216,6 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return folders
 
 
 def _found(probed: dict[str, Path], version: str) -> dict[str, Any]:
@@ -260,6 +279,16 @@ def test_every_release_with_a_producer_text_is_covered() -> None:
     assert len(with_producers) == 36
     assert with_producers[0] == "0.10.2"
     assert producer_text_beside(texts["0.10.1"], "0.10.1") is None
+    # Every release whose gather_logprobs counts with batched_count_greater_than ships
+    # ops/logprobs.py, which defines it (so far, all of them).
+    for version in with_producers:
+        path = producer_text_beside(texts[version], version)
+        assert path is not None
+        sections = producer_sections(path.read_text(encoding="utf-8"))
+        gather = next(s for s in sections if s.title == "Sampler.gather_logprobs")
+        ops = [s for s in sections if s.path == "vllm/v1/sample/ops/logprobs.py"]
+        if "batched_count_greater_than" in gather.body:
+            assert ops and "def batched_count_greater_than(" in ops[0].body, version
     # Same sections and outputs.py: one probe stands for all the releases that ship them.
     assert len(DISTINCT) >= 21
 
@@ -274,9 +303,15 @@ def test_sections_and_where_each_goes() -> None:
     assert sections[0].title == "class AsyncGPUModelRunnerOutput"
     assert sections[0].body.startswith("class AsyncGPUModelRunnerOutput(")
     assert sections[0].module == "vllm.v1.worker.gpu_model_runner"
-    # Every line of the release's text after the header lands in exactly one section.
-    body_lines = sum(len(s.body.splitlines()) for s in sections)
-    assert body_lines + len(sections) <= len(text.splitlines())
+    # Every line after the header comment lands in one section, in order (blank ones aside).
+    lines = text.splitlines()
+    start = lines.index(
+        "# ---- vllm/v1/worker/gpu_model_runner.py: class AsyncGPUModelRunnerOutput"
+    )
+    parsed = [f"# ---- {s.path}: {s.title}\n{s.body}" for s in sections]
+    assert [ln for ln in "".join(parsed).splitlines() if ln.strip()] == [
+        ln for ln in lines[start:] if ln.strip()
+    ]
 
     outputs = (RELEASES / "outputs-0.33.0.py.txt").read_text(encoding="utf-8")
     modules = producer_modules(sections, outputs, "0.33.0")
@@ -296,6 +331,15 @@ def test_sections_and_where_each_goes() -> None:
     whole = next(s for s in sections if s.title == "whole file")
     assert modules["vllm.v1.sample.ops.logprobs"] == whole.body
     assert "\nclass Sampler(nn.Module):\n    @staticmethod\n" in modules["vllm.v1.sample.sampler"]
+    assert "import batched_count_greater_than" in modules["vllm.v1.sample.sampler"]
+    # A release without ops/logprobs.py would lack batched_count_greater_than altogether.
+    without = [s for s in sections if s.path != "vllm/v1/sample/ops/logprobs.py"]
+    lacking = producer_modules(without, outputs, "0.33.0")
+    assert "vllm.v1.sample.ops.logprobs" not in lacking
+    assert (
+        "batched_count_greater_than"
+        not in lacking["vllm.v1.sample.sampler"].split("class Sampler")[0]
+    )
 
 
 def test_without_producer_text_the_tree_is_outputs_only(tmp_path: Path) -> None:

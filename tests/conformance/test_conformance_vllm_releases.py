@@ -17,7 +17,7 @@ import pytest
 import suite_runner
 
 from conformance import spec
-from conformance.vllm_release import release_texts
+from conformance.vllm_release import producer_text_beside, release_texts, write_stub_tree
 
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 pytestmark = pytest.mark.skipif(
@@ -72,6 +72,64 @@ def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
     assert summary["passed"] >= 100
     ran = {t["behaviour"] for t in report["tests"] if t["outcome"] == "passed"}
     assert sorted(revision.all_behaviours - ran) == []
+    # vLLM's own producers of the release (its texts lie beside) are judged too.
+    if producer_text_beside(DISTINCT[version], version) is not None:
+        assert sorted(revision.producer_behaviours - ran - UNDECLARED_BY_VLLM) == []
+
+
+#: vLLM has no standalone padding producer.
+UNDECLARED_BY_VLLM = {"producer.pad_sampled_token_ids"}
+
+
+def _distinct_producers() -> dict[str, Path]:
+    """One version per distinct pair of outputs.py and producers text (producers changed alone)."""
+    if not RELEASES.is_dir():
+        return {}
+    seen: set[str] = set()
+    distinct = {}
+    for version, path in release_texts(RELEASES).items():
+        producers = producer_text_beside(path, version)
+        if producers is None or version not in spec.known_releases():
+            continue
+        body = producers.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
+        digest = hashlib.sha256(path.read_bytes() + body.encode()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            distinct[version] = path
+    return distinct
+
+
+DISTINCT_PRODUCERS = _distinct_producers()
+
+
+@pytest.mark.parametrize("version", list(DISTINCT_PRODUCERS))
+def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> None:
+    run = _judge(tmp_path, DISTINCT_PRODUCERS[version], "-k", "producer or get_kv_connector")
+    assert run.exit_code == 0, run.output[-3000:]
+    revision = spec.revision(spec.revision_for_vllm_version(version))
+    passed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "passed"}
+    assert sorted(revision.producer_behaviours - passed - UNDECLARED_BY_VLLM) == []
+    race = [t for t in run.report["tests"] if t["behaviour"].endswith(":waits-for-device")]
+    assert [(t["device"], t["outcome"]) for t in race] == [("cuda-simulated", "passed")]
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "0.32.0"])
+def test_release_async_output_without_synchronize_fails_the_race_check(
+    tmp_path, version: str
+) -> None:
+    tree = write_stub_tree(RELEASES / f"outputs-{version}.py.txt", version, tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "vllm_without_synchronize:make",
+        "-k",
+        "waits_for_the_device",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    [race] = run.report["tests"]
+    assert race["outcome"] == "failed", run.output[-2000:]
+    assert "stale data" in race["message"]
 
 
 def _unmet(judged, release) -> bool:
