@@ -98,10 +98,16 @@ def activate(config: pytest.Config) -> ConformanceRun:
         xfails=entries,
         devices_available=devices.present_devices(backend.devices),
     )
-    if not _is_xdist_controller(config):
+    if _is_replacement_worker(config):
+        from conformance.warm_up import WarmUp
+
+        # A worker started after another died: the warm-up may be what killed it.
+        run.warm_up = WarmUp(skipped="this worker replaces one that died")
+    elif not _is_xdist_controller(config):
+        from conformance.guard import check_timeout
         from conformance.warm_up import warm_up
 
-        run.warm_up = warm_up(backend, revision)
+        run.warm_up = warm_up(backend, revision, check_timeout(config))
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
     from conformance.guard import Guard
@@ -115,6 +121,15 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
     """The xdist controller runs no check, so it warms nothing up (each worker does)."""
     workers = getattr(config.option, "numprocesses", None)
     return bool(workers) and not hasattr(config, "workerinput")
+
+
+def _is_replacement_worker(config: pytest.Config) -> bool:
+    """An xdist worker started in place of one that died (--isolate restarts them)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return False
+    number = str(workerinput.get("workerid", "gw0")).removeprefix("gw")
+    return number.isdigit() and int(number) >= int(workerinput.get("workercount", 1))
 
 
 def _refuse_a_shadowed_reference() -> None:

@@ -2,37 +2,47 @@
 
 A producer may compile on its first call (vLLM's ``gather_logprobs`` runs a
 ``torch.compile``d rank count: over a minute with inductor on 2 cores).  That is a
-start-up cost, not a hang, so it is paid here and reported in the header; a
-producer that fails here is noted and its checks report the failure.
+start-up cost, not a hang, so it is paid here and reported in the header.  Each call
+gets a bound of its own (five times the per-check limit): a producer that fails or
+does not finish is noted, and its checks report it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
 
 from conformance.backend import Backend
 
+#: The warm-up bound of each producer, in per-check time limits.
+LIMITS_PER_PRODUCER = 5
+
 
 @dataclass
 class WarmUp:
-    """Seconds per producer warmed up, and the error of each that failed."""
+    """Seconds per producer warmed up, and what went wrong with each that failed."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    skipped: str | None = None
 
     def header(self) -> str | None:
+        if self.skipped is not None:
+            return f"warm-up skipped: {self.skipped}"
         if not self.seconds:
             return None
         total = sum(self.seconds.values())
         each = ", ".join(f"{name} {s:.1f} s" for name, s in self.seconds.items())
         line = f"warm-up of {len(self.seconds)} producer(s) took {total:.1f} s ({each})"
         for name, error in self.errors.items():
-            line += f"; {name} failed: {error}"
+            line += f"; {name} {error}"
         return line
 
 
@@ -51,37 +61,70 @@ def _unpad(unpad: Callable[..., Any]) -> None:
     unpad(torch.tensor([[101_000, -1], [101_001, 101_002]], dtype=torch.int32))
 
 
-def _async_output(make: Callable[..., Any], backend: Backend, revision: Any) -> None:
+@contextmanager
+def _async_output_call(backend: Backend, revision: Any) -> Iterator[Callable[[], None] | None]:
+    """The async output's warm-up call, its device (a simulated runtime) held meanwhile.
+
+    The runtime is entered here, not in the warm-up thread, so it is taken down even
+    when the producer never returns.
+    """
     from conformance.checks._steps import ONE_TOKEN_CASES, build_step
     from conformance.producer_runtime import producer_devices, step_device
 
+    make = backend.make_async_output
     usable = [d for d in producer_devices(backend) if d.skip is None]
-    if not usable:
+    if make is None or not usable:
+        yield None
         return
     with step_device(usable[0].value) as device:
-        make(build_step(backend, revision, ONE_TOKEN_CASES[1], device)).get_output()
+
+        def call() -> None:
+            make(build_step(backend, revision, ONE_TOKEN_CASES[1], device)).get_output()
+
+        yield call
 
 
-def warm_up(backend: Backend, revision: Any) -> WarmUp:
+def warm_up(backend: Backend, revision: Any, check_timeout: float) -> WarmUp:
+    """Call each declared producer once; ``check_timeout`` 0 means no bound."""
+    bound = check_timeout * LIMITS_PER_PRODUCER or None
     result = WarmUp()
-    calls: dict[str, Callable[[], None]] = {}
-    if backend.gather_logprobs is not None:
-        calls["gather_logprobs"] = lambda: _gather(backend.gather_logprobs)  # type: ignore[arg-type]
-    if backend.pad_sampled_token_ids is not None:
-        calls["pad_sampled_token_ids"] = lambda: _pad(backend.pad_sampled_token_ids)  # type: ignore[arg-type]
-    if backend.unpad_sampled_token_ids is not None:
-        calls["unpad_sampled_token_ids"] = lambda: _unpad(backend.unpad_sampled_token_ids)  # type: ignore[arg-type]
-    if backend.make_async_output is not None:
-        make = backend.make_async_output
-        calls["make_async_output"] = lambda: _async_output(make, backend, revision)
-    for name, call in calls.items():
-        start = time.perf_counter()
+    operations: dict[str, Callable[[Any], None]] = {
+        "gather_logprobs": _gather,
+        "pad_sampled_token_ids": _pad,
+        "unpad_sampled_token_ids": _unpad,
+    }
+    for name, operation in operations.items():
+        producer = getattr(backend, name)
+        if producer is not None:
+            _timed(result, name, partial(operation, producer), bound)
+    with (
+        _async_output_call(backend, revision)
+        if backend.make_async_output
+        else nullcontext() as call
+    ):
+        if call is not None:
+            _timed(result, "make_async_output", call, bound)
+    return result
+
+
+def _timed(result: WarmUp, name: str, call: Callable[[], None], bound: float | None) -> None:
+    """Run ``call`` in a daemon thread for at most ``bound`` seconds; note how it went."""
+    outcome: list[BaseException] = []
+
+    def run() -> None:
         try:
             call()
-        except BaseException as error:  # a producer's failure is the checks' to report
-            if isinstance(error, KeyboardInterrupt):
-                raise
-            first = (str(error).splitlines() or [""])[0]
-            result.errors[name] = f"{type(error).__name__}: {first}"[:200]
-        result.seconds[name] = time.perf_counter() - start
-    return result
+        except BaseException as error:  # the producer's failure is its checks' to report
+            outcome.append(error)
+
+    start = time.perf_counter()
+    worker = threading.Thread(target=run, name=f"warm-up {name}", daemon=True)
+    worker.start()
+    worker.join(bound)
+    result.seconds[name] = time.perf_counter() - start
+    if worker.is_alive():
+        result.errors[name] = f"did not finish within {bound:.0f} s (left running)"
+    elif outcome:
+        error = outcome[0]
+        first = (str(error).splitlines() or [""])[0]
+        result.errors[name] = f"failed: {type(error).__name__}: {first}"[:200]

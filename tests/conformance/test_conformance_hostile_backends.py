@@ -12,7 +12,7 @@ import suite_runner
 
 ASYNC_CHECK = (
     "conformance/checks/test_producer_async_output.py::"
-    "test_get_output_gives_the_model_runner_output[cpu-one-token-per-request-no-logprobs]"
+    "test_get_output_gives_the_runner_output_with_its_rows[cpu-one-token-per-request]"
 )
 TOLISTS_CHECK = (
     "conformance/checks/test_logprobs_tensors_tolists.py::"
@@ -49,10 +49,15 @@ def test_get_output_that_never_returns_fails_its_check_and_the_run_goes_on(tmp_p
         "--check-timeout",
         "2",
         "-k",
-        "cpu-one-token-per-request-no-logprobs or test_module or test_sampler_output",
+        "test_get_output_gives_the_runner_output_with_its_rows and cpu-one-token-per-request "
+        "or test_module or test_sampler_output",
     )
     assert elapsed < BOUND_S
     assert run.exit_code == 1, run.output[-3000:]
+    # The warm-up call hung too: bounded (5 x the check limit), and said so.
+    assert run.report["warm_up"]["errors"] == {
+        "make_async_output": "did not finish within 10 s (left running)"
+    }
     tests = _by_nodeid(run)
     hung = tests[ASYNC_CHECK]
     assert hung["outcome"] == "failed"
@@ -90,7 +95,8 @@ def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -
         "broken_backends.crash_exit_in_constructor:BACKEND",
         "--isolate",
         "-k",
-        "cpu-one-token-per-request-no-logprobs or test_sampler_output",
+        "test_get_output_gives_the_runner_output_with_its_rows and cpu-one-token-per-request "
+        "or test_sampler_output",
     )
     assert elapsed < BOUND_S
     assert run.exit_code == 1, run.output[-3000:]
@@ -101,3 +107,5 @@ def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -
     after = [t for n, t in tests.items() if "test_sampler_output.py" in n]
     assert after and all(_normal(t) for t in after)  # ran after the crash, in a new worker
     assert run.report["summary"]["errors"] == 1
+    # The first worker died warming the constructor up; its replacement skipped warm-up
+    # (a replacement may be replacing exactly that death) and ran the checks.
