@@ -202,7 +202,9 @@ def vllm_installed(session: nox.Session) -> None:
     (shim / "sitecustomize.py").write_text(_TORCH_2_13_SHIM, encoding="utf-8")
     out = ROOT / "vllm-installed-out"
     out.mkdir(exist_ok=True)
-    rows = []
+    # Runs of earlier invocations stay: re-running a few releases updates their rows.
+    runs_file = out / "runs.json"
+    runs = json.loads(runs_file.read_text(encoding="utf-8")) if runs_file.exists() else {}
     for release in releases:
         path = []
         if release != VLLM_CPU_INSTALLED:
@@ -216,27 +218,30 @@ def vllm_installed(session: nox.Session) -> None:
         report = out / f"report-{release}.json"
         report.unlink(missing_ok=True)
         start = time.monotonic()
-        code = session.run(
+        output = session.run(
             "python", "-m", "conformance", "--backend", "vllm", "--report", str(report),
-            env={"PYTHONPATH": os.pathsep.join(path)}, success_codes=[0, 1, 3, 4],
-            silent=True,
+            env={"PYTHONPATH": os.pathsep.join(path)}, success_codes=range(256), silent=True,
         )  # fmt: skip
-        rows.append((release, report, time.monotonic() - start, code))
+        (out / f"log-{release}.txt").write_text(str(output), encoding="utf-8")
+        runs[release] = {"seconds": round(time.monotonic() - start, 1)}
+    runs_file.write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
     summary = out / "summary.md"
-    summary.write_text(_installed_summary(rows), encoding="utf-8")
+    summary.write_text(_installed_summary(out, runs), encoding="utf-8")
     session.log(f"summary: {summary}")
 
 
-def _installed_summary(rows: list[tuple[str, Path, float, object]]) -> str:
+def _installed_summary(out: Path, runs: dict[str, dict[str, float]]) -> str:
     lines = [
         "# vLLM releases installed for real, judged as `--backend vllm` (no --revision)",
         "",
         "| release | detected | revision judged | passed | failed | errors | producers judged | seconds |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for release, report, seconds, _ in rows:
+    for release in sorted(runs, key=lambda r: tuple(int(p) for p in r.split("."))):
+        seconds = runs[release]["seconds"]
+        report = out / f"report-{release}.json"
         if not report.exists():
-            lines.append(f"| {release} | no report | | | | | | {seconds:.0f} |")
+            lines.append(f"| {release} | no report: see log-{release}.txt | | | | | | {seconds} |")
             continue
         data = json.loads(report.read_text(encoding="utf-8"))
         s = data["summary"]
@@ -249,7 +254,7 @@ def _installed_summary(rows: list[tuple[str, Path, float, object]]) -> str:
         )
         lines.append(
             f"| {release} | {data['spec_revision_detail']} | {data['spec_revision']} | "
-            f"{s['passed']} | {s['failed']} | {s['errors']} | {', '.join(judged)} | {seconds:.0f} |"
+            f"{s['passed']} | {s['failed']} | {s['errors']} | {', '.join(judged)} | {seconds} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -169,7 +169,6 @@ def build(run: ConformanceRun) -> dict[str, Any]:
             # Device types whose runtime was simulated for the async output checks.
             "simulated_devices": _simulated_devices(backend),
         },
-        "warm_up": asdict(run.warm_up) if run.warm_up is not None else None,
         "summary": run.results.summary(),
         "tests": [asdict(r) for r in run.results.sorted_records()],
     }

@@ -10,7 +10,10 @@ import torch
 from reference._arguments import require_int, require_tensor
 from reference.outputs import LogprobsTensors
 
-__all__ = ["gather_logprobs", "gather_logprobs_for"]
+__all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks"]
+
+#: Elements compared per block on CPU: a block's booleans (1 MiB) stay in cache.
+_CPU_BLOCK_ELEMENTS = 1 << 20
 
 
 def gather_logprobs(
@@ -73,15 +76,18 @@ def _gathered(
         raise ValueError(
             f"token_ids must be on logprobs' device {logprobs.device}, got {token_ids.device}"
         )
-    if num_rows and (bool((token_ids < 0).any()) or bool((token_ids >= vocab_size).any())):
-        raise ValueError(f"token_ids must be in [0, {vocab_size}) (logprobs.shape[1])")
+    if num_rows:
+        # One host sync for both bounds (on an accelerator every check is one).
+        low, high = torch.aminmax(token_ids)
+        if int(low) < 0 or int(high) >= vocab_size:
+            raise ValueError(f"token_ids must be in [0, {vocab_size}) (logprobs.shape[1])")
 
     # Work in float32 whatever the input precision: ranks and values must agree
     # with the float32 logprobs that are returned.
     logprobs = logprobs.float()
     token_ids = token_ids.long().unsqueeze(-1)
     token_logprobs = logprobs.gather(-1, token_ids)
-    ranks = (logprobs >= token_logprobs).sum(-1)
+    ranks = pessimistic_ranks(logprobs, token_logprobs)
 
     if num_logprobs:
         top_logprobs, top_ids = torch.topk(logprobs, num_logprobs, dim=-1, sorted=True)
@@ -90,3 +96,23 @@ def _gathered(
     else:
         ids, values = token_ids, token_logprobs
     return ids.to(torch.int32), values, ranks
+
+
+def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor:
+    """int64 ``[n]``: per row, how many entries are >= the row's ``token_logprobs`` ``[n, 1]``.
+
+    Counting a boolean ``[n, vocab]`` into int64 is what makes the plain
+    ``(logprobs >= v).sum(-1)`` slow (vLLM compiles it into one pass instead).  The
+    count is taken in int32, which holds any vocabulary, and on CPU block by block,
+    so each block's booleans are still in cache when they are summed: no compile
+    step, and the same numbers.
+    """
+    num_rows, vocab_size = logprobs.shape
+    if logprobs.device.type != "cpu" or num_rows * vocab_size <= _CPU_BLOCK_ELEMENTS:
+        return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
+    ranks = torch.empty(num_rows, dtype=torch.int32)
+    step = max(1, _CPU_BLOCK_ELEMENTS // vocab_size)
+    for start in range(0, num_rows, step):
+        block = slice(start, start + step)
+        torch.sum(logprobs[block] >= token_logprobs[block], -1, dtype=torch.int32, out=ranks[block])
+    return ranks.long()

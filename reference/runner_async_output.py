@@ -180,7 +180,15 @@ class RunnerAsyncOutputCopies:
 
 def _copy_to_host(token_ids: torch.Tensor, logprobs: Any) -> tuple[torch.Tensor, Any]:
     host_ids = token_ids.to("cpu", non_blocking=True)
-    return host_ids, (logprobs.to_cpu_nonblocking() if logprobs is not None else None)
+    if logprobs is None:
+        return host_ids, None
+    # Field by field: 0.10.2 and 0.11.0's LogprobsTensors have no to_cpu_nonblocking().
+    copies = {
+        name: value.to("cpu", non_blocking=True)
+        for name, value in logprobs._asdict().items()
+        if isinstance(value, torch.Tensor)
+    }
+    return host_ids, logprobs._replace(**copies)
 
 
 def runner_async_class(async_model_runner_output: type, contract: AsyncOutputContract) -> type:

@@ -29,7 +29,10 @@ def test_reference_passes_and_the_report_does_not_depend_on_xdist(tmp_path) -> N
     assert report["spec_revision_source"] == "default"
     assert report["backend"]["name"] == "reference"
     assert report["backend"]["module"] == "reference"
-    assert set(report["platform"]) == {"python", "torch", "devices_available"}
+    assert set(report["platform"]) == {"python", "torch", "devices_available", "simulated_devices"}
+    assert report["platform"]["simulated_devices"] == (
+        [] if "cuda" in report["platform"]["devices_available"] else ["cuda"]
+    )
     summary = report["summary"]
     assert summary["failed"] == summary["errors"] == summary["xpassed"] == 0
     assert summary["passed"] > 180

@@ -86,6 +86,7 @@ def test_package_exposes_the_spec_names_and_the_implied_operations():
         "KVConnectorStats",
         "SPEC_REVISION",
         "DeviceAsyncModelRunnerOutput",
+        "RunnerAsyncModelRunnerOutput",
         "gather_logprobs",
         "pad_sampled_token_ids",
         "unpad_sampled_token_ids",
