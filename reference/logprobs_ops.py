@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from reference._arguments import require_int, require_tensor
 from reference.outputs import LogprobsTensors
 
 __all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks"]
-
-#: Elements compared per block on CPU: a block's booleans (1 MiB) stay in cache.
-_CPU_BLOCK_ELEMENTS = 1 << 20
 
 
 def gather_logprobs(
@@ -101,18 +99,19 @@ def _gathered(
 def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor:
     """int64 ``[n]``: per row, how many entries are >= the row's ``token_logprobs`` ``[n, 1]``.
 
-    Counting a boolean ``[n, vocab]`` into int64 is what makes the plain
-    ``(logprobs >= v).sum(-1)`` slow (vLLM compiles it into one pass instead).  The
-    count is taken in int32, which holds any vocabulary, and on CPU block by block,
-    so each block's booleans are still in cache when they are summed: no compile
-    step, and the same numbers.
+    The plain ``(logprobs >= v).sum(-1)`` writes a boolean ``[n, vocab]`` and counts
+    it into int64, the slow part of gathering (vLLM compiles it into one pass).  On
+    CPU each row is compared into one reused buffer and counted by numpy, whose
+    comparison and count are vectorised: no compile step, the same numbers.
+    Elsewhere the count is taken in int32 (any vocabulary fits) on the device.
     """
-    num_rows, vocab_size = logprobs.shape
-    if logprobs.device.type != "cpu" or num_rows * vocab_size <= _CPU_BLOCK_ELEMENTS:
+    if logprobs.device.type != "cpu":
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
-    ranks = torch.empty(num_rows, dtype=torch.int32)
-    step = max(1, _CPU_BLOCK_ELEMENTS // vocab_size)
-    for start in range(0, num_rows, step):
-        block = slice(start, start + step)
-        torch.sum(logprobs[block] >= token_logprobs[block], -1, dtype=torch.int32, out=ranks[block])
-    return ranks.long()
+    rows = logprobs.numpy()
+    values = token_logprobs.reshape(-1).numpy()
+    above = np.empty(rows.shape[1], dtype=bool)
+    counts = [
+        np.count_nonzero(np.greater_equal(row, value, out=above))
+        for row, value in zip(rows, values, strict=True)
+    ]
+    return torch.tensor(counts, dtype=torch.int64)
