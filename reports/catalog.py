@@ -47,6 +47,7 @@ TRANSFER = Family(
 )
 TOLISTS = Family("tolists", "tolists", re.compile(r"tolist", re.I))
 UNPAD = Family("unpad", "Unpad sampled token ids", re.compile(r"unpad", re.I))
+GATHER = Family("gather", "gather_logprobs", re.compile(r"gather", re.I))
 
 #: A unit that is a throughput in GB/s.
 GBPS_UNIT = re.compile(r"^\s*Gi?B/s\s*$", re.I)
@@ -122,6 +123,18 @@ TARGETS = (
         direct=re.compile(r"tolists_vs_(?:ndarray|numpy)", re.I),
         from_size=("num_tokens", 64),
         overhead=re.compile(r"tolists_overhead.*_us$", re.I),
+    ),
+    RatioTarget(
+        key="gather_vs_vllm",
+        title="gather_logprobs at most 1.0x vLLM's own Sampler.gather_logprobs, identical "
+        "results, every shape (where vLLM imports)",
+        family=GATHER,
+        baseline=re.compile(r"vllm_own", re.I),
+        subject=re.compile(r"time_gather_logprobs$", re.I),
+        limit=1.0,
+        higher_is_better=False,
+        ratio_label="our time / vLLM's own (x)",
+        direct=re.compile(r"gather_ratio_to_vllm$", re.I),
     ),
 )
 

@@ -1,0 +1,167 @@
+"""``gather_logprobs`` beside vLLM's own, at the shapes real models have.
+
+Rows of log-probabilities (1 to 1024 tokens) over Llama 2's and Qwen 2's
+vocabularies (32000, 151936), ``k`` = 0, 5, 20 top logprobs.  The peer is vLLM's
+own ``Sampler.gather_logprobs`` where vLLM imports (it ``torch.compile``s its rank
+count; the compile is paid in ``setup``), else a baseline written from its
+description: ``topk``, the sampled token's logprob by ``gather``, the rank as the
+count of entries ``>=`` it, eagerly.  ``track_gather_ratio_to_vllm`` is the
+target's number: ours over the peer's, timed interleaved in one process, after
+checking both give identical tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any, ClassVar
+
+import torch
+
+from .common import (
+    DeviceBenchmark,
+    backend_params,
+    baseline,
+    best_seconds_of,
+    device_params,
+    sizes,
+)
+
+NUM_TOKENS = sizes([1, 8, 64, 256, 1024], 64)
+VOCABULARY = sizes([32000, 151936], 151936)
+NUM_LOGPROBS = sizes([0, 5, 20], 5)
+
+
+@cache
+def _host_inputs(num_tokens: int, vocabulary: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded log-probabilities and sampled ids, cached per process.
+
+    The ids are uniform over the vocabulary: the rank count reads every entry
+    wherever the token ranks, and most of them fall outside any top-k.
+    """
+    generator = torch.Generator().manual_seed(num_tokens * 7 + vocabulary)
+    logits = torch.randn(num_tokens, vocabulary, generator=generator) * 4
+    token_ids = torch.randint(0, vocabulary, (num_tokens,), generator=generator)
+    return logits.log_softmax(-1), token_ids
+
+
+def gather_as_described(logprobs: torch.Tensor, k: int, token_ids: torch.Tensor) -> tuple:
+    """vLLM's gathering, written from its description, without its compile step."""
+    top_logprobs, top_ids = torch.topk(logprobs, k, dim=-1)
+    token_ids = token_ids.unsqueeze(-1)
+    token_logprobs = logprobs.gather(-1, token_ids)
+    ranks = (logprobs >= token_logprobs).sum(-1)
+    ids = torch.cat((token_ids, top_ids), dim=1).to(torch.int32)
+    return ids, torch.cat((token_logprobs, top_logprobs), dim=1), ranks
+
+
+@cache
+def vllm_gather() -> Callable[..., Any] | None:
+    """vLLM's own ``Sampler.gather_logprobs`` where vLLM imports here, else None."""
+    try:
+        from conformance.vllm_producers import vllm_producers
+
+        return vllm_producers().found.get("gather_logprobs")
+    except Exception:
+        return None
+
+
+class _BesideAPeer(DeviceBenchmark):
+    """The backend's ``gather_logprobs`` and a peer's on the same device tensors.
+
+    No benchmark of its own: the two classes below say which peer and what they time.
+    """
+
+    params: ClassVar[list[list[Any]]] = [
+        backend_params("gather_logprobs"),
+        device_params(),
+        NUM_TOKENS,
+        VOCABULARY,
+        NUM_LOGPROBS,
+    ]
+    param_names: ClassVar[list[str]] = [
+        *DeviceBenchmark.param_names,
+        "num_tokens",
+        "vocabulary",
+        "num_logprobs",
+    ]
+    peer_name = ""
+
+    def peer(self) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    def setup(
+        self, backend: str, device: str, num_tokens: int, vocabulary: int, num_logprobs: int
+    ) -> None:
+        self.gather = self.use(backend, device).producer("gather_logprobs")
+        self.their_gather = self.peer()
+        logprobs, token_ids = _host_inputs(num_tokens, vocabulary)
+        self.logprobs, self.token_ids = logprobs.to(device), token_ids.to(device)
+        self.k = num_logprobs
+        self.their_gather(self.logprobs, self.k, self.token_ids)  # a compile happens here
+        self.sync()
+
+    def ours(self) -> None:
+        self.gather(self.logprobs, self.k, self.token_ids)
+        self.sync()
+
+    def theirs(self) -> None:
+        self.their_gather(self.logprobs, self.k, self.token_ids)
+        self.sync()
+
+    def ratio(self) -> float:
+        """Ours over the peer's, interleaved, once both are known to give the same tensors."""
+        found = self.gather(self.logprobs, self.k, self.token_ids)
+        wanted = self.their_gather(self.logprobs, self.k, self.token_ids)
+        for name, a, b in zip(_FIELDS, found[:3], wanted[:3], strict=True):
+            if not torch.equal(a.cpu().to(b.dtype), b.cpu()):
+                raise AssertionError(f"gather_logprobs and {self.peer_name} differ in {name}")
+        mine, theirs = best_seconds_of(self.ours, self.theirs, min_time=0.5)
+        return mine / theirs
+
+
+_FIELDS = ("logprob_token_ids", "logprobs", "selected_token_ranks")
+
+
+class GatherLogprobs(_BesideAPeer):
+    """The backend's ``gather_logprobs`` beside vLLM's way as described (eager, no compile)."""
+
+    peer_name = "vLLM's way as described"
+
+    def peer(self) -> Callable[..., Any]:
+        return gather_as_described
+
+    def time_gather_logprobs(self, *params: Any) -> None:
+        self.ours()
+
+    @baseline
+    def time_gather_vllm_described(self, *params: Any) -> None:
+        self.theirs()
+
+    def track_gather_ratio_to_described(self, *params: Any) -> float:
+        return self.ratio()
+
+    track_gather_ratio_to_described.unit = "ratio"  # type: ignore[attr-defined]
+
+
+class GatherLogprobsBesideVllm(_BesideAPeer):
+    """The backend's ``gather_logprobs`` beside vLLM's own (skipped where vLLM does not import)."""
+
+    # vLLM's first call compiles (over a minute with inductor on 2 cores).
+    timeout = 600.0
+    peer_name = "vLLM's own Sampler.gather_logprobs"
+
+    def peer(self) -> Callable[..., Any]:
+        found = vllm_gather()
+        if found is None:
+            raise NotImplementedError("vLLM's Sampler.gather_logprobs does not import here")
+        return found
+
+    @baseline
+    def time_gather_vllm_own(self, *params: Any) -> None:
+        self.theirs()
+
+    def track_gather_ratio_to_vllm(self, *params: Any) -> float:
+        return self.ratio()
+
+    track_gather_ratio_to_vllm.unit = "ratio"  # type: ignore[attr-defined]
