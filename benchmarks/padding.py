@@ -108,3 +108,53 @@ class Unpad(DeviceBenchmark):
         return vllm_way / ours
 
     track_unpad_speedup_over_vllm.unit = "speedup"  # type: ignore[attr-defined]
+
+
+def vllm_parse_output() -> Any:
+    """vLLM's own ``RejectionSampler.parse_output`` where vLLM imports here, else None."""
+    try:
+        from vllm.v1.sample.rejection_sampler import RejectionSampler
+    except Exception:
+        return None
+    return RejectionSampler.parse_output
+
+
+class UnpadBesideVllm(DeviceBenchmark):
+    """``unpad_sampled_token_ids`` against vLLM's own ``RejectionSampler.parse_output``.
+
+    Skipped where vLLM does not import.  parse_output copies to the host, masks
+    ``-1`` and ids ``>= vocab_size`` and converts each row (0.12.0 on it also returns
+    the cu counts it was asked for: None here), the same lists as unpadding.
+    """
+
+    params: ClassVar[list[list[Any]]] = Unpad.params
+    param_names: ClassVar[list[str]] = Unpad.param_names
+
+    def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
+        self.parse_output = vllm_parse_output()
+        if self.parse_output is None:
+            raise NotImplementedError("vLLM's RejectionSampler.parse_output does not import here")
+        Unpad.setup(self, backend, device, num_reqs, num_drafts)  # type: ignore[arg-type]
+
+    def _ours(self) -> None:
+        self.unpad(self.sampled, vocab_size=VOCAB_SIZE)
+        self.sync()
+
+    @baseline
+    def time_unpad_vllm_parse_output(
+        self, backend: str, device: str, num_reqs: int, num_drafts: int
+    ) -> None:
+        self.parse_output(self.sampled, VOCAB_SIZE)
+        self.sync()
+
+    def track_unpad_speedup_over_vllm_parse_output(
+        self, backend: str, device: str, num_reqs: int, num_drafts: int
+    ) -> float:
+        ours, vllm_own = best_seconds_of(
+            self._ours,
+            lambda: self.time_unpad_vllm_parse_output(backend, device, num_reqs, num_drafts),
+            min_time=0.5,
+        )
+        return vllm_own / ours
+
+    track_unpad_speedup_over_vllm_parse_output.unit = "speedup"  # type: ignore[attr-defined]

@@ -20,10 +20,36 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
+
+#: pytest's exit code for a usage error; this command's own usage errors use it too.
+USAGE_ERROR = 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error exits 4 (pytest's code, which the docs promise) in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            USAGE_ERROR, f"ERROR: {message} (python -m conformance --help lists the options)\n"
+        )
+
+
+def non_negative_seconds(text: str) -> float:
+    """A time limit in seconds: a number >= 0 (0 turns the limit off)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(
+            f"expected seconds >= 0 (0 turns the limit off), got {text}"
+        )
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m conformance",
         description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
         "a vLLM release). Options not listed here are passed to pytest.",
@@ -45,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--check-timeout",
-        type=float,
+        type=non_negative_seconds,
         metavar="S",
         help="time limit of each check in seconds (default: 60; 0 disables it); a check past "
         "it fails naming the backend call it was stuck in, and the run goes on",

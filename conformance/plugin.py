@@ -64,11 +64,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--conformance-check-timeout",
         default=None,
-        type=float,
+        type=_non_negative_seconds,
         metavar="S",
         help="time limit of each check in seconds; a check past it fails naming the backend "
         "call it was stuck in, and the run goes on (default: 60; 0 disables it)",
     )
+
+
+def _non_negative_seconds(text: str) -> float:
+    # Defined here, not imported: the plugin loads in every pytest run and stays light.
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds >= 0 (0 turns the limit off), got {text}"
+        )
+    return value
 
 
 def pytest_configure(config: pytest.Config) -> None:

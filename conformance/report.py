@@ -186,6 +186,28 @@ def _simulated_devices(backend: Any) -> list[str]:
     ]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
+    if path.is_dir():
+        return "it is a folder; give a file name"
+    existing = path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"the folder {existing} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    return None
+
+
 def write(report: dict[str, Any], path: str | Path) -> Path:
     """Write ``report`` to ``path`` whole or not at all (a temporary file, then a rename)."""
     path = Path(path)
@@ -194,6 +216,9 @@ def write(report: dict[str, Any], path: str | Path) -> Path:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(json.dumps(report, indent=2) + "\n")
+        # mkstemp makes the file private (0600); a report is shared like any file
+        # written here (CI artifacts), so it gets the mode the umask gives.
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

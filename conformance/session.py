@@ -72,6 +72,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
         backend = resolve.load_backend(config.getoption("conformance_backend"))
     except BackendResolutionError as error:
         raise pytest.UsageError(str(error)) from None
+    _refuse_an_unwritable_report(config)
     choice = choose_revision(config.getoption("conformance_revision"), backend)
     backend = known_backends.retarget_reference(backend, choice.name)
     revision = spec.revision(choice.name)
@@ -115,6 +116,20 @@ def activate(config: pytest.Config) -> ConformanceRun:
     # Time limits, crashed workers and checks that never ran (conformance/guard.py).
     config.pluginmanager.register(Guard(run, config), "conformance-guard")
     return run
+
+
+def _refuse_an_unwritable_report(config: pytest.Config) -> None:
+    """A report that cannot be written is a usage error now, not a lost run at the end."""
+    option = config.getoption("conformance_report")
+    if option is None:
+        return
+    from conformance.report import unwritable
+
+    why = unwritable(Path(config.invocation_params.dir) / option)
+    if why is not None:
+        raise pytest.UsageError(
+            f"cannot write the conformance report to {option}: {why}; choose another path"
+        )
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

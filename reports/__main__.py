@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
-from reports.cli import main
+#: What ``python -m reports`` needs beyond the suite: the ``reports`` extra.
+NEEDED = ("pandas", "matplotlib", "asv")
+
+
+def missing_packages() -> list[str]:
+    return [name for name in NEEDED if not _importable(name)]
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a module blocked in sys.modules
+        return False
+
 
 if __name__ == "__main__":
+    missing = missing_packages()
+    if missing:
+        # Installed without the extra (a plain wheel install): say so in one line.
+        sys.exit(
+            f"python -m reports needs {', '.join(missing)}: install the reports extra, "
+            "pip install 'vllm-outputs-suite[reports]'"
+        )
+    from reports.cli import main
+
     sys.exit(main())

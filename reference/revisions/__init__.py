@@ -14,6 +14,8 @@ revision's data and behaviours (:mod:`reference.revisions.build`).
 
 from __future__ import annotations
 
+import difflib
+
 import functools
 from types import ModuleType
 from typing import Any
@@ -65,10 +67,30 @@ def canonical_name(name: str) -> str:
         return name
     if name in _RELEASE_TO_REVISION:
         return _RELEASE_TO_REVISION[name]
-    raise UnknownRevisionError(
-        f"unknown spec revision {name!r}; known revisions: {', '.join(known_revisions())} "
-        "(a vLLM release from 0.10.2 on names its revision too; "
-        "python -m conformance --list-revisions lists them)"
+    raise UnknownRevisionError(f"unknown spec revision {name!r}; {_what_was_meant(name)}")
+
+
+def _what_was_meant(name: str) -> str:
+    """The likely intended revision, or why none fits, and where to look."""
+    listing = "python -m conformance --list-revisions lists them"
+    try:
+        parsed = Version(name)
+    except InvalidVersion:
+        parsed = None
+    if parsed is not None:
+        release = ".".join(map(str, (*parsed.release, 0, 0)[:3]))
+        if release in _RELEASE_TO_REVISION:
+            return f"did you mean {release}? ({listing})"
+        if Version(release) < Version(FIRST_SUPPORTED_RELEASE):
+            return (
+                f"vLLM {release} lacks spec types (AsyncModelRunnerOutput and DraftTokenIds came "
+                f"in {FIRST_SUPPORTED_RELEASE}); this suite judges {FIRST_SUPPORTED_RELEASE} and later"
+            )
+    close = difflib.get_close_matches(name, [*known_revisions(), *known_releases()], n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return (
+        f"{hint}known revisions: {', '.join(known_revisions())} (a vLLM release from "
+        f"{FIRST_SUPPORTED_RELEASE} on names its revision too; {listing})"
     )
 
 

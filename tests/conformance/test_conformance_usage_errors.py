@@ -1,0 +1,88 @@
+"""Bad input to ``python -m conformance`` is one line and exit code 4, before any check runs."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+
+import pytest
+import suite_runner
+
+
+def _conformance(tmp_path, *args: str) -> suite_runner.Run:
+    return suite_runner.subprocess_run(tmp_path, *args, module="conformance", report=False)
+
+
+def _error_line(run: suite_runner.Run) -> str:
+    [line] = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--check-timeout", "-1"], "expected seconds >= 0 (0 turns the limit off), got -1"),
+        (["--check-timeout", "soon"], "expected seconds, got 'soon'"),
+        (["--jobs", "many"], "argument --jobs"),
+        (["--revision", "0.13"], "did you mean 0.13.0?"),
+        (["--revision", "v0.13.0"], "did you mean 0.13.0?"),
+        (["--revision", "0.10.1"], "vLLM 0.10.1 lacks spec types"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_4(tmp_path, args: list[str], expected: str) -> None:
+    run = _conformance(tmp_path, *args)
+    assert run.exit_code == 4, run.output[-2000:]
+    assert expected in _error_line(run)
+
+
+def test_the_pytest_option_refuses_a_negative_time_limit(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--pyargs", "conformance", "--conformance-check-timeout", "-5", report=False
+    )
+    assert run.exit_code == 4
+    assert "expected seconds >= 0" in run.output
+
+
+def test_an_unwritable_report_path_is_refused_before_any_check(tmp_path) -> None:
+    (tmp_path / "a-file").write_text("")
+    run = _conformance(tmp_path, "--report", "a-file/report.json")
+    assert run.exit_code == 4
+    assert _error_line(run) == (
+        "ERROR: cannot write the conformance report to a-file/report.json: "
+        f"{tmp_path / 'a-file'} is a file, not a folder; choose another path"
+    )
+    assert "passed" not in run.output  # refused before any check ran
+
+
+def test_a_folder_as_report_path_is_refused(tmp_path) -> None:
+    (tmp_path / "out").mkdir()
+    run = _conformance(tmp_path, "--report", "out")
+    assert run.exit_code == 4
+    assert "it is a folder; give a file name" in _error_line(run)
+
+
+def test_the_report_gets_the_mode_the_umask_gives(tmp_path) -> None:
+    report = tmp_path / "report.json"
+    code = (
+        "import os, sys; os.umask(0o022); from conformance.__main__ import main; "
+        f"sys.exit(main(['-k', 'test_module', '-q', '-p', 'no:cacheprovider', '--report', {str(report)!r}]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert stat.S_IMODE(report.stat().st_mode) == 0o644  # not mkstemp's private 0600
+
+
+def test_reports_without_its_extra_says_which_to_install() -> None:
+    code = (
+        "import sys, runpy; sys.modules['pandas'] = None; "
+        "runpy.run_module('reports', run_name='__main__')"
+    )
+    done = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "python -m reports needs pandas: install the reports extra, "
+        "pip install 'vllm-outputs-suite[reports]'"
+    )
