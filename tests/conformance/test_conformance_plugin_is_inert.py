@@ -104,3 +104,43 @@ def test_the_plugin_can_be_switched_off(tmp_path) -> None:
     )
     assert run.exit_code == 4  # the option is unknown once the plugin is off
     assert "unrecognized arguments: --conformance-backend" in run.output
+
+
+THEIR_PACKAGES_TEST = """
+import sys
+
+import conformance
+import reference
+
+
+def test_their_packages_are_the_ones_imported():
+    assert conformance.WHOSE == "theirs"
+    assert reference.WHOSE == "theirs"
+    assert "reports" not in sys.modules
+    assert not any(m.startswith("conformance.") for m in sys.modules)
+"""
+
+
+def test_a_project_with_its_own_conformance_and_reference_packages_keeps_them(tmp_path) -> None:
+    # The entry point loads a module of its own, so the suite's conformance, reference
+    # and reports stay out of sys.modules unless the suite is run.
+    for package in ("conformance", "reference"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text('WHOSE = "theirs"\n')
+    (tmp_path / "test_theirs.py").write_text(THEIR_PACKAGES_TEST)
+    run = suite_runner.subprocess_run(tmp_path, "test_theirs.py", report=False)
+    assert run.exit_code == 0, run.output
+    assert "1 passed" in run.output
+
+
+def test_loading_the_entry_point_imports_nothing_of_the_suite() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, vllm_outputs_suite_plugin; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('conformance', 'reference', 'reports', 'torch', 'numpy')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,115 @@
+"""The pytest entry point of vllm-outputs-suite (``pytest11``: ``conformance``).
+
+pytest loads it in every run of an environment that has the suite installed, so it
+is one small module that imports nothing of the suite: not ``conformance``,
+``reference`` or ``reports`` (a project with a package of one of those names keeps
+its own), nor torch.  It declares the suite's option group, every option namespaced
+(``--conformance-*``), and wakes the suite only when the run is a conformance run:
+one of those options was given, or the suite was named (``--pyargs conformance``, a
+path into the suite's ``conformance/checks``).  Then it registers
+:mod:`conformance.plugin`, the hooks of a run.
+
+Turn it off in a project that never runs the suite: ``pytest -p no:conformance``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+#: The suite's own package and checks, beside this module wherever it is installed.
+SUITE_DIR = Path(__file__).resolve().parent / "conformance"
+CHECKS_DIR = SUITE_DIR / "checks"
+
+OPTIONS = {
+    "conformance_backend": "--conformance-backend",
+    "conformance_revision": "--conformance-revision",
+    "conformance_xfails": "--conformance-xfails",
+    "conformance_report": "--conformance-report",
+    "conformance_check_timeout": "--conformance-check-timeout",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "vllm.v1.outputs conformance suite")
+    group.addoption(
+        "--conformance-backend",
+        default=None,
+        metavar="SPEC",
+        help="backend to check: a module path, module:attribute naming a "
+        "conformance.Backend, or an entry-point name (default: $OUTPUTS_BACKEND, "
+        "else 'reference')",
+    )
+    group.addoption(
+        "--conformance-revision",
+        default=None,
+        metavar="REVISION",
+        help="spec revision to judge against: 2025.10 or a vLLM release such as 0.12.0 "
+        "(default: what the backend declares, the installed vLLM's version for the vllm "
+        "backend, else 2025.10); python -m conformance --list-revisions lists them",
+    )
+    group.addoption(
+        "--conformance-xfails",
+        default=None,
+        metavar="PATH",
+        help="TOML file of known deviations ([[xfail]] behaviour = ... or nodeid = ..., "
+        "reason = ...); see the conformance README",
+    )
+    group.addoption(
+        "--conformance-report",
+        default=None,
+        metavar="PATH",
+        help="write the JSON conformance report (schema conformance-report/1) to PATH",
+    )
+    group.addoption(
+        "--conformance-check-timeout",
+        default=None,
+        type=_non_negative_seconds,
+        metavar="S",
+        help="time limit of each check in seconds; a check past it fails naming the backend "
+        "call it was stuck in, and the run goes on (default: 60; 0 disables it)",
+    )
+
+
+def _non_negative_seconds(text: str) -> float:
+    # Defined here, not imported: the plugin loads in every pytest run and stays light.
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds >= 0 (0 turns the limit off), got {text}"
+        )
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _asked_for_suite(config):
+        return
+    import conformance.plugin
+
+    # pytest_configure is historic: the suite's own is called as it registers.
+    config.pluginmanager.register(conformance.plugin, "conformance-suite")
+
+
+def _asked_for_suite(config: pytest.Config) -> bool:
+    if any(config.getoption(dest) is not None for dest in OPTIONS):
+        return True
+    return any(_names_suite(arg, config) for arg in config.args)
+
+
+def _names_suite(arg: str, config: pytest.Config) -> bool:
+    target = arg.split("::", 1)[0]
+    if config.getoption("pyargs") and (
+        target == "conformance" or target.startswith("conformance.")
+    ):
+        return True
+    try:
+        path = (config.invocation_params.dir / target).resolve()
+    except (OSError, ValueError):
+        return False
+    return path in (SUITE_DIR, CHECKS_DIR) or CHECKS_DIR in path.parents
