@@ -28,6 +28,7 @@ OPTIONS = {
     "conformance_xfails": "--conformance-xfails",
     "conformance_report": "--conformance-report",
     "conformance_check_timeout": "--conformance-check-timeout",
+    "conformance_write_xfails": "--conformance-write-xfails",
 }
 
 
@@ -61,6 +62,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="PATH",
         help="write the JSON conformance report (schema conformance-report/1) to PATH",
+    )
+    group.addoption(
+        "--conformance-write-xfails",
+        default=None,
+        metavar="PATH",
+        help="write an xfails file with one entry per behaviour that failed (a new file: an "
+        "existing one is never overwritten); review the reasons, then pass it to "
+        "--conformance-xfails",
     )
     group.addoption(
         "--conformance-check-timeout",

@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--report", metavar="PATH", help="write the JSON conformance report to PATH"
     )
     parser.add_argument(
+        "--write-xfails",
+        metavar="PATH",
+        help="write an xfails file with one entry per behaviour that failed (never over an "
+        "existing file); review the reasons, then pass it to --xfails",
+    )
+    parser.add_argument(
         "--check-timeout",
         type=non_negative_seconds,
         metavar="S",
@@ -147,6 +153,7 @@ def suite_arguments(args: argparse.Namespace) -> list[str]:
         ("--conformance-revision", args.revision),
         ("--conformance-xfails", args.xfails),
         ("--conformance-report", args.report),
+        ("--conformance-write-xfails", args.write_xfails),
         ("--conformance-check-timeout", args.check_timeout),
     ):
         if value is not None:

@@ -74,9 +74,10 @@ class Results:
                 record.outcome = "error"
             record.message = "; ".join(m for m in (record.message, message) if m)
             return
-        if outcome in ("failed", "error") and record.behaviour:
+        tag = f"[{record.behaviour}] "
+        if outcome in ("failed", "error") and record.behaviour and not message.startswith(tag):
             # A failure names the rule it breaks, so a reader can look it up (and xfail it).
-            message = f"[{record.behaviour}] {message}"
+            message = tag + message
         record.outcome, record.message = outcome, message
         record.skip_cause = props.get("skip_cause") if outcome == "skipped" else None
 

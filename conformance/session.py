@@ -119,17 +119,22 @@ def activate(config: pytest.Config) -> ConformanceRun:
 
 
 def _refuse_an_unwritable_report(config: pytest.Config) -> None:
-    """A report that cannot be written is a usage error now, not a lost run at the end."""
-    option = config.getoption("conformance_report")
-    if option is None:
-        return
+    """A file the run cannot write is a usage error now, not a lost run at the end."""
     from conformance.report import unwritable
 
-    why = unwritable(Path(config.invocation_params.dir) / option)
-    if why is not None:
-        raise pytest.UsageError(
-            f"cannot write the conformance report to {option}: {why}; choose another path"
-        )
+    for option, what in (
+        ("conformance_report", "the conformance report"),
+        ("conformance_write_xfails", "the xfails file"),
+    ):
+        value = config.getoption(option)
+        if value is None:
+            continue
+        path = Path(config.invocation_params.dir) / value
+        why = unwritable(path)
+        if why is None and option == "conformance_write_xfails" and path.exists():
+            why = "it exists (an xfails file is never overwritten): remove it"
+        if why is not None:
+            raise pytest.UsageError(f"cannot write {what} to {value}: {why}; choose another path")
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
@@ -207,6 +212,7 @@ class ConformanceRun:
         self.used_xfails: set[int] = set()
         self.is_worker = hasattr(config, "workerinput")
         self.warm_up: Any = None
+        self.written_xfails = 0
 
     @property
     def applicable_behaviours(self) -> frozenset[str]:
@@ -319,6 +325,8 @@ class ConformanceRun:
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
+        if report.failed and nodeids.in_checks(item.path):
+            _tag_with_behaviour(report, marker_arg(item, "behaviour"))
         if (
             not self.xfails
             or report.when not in ("setup", "call")
@@ -397,6 +405,15 @@ class ConformanceRun:
 
             data = report.build(self)
             report.write(data, Path(self.config.invocation_params.dir) / path)
+        xfails_path = self.config.getoption("conformance_write_xfails")
+        if xfails_path is not None:
+            from conformance.xfails import write_entries
+
+            self.written_xfails = write_entries(
+                Path(self.config.invocation_params.dir) / xfails_path,
+                self.results.sorted_records(),
+                header=f"{self.backend.name} against spec {self.choice.name}",
+            )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.results.records:
@@ -411,9 +428,48 @@ class ConformanceRun:
         for record in self.results.sorted_records():
             if record.nodeid.startswith("xfails-file::"):
                 terminalreporter.write_line(f"XPASS {record.message}", red=True)
+        for line in failures_by_behaviour(self.results.sorted_records()):
+            terminalreporter.write_line(line, red=True)
         path = self.config.getoption("conformance_report")
         if path is not None:
             terminalreporter.write_line(f"conformance report written to {path}")
+        xfails_path = self.config.getoption("conformance_write_xfails")
+        if xfails_path is not None:
+            terminalreporter.write_line(
+                f"xfails file with {self.written_xfails} behaviour(s) written to {xfails_path}"
+            )
+
+
+def failures_by_behaviour(records: Any) -> list[str]:
+    """One line per behaviour that failed: how many checks, and the first message, short."""
+    found: dict[str, list[str]] = {}
+    for record in records:
+        if record.outcome in ("failed", "error") and record.behaviour:
+            found.setdefault(record.behaviour, []).append(record.message)
+    lines = []
+    for behaviour, messages in sorted(found.items()):
+        first = messages[0].removeprefix(f"[{behaviour}] ").splitlines()[0]
+        if len(first) > 140:
+            first = first[:139] + "…"
+        lines.append(f"FAIL [{behaviour}] {len(messages)} check(s): {first}")
+    return lines
+
+
+def _tag_with_behaviour(report: pytest.TestReport, behaviour: str | None) -> None:
+    """The failure names the rule it breaks, on the terminal as in the report."""
+    if behaviour is None:
+        return
+    tag = f"[{behaviour}] "
+    longrepr = report.longrepr
+    if isinstance(longrepr, str):
+        if not longrepr.startswith(tag):
+            report.longrepr = tag + longrepr
+        return
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and tag not in crash.message:
+        # After pytest's "Failed: ", which the report's message drops.
+        kind, sep, rest = crash.message.partition("Failed: ")
+        crash.message = kind + sep + tag + rest if sep and not kind else tag + crash.message
 
 
 def _failure_message(report: pytest.TestReport) -> str:

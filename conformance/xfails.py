@@ -30,6 +30,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,6 +70,21 @@ class XfailEntry:
     def accepts(self, message: str) -> bool:
         """True when a failure with ``message`` is the deviation this entry declares."""
         return self._pattern is None or self._pattern.search(message) is not None
+
+
+def canonical_entry_nodeid(nodeid: str) -> str:
+    """A node id as the report writes it: the terminal's ``checks/...`` gains ``conformance/``.
+
+    pytest prints the checks' ids relative to the folder it runs in, so an id pasted
+    from the terminal may start at ``checks/`` (or carry the installed path).
+    """
+    nodeid = nodeid.strip()
+    module, sep, rest = nodeid.partition("::")
+    parts = module.replace("\\", "/").split("/")
+    if "checks" in parts:
+        i = len(parts) - 1 - parts[::-1].index("checks")
+        module = "/".join(["conformance", *parts[i:]])
+    return module + sep + rest
 
 
 def _prefix_match(prefix: str, nodeid: str) -> bool:
@@ -146,7 +162,7 @@ def _entry(path: Path, number: int, raw: object) -> XfailEntry:
             ) from None
     return XfailEntry(
         reason=reason.strip(),
-        nodeid=nodeid.strip() if nodeid is not None else None,
+        nodeid=canonical_entry_nodeid(nodeid) if nodeid is not None else None,
         behaviour=behaviour.strip() if behaviour is not None else None,
         match=match,
         number=number,
@@ -201,3 +217,38 @@ def validate(
 def _did_you_mean(name: str, choices: object) -> str:
     close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.5)  # type: ignore[call-overload]
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def write_entries(path: Path, records: Any, header: str) -> int:
+    """An xfails file with one entry per behaviour that failed; returns how many.
+
+    Each reason quotes the first failure, to be replaced by why the backend differs.
+    Written only when something failed; never over an existing file.
+    """
+    first: dict[str, tuple[int, str]] = {}
+    for record in records:
+        if record.outcome in ("failed", "error") and record.behaviour:
+            count, message = first.get(record.behaviour, (0, record.message))
+            first[record.behaviour] = (count + 1, message)
+    if not first:
+        return 0
+    lines = [
+        f"# Known deviations of {header}, written by the conformance suite.",
+        "# One entry per behaviour that failed: replace each reason with why, then run with",
+        "# --xfails (pytest: --conformance-xfails) this file.",
+    ]
+    for behaviour, (count, message) in sorted(first.items()):
+        shown = message.removeprefix(f"[{behaviour}] ").splitlines()[0][:160]
+        lines += [
+            "",
+            "[[xfail]]",
+            f"behaviour = {_toml_string(behaviour)}",
+            f"reason = {_toml_string(f'TODO: {count} check(s) failed, first: {shown}')}",
+        ]
+    with path.open("x", encoding="utf-8") as stream:
+        stream.write("\n".join(lines) + "\n")
+    return len(first)
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -238,6 +238,13 @@ class SpecRevision:
     summary: str = ""
     async_output: AsyncOutputContract = AsyncOutputContract()
 
+    def __repr__(self) -> str:
+        # Short: failure messages and hypothesis' falsifying examples print it.
+        return f"SpecRevision({self.name!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
     def has(self, behaviour: str) -> bool:
         return behaviour in self.behaviours
 

@@ -1,0 +1,63 @@
+"""What a failing run tells its author: the behaviour on the terminal, an xfails file ready to use."""
+
+from __future__ import annotations
+
+import suite_runner
+
+from conformance.xfails import canonical_entry_nodeid
+from reference.revisions import revision
+
+ZERO_BASED = "broken_backends.gather_ranks_zero_based:BACKEND"
+
+
+def test_each_failing_behaviour_is_one_terminal_line(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", ZERO_BASED, "-k", "producer_gather", module="conformance"
+    )
+    assert run.exit_code == 1
+    [line] = [line for line in run.output.splitlines() if line.startswith("FAIL [")]
+    assert line.startswith("FAIL [producer.gather_logprobs] 10 check(s): gather_logprobs(")
+    assert "expected 1-based pessimistic ranks" in line
+    # The report's message names the rule once, without pytest's "Failed: ".
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert all(
+        t["message"].startswith("[producer.gather_logprobs] gather_logprobs(") for t in failed
+    )
+
+
+def test_the_written_xfails_file_turns_the_run_green(tmp_path) -> None:
+    first = suite_runner.subprocess_run(
+        tmp_path, "--backend", ZERO_BASED, "-k", "producer_gather",
+        "--write-xfails", "xfails.toml", module="conformance", report=False,
+    )  # fmt: skip
+    assert first.exit_code == 1
+    text = (tmp_path / "xfails.toml").read_text()
+    assert text.count("[[xfail]]") == 1
+    assert 'behaviour = "producer.gather_logprobs"' in text
+    assert "xfails file with 1 behaviour(s) written to xfails.toml" in first.output
+    again = suite_runner.subprocess_run(
+        tmp_path, "--backend", ZERO_BASED, "-k", "producer_gather", "--xfails", "xfails.toml",
+        module="conformance",
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output[-2000:]
+    assert again.report["summary"]["xfailed"] == 10
+
+
+def test_an_existing_xfails_file_is_never_overwritten(tmp_path) -> None:
+    (tmp_path / "xfails.toml").write_text("# mine\n")
+    run = suite_runner.subprocess_run(
+        tmp_path, "--write-xfails", "xfails.toml", module="conformance", report=False
+    )
+    assert run.exit_code == 4
+    assert "it exists (an xfails file is never overwritten): remove it" in run.output
+    assert (tmp_path / "xfails.toml").read_text() == "# mine\n"
+
+
+def test_a_node_id_pasted_from_the_terminal_names_the_check() -> None:
+    terminal = "checks/test_logprobs_lists_slice.py::test_slice[cpu]"
+    assert canonical_entry_nodeid(terminal) == f"conformance/{terminal}"
+    assert canonical_entry_nodeid(f"conformance/{terminal}") == f"conformance/{terminal}"
+
+
+def test_a_revision_prints_short_in_falsifying_examples() -> None:
+    assert repr(revision("0.12.0")) == "SpecRevision('0.12.0')"
