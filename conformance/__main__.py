@@ -123,7 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import os
+
+    from conformance.option_names import COMMAND_ENV
+
     args, pytest_args = build_parser().parse_known_args(argv)
+    os.environ[COMMAND_ENV] = "1"  # messages then name this command's options
     if args.list_revisions:
         from conformance.revision_listing import listing_lines
 

@@ -32,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 
 from conformance import crashes, nodeids
+from conformance.option_names import option
 from conformance.report import TestRecord
 from conformance.timeouts import DEFAULT_CHECK_TIMEOUT, CheckTimer
 
@@ -137,10 +138,10 @@ class Guard:
 
     def pytest_report_header(self) -> list[str]:
         if self.limit <= 0:
-            return ["conformance: no time limit per check (--check-timeout 0)"]
+            return [f"conformance: no time limit per check ({option('check-timeout')} 0)"]
         if self._pytest_timeout_active():
             return ["conformance: time limit per check left to pytest-timeout (--timeout)"]
-        return [f"conformance: time limit per check {self.limit:g} s (--check-timeout)"]
+        return [f"conformance: time limit per check {self.limit:g} s ({option('check-timeout')})"]
 
     # --- xdist: the shared folder and crashed workers --------------------------------
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conformance import nodeids
+from conformance import nodeids, option_names
 from conformance.backend import Backend, BackendResolutionError
 from conformance.version import suite_version
 from conformance.xfails import XfailEntry, XfailsFileError
@@ -48,7 +48,9 @@ def choose_revision(option: str | None, backend: Backend) -> RevisionChoice:
         if option:
             name = canonical_name(option)
             alias = f", the revision of release {option}" if name != option.strip() else ""
-            return RevisionChoice(name, "given", f"--revision {option}{alias}")
+            return RevisionChoice(
+                name, "given", f"{option_names.option('revision')} {option}{alias}"
+            )
         if backend.revision_undetectable is not None:
             raise pytest.UsageError(backend.revision_undetectable)
         if backend.spec_revision is not None:

@@ -35,6 +35,7 @@ from typing import IO, Any
 import pytest
 
 from conformance.nodeids import CHECKS_DIR, PACKAGE_DIR
+from conformance.option_names import option
 
 DEFAULT_CHECK_TIMEOUT = 60.0
 _SUPPORT_FILE = str(CHECKS_DIR / "_support.py")
@@ -93,7 +94,7 @@ def where_stuck(frame: FrameType | None) -> str:
 
 def timeout_message(nodeid: str, limit: float, frame: FrameType | None, *, native: bool) -> str:
     text = (
-        f"{nodeid}: timed out after {limit:g} s (--check-timeout; 0 disables it): "
+        f"{nodeid}: timed out after {limit:g} s ({option('check-timeout')}; 0 disables it): "
         f"{where_stuck(frame)}"
     )
     if native:
