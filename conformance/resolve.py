@@ -178,7 +178,9 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
 def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
     kind, value, tb = sys.exc_info()
     assert kind is not None
-    where = traceback.extract_tb(tb)[-1] if tb else None
+    # The backend's own frame, not importlib's: a SyntaxError names its file itself.
+    frames = [f for f in (traceback.extract_tb(tb) if tb else []) if not f.filename.startswith("<")]
+    where = frames[-1] if frames and not isinstance(value, SyntaxError) else None
     location = f" ({where.filename}:{where.lineno})" if where else ""
     return BackendResolutionError(
         f"backend {shown_as}: importing {module_path!r} failed with "

@@ -86,3 +86,12 @@ def test_reports_without_its_extra_says_which_to_install() -> None:
         "python -m reports needs pandas: install the reports extra, "
         "pip install 'vllm-outputs-suite[reports]'"
     )
+
+
+def test_a_backend_with_a_syntax_error_names_its_file_and_line(tmp_path) -> None:
+    (tmp_path / "half_written.py").write_text("LogprobsLists = (\n")
+    run = _conformance(tmp_path, "--backend", "half_written")
+    assert run.exit_code == 4
+    line = _error_line(run)
+    assert "SyntaxError: '(' was never closed (half_written.py, line 1)" in line
+    assert "frozen" not in line
