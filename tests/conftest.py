@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, max_examples=50)
@@ -23,3 +24,30 @@ settings.register_profile("dev", deadline=None, max_examples=50)
 settings.register_profile("thorough", deadline=None, max_examples=1000)
 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: Set (CI sets it) to make a test that skips for want of the vLLM release texts fail
+#: instead: CI has ``../shared`` and must never skip them silently.
+REQUIRE_TEXTS_ENV = "OUTPUTS_SUITE_REQUIRE_TEXTS"
+
+
+def _require_texts(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if not (report.skipped and os.environ.get(REQUIRE_TEXTS_ENV)):
+        return
+    if "vllm-releases" in str(report.longrepr):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped for want of the vLLM release texts, which ${REQUIRE_TEXTS_ENV} requires: "
+            f"{report.longrepr}"
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    outcome = yield
+    _require_texts(outcome.get_result())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    # A module that skips itself whole (allow_module_level) is skipped at collection.
+    _require_texts(report)
