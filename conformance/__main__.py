@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
         "outputs-<version>.py.txt, or a folder of them (one report per release in --report-dir)",
     )
     parser.add_argument(
+        "--vllm-release",
+        metavar="VERSION",
+        help="judge a vLLM release (0.10.2 on) from its published wheel: pip downloads it "
+        "(nothing is installed), its outputs.py and producers are taken from it and cached",
+    )
+    parser.add_argument(
         "--report-dir",
         metavar="DIR",
         default="vllm-releases-out",
@@ -134,11 +140,44 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n".join(listing_lines()))
         return 0
+    if args.vllm_release is not None:
+        from conformance.vllm_release import ReleaseTextError
+        from conformance.vllm_wheels import release_text
+
+        if args.vllm_outputs is not None:
+            print("ERROR: give --vllm-release or --vllm-outputs, not both", file=sys.stderr)
+            return USAGE_ERROR
+        try:
+            args.vllm_outputs = str(release_text(_judged_release(args.vllm_release)))
+        except ReleaseTextError as error:
+            print(f"ERROR: {error}", file=sys.stderr)
+            return USAGE_ERROR
     if args.vllm_outputs is not None:
         from conformance import release_runs
 
         return release_runs.main(args, pytest_args, lambda: run_supervised(args, pytest_args))
     return run_supervised(args, pytest_args)
+
+
+def _judged_release(text: str) -> str:
+    """``0.13``, ``v0.13.0`` -> ``0.13.0``; a release too old for the spec types is refused."""
+    from packaging.version import InvalidVersion, Version
+
+    from conformance.spec import ReleaseTooOldError, revision_for_vllm_version
+    from conformance.vllm_release import ReleaseTextError
+
+    try:
+        parsed = Version(text.strip())
+    except InvalidVersion:
+        raise ReleaseTextError(f"--vllm-release {text!r} is not a version such as 0.13.0") from None
+    release = ".".join(map(str, (*parsed.release, 0, 0)[: max(3, len(parsed.release))]))
+    try:
+        revision_for_vllm_version(release)
+    except ReleaseTooOldError as error:
+        raise ReleaseTextError(str(error)) from None
+    except Exception:
+        pass  # newer than known: the run says so, and --revision decides
+    return release
 
 
 def run_supervised(args: argparse.Namespace, pytest_args: list[str]) -> int:
