@@ -50,6 +50,26 @@ def in_current_interpreter(session: nox.Session) -> bool:
     return session.venv_backend == "none"
 
 
+#: pip requirements (space-separated: a path, a wheel, a name) the benchmark sessions
+#: install beside the project, e.g. the plugin whose backend ``$OUTPUTS_BACKEND`` names.
+BENCH_INSTALL_ENV = "OUTPUTS_BENCH_INSTALL"
+
+
+def install_bench_backends(session: nox.Session) -> None:
+    """Install what ``$OUTPUTS_BENCH_INSTALL`` names, then check every backend loads here."""
+    extra = os.environ.get(BENCH_INSTALL_ENV, "").split()
+    if extra and not in_current_interpreter(session):
+        session.install("-c", constraints_file(), *extra)
+    elif extra:
+        session.run("python", "-m", "pip", "install", "--quiet", *extra)
+    problem = session.run(
+        "python", "-c", "from benchmarks.common import preflight; print(preflight() or '')",
+        silent=True,
+    )  # fmt: skip
+    if str(problem).strip():
+        session.error(str(problem).strip().splitlines()[-1])
+
+
 def install_project(session: nox.Session, *extras: str) -> None:
     """Install the project (editable) with ``extras``, keeping torch CPU-only in venvs."""
     target = f".[{','.join(extras)}]" if extras else "."
@@ -332,6 +352,7 @@ def bench(session: nox.Session) -> None:
     when a benchmark failed (asv's exit status 2); skips are not failures.
     """
     install_project(session, "bench")
+    install_bench_backends(session)
     commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
     dirty = session.run("git", "status", "--porcelain", external=True, silent=True).strip()
     if dirty:
@@ -347,6 +368,7 @@ def bench(session: nox.Session) -> None:
 def bench_quick(session: nox.Session) -> None:
     """The CI smoke run: every benchmark once, nothing saved, fails if any benchmark errors."""
     install_project(session, "bench")
+    install_bench_backends(session)
     session.run("python", "benchmarks/smoke.py", *session.posargs)
 
 

@@ -57,7 +57,7 @@ import torch
 from . import devices
 from .backends import Subject, resolve, selected_specs
 
-#: The device types of the one device layer, in its order.
+#: The built-in device types of the one device layer, in its order.
 DEVICES = devices.candidate_devices()
 # Environment variable narrowing the devices actually run (the parameter list stays
 # the same, so results from different machines line up).
@@ -109,11 +109,27 @@ def device_available(device: str) -> bool:
     return devices.is_present(device)
 
 
+@cache
+def declared_devices() -> tuple[str, ...]:
+    """The built-in device types, then any other type a backend of the run declares
+    (``npu``, ``hpu``: a plugin's device is measured like the built-in ones)."""
+    declared: list[str] = []
+    for spec in selected_specs():
+        subject = loadable(spec)
+        declared += [d for d in (subject.devices if subject else ()) if d not in declared]
+    return devices.candidate_devices(tuple(declared))
+
+
 def enabled_devices() -> tuple[str, ...]:
-    """Devices ``$OUTPUTS_BENCH_DEVICES`` allows (all of :data:`DEVICES` when unset)."""
+    """Devices ``$OUTPUTS_BENCH_DEVICES`` allows (every declared device when unset)."""
     raw = os.environ.get(DEVICES_ENV_VAR, "")
-    wanted = tuple(d.strip() for d in raw.split(",") if d.strip())
-    return wanted or DEVICES
+    wanted = tuple(dict.fromkeys(d.strip() for d in raw.split(",") if d.strip()))
+    return wanted or declared_devices()
+
+
+def undeclared_devices() -> list[str]:
+    """Names in ``$OUTPUTS_BENCH_DEVICES`` that no backend of the run declares."""
+    return [d for d in enabled_devices() if d not in declared_devices()]
 
 
 def many_backends() -> bool:
@@ -126,7 +142,10 @@ def device_params() -> list[str]:
     machines line up; in quick mode or a run over several backends only those
     ``$OUTPUTS_BENCH_DEVICES`` names (there, an absent device would cost a process
     per backend, shape and round just to be skipped)."""
-    return list(enabled_devices()) if quick() or many_backends() else list(DEVICES)
+    if quick() or many_backends():
+        return list(enabled_devices())
+    # An asked-for device no backend declares stays in: its skip names it.
+    return list(declared_devices()) + undeclared_devices()
 
 
 def loadable(spec: str) -> Subject | None:
@@ -150,6 +169,33 @@ def warm_backends() -> None:
     children that use it."""
     for spec in selected_specs():
         loadable(spec)
+
+
+def preflight() -> str | None:
+    """Why this run cannot measure what it was asked to (one line), or None.
+
+    Run before asv (``nox -s bench``): a backend that does not load in this
+    interpreter (a plugin not installed here) or a device no backend declares would
+    otherwise fail every benchmark with the same long traceback.
+    """
+    for spec in selected_specs():
+        try:
+            backend(spec)
+        except Exception as error:
+            first = (str(error).splitlines() or [""])[0]
+            return (
+                f"backend {spec!r} does not load in the benchmarks' interpreter "
+                f"({type(error).__name__}: {first}); install it there (nox -s bench: "
+                "OUTPUTS_BENCH_INSTALL=<path or requirement of your plugin>)"
+            )
+    unknown = undeclared_devices()
+    if unknown:
+        return (
+            f"${DEVICES_ENV_VAR} names {', '.join(unknown)}, which no backend of the run "
+            f"declares (devices: {', '.join(declared_devices())}); declare it in the "
+            "backend's conformance.Backend(devices=...) or fix the name"
+        )
+    return None
 
 
 def backend_params(*producers: str) -> list[str]:
@@ -183,6 +229,8 @@ def require_device(device: str, subject: Subject | None = None) -> None:
     """Raise ``NotImplementedError`` (asv: skipped) unless ``device`` can be benchmarked."""
     if device not in enabled_devices():
         raise NotImplementedError(f"{device} left out by ${DEVICES_ENV_VAR}")
+    if device not in declared_devices():
+        raise NotImplementedError(f"{device}: no backend of the run declares this device")
     if not device_available(device):
         raise NotImplementedError(f"no {device} device on this machine")
     if subject is not None and device not in subject.devices:
