@@ -429,7 +429,7 @@ class ConformanceRun:
             terminalreporter.write_line(line)
         for record in self.results.sorted_records():
             if record.nodeid.startswith("xfails-file::"):
-                terminalreporter.write_line(f"XPASS {record.message}", red=True)
+                terminalreporter.write_line(f"FAIL (stale xfail, XPASS) {record.message}", red=True)
         for line in failures_by_behaviour(self.results.sorted_records()):
             terminalreporter.write_line(line, red=True)
         path = self.config.getoption("conformance_report")
