@@ -86,11 +86,13 @@ def _what_was_meant(name: str) -> str:
                 f"vLLM {release} lacks spec types (AsyncModelRunnerOutput and DraftTokenIds came "
                 f"in {FIRST_SUPPORTED_RELEASE}); this suite judges {FIRST_SUPPORTED_RELEASE} and later"
             )
-    close = difflib.get_close_matches(name, [*known_revisions(), *known_releases()], n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
+    close = difflib.get_close_matches(
+        name, [*known_revisions(), *known_releases()], n=1, cutoff=0.8
+    )
     return (
-        f"{hint}known revisions: {', '.join(known_revisions())} (a vLLM release from "
+        f"known revisions: {', '.join(known_revisions())} (a vLLM release from "
         f"{FIRST_SUPPORTED_RELEASE} on names its revision too; {listing})"
+        + (f"; did you mean {close[0]}?" if close else "")
     )
 
 
