@@ -350,3 +350,23 @@ def test_reports_imports_none_of_the_other_packages():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_conformance_reports_alone_make_a_page(tmp_path, monkeypatch):
+    # A backend's CI runs no benchmarks: no .asv/results here, and --results not given.
+    monkeypatch.chdir(tmp_path)
+    conformance = Path(__file__).parent / "fixtures" / "conformance-report.json"
+    assert _run("--conformance", conformance, "--out", tmp_path / "out") == 0
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "Conformance of backend" in summary
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert (tmp_path / "out" / "conformance.json").is_file()
+
+
+def test_without_conformance_reports_a_missing_default_results_folder_is_bad_input(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    err = _bad(capsys, "--out", tmp_path / "out")
+    assert ".asv/results" in err
+    assert not (tmp_path / "out").exists()
