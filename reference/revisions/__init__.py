@@ -15,7 +15,6 @@ revision's data and behaviours (:mod:`reference.revisions.build`).
 from __future__ import annotations
 
 import difflib
-
 import functools
 from types import ModuleType
 from typing import Any
