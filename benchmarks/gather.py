@@ -27,7 +27,7 @@ from .common import (
     sizes,
 )
 
-NUM_TOKENS = sizes([1, 8, 64, 256, 1024], 64)
+NUM_TOKENS = sizes([1, 64, 1024], 64)
 VOCABULARY = sizes([32000, 151936], 151936)
 NUM_LOGPROBS = sizes([0, 5, 20], 5)
 
