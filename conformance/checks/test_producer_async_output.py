@@ -42,8 +42,16 @@ _LOGPROBS_FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "logprobs_case" in metafunc.fixturenames:
-        cases = logprobs_cases(current(metafunc.config).revision)
-        metafunc.parametrize("logprobs_case", cases, ids=[c.name for c in cases])
+        revision = current(metafunc.config).revision
+        # One check, judged under the rule of the revision (logprobs-runner, -tolists,
+        # -cu-of-kept-tokens or -filtered-to-kept-tokens): a case carries its behaviour.
+        rule = pytest.mark.behaviour(
+            f"producer.async_output:logprobs-{revision.async_output.logprobs}"
+        )
+        cases = logprobs_cases(revision)
+        metafunc.parametrize(
+            "logprobs_case", [pytest.param(c, id=c.name, marks=rule) for c in cases]
+        )
 
 
 def _run(backend, step, where: str):
@@ -161,31 +169,10 @@ def _has_cu(output) -> bool:
     return "cu_num_generated_tokens" in getattr(type(output.logprobs), "_fields", ())
 
 
-@pytest.mark.behaviour("producer.async_output:logprobs-runner")
-def test_logprobs_stay_as_the_runner_converted_them(
+def test_logprobs_reach_the_output_as_the_release_converts_them(
     backend, revision, step_device, logprobs_case: StepCase
 ) -> None:
-    _check_logprobs(backend, revision, step_device, logprobs_case)
-
-
-@pytest.mark.behaviour("producer.async_output:logprobs-tolists")
-def test_logprobs_are_tolists_of_the_step_tensors(
-    backend, revision, step_device, logprobs_case: StepCase
-) -> None:
-    _check_logprobs(backend, revision, step_device, logprobs_case)
-
-
-@pytest.mark.behaviour("producer.async_output:logprobs-cu-of-kept-tokens")
-def test_logprobs_carry_cu_of_the_kept_tokens(
-    backend, revision, step_device, logprobs_case: StepCase
-) -> None:
-    _check_logprobs(backend, revision, step_device, logprobs_case)
-
-
-@pytest.mark.behaviour("producer.async_output:logprobs-filtered-to-kept-tokens")
-def test_logprobs_keep_the_rows_of_kept_tokens(
-    backend, revision, step_device, logprobs_case: StepCase
-) -> None:
+    # Its behaviour is the revision's logprobs rule (set with the cases, below).
     _check_logprobs(backend, revision, step_device, logprobs_case)
 
 
