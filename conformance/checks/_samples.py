@@ -58,13 +58,6 @@ def lists_values(
     )
 
 
-def lists_values_of(revision: SpecRevision, *tensors: torch.Tensor) -> tuple[Any, ...]:
-    """What the revision's tolists() makes of these CPU tensors (lists or arrays)."""
-    if lists_are_arrays(revision):
-        return tuple(t.cpu().numpy() for t in tensors)
-    return tuple(t.cpu().tolist() for t in tensors)
-
-
 def make_logprobs_lists(
     module: Any,
     revision: SpecRevision,
