@@ -74,14 +74,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--conformance-check-timeout",
         default=None,
-        type=_non_negative_seconds,
+        type=non_negative_seconds,
         metavar="S",
         help="time limit of each check in seconds; a check past it fails naming the backend "
         "call it was stuck in, and the run goes on (default: 60; 0 disables it)",
     )
 
 
-def _non_negative_seconds(text: str) -> float:
+def non_negative_seconds(text: str) -> float:
     # Defined here, not imported: the plugin loads in every pytest run and stays light.
     import argparse
 

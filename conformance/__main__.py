@@ -22,6 +22,8 @@ import argparse
 import sys
 from typing import NoReturn
 
+from vllm_outputs_suite_plugin import non_negative_seconds
+
 #: pytest's exit code for a usage error; this command's own usage errors use it too.
 USAGE_ERROR = 4
 
@@ -33,19 +35,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(
             USAGE_ERROR, f"ERROR: {message} (python -m conformance --help lists the options)\n"
         )
-
-
-def non_negative_seconds(text: str) -> float:
-    """A time limit in seconds: a number >= 0 (0 turns the limit off)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value >= 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(
-            f"expected seconds >= 0 (0 turns the limit off), got {text}"
-        )
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -93,15 +93,20 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             )
 
 
+def _check_rows(backend, revision, step_device, case: StepCase) -> None:
+    """The output of ``case``'s step has the runner's fields and the release's rows."""
+    step = build_step(backend, revision, case, step_device)
+    expected = expected_output(revision, step.model_runner_output, case)
+    where = _where(case, step_device)
+    _expect_output(backend, _run(backend, step, where), expected, f"{where}.get_output()")
+
+
 @pytest.mark.behaviour("producer.async_output")
 @pytest.mark.parametrize("case", ONE_TOKEN_CASES, ids=str)
 def test_get_output_gives_the_runner_output_with_its_rows(
     backend, revision, step_device, case: StepCase
 ) -> None:
-    step = build_step(backend, revision, case, step_device)
-    expected = expected_output(revision, step.model_runner_output, case)
-    where = _where(case, step_device)
-    _expect_output(backend, _run(backend, step, where), expected, f"{where}.get_output()")
+    _check_rows(backend, revision, step_device, case)
 
 
 @pytest.mark.behaviour("producer.async_output:unpads-multi-token-rows")
@@ -109,10 +114,7 @@ def test_get_output_gives_the_runner_output_with_its_rows(
 def test_get_output_unpads_rows_of_several_tokens(
     backend, revision, step_device, case: StepCase
 ) -> None:
-    step = build_step(backend, revision, case, step_device)
-    expected = expected_output(revision, step.model_runner_output, case)
-    where = _where(case, step_device)
-    _expect_output(backend, _run(backend, step, where), expected, f"{where}.get_output()")
+    _check_rows(backend, revision, step_device, case)
 
 
 def _rows_case(revision) -> StepCase:
