@@ -173,6 +173,10 @@ class Guard:
             message += "; the other checks ran in a new worker process"
         self._set(nodeid, outcome, message)
         self.running.pop(crashitem, None)
+        # xdist logs the crash as a failed call; the terminal counts it as the report does.
+        report.longrepr = message
+        if outcome == "error":
+            report.when = "setup"
 
     def _shared_text(self, name: str) -> str:
         if self.shared is None:

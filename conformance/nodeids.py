@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,18 @@ def canonical_nodeid(item: pytest.Item) -> str:
     relative = Path(item.path).resolve().relative_to(PACKAGE_DIR).as_posix()
     _, _, rest = item.nodeid.partition("::")
     return f"conformance/{relative}::{rest}"
+
+
+def shown_nodeid(config: pytest.Config) -> Callable[[str], str]:
+    """``config.cwd_relative_nodeid`` that gives a check's canonical id (others unchanged)."""
+    cwd_relative = config.cwd_relative_nodeid
+
+    def shown(nodeid: str) -> str:
+        path, separator, rest = nodeid.partition("::")
+        module = canonical_module_id(path)
+        return cwd_relative(nodeid) if module is None else f"{module}{separator}{rest}"
+
+    return shown
 
 
 def canonical_module_id(path: str) -> str | None:

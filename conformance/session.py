@@ -113,6 +113,9 @@ def activate(config: pytest.Config) -> ConformanceRun:
         run.warm_up = warm_up(backend, revision, check_timeout(config))
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
+    # The terminal names a check as the report and the xfails file do, wherever pytest
+    # was started from and wherever the suite is installed.
+    config.cwd_relative_nodeid = nodeids.shown_nodeid(config)  # type: ignore[method-assign]
     from conformance.guard import Guard
 
     # Time limits, crashed workers and checks that never ran (conformance/guard.py).

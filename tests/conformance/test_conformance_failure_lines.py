@@ -18,6 +18,11 @@ def test_each_failing_behaviour_is_one_terminal_line(tmp_path) -> None:
     [line] = [line for line in run.output.splitlines() if line.startswith("FAIL [")]
     assert line.startswith("FAIL [producer.gather_logprobs] 10 check(s): gather_logprobs(")
     assert "expected 1-based pessimistic ranks" in line
+    # pytest's own lines name each check as the report and the xfails file do,
+    # though the run started elsewhere (tmp_path) and collected the checks by package.
+    summary = [line for line in run.output.splitlines() if line.startswith("FAILED ")]
+    assert len(summary) == 10
+    assert all(line.startswith("FAILED conformance/checks/test_producer_") for line in summary)
     # The report's message names the rule once, without pytest's "Failed: ".
     failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
     assert all(

@@ -6,6 +6,7 @@ it) on a few checks: the culprit, and checks that must keep their normal outcome
 
 from __future__ import annotations
 
+import re
 import time
 
 import suite_runner
@@ -106,5 +107,8 @@ def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -
     after = [t for n, t in tests.items() if "test_sampler_output.py" in n]
     assert after and all(_normal(t) for t in after)  # ran after the crash, in a new worker
     assert run.report["summary"]["errors"] == 1
+    # The terminal counts the crash as the report does: an error, not a failure.
+    [totals] = re.findall(r"^=* ?(\d+ \w+.* in [\d.]+s)\b", run.output, re.MULTILINE)
+    assert re.search(r"\b1 error\b", totals) and "failed" not in totals, totals
     # The first worker died warming the constructor up; its replacement skipped warm-up
     # (a replacement may be replacing exactly that death) and ran the checks.
