@@ -115,7 +115,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     config.pluginmanager.register(run, "conformance-run")
     # The terminal names a check as the report and the xfails file do, wherever pytest
     # was started from and wherever the suite is installed.
-    config.cwd_relative_nodeid = nodeids.shown_nodeid(config)  # type: ignore[method-assign]
+    config.cwd_relative_nodeid = nodeids.shown_nodeid(config)  # type: ignore[method-assign,assignment]
     from conformance.guard import Guard
 
     # Time limits, crashed workers and checks that never ran (conformance/guard.py).
