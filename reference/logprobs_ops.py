@@ -14,7 +14,7 @@ import torch
 from reference._arguments import require_int, require_tensor
 from reference.outputs import LogprobsTensors
 
-__all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks"]
+__all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks", "top_k"]
 
 
 def gather_logprobs(
@@ -91,12 +91,59 @@ def _gathered(
     ranks = pessimistic_ranks(logprobs, token_logprobs)
 
     if num_logprobs:
-        top_logprobs, top_ids = torch.topk(logprobs, num_logprobs, dim=-1, sorted=True)
+        top_logprobs, top_ids = top_k(logprobs, num_logprobs)
         ids = torch.cat((token_ids, top_ids), dim=1)
         values = torch.cat((token_logprobs, top_logprobs), dim=1)
     else:
         ids, values = token_ids, token_logprobs
     return ids.to(torch.int32), values, ranks
+
+
+def top_k(logprobs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.topk(logprobs, k, dim=-1)``, sorted: the same values and the same ids.
+
+    ``torch.topk`` selects within every whole row, the bulk of gathering on CPU.  For
+    the small ``k`` of logprobs (vLLM allows 20 by default) most of a row cannot be in
+    its top ``k``: each row is cut into groups of ``_GROUP`` entries, and only the
+    ``k + 1`` groups with the largest maxima can hold its top ``k + 1`` (an entry
+    outside them is below ``k + 1`` group maxima, each an entry of its own).  One
+    reduction finds the maxima; the selection then runs over ``(k + 1) * _GROUP``
+    candidates instead of the vocabulary.  Where the top ``k + 1`` values hold a tie
+    (or a NaN), which ids ``torch.topk`` gives depends on its whole-row selection, so
+    those rows (rare in real logprobs) are selected by ``torch.topk`` itself.
+    """
+    rows, vocabulary = logprobs.shape
+    groups = vocabulary // _GROUP
+    if (
+        logprobs.device.type != "cpu"
+        or not logprobs.is_contiguous()
+        or (k + 1) * _GROUP * _MIN_GROUPS_PER_CANDIDATE > vocabulary
+    ):
+        return torch.topk(logprobs, k, dim=-1, sorted=True)
+    whole = groups * _GROUP
+    grouped = logprobs[:, :whole].view(rows, groups, _GROUP)
+    best_groups = torch.topk(grouped.amax(-1), k + 1, dim=-1, sorted=False).indices
+    candidates = grouped.gather(1, best_groups.unsqueeze(-1).expand(rows, k + 1, _GROUP))
+    candidate_ids = best_groups.unsqueeze(-1) * _GROUP + torch.arange(_GROUP)
+    candidates, candidate_ids = candidates.reshape(rows, -1), candidate_ids.reshape(rows, -1)
+    if whole < vocabulary:  # the last, partial group is always a candidate
+        candidates = torch.cat((candidates, logprobs[:, whole:]), dim=1)
+        tail_ids = torch.arange(whole, vocabulary).expand(rows, -1)
+        candidate_ids = torch.cat((candidate_ids, tail_ids), dim=1)
+    values, positions = torch.topk(candidates, k + 1, dim=-1, sorted=True)
+    ids = candidate_ids.gather(1, positions)
+    undecided = (values[:, 1:] == values[:, :-1]).any(1) | values.isnan().any(1)
+    values, ids = values[:, :k].contiguous(), ids[:, :k].contiguous()
+    if undecided.any():
+        again = undecided.nonzero().squeeze(1)
+        values[again], ids[again] = torch.topk(logprobs[again], k, dim=-1, sorted=True)
+    return values, ids
+
+
+#: Entries per group of :func:`top_k` (a few cache lines: one vectorised max each).
+_GROUP = 64
+#: Below this many groups per candidate group, a plain ``torch.topk`` is as fast.
+_MIN_GROUPS_PER_CANDIDATE = 8
 
 
 def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor:

@@ -165,3 +165,52 @@ def test_gather_logprobs_agrees_with_a_direct_per_row_computation(batch):
         # and no id may repeat.
         assert [rows[i][j] for j in ids[i][1:]] == top_values
         assert len(set(ids[i][1:])) == k
+
+
+# The top-k of real vocabularies is taken from a few groups of each row (see
+# reference.logprobs_ops.top_k): it must give exactly what torch.topk gives, ids included,
+# tie or no tie, since backends and vLLM's own gathering use torch.topk.
+TOP_K_SHAPES = [(1, 32000, 5), (3, 32000, 20), (5, 151936, 20), (4, 4097, 1), (2, 1000, 0)]
+
+
+@pytest.mark.parametrize(("rows", "vocabulary", "k"), TOP_K_SHAPES)
+def test_top_k_is_torch_topk_ids_included(rows, vocabulary, k) -> None:
+    generator = torch.Generator().manual_seed(rows * vocabulary + k)
+    logprobs = (torch.randn(rows, vocabulary, generator=generator) * 4).log_softmax(-1)
+    _assert_same_as_torch_topk(logprobs, k)
+
+
+def test_top_k_with_ties_nan_and_minus_infinity_is_torch_topk() -> None:
+    generator = torch.Generator().manual_seed(7)
+    # Values on a coarse grid: every row has many ties, some inside its top k.
+    logprobs = (torch.randint(-40, 0, (6, 32003), generator=generator) / 4).float()
+    logprobs[1] = float("-inf")  # a fully masked row
+    logprobs[2, 100:31000] = float("-inf")
+    logprobs[3, 12345] = float("nan")
+    logprobs[4, 32001] = 1.0  # the top entry in the last, partial group
+    logprobs[5, :64] = 0.5  # a whole group tied at the top
+    for k in (1, 5, 20):
+        _assert_same_as_torch_topk(logprobs, k)
+
+
+def test_top_k_finds_the_top_in_a_last_partial_group() -> None:
+    logprobs = torch.randn(3, 32003, generator=torch.Generator().manual_seed(3)).log_softmax(-1)
+    logprobs[:, -1] = 1.0
+    logprobs[1, -3] = 2.0
+    _assert_same_as_torch_topk(logprobs, 5)
+
+
+def test_top_k_of_a_non_contiguous_batch_is_torch_topk() -> None:
+    logprobs = torch.randn(64, 4, 32000).log_softmax(-1)[:, 1]
+    assert not logprobs.is_contiguous()
+    _assert_same_as_torch_topk(logprobs, 5)
+
+
+def _assert_same_as_torch_topk(logprobs: torch.Tensor, k: int) -> None:
+    from reference.logprobs_ops import top_k
+
+    values, ids = top_k(logprobs, k)
+    wanted_values, wanted_ids = torch.topk(logprobs, k, dim=-1)
+    assert torch.equal(values.nan_to_num(7.0), wanted_values.nan_to_num(7.0))
+    assert torch.equal(ids, wanted_ids)
+    assert values.is_contiguous() and ids.is_contiguous()
