@@ -36,7 +36,12 @@ DEFAULT_SPEC = "reference"
 DEFAULT_REVISION = "2025.10"
 REFERENCE_AT = "reference@"
 VLLM_RELEASE = "vllm-release:"
-PRODUCERS = ("pad_sampled_token_ids", "unpad_sampled_token_ids", "gather_logprobs")
+PRODUCERS = (
+    "pad_sampled_token_ids",
+    "unpad_sampled_token_ids",
+    "gather_logprobs",
+    "make_async_output",
+)
 #: Device types a backend that declares none is measured on (vLLM's own: cpu, cuda).
 RELEASE_DEVICES = ("cpu", "cuda")
 
@@ -146,6 +151,13 @@ def _reference(spec: str, revision_name: str) -> Subject:
 
     module = reference_module(revision_name)
     producers = {n: getattr(module, n) for n in PRODUCERS if getattr(module, n, None)}
+    if hasattr(module, "RunnerAsyncModelRunnerOutput"):
+        from conformance.step import constructed_like_vllm
+
+        # The revision's async output as vLLM's runner of it builds one (as the
+        # conformance suite's reference backend declares it).
+        async_output = constructed_like_vllm(module.RunnerAsyncModelRunnerOutput)
+        producers["make_async_output"] = async_output
     return _subject(spec, module, revision_name, candidate_devices(), producers)
 
 
@@ -195,6 +207,7 @@ def release_module_name(version: str) -> str:
 
 
 def _release(spec: str, version: str) -> Subject:
+    from conformance.vllm_producers import producers_of_release_text
     from conformance.vllm_release import load_outputs_module, release_texts
     from reference.revisions import UnsupportedReleaseError, revision_for_vllm_version
 
@@ -210,4 +223,7 @@ def _release(spec: str, version: str) -> Subject:
         # Too old to have the spec types: nothing to measure, not a failure.
         raise NotImplementedError(f"{spec}: {error}") from None
     module = load_outputs_module(texts[version], release_module_name(version))
-    return _subject(spec, module, revision_name, RELEASE_DEVICES, {})
+    # The release's own producers (gather_logprobs, unpadding, its async output), from
+    # the producer text beside its outputs.py: the release view times them too.
+    producers = producers_of_release_text(texts[version], version).found
+    return _subject(spec, module, revision_name, RELEASE_DEVICES, producers)

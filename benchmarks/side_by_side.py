@@ -25,7 +25,17 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 # Modules, not their classes: asv would discover an imported class here again.
-from . import empty_cpu, lists_slice, logprobs_ops, pickling, tolists, transfer
+from . import (
+    async_output,
+    empty_cpu,
+    gather,
+    lists_slice,
+    logprobs_ops,
+    padding,
+    pickling,
+    tolists,
+    transfer,
+)
 from .common import (
     DeviceBenchmark,
     backend_params,
@@ -51,6 +61,10 @@ COMPARED: tuple[tuple[type, str], ...] = (
     (transfer.TransferWithCuTensor, "time_to_cpu_nonblocking_with_cu_tensor_and_wait"),
     (logprobs_ops.Filter, "time_filter"),
     (logprobs_ops.Cat, "time_cat"),
+    # The producers: each release's own beside the reference's.
+    (gather.GatherLogprobs, "time_gather_logprobs"),
+    (padding.Unpad, "time_unpad_sampled_token_ids"),
+    (async_output.AsyncOutput, "time_async_output_get_output"),
 )
 
 

@@ -12,10 +12,16 @@ out by :mod:`conformance.vllm_release`); one that does not is left out with a no
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import inspect
-from collections.abc import Callable
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance.step import constructed_like_vllm
@@ -47,6 +53,44 @@ def vllm_producers() -> FoundProducers:
                 f"({type(error).__name__}: {first_line}); its {producer} is not judged"
             )
     return FoundProducers(found, tuple(notes))
+
+
+def producers_of_release_text(outputs_text: Path, version: str) -> FoundProducers:
+    """Release ``version``'s own producers, from the producer text beside ``outputs_text``.
+
+    The release's tree (:func:`conformance.vllm_release.write_stub_tree`) is imported
+    as ``vllm`` out of the way of any other (an installed vLLM, another release): its
+    modules leave ``sys.modules`` again afterwards, and the producers found keep
+    their own modules' globals.  So several releases' producers sit side by side in
+    one process (the release benchmarks time them so).  Without a producer text:
+    none found, with a note.
+    """
+    from conformance.vllm_release import producer_text_beside, write_stub_tree
+
+    if producer_text_beside(outputs_text, version) is None:
+        return FoundProducers(notes=(f"no producer text of {version} beside {outputs_text}",))
+    folder = Path(tempfile.mkdtemp(prefix=f"vllm-{version}-producers-"))
+    # Left in place until exit: a producer may import lazily from its tree.
+    atexit.register(shutil.rmtree, folder, True)
+    write_stub_tree(outputs_text, version, folder)
+    with _vllm_imported_from(folder):
+        return vllm_producers()
+
+
+@contextmanager
+def _vllm_imported_from(folder: Path) -> Iterator[None]:
+    """``import vllm`` finds ``folder``'s package meanwhile; before and after, what it found."""
+    own = [name for name in sys.modules if name == "vllm" or name.startswith("vllm.")]
+    saved = {name: sys.modules.pop(name) for name in own}
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+        for name in [n for n in sys.modules if n == "vllm" or n.startswith("vllm.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def _gather_logprobs(sampler: Any) -> Callable[..., Any]:

@@ -91,3 +91,34 @@ def test_a_run_of_one_backend_skips_it(run_of) -> None:
     run_of("reference")
     with pytest.raises(NotImplementedError, match="one backend"):
         side_by_side.SideBySide().setup("reference", "cpu", TOLISTS)
+
+
+PRODUCER_OPERATIONS = [
+    op
+    for op in side_by_side.OPERATIONS
+    if op.startswith(("GatherLogprobs.", "Unpad.", "AsyncOutput."))
+]
+
+
+def test_a_release_brings_its_own_producers_without_taking_the_name_vllm(run_of) -> None:
+    import sys
+
+    run_of("reference", "vllm-release:0.12.0")
+    before = sys.modules.get("vllm")
+    subject = backends.resolve("vllm-release:0.12.0")
+    assert {"gather_logprobs", "unpad_sampled_token_ids", "make_async_output"} <= set(
+        subject.producers
+    )
+    # vLLM's own code of that release, from its producer text, not the reference's.
+    assert subject.producers["gather_logprobs"].__module__ == "vllm.v1.sample.sampler"
+    assert sys.modules.get("vllm") is before  # another release (or vLLM) can load next
+
+
+@pytest.mark.parametrize("operation", PRODUCER_OPERATIONS)
+def test_each_release_producer_is_timed_beside_the_reference(run_of, operation) -> None:
+    assert len(PRODUCER_OPERATIONS) == 3
+    run_of("reference", "vllm-release:0.11.1", "vllm-release:0.32.0")
+    for release in ("vllm-release:0.11.1", "vllm-release:0.32.0"):
+        partner, value = ratio(release, "cpu", operation)
+        assert partner == "reference"
+        assert value > 0

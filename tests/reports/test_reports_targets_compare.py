@@ -187,3 +187,28 @@ def test_compare_without_shared_results_is_bad_input():
 )
 def test_format_seconds_picks_the_scale(value, text):
     assert format_seconds(value) == text
+
+
+def test_unpad_is_held_against_each_of_vllms_ways_separately():
+    parse_output = next(t for t in catalog.TARGETS if t.key == "unpad_vs_parse_output")
+    frame = _frame(
+        _row("padding.Unpad.time_unpad_sampled_token_ids", 1.0, backend="reference", num_reqs=16),
+        _row("padding.Unpad.time_unpad_vllm_mask_per_row", 3.0, backend="reference", num_reqs=16),
+        _row(
+            "padding.UnpadBesideVllm.time_unpad_vllm_parse_output",
+            1.5,
+            backend="reference",
+            num_reqs=16,
+        ),
+    )
+    assert list(targets.pairs(frame, UNPAD)["ratio"]) == [3.0]
+    assert list(targets.pairs(frame, parse_output)["ratio"]) == [1.5]
+    # Where the run timed the ratio interleaved, each target takes its own.
+    frame = _frame(
+        _row("padding.Unpad.track_unpad_speedup_over_vllm", 2.5, kind="track", unit="speedup",
+             backend="reference", num_reqs=16),
+        _row("padding.UnpadBesideVllm.track_unpad_speedup_over_vllm_parse_output", 4.0,
+             kind="track", unit="speedup", backend="reference", num_reqs=16),
+    )  # fmt: skip
+    assert list(targets.measurements(frame, UNPAD)["ratio"]) == [2.5]
+    assert list(targets.measurements(frame, parse_output)["ratio"]) == [4.0]

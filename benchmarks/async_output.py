@@ -1,0 +1,66 @@
+"""The host side of a step's async output: the constructor, then ``get_output()``.
+
+Each decode step vLLM's runner builds its async output from the step (the padded
+sampled ids and the logprobs on the device, a copy stream) and the scheduler later
+calls ``get_output()``, which waits for the copies, unpads the rows and drops the
+discarded requests.  The backend's ``make_async_output`` producer is timed on a
+simulated ``cuda`` runtime (:mod:`conformance.simulated_device`, the one the
+conformance suite judges it on): every backend and release pays the same simulated
+copies, so what differs is its own host work.  Real copy costs are
+``transfer.py``'s.  Steps: 1, 64 and 256 requests, one token each (one request
+discarded), without logprobs and with 5 top logprobs.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from functools import cache
+from typing import Any, ClassVar
+
+from .common import HostBenchmark, backend_params, sizes
+
+NUM_REQS = sizes([1, 64, 256], 64)
+NUM_LOGPROBS = sizes([-1, 5], 5)  # -1: the step asks for no logprobs
+
+
+@cache
+def _simulated_cuda() -> Any:
+    """One simulated cuda runtime per benchmark process, installed until it ends.
+
+    One only: outputs of two backends timed side by side share its streams."""
+    from conformance.producer_runtime import step_device
+
+    # Held, not dropped: a collected context would uninstall the runtime.
+    _INSTALLED.append(ExitStack())
+    return _INSTALLED[-1].enter_context(step_device("cuda-simulated"))
+
+
+_INSTALLED: list[ExitStack] = []
+
+
+class AsyncOutput(HostBenchmark):
+    """``make_async_output(step).get_output()`` of one step, on the simulated runtime."""
+
+    params: ClassVar[list[list[Any]]] = [
+        backend_params("make_async_output"),
+        NUM_REQS,
+        NUM_LOGPROBS,
+    ]
+    param_names: ClassVar[list[str]] = ["backend", "num_reqs", "num_logprobs"]
+
+    def setup(self, backend: str, num_reqs: int, num_logprobs: int) -> None:
+        from conformance.checks._steps import StepCase, build_step
+
+        subject = self.use_backend(backend)
+        self.make = subject.producer("make_async_output")
+        if subject.revision is None:
+            raise NotImplementedError(f"{backend}: no revision data to build its runner's step")
+        # Ids in the tens of thousands (no small-int caching), request 0 discarded.
+        rows = tuple((101_000 + 37 * i,) for i in range(num_reqs))
+        case = StepCase("bench", rows, invalid_req_indices=(0,))
+        case = case.with_logprobs(num_logprobs if num_logprobs >= 0 else None)
+        self.step = build_step(subject, subject.revision, case, _simulated_cuda())
+        self.make(self.step).get_output()  # the first call pays imports and thread starts
+
+    def time_async_output_get_output(self, backend: str, num_reqs: int, num_logprobs: int) -> None:
+        self.make(self.step).get_output()
