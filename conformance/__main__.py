@@ -190,7 +190,9 @@ def suite_arguments(args: argparse.Namespace) -> list[str]:
         ("--conformance-check-timeout", args.check_timeout),
     ):
         if value is not None:
-            forwarded += [option, str(value)]
+            # One word each: pytest takes a bare path argument for where its rootdir
+            # (and ini file) is, so "--xfails ../x.toml" would move the run's root.
+            forwarded.append(f"{option}={value}")
     return forwarded
 
 

@@ -27,17 +27,14 @@ import sys
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import pytest
 
 from conformance import crashes, nodeids
 from conformance.option_names import option
-from conformance.report import TestRecord
+from conformance.report import ReportedRun, Results, TestRecord
 from conformance.timeouts import DEFAULT_CHECK_TIMEOUT, CheckTimer
-
-if TYPE_CHECKING:
-    from conformance.session import ConformanceRun
 
 JOURNAL_ENV = "CONFORMANCE_SUPERVISOR_DIR"
 _SHARED_KEY = "conformance_guard_dir"
@@ -74,7 +71,7 @@ class Journal:
 
 
 class Guard:
-    def __init__(self, run: ConformanceRun, config: pytest.Config) -> None:
+    def __init__(self, run: ReportedRun, config: pytest.Config) -> None:
         self.run = run
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
@@ -196,9 +193,7 @@ class Guard:
             self.canonical = data["canonical"]
 
     def _set(self, nodeid: str, outcome: str, message: str) -> None:
-        base = self.plan.get(nodeid) or TestRecord(
-            nodeid, "module", nodeid.rpartition("::")[2].removeprefix("test_"), None, None, "", ""
-        )
+        base = self.plan.get(nodeid) or Results.unplanned(nodeid)
         record = replace(base, outcome=outcome, message=message, skip_cause=None)
         self.run.results.records[nodeid] = record
         if self.journal is not None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,14 +26,27 @@ def canonical_nodeid(item: pytest.Item) -> str:
     return f"conformance/{relative}::{rest}"
 
 
-def shown_nodeid(config: pytest.Config) -> Callable[[str], str]:
-    """``config.cwd_relative_nodeid`` that gives a check's canonical id (others unchanged)."""
+def shown_nodeid(config: pytest.Config) -> Callable[[Any], Any]:
+    """``config.cwd_relative_nodeid`` that gives a check's canonical id (others unchanged).
+
+    pytest before 9.2 passes node ids as strings, from 9.2 as ``NodeId`` values
+    (``path``, ``names``, ``params``); either is answered in kind.  Anything else
+    goes to pytest's own, so a later change of pytest costs the canonical form only.
+    """
     cwd_relative = config.cwd_relative_nodeid
 
-    def shown(nodeid: str) -> str:
-        path, separator, rest = nodeid.partition("::")
-        module = canonical_module_id(path)
-        return cwd_relative(nodeid) if module is None else f"{module}{separator}{rest}"
+    def shown(nodeid: Any) -> Any:
+        if isinstance(nodeid, str):
+            path, separator, rest = nodeid.partition("::")
+            module = canonical_module_id(path)
+            if module is not None:
+                return f"{module}{separator}{rest}"
+        elif dataclasses.is_dataclass(nodeid) and not isinstance(nodeid, type):
+            where = getattr(nodeid, "path", None)
+            module = canonical_module_id(where) if isinstance(where, str) else None
+            if module is not None:
+                return dataclasses.replace(nodeid, path=module)
+        return cwd_relative(nodeid)
 
     return shown
 

@@ -14,14 +14,12 @@ import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pytest
 
+from conformance.backend import Backend
 from reports.conformance_schema import FAILING_OUTCOMES, OUTCOMES, SCHEMA, SUMMARY_KEYS
-
-if TYPE_CHECKING:
-    from conformance.session import ConformanceRun
 
 # user_properties names our checks carry (they travel from xdist workers).
 PROPERTY_PREFIX = "conformance."
@@ -87,6 +85,15 @@ class Results:
         """An error not tied to a run check (a check module that cannot be collected)."""
         self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, None, "error", message)
 
+    @staticmethod
+    def unplanned(nodeid: str) -> TestRecord:
+        """The record of a check that ended the process before its own was made.
+
+        Its check name is the test's name without ``test_`` (and without its
+        parameters), as a planned record has it; the outcome is for the caller."""
+        name = nodeid.rpartition("::")[2].partition("[")[0].removeprefix("test_")
+        return TestRecord(nodeid, "module", name, None, None, "error", "")
+
     def add_stale_xfail(self, nodeid: str, message: str, behaviour: str) -> None:
         """A behaviour entry of the xfails file none of whose checks failed."""
         self.records[nodeid] = TestRecord(
@@ -143,7 +150,20 @@ def failure_text(report: pytest.TestReport | pytest.CollectReport) -> str:
     return text.removeprefix("Failed: ").strip()
 
 
-def build(run: ConformanceRun) -> dict[str, Any]:
+class ReportedRun(Protocol):
+    """What a report is built from: a conformance run (``conformance.session.ConformanceRun``).
+
+    Named here, by the writer, so the run's modules import the report and never the
+    other way round."""
+
+    backend: Backend
+    revision: Any
+    choice: Any
+    devices_available: list[str]
+    results: Results
+
+
+def build(run: ReportedRun) -> dict[str, Any]:
     """The JSON report of DESIGN.md section 3."""
     import torch
 
@@ -202,11 +222,23 @@ def unwritable(path: Path) -> str | None:
         existing = existing.parent
     if not existing.is_dir():
         return f"{existing} is a file, not a folder"
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if not os.access(existing, os.W_OK | os.X_OK) or not _can_create_in(existing):
         return f"the folder {existing} is not writable"
     if path.exists() and not os.access(path, os.W_OK):
         return "the file is not writable"
     return None
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: asked of the file system itself, since
+    permission bits say yes to root (and to nobody's /proc or read-only mounts)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".conformance-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(handle)
+    os.unlink(probe)
+    return True
 
 
 def write(report: dict[str, Any], path: str | Path) -> Path:

@@ -23,6 +23,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -61,12 +62,27 @@ def load_backend(spec: str | None = None) -> Backend:
 
 
 def _resolve(spec: str) -> Backend:
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        raise _a_file_path(spec)
     if ":" in spec:
         return _from_attribute(spec)
     entry_point = _entry_point(spec)
     if entry_point is not None:
         return _from_entry_point(spec, entry_point)
     return _from_module(spec, _import(spec, repr(spec)))
+
+
+def _a_file_path(spec: str) -> BackendResolutionError:
+    """A backend is named by module, not by file: say which module name the file has."""
+    path = Path(spec.partition(":")[0])
+    attribute = spec.partition(":")[2]
+    module = path.stem if path.suffix == ".py" else path.name
+    folder = path.parent if str(path.parent) not in ("", ".") else None
+    where = f"with its folder on PYTHONPATH (PYTHONPATH={folder})" if folder else "from its folder"
+    return BackendResolutionError(
+        f"backend {spec!r} is a file path; a backend is named by its module: "
+        f"--backend {module}{':' + attribute if attribute else ''}, run {where}"
+    )
 
 
 def _entry_point(name: str) -> importlib.metadata.EntryPoint | None:

@@ -24,7 +24,6 @@ from conformance.version import suite_version
 from conformance.xfails import XfailEntry, XfailsFileError
 
 _STATE = pytest.StashKey["ConformanceRun"]()
-_WORKEROUTPUT_KEY = "conformance_used_xfails"
 _USED_XFAIL = "conformance.xfail_entry"
 
 

@@ -18,6 +18,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import traceback
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -26,6 +27,8 @@ from typing import Any
 from conformance.guard import JOURNAL_ENV, NOT_RUN
 
 EXIT_FAILED = 1
+#: pytest's code for an internal error: the suite (or pytest) itself broke.
+EXIT_INTERNAL_ERROR = 3
 
 
 #: Exit codes pytest gives before any check ran: interrupted, internal error, usage error,
@@ -46,6 +49,12 @@ def supervised(run: Callable[[], int], report_path: str | None, limit: float) ->
         try:
             os.environ[JOURNAL_ENV] = str(folder)
             code = run()
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else EXIT_FAILED
+        except BaseException:
+            # os._exit below would drop it silently: say what broke, as pytest would.
+            traceback.print_exc()
+            code = EXIT_INTERNAL_ERROR
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -114,7 +123,7 @@ def complete(folder: Path, returncode: int, report_path: str | None, limit: floa
         record = results.records.get(nodeid)
         outcome = "failed" if crashes.hard_timeout(fault) else "error"
         if record is None:
-            record = TestRecord(nodeid, "module", nodeid.rpartition("::")[2], None, None, "", "")
+            record = Results.unplanned(nodeid)
         record.outcome, record.message, record.skip_cause = outcome, message, None
         results.records[nodeid] = record
         sys.stderr.write(f"\nconformance: {message}\n")

@@ -23,11 +23,14 @@ def _importable(name: str) -> bool:
 if __name__ == "__main__":
     missing = missing_packages()
     if missing:
-        # Installed without the extra (a plain wheel install): say so in one line.
-        sys.exit(
+        # Installed without the extra (a plain wheel install): say so in one line, with
+        # the code of bad input (1 means a regression to scripts comparing runs).
+        print(
             f"python -m reports needs {', '.join(missing)}: install the reports extra, "
-            "pip install 'vllm-outputs-suite[reports]'"
+            "pip install 'vllm-outputs-suite[reports]'",
+            file=sys.stderr,
         )
+        sys.exit(2)
     from reports.cli import main
 
     sys.exit(main())

@@ -47,5 +47,3 @@ RECORD_KEYS = (
     "message",
     "skip_cause",
 )
-#: How the revision judged was chosen (``spec_revision_source``).
-REVISION_SOURCES = ("given", "declared", "detected", "default")

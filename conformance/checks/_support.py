@@ -71,8 +71,3 @@ def expect_type(obj: Any, cls: Any, where: str) -> None:
 def on(device: str, tensor: torch.Tensor) -> torch.Tensor:
     """``tensor`` moved to ``device`` and the copy finished."""
     return to_device(device, tensor)
-
-
-def construct(cls: Any, where: str, values: dict[str, Any]) -> Any:
-    """``cls(**values)``; an exception becomes a failure naming the call."""
-    return attempt(f"{where}(**{{{', '.join(values)}}})", cls, **values)

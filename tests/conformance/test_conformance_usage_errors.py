@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def test_reports_without_its_extra_says_which_to_install() -> None:
         "runpy.run_module('reports', run_name='__main__')"
     )
     done = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True)
-    assert done.returncode == 1
+    assert done.returncode == 2  # bad input, as the reports command gives it; 1 is a regression
     assert done.stderr.strip() == (
         "python -m reports needs pandas: install the reports extra, "
         "pip install 'vllm-outputs-suite[reports]'"
@@ -95,3 +96,44 @@ def test_a_backend_with_a_syntax_error_names_its_file_and_line(tmp_path) -> None
     line = _error_line(run)
     assert "SyntaxError: '(' was never closed (half_written.py, line 1)" in line
     assert "frozen" not in line
+
+
+@pytest.mark.parametrize("spec", ["my_backend.py", "./my_backend.py", "plugins/my_backend.py"])
+def test_a_backend_given_as_a_file_path_gets_its_module_name(tmp_path, spec: str) -> None:
+    run = _conformance(tmp_path, "--backend", spec)
+    assert run.exit_code == 4
+    line = _error_line(run)
+    assert f"backend {spec!r} is a file path; a backend is named by its module: " in line
+    assert "--backend my_backend" in line
+    if "plugins" in spec:
+        assert "PYTHONPATH=plugins" in line
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs a /proc file system")
+def test_a_folder_no_file_can_be_made_in_is_refused_even_as_root(tmp_path) -> None:
+    # Permission bits say yes to root; the file system itself says no.
+    run = _conformance(tmp_path, "--report", "/proc/report.json")
+    assert run.exit_code == 4
+    assert "the folder /proc is not writable" in _error_line(run)
+
+
+def test_an_error_outside_the_checks_is_shown_not_swallowed(capfd) -> None:
+    from conformance.supervisor import supervised
+
+    def broken() -> int:
+        raise RuntimeError("the suite itself broke")
+
+    assert supervised(broken, None, 1.0) == 3  # pytest's code for an internal error
+    assert "RuntimeError: the suite itself broke" in capfd.readouterr().err
+
+
+def test_an_xfails_file_elsewhere_does_not_move_pytests_root(tmp_path) -> None:
+    elsewhere = tmp_path / "plugin"
+    elsewhere.mkdir()
+    (elsewhere / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-x"\n')
+    (elsewhere / "xfails.toml").write_text("")
+    work = tmp_path / "work"
+    work.mkdir()
+    run = _conformance(work, "--xfails", "../plugin/xfails.toml", "-k", "test_module")
+    assert run.exit_code == 0, run.output[-2000:]
+    assert f"rootdir: {work}" in run.output
