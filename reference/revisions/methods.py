@@ -97,10 +97,6 @@ def implementation_for(building: Building, type_name: str, method_name: str) -> 
     return found[0]
 
 
-def implemented_members() -> frozenset[str]:
-    return frozenset(_REGISTRY)
-
-
 # --- LogprobsLists -------------------------------------------------------------------
 
 

@@ -153,3 +153,26 @@ def test_the_conformance_readme_names_every_behaviour() -> None:
     readme = (Path(CHECKS_DIR).parent / "README.md").read_text(encoding="utf-8")
     missing = [b for b in (*BEHAVIOURS, *PRODUCER_BEHAVIOURS) if f"`{b}`" not in readme]
     assert missing == []
+
+
+def test_the_readme_tables_are_made_from_the_revision_data() -> None:
+    from conformance.revision_listing import readme_with_tables
+
+    readme = (Path(CHECKS_DIR).parent / "README.md").read_text(encoding="utf-8")
+    assert readme_with_tables(readme) == readme, (
+        "conformance/README.md's release matrix or behaviour table is stale: "
+        "run python -m conformance.revision_listing"
+    )
+
+
+def test_a_release_added_to_the_data_appears_in_the_matrix(monkeypatch) -> None:
+    from dataclasses import replace
+
+    from conformance import revision_listing
+
+    *older, newest = revision_listing.all_revisions()
+    grown = replace(newest, releases=(*newest.releases, "0.33.1"))
+    monkeypatch.setattr(revision_listing, "all_revisions", lambda: [*older, grown])
+    assert (
+        f"| {newest.name} | {newest.name}, 0.33.1 |" in revision_listing.release_matrix_markdown()
+    )
