@@ -224,6 +224,12 @@ class ConformanceRun:
 
     # --- header ---------------------------------------------------------------------
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # After every plugin's pytest_configure: Hypothesis's loads --hypothesis-profile there.
+        from conformance import strategies
+
+        strategies.use_suite_profile()
+
     def pytest_report_header(self) -> list[str]:
         b = self.backend
         lines = [

@@ -1,8 +1,8 @@
 """Hypothesis strategies and settings of the differential checks.
 
-Settings are derandomized (CI verdicts do not change from run to run), keep no
-example database, and use modest example counts so the whole suite stays within
-its time budget.
+The suite's profile (:data:`PROFILE`) is derandomized (CI verdicts do not change
+from run to run), keeps no example database, and uses modest example counts so the
+whole suite stays within its time budget; a run that chooses its own profile gets it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-SETTINGS = settings(
+#: The settings the checks run under unless the run chose a Hypothesis profile itself.
+PROFILE = "vllm-outputs-suite"
+settings.register_profile(
+    PROFILE,
     derandomize=True,
     database=None,
     max_examples=40,
@@ -25,6 +28,29 @@ SETTINGS = settings(
     # nothing a backend author can act on.
     phases=(Phase.explicit, Phase.generate, Phase.shrink),
 )
+
+
+def use_suite_profile() -> None:
+    """Load :data:`PROFILE` unless the run chose a profile (``--hypothesis-profile``, or
+    ``settings.load_profile`` in a conftest): the user's settings win, and the
+    ``--hypothesis-*`` options apply either way (the checks fix no settings of their own).
+
+    On a chosen profile two settings are still the suite's: no deadline and no health
+    checks, which judge how fast the suite draws its examples, not the backend."""
+    current = getattr(settings, "get_current_profile_name", None)
+    name = current() if current is not None else getattr(settings, "_current_profile", "default")
+    if name == "default":
+        settings.load_profile(PROFILE)
+    elif not name.startswith(PROFILE):
+        derived = f"{PROFILE}-on-{name}"
+        settings.register_profile(
+            derived,
+            parent=settings.get_profile(name),
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        settings.load_profile(derived)
+
 
 # Any valid token id: 0 and small ids are edge cases worth drawing here (the small-int
 # cache below 257 matters to the benchmarks' timings, not to these checks' verdicts).

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import strategies
 from conformance.checks._support import attempt, fail
 
 pytestmark = [
@@ -72,7 +71,6 @@ def test_is_empty_truth_table(KVConnectorOutput, revision) -> None:
         fail(*wrong)
 
 
-@strategies.SETTINGS
 @given(data=st.data())
 def test_is_empty_agrees_with_reference(
     KVConnectorOutput, reference_backend, revision, data

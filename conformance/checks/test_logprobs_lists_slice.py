@@ -179,7 +179,6 @@ def test_slice_does_not_modify_the_original(LogprobsLists, revision) -> None:
 
 
 @NOT_REBASED
-@strategies.SETTINGS
 @given(case=strategies.logprobs_lists_cases())
 def test_slice_agrees_with_reference(LogprobsLists, reference_backend, revision, case) -> None:
     args = (case["logprob_token_ids"], case["logprobs"], case["ranks"], case["cu"])

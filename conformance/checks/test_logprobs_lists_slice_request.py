@@ -139,7 +139,6 @@ def slice_request_cases(draw: st.DrawFn) -> dict:
     return {**rows, "cu": cu, "req_idx": req_idx, "num_positions": num_positions}
 
 
-@strategies.SETTINGS
 @given(case=slice_request_cases())
 def test_slice_request_agrees_with_reference(backend, revision, reference_backend, case) -> None:
     rows = (case["logprob_token_ids"], case["logprobs"], case["ranks"])

@@ -45,7 +45,6 @@ def test_tolists_gives_python_lists_of_python_numbers(
     expect_same(fields_of(result, names), _expected(revision, tensors), where)
 
 
-@strategies.SETTINGS
 @given(case=strategies.logprobs_tensors_cases())
 def test_tolists_agrees_with_reference(
     LogprobsTensors, LogprobsLists, reference_backend, revision, case

@@ -58,7 +58,6 @@ def test_tolists_with_cu_argument_gives_numpy_arrays_too(LogprobsTensors, Logpro
     expect_same(fields_of(result, ROW_FIELDS), _arrays(tensors), where)
 
 
-@strategies.SETTINGS
 @given(case=strategies.logprobs_tensors_cases())
 def test_tolists_agrees_with_reference(
     LogprobsTensors, LogprobsLists, reference_backend, case

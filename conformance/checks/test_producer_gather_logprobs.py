@@ -155,7 +155,6 @@ def test_gather_logprobs_on_a_real_vocabulary_with_the_token_outside_the_top_k(
         fail(*found)
 
 
-@strategies.SETTINGS
 @given(case=strategies.logits_cases())
 def test_gather_logprobs_on_generated_logprobs_with_ties(backend, case) -> None:
     gather = producer(backend, "gather_logprobs")

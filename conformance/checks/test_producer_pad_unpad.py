@@ -89,7 +89,6 @@ def test_pad_to_a_larger_max_len(backend, device: str) -> None:
 
 
 @PAD
-@strategies.SETTINGS
 @given(rows=strategies.token_id_rows)
 def test_pad_agrees_with_reference(backend, reference_backend, rows) -> None:
     pad = producer(backend, "pad_sampled_token_ids")
@@ -120,7 +119,6 @@ def test_unpad_with_vocab_size_drops_ids_beyond_the_vocabulary(backend, referenc
 
 
 @UNPAD
-@strategies.SETTINGS
 @given(rows=strategies.token_id_rows)
 def test_unpad_inverts_pad(backend, rows) -> None:
     pad = producer(backend, "pad_sampled_token_ids")
