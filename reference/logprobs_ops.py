@@ -118,6 +118,7 @@ def top_k(logprobs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         logprobs.device.type != "cpu"
         or not logprobs.is_contiguous()
         or (k + 1) * _GROUP * _MIN_GROUPS_PER_CANDIDATE > vocabulary
+        or rows * vocabulary < _MIN_ELEMENTS
     ):
         return torch.topk(logprobs, k, dim=-1, sorted=True)
     whole = groups * _GROUP
@@ -144,6 +145,9 @@ def top_k(logprobs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
 _GROUP = 64
 #: Below this many groups per candidate group, a plain ``torch.topk`` is as fast.
 _MIN_GROUPS_PER_CANDIDATE = 8
+#: Below this many entries in all (a row or two of a small vocabulary) the extra
+#: calls cost more than the selection they save.
+_MIN_ELEMENTS = 100_000
 
 
 def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor:
