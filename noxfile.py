@@ -393,15 +393,31 @@ RELEASES_USAGE = (
 )
 
 
-def _present_devices(session: nox.Session) -> str:
+def _present_devices(session: nox.Session, backend: str | None = None) -> str:
     """The device types torch can use here, comma-separated (asked in a child process:
-    the benchmarks' forkserver parent must not initialise a device)."""
+    the benchmarks' forkserver parent must not initialise a device); with ``backend``,
+    those of its declared devices, and a log line naming the declared ones absent."""
     listing = session.run(
         "python", "-c",
-        "from conformance.devices import present_devices; print(','.join(present_devices()))",
+        "import sys; from conformance.devices import present_devices, candidate_devices\n"
+        "declared = ()\n"
+        "if len(sys.argv) > 1:\n"
+        "    from conformance import load_backend\n"
+        "    declared = tuple(load_backend(sys.argv[1]).devices)\n"
+        "present = present_devices(declared)\n"
+        "wanted = declared or candidate_devices()\n"
+        "print(','.join(d for d in present if d in wanted))\n"
+        "print(','.join(d for d in wanted if d not in present))",
+        *([backend] if backend else []),
         silent=True,
     )  # fmt: skip
-    return str(listing).strip().splitlines()[-1]
+    present, absent = str(listing).strip().splitlines()[-2:]
+    if absent:
+        session.log(
+            f"devices not on this machine, not measured: {absent} "
+            "($OUTPUTS_BENCH_DEVICES names devices to list them as skipped)"
+        )
+    return present
 
 
 @nox.session(name="bench-releases", python=PYTHON)
@@ -573,9 +589,13 @@ def suite(session: nox.Session) -> None:
     session.log("[2/3] benchmarks (asv, this checkout, every device present)")
     commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
     session.run("asv", "machine", "--yes")
+    # The main job: the targets over their whole grid, every other benchmark at its
+    # representative shape, on the devices present (nox -s bench: the full grid).
+    asv_env = {"OUTPUTS_BENCH_SHAPES": "representative"}
+    if not os.environ.get("OUTPUTS_BENCH_DEVICES"):
+        asv_env["OUTPUTS_BENCH_DEVICES"] = _present_devices(session, backend)
     # asv drops PYTHONPATH from the benchmark processes; a backend found through
     # it (OUTPUTS_BACKEND=my_module) must reach them as ASV_PYTHONPATH.
-    asv_env = {}
     if os.environ.get("PYTHONPATH") and not os.environ.get("ASV_PYTHONPATH"):
         asv_env["ASV_PYTHONPATH"] = os.environ["PYTHONPATH"]
     # asv exits 2 when a benchmark failed; the report lists which.  run_asv.py prints

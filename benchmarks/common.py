@@ -31,6 +31,10 @@ Each benchmark file is only about what it measures; this module owns the rest
   representative value (:func:`sizes`), ``device`` only the devices
   ``$OUTPUTS_BENCH_DEVICES`` names (all when unset), and fewer, shorter samples
   (:class:`Benchmark`), for runs over many backends.
+* **Representative shapes.** ``$OUTPUTS_BENCH_SHAPES=representative`` (the main
+  job, ``nox -s suite``) gives every size parameter its representative value but
+  those of the targets' benchmarks (``sizes(..., target=True)``: a target holds
+  at every shape), with the usual samples; ``nox -s bench`` measures the full grid.
 * **Many backends.** asv forks one process per benchmark, parameter set and
   round (tens of thousands in a run over every release), so in such a run each
   costs as little as it can: the forkserver parent resolves every backend once at
@@ -76,16 +80,27 @@ def quick() -> bool:
     return os.environ.get(QUICK_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no")
 
 
+SHAPES_ENV_VAR = "OUTPUTS_BENCH_SHAPES"
+REPRESENTATIVE = "representative"
+
+
+def representative_shapes() -> bool:
+    """Whether ``$OUTPUTS_BENCH_SHAPES=representative`` keeps the full grid to the targets."""
+    return os.environ.get(SHAPES_ENV_VAR, "").strip().lower() == REPRESENTATIVE
+
+
 class Sizes(list):  # type: ignore[type-arg]
     """A size parameter's values, knowing which one represents them (:func:`sizes`)."""
 
     representative: Any
 
 
-def sizes(values: Sequence[Any], representative: Any) -> Sizes:
-    """A size parameter's values: all of them, or only ``representative`` in quick mode."""
+def sizes(values: Sequence[Any], representative: Any, *, target: bool = False) -> Sizes:
+    """A size parameter's values: all of them, or only ``representative`` in quick mode
+    and, unless it is a ``target``'s, under :func:`representative_shapes`."""
     assert representative in values, f"{representative!r} is not one of {values!r}"
-    out = Sizes([representative] if quick() else values)
+    narrow = quick() or (representative_shapes() and not target)
+    out = Sizes([representative] if narrow else values)
     out.representative = representative
     return out
 
@@ -142,7 +157,7 @@ def device_params() -> list[str]:
     machines line up; in quick mode or a run over several backends only those
     ``$OUTPUTS_BENCH_DEVICES`` names (there, an absent device would cost a process
     per backend, shape and round just to be skipped)."""
-    if quick() or many_backends():
+    if quick() or many_backends() or representative_shapes():
         return list(enabled_devices())
     # An asked-for device no backend declares stays in: its skip names it.
     return list(declared_devices()) + undeclared_devices()

@@ -147,6 +147,14 @@ class GatherLogprobs(_BesideAPeer):
 class GatherLogprobsBesideVllm(_BesideAPeer):
     """The backend's ``gather_logprobs`` beside vLLM's own (skipped where vLLM does not import)."""
 
+    # The target (at most 1.0x at every shape): its grid stays whole in the main job.
+    params: ClassVar[list[list[Any]]] = [
+        *_BesideAPeer.params[:2],
+        sizes([1, 64, 1024], 64, target=True),
+        sizes([32000, 151936], 151936, target=True),
+        sizes([0, 5, 20], 5, target=True),
+    ]
+
     # vLLM's first call compiles (over a minute with inductor on 2 cores).
     timeout = 600.0
     peer_name = "vLLM's own Sampler.gather_logprobs"

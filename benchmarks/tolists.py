@@ -34,6 +34,9 @@ from .revision_calls import with_cu_tensor
 
 NUM_TOKENS = sizes([1, 64, 1024, 8192], 1024)
 NUM_LOGPROBS = sizes([0, 5, 20], 5)
+# The same shapes for the targets' numbers, kept whole in the main job.
+TARGET_NUM_TOKENS = sizes([1, 64, 1024, 8192], 1024, target=True)
+TARGET_NUM_LOGPROBS = sizes([0, 5, 20], 5, target=True)
 # Speculative decoding: each request owns this many rows when cu is passed.
 TOKENS_PER_REQUEST = 4
 
@@ -115,6 +118,12 @@ class ToListsAgainstBaselines(ToListsInputs):
     Only for revisions whose ``tolists()`` returns Python lists: converting to
     numpy arrays is other work than the baselines do.
     """
+
+    params: ClassVar[list[list[Any]]] = [
+        *HostBenchmark.params,
+        TARGET_NUM_TOKENS,
+        TARGET_NUM_LOGPROBS,
+    ]
 
     def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
         super().setup(backend, num_tokens, num_logprobs)
