@@ -235,7 +235,17 @@ def _overhead_note(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
 
 
 def _fmt_us(value: float) -> str:
-    return f"{value:.2g} µs" if math.isfinite(value) else "n/a"
+    """Microseconds to three significant digits, never in exponent form (a negative
+    overhead is a call cheaper than the baseline's, and is said so)."""
+    if not math.isfinite(value):
+        return "n/a"
+    magnitude = abs(value)
+    decimals = max(0, 2 - math.floor(math.log10(magnitude))) if magnitude else 0
+    number = f"{value:.{decimals}f}"
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    text = f"{number} µs"
+    return f"{text} (cheaper than the baseline)" if value < 0 else text
 
 
 def _why_no_data(current: pd.DataFrame, target: catalog.RatioTarget) -> str:

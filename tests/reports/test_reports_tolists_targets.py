@@ -71,3 +71,12 @@ def test_a_healthy_reference_with_a_fixed_per_call_cost_does_not_open_with_fail(
     assert len(tolists) == 2 and all(v.status == PASS for v in tolists)
     ndarray = next(v for v in tolists if "ndarray" in v.subject)
     assert "per-call overhead over the baseline 1.5 µs to 1.6 µs" in ndarray.detail
+
+
+def test_an_overhead_reads_as_plain_microseconds_and_a_negative_one_says_so() -> None:
+    from reports.content import _fmt_us
+
+    assert _fmt_us(260.2) == "260 µs"  # not 2.6e+02
+    assert _fmt_us(1.5) == "1.5 µs"
+    assert _fmt_us(-200.4) == "-200 µs (cheaper than the baseline)"
+    assert _fmt_us(float("nan")) == "n/a"
