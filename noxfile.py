@@ -563,6 +563,9 @@ def _report_folder(session: nox.Session) -> Path:
 def suite(session: nox.Session) -> None:
     """The main job: conformance, the benchmarks on every device present, the report.
 
+    The benchmarks measure the targets over their whole grid and everything else at
+    its representative shape (``nox -s bench`` measures the full grid).
+
     Writes ``report.html``, ``summary.md``, ``results.csv``, the plots and ``conformance.json`` into
     ``suite-out/`` (or ``$OUTPUTS_SUITE_OUT``) and prints where.  The backend is
     ``$OUTPUTS_BACKEND`` (default ``reference``); ``$OUTPUTS_BENCH_DEVICES`` narrows the

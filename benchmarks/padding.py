@@ -24,6 +24,7 @@ from .common import (
     best_seconds_of,
     device_params,
     sizes,
+    vllm_installed,
 )
 
 NUM_REQS_VALUES = [1, 4, 32, 256, 1024]
@@ -132,7 +133,13 @@ class UnpadBesideVllm(DeviceBenchmark):
     the cu counts it was asked for: None here), the same lists as unpadding.
     """
 
-    params: ClassVar[list[list[Any]]] = Unpad.params
+    # The grid of Unpad's target where vLLM is installed; elsewhere one shape says why
+    # it is skipped.
+    params: ClassVar[list[list[Any]]] = [
+        *Unpad.params[:2],
+        sizes(NUM_REQS_VALUES, 256, target=vllm_installed()),
+        sizes(NUM_DRAFTS_VALUES, 3, target=vllm_installed()),
+    ]
     param_names: ClassVar[list[str]] = Unpad.param_names
 
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:

@@ -106,7 +106,13 @@ def test_vllm_release_loads_that_releases_own_module(releases: Path) -> None:
     assert Path(subject.module.__file__) == releases / "outputs-0.15.1.py.txt"
     assert subject.revision_name == "0.14.0"
     assert subject.type("LogprobsTensors").__module__ == "vllm_release_0_15_1"
-    assert subject.producers == {} and subject.devices == ("cpu", "cuda")
+    assert subject.devices == ("cpu", "cuda")
+    # Its own producers, from the producer text beside (vLLM has no padding producer).
+    assert set(subject.producers) == {
+        "gather_logprobs",
+        "unpad_sampled_token_ids",
+        "make_async_output",
+    }
     # Two releases side by side: distinct modules, distinct classes.
     other = backends.resolve("vllm-release:0.12.0")
     assert other.type("LogprobsTensors") is not subject.type("LogprobsTensors")

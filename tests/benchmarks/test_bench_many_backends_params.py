@@ -119,15 +119,20 @@ def test_a_backends_own_operation_runs_for_every_backend_in_the_given_order(
 
 
 def test_producer_benchmarks_run_only_for_backends_with_the_producer(many: dict[str, Any]) -> None:
-    # A release text holds no producers; a backend that fails to load stays in, so
-    # its setup reports the error instead of the run hiding it.
+    # A release brings its own producers from its producer text (gathering, unpadding,
+    # its async output) but vLLM has no padding producer; a backend that fails to load
+    # stays in, so its setup reports the error instead of the run hiding it.
+    values = backend_values(many, "padding.Pad.time_pad_sampled_token_ids")
+    assert "vllm-release:0.12.0" not in values
+    assert values[0] == "reference" and BROKEN in values
     for name in (
-        "padding.Pad.time_pad_sampled_token_ids",
         "padding.Unpad.time_unpad_sampled_token_ids",
         "padding.Unpad.track_unpad_speedup_over_vllm",
+        "gather.GatherLogprobs.time_gather_logprobs",
+        "async_output.AsyncOutput.time_async_output_get_output",
     ):
         values = backend_values(many, name)
-        assert "vllm-release:0.12.0" not in values, name
+        assert "vllm-release:0.12.0" in values, name
         assert values[0] == "reference" and BROKEN in values, name
 
 
