@@ -405,6 +405,10 @@ def accepted_token_lists(num_reqs: int, num_drafts: int) -> list[list[int]]:
     return [row[:length] for row, length in zip(ids, lengths, strict=True)]
 
 
+#: Seconds a target's two sides are timed over, interleaved (a track benchmark each).
+TARGET_SECONDS = 0.25
+
+
 def best_seconds_of(
     *funcs: Callable[[], object], min_time: float = 0.05, rounds: int = 7
 ) -> list[float]:

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .common import (
+    TARGET_SECONDS,
     VOCAB_SIZE,
     DeviceBenchmark,
     accepted_token_lists,
@@ -109,7 +110,7 @@ class Unpad(DeviceBenchmark):
         ours, vllm_way = best_seconds_of(
             lambda: self.time_unpad_sampled_token_ids(backend, device, num_reqs, num_drafts),
             lambda: self.time_unpad_vllm_mask_per_row(backend, device, num_reqs, num_drafts),
-            min_time=0.5,
+            min_time=TARGET_SECONDS,
         )
         return vllm_way / ours
 
@@ -165,7 +166,7 @@ class UnpadBesideVllm(DeviceBenchmark):
         ours, vllm_own = best_seconds_of(
             self._ours,
             lambda: self.time_unpad_vllm_parse_output(backend, device, num_reqs, num_drafts),
-            min_time=0.5,
+            min_time=TARGET_SECONDS,
         )
         return vllm_own / ours
 
