@@ -231,7 +231,8 @@ def _overhead_note(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
     if ranges.empty:
         return ""
     low, high = ranges["low_us"].min(), ranges["high_us"].max()
-    return f"; per-call overhead over the baseline {_fmt_us(low)} to {_fmt_us(high)}"
+    span = _fmt_us(low) if low == high else f"{_fmt_us(low)} to {_fmt_us(high)}"
+    return f"; per-call overhead over the baseline {span}"
 
 
 def _fmt_us(value: float) -> str:
