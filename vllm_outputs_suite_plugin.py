@@ -14,7 +14,10 @@ Turn it off in a project that never runs the suite: ``pytest -p no:conformance``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,63 +25,44 @@ import pytest
 SUITE_DIR = Path(__file__).resolve().parent / "conformance"
 CHECKS_DIR = SUITE_DIR / "checks"
 
-OPTIONS = {
-    "conformance_backend": "--conformance-backend",
-    "conformance_revision": "--conformance-revision",
-    "conformance_xfails": "--conformance-xfails",
-    "conformance_report": "--conformance-report",
-    "conformance_check_timeout": "--conformance-check-timeout",
-    "conformance_write_xfails": "--conformance-write-xfails",
-}
+
+@dataclass(frozen=True)
+class SuiteOption:
+    """One option of the suite: ``--conformance-NAME`` under pytest, ``--NAME`` for
+    ``python -m conformance``; one help text for both (``{X}`` in it names option X
+    as the interface spells it)."""
+
+    name: str
+    metavar: str
+    help: str
+    type: Callable[[str], Any] = str
+
+    @property
+    def dest(self) -> str:
+        """Where pytest keeps its value (``config.getoption``)."""
+        return "conformance_" + self.cli_dest
+
+    @property
+    def cli_dest(self) -> str:
+        """Where ``python -m conformance`` keeps its value."""
+        return self.name.replace("-", "_")
+
+    def pytest_flag(self) -> str:
+        return f"--conformance-{self.name}"
+
+    def help_for(self, flag_of: Callable[[str], str]) -> str:
+        return self.help.format_map(_Flags(flag_of))
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "vllm.v1.outputs conformance suite")
-    group.addoption(
-        "--conformance-backend",
-        default=None,
-        metavar="SPEC",
-        help="backend to check: a module path, module:attribute naming a "
-        "conformance.Backend, or an entry-point name (default: $OUTPUTS_BACKEND, "
-        "else 'reference')",
-    )
-    group.addoption(
-        "--conformance-revision",
-        default=None,
-        metavar="REVISION",
-        help="spec revision to judge against: 2025.10 or a vLLM release such as 0.12.0 "
-        "(default: what the backend declares, the installed vLLM's version for the vllm "
-        "backend, else 2025.10); python -m conformance --list-revisions lists them",
-    )
-    group.addoption(
-        "--conformance-xfails",
-        default=None,
-        metavar="PATH",
-        help="TOML file of known deviations ([[xfail]] behaviour = ... or nodeid = ..., "
-        "reason = ...); see the conformance README",
-    )
-    group.addoption(
-        "--conformance-report",
-        default=None,
-        metavar="PATH",
-        help="write the JSON conformance report (schema conformance-report/1) to PATH",
-    )
-    group.addoption(
-        "--conformance-write-xfails",
-        default=None,
-        metavar="PATH",
-        help="write an xfails file with one entry per behaviour that failed (a new file: an "
-        "existing one is never overwritten); review the reasons, then pass it to "
-        "--conformance-xfails",
-    )
-    group.addoption(
-        "--conformance-check-timeout",
-        default=None,
-        type=non_negative_seconds,
-        metavar="S",
-        help="time limit of each check in seconds; a check past it fails naming the backend "
-        "call it was stuck in, and the run goes on (default: 60; 0 disables it)",
-    )
+class _Flags(dict[str, str]):
+    """``str.format_map`` names: each option's flag as one interface spells it."""
+
+    def __init__(self, flag_of: Callable[[str], str]) -> None:
+        super().__init__()
+        self.flag_of = flag_of
+
+    def __missing__(self, key: str) -> str:
+        return self.flag_of(key)
 
 
 def non_negative_seconds(text: str) -> float:
@@ -94,6 +78,64 @@ def non_negative_seconds(text: str) -> float:
             f"expected seconds >= 0 (0 turns the limit off), got {text}"
         )
     return value
+
+
+#: The suite's options, in the order ``--help`` lists them: the one table pytest's
+#: option group and ``python -m conformance`` are both made from.
+SUITE_OPTIONS = (
+    SuiteOption(
+        "backend",
+        "SPEC",
+        "backend to check: a module path, module:attribute naming a conformance.Backend, "
+        "or an entry-point name (default: $OUTPUTS_BACKEND, else 'reference')",
+    ),
+    SuiteOption(
+        "revision",
+        "REVISION",
+        "spec revision to judge against: 2025.10 or a vLLM release such as 0.12.0 "
+        "(default: what the backend declares, the installed vLLM's version for the vllm "
+        "backend, else 2025.10); python -m conformance --list-revisions lists them",
+    ),
+    SuiteOption(
+        "xfails",
+        "PATH",
+        "TOML file of known deviations ([[xfail]] behaviour = ... or nodeid = ..., "
+        "reason = ...); see the conformance README",
+    ),
+    SuiteOption(
+        "report", "PATH", "write the JSON conformance report (schema conformance-report/1) to PATH"
+    ),
+    SuiteOption(
+        "write-xfails",
+        "PATH",
+        "write an xfails file with one entry per behaviour that failed (a new file: an "
+        "existing one is never overwritten); review the reasons, then pass it to "
+        "{xfails}",
+    ),
+    SuiteOption(
+        "check-timeout",
+        "S",
+        "time limit of each check in seconds; a check past it fails naming the backend "
+        "call it was stuck in, and the run goes on (default: 60; 0 disables it)",
+        type=non_negative_seconds,
+    ),
+)
+
+#: ``{dest: pytest flag}`` of every suite option.
+OPTIONS = {option.dest: option.pytest_flag() for option in SUITE_OPTIONS}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "vllm.v1.outputs conformance suite")
+    for option in SUITE_OPTIONS:
+        group.addoption(
+            option.pytest_flag(),
+            dest=option.dest,
+            default=None,
+            metavar=option.metavar,
+            help=option.help_for(lambda name: f"--conformance-{name}"),
+            type=option.type,
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -22,7 +22,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from vllm_outputs_suite_plugin import non_negative_seconds
+from vllm_outputs_suite_plugin import SUITE_OPTIONS
 
 #: pytest's exit code for a usage error; this command's own usage errors use it too.
 USAGE_ERROR = 4
@@ -43,34 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
         "a vLLM release). Options not listed here are passed to pytest.",
     )
-    parser.add_argument(
-        "--backend",
-        help="module path, module:attribute naming a conformance.Backend, or an entry-point "
-        "name (default: $OUTPUTS_BACKEND, else reference)",
-    )
-    parser.add_argument(
-        "--revision",
-        help="spec revision to judge against: 2025.10 or a vLLM release such as 0.12.0 "
-        "(default: what the backend declares; for the vllm backend the installed version; "
-        "else 2025.10)",
-    )
-    parser.add_argument("--xfails", metavar="PATH", help="TOML file of known deviations")
-    parser.add_argument(
-        "--report", metavar="PATH", help="write the JSON conformance report to PATH"
-    )
-    parser.add_argument(
-        "--write-xfails",
-        metavar="PATH",
-        help="write an xfails file with one entry per behaviour that failed (never over an "
-        "existing file); review the reasons, then pass it to --xfails",
-    )
-    parser.add_argument(
-        "--check-timeout",
-        type=non_negative_seconds,
-        metavar="S",
-        help="time limit of each check in seconds (default: 60; 0 disables it); a check past "
-        "it fails naming the backend call it was stuck in, and the run goes on",
-    )
+    for option in SUITE_OPTIONS:
+        parser.add_argument(
+            f"--{option.name}",
+            dest=option.cli_dest,
+            metavar=option.metavar,
+            help=option.help_for(lambda name: f"--{name}"),
+            type=option.type,
+        )
     parser.add_argument(
         "--isolate",
         action="store_true",
@@ -181,18 +161,12 @@ def run_supervised(args: argparse.Namespace, pytest_args: list[str]) -> int:
 def suite_arguments(args: argparse.Namespace) -> list[str]:
     """The short options of this command as the plugin's namespaced options."""
     forwarded = []
-    for option, value in (
-        ("--conformance-backend", args.backend),
-        ("--conformance-revision", args.revision),
-        ("--conformance-xfails", args.xfails),
-        ("--conformance-report", args.report),
-        ("--conformance-write-xfails", args.write_xfails),
-        ("--conformance-check-timeout", args.check_timeout),
-    ):
+    for option in SUITE_OPTIONS:
+        value = getattr(args, option.cli_dest)
         if value is not None:
             # One word each: pytest takes a bare path argument for where its rootdir
             # (and ini file) is, so "--xfails ../x.toml" would move the run's root.
-            forwarded.append(f"{option}={value}")
+            forwarded.append(f"{option.pytest_flag()}={value}")
     return forwarded
 
 

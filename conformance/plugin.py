@@ -16,26 +16,26 @@ import pytest
 
 from conformance.nodeids import CHECKS_DIR
 
+#: The markers the checks carry: registered here, once, for every run of the suite (and
+#: by the project's own tests, which import check modules outside one).
+MARKERS = (
+    "spec_type(name): the spec type (or 'module') a conformance check is about",
+    "behaviour(name): the named spec behaviour a conformance check belongs to",
+    "producer(name): the backend producer a check needs (skipped without it)",
+    "accelerator_only: an async output check that needs an accelerator (real or simulated)",
+    "surface_of(name): the held type whose surface a check describes",
+)
+
+
+def register_markers(config: pytest.Config) -> None:
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     from conformance.session import activate
 
-    config.addinivalue_line(
-        "markers", "spec_type(name): the spec type (or 'module') a conformance check is about"
-    )
-    config.addinivalue_line(
-        "markers", "behaviour(name): the named spec behaviour a conformance check belongs to"
-    )
-    config.addinivalue_line(
-        "markers", "producer(name): the backend producer a check needs (skipped without it)"
-    )
-    config.addinivalue_line(
-        "markers",
-        "accelerator_only: an async output check that needs an accelerator (real or simulated)",
-    )
-    config.addinivalue_line(
-        "markers", "surface_of(name): the held type whose surface a check describes"
-    )
+    register_markers(config)
     activate(config)
     # A check module that cannot be collected is one error in the report, and the
     # other checks still run: as under xdist, so the report is the same either way.

@@ -25,6 +25,15 @@ settings.register_profile("thorough", deadline=None, max_examples=1000)
 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The suite's markers (conformance.plugin owns them): the project's tests import
+    # check modules outside a conformance run too.
+    from conformance.plugin import register_markers
+
+    register_markers(config)
+
+
 #: Set (CI sets it) to make a test that skips for want of the vLLM release texts fail
 #: instead: CI has ``../shared`` and must never skip them silently.
 REQUIRE_TEXTS_ENV = "OUTPUTS_SUITE_REQUIRE_TEXTS"
