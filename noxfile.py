@@ -399,7 +399,7 @@ def _present_devices(session: nox.Session, backend: str | None = None) -> str:
     those of its declared devices, and a log line naming the declared ones absent."""
     listing = session.run(
         "python", "-c",
-        "import sys; from conformance.devices import present_devices, candidate_devices\n"
+        "import sys; from conformance.backends.devices import present_devices, candidate_devices\n"
         "declared = ()\n"
         "if len(sys.argv) > 1:\n"
         "    from conformance import load_backend\n"

@@ -7,7 +7,7 @@ its own), nor torch.  It declares the suite's option group, every option namespa
 (``--conformance-*``), and wakes the suite only when the run is a conformance run:
 one of those options was given, or the suite was named (``--pyargs conformance``, a
 path into the suite's ``conformance/checks``).  Then it registers
-:mod:`conformance.plugin`, the hooks of a run.
+:mod:`conformance.run.plugin`, the hooks of a run.
 
 Turn it off in a project that never runs the suite: ``pytest -p no:conformance``.
 """
@@ -141,10 +141,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not _asked_for_suite(config):
         return
-    import conformance.plugin
+    import conformance.run.plugin
 
     # pytest_configure is historic: the suite's own is called as it registers.
-    config.pluginmanager.register(conformance.plugin, "conformance-suite")
+    config.pluginmanager.register(conformance.run.plugin, "conformance-suite")
 
 
 def _asked_for_suite(config: pytest.Config) -> bool:

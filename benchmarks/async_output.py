@@ -4,7 +4,7 @@ Each decode step vLLM's runner builds its async output from the step (the padded
 sampled ids and the logprobs on the device, a copy stream) and the scheduler later
 calls ``get_output()``, which waits for the copies, unpads the rows and drops the
 discarded requests.  The backend's ``make_async_output`` producer is timed on a
-simulated ``cuda`` runtime (:mod:`conformance.simulated_device`, the one the
+simulated ``cuda`` runtime (:mod:`conformance.producers.simulated_device`, the one the
 conformance suite judges it on): every backend and release pays the same simulated
 copies, so what differs is its own host work.  Real copy costs are
 ``transfer.py``'s.  Steps: 1, 64 and 256 requests, one token each (one request
@@ -28,7 +28,7 @@ def _simulated_cuda() -> Any:
     """One simulated cuda runtime per benchmark process, installed until it ends.
 
     One only: outputs of two backends timed side by side share its streams."""
-    from conformance.producer_runtime import step_device
+    from conformance.producers.runtime import step_device
 
     # Held, not dropped: a collected context would uninstall the runtime.
     _INSTALLED.append(ExitStack())
@@ -49,7 +49,7 @@ class AsyncOutput(HostBenchmark):
     param_names: ClassVar[list[str]] = ["backend", "num_reqs", "num_logprobs"]
 
     def setup(self, backend: str, num_reqs: int, num_logprobs: int) -> None:
-        from conformance.checks._steps import StepCase, build_step
+        from conformance.producers.steps import StepCase, build_step
 
         subject = self.use_backend(backend)
         self.make = subject.producer("make_async_output")

@@ -152,7 +152,7 @@ def _reference(spec: str, revision_name: str) -> Subject:
     module = reference_module(revision_name)
     producers = {n: getattr(module, n) for n in PRODUCERS if getattr(module, n, None)}
     if hasattr(module, "RunnerAsyncModelRunnerOutput"):
-        from conformance.step import constructed_like_vllm
+        from conformance.backends.step import constructed_like_vllm
 
         # The revision's async output as vLLM's runner of it builds one (as the
         # conformance suite's reference backend declares it).
@@ -207,8 +207,8 @@ def release_module_name(version: str) -> str:
 
 
 def _release(spec: str, version: str) -> Subject:
-    from conformance.vllm_producers import producers_of_release_text
-    from conformance.vllm_release import load_outputs_module, release_texts
+    from conformance.backends.vllm_producers import producers_of_release_text
+    from conformance.releases.texts import load_outputs_module, release_texts
     from reference.revisions import UnsupportedReleaseError, revision_for_vllm_version
 
     texts = release_texts(release_folder())

@@ -12,7 +12,7 @@ Each benchmark file is only about what it measures; this module owns the rest
   operation or the backend lacks the producer.  How each revision spells an
   operation is :mod:`benchmarks.revision_calls`.
 * **Device.** ``device`` is an asv parameter over the device types of the one
-  device layer (``conformance.devices``: cpu, cuda, xpu, mps).  A device that is
+  device layer (``conformance.backends.devices``: cpu, cuda, xpu, mps).  A device that is
   absent here, that the backend does not support, or that ``$OUTPUTS_BENCH_DEVICES``
   (comma-separated) leaves out raises ``NotImplementedError`` in ``setup``, which
   asv records as skipped, not failed.

@@ -69,7 +69,7 @@ if [[ -n "${WHEELS:-}" ]]; then
     step install-tools 300 "$PYTHON" -m pip install --no-index --find-links "$WHEELS" \
         asv pytest pytest-xdist hypothesis pandas matplotlib
 fi
-if ! "$PYTHON" -c "import reference, conformance.backend" >/dev/null 2>&1; then
+if ! "$PYTHON" -c "import reference, conformance.backends.backend" >/dev/null 2>&1; then
     step install-project 120 "$PYTHON" -m pip install --no-deps --no-build-isolation \
         --no-index -e . ||
         {

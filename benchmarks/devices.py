@@ -1,16 +1,16 @@
-"""The benchmarks' device layer: ``conformance.devices``, with a fallback for old commits.
+"""The benchmarks' device layer: ``conformance.backends.devices``, with a fallback for old commits.
 
 One device layer and one device order for the whole project: the benchmarks use
-``conformance.devices`` (presence, order, waiting).  asv history runs import
+``conformance.backends.devices`` (presence, order, waiting).  asv history runs import
 today's benchmarks against each old commit's installed project; for a commit
-older than ``conformance.devices`` the few lines below stand in, in the same order.
+older than ``conformance.backends.devices`` the few lines below stand in, in the same order.
 """
 
 from __future__ import annotations
 
 try:
-    from conformance.devices import candidate_devices, is_present, synchronize
-except ImportError:  # a commit older than conformance.devices
+    from conformance.backends.devices import candidate_devices, is_present, synchronize
+except ImportError:  # a commit older than conformance.backends.devices
     import torch
 
     _BUILTIN_DEVICES = ("cpu", "cuda", "xpu", "mps")

@@ -60,7 +60,7 @@ def gather_as_described(logprobs: torch.Tensor, k: int, token_ids: torch.Tensor)
 def vllm_gather() -> Callable[..., Any] | None:
     """vLLM's own ``Sampler.gather_logprobs`` where vLLM imports here, else None."""
     try:
-        from conformance.vllm_producers import vllm_producers
+        from conformance.backends.vllm_producers import vllm_producers
 
         return vllm_producers().found.get("gather_logprobs")
     except Exception:

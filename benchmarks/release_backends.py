@@ -34,7 +34,7 @@ def release_backend_specs(
 ) -> tuple[list[str], dict[str, str]]:
     """``(specs, same_as)``: the backend list and, per release left out, the one that
     stands for it; with ``only``, the reference and those releases."""
-    from conformance.vllm_release import release_texts
+    from conformance.releases.texts import release_texts
     from reference.revisions import UnsupportedReleaseError, revision_for_vllm_version
 
     specs = ["reference"]

@@ -25,19 +25,19 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from conformance.backend import Backend, BackendResolutionError
+from conformance.backends.backend import Backend, BackendResolutionError
 
 _LAZY = {
-    "ConformanceError": "conformance.invariants",
-    "check_logprobs_lists": "conformance.invariants",
-    "check_logprobs_tensors": "conformance.invariants",
-    "check_model_runner_output": "conformance.invariants",
-    "check_sampler_output": "conformance.invariants",
-    "load_backend": "conformance.resolve",
-    "selected_spec": "conformance.resolve",
-    "known_revisions": "conformance.spec",
-    "Step": "conformance.step",
-    "constructed_like_vllm": "conformance.step",
+    "ConformanceError": "conformance.oracle.invariants",
+    "check_logprobs_lists": "conformance.oracle.invariants",
+    "check_logprobs_tensors": "conformance.oracle.invariants",
+    "check_model_runner_output": "conformance.oracle.invariants",
+    "check_sampler_output": "conformance.oracle.invariants",
+    "load_backend": "conformance.backends.resolve",
+    "selected_spec": "conformance.backends.resolve",
+    "known_revisions": "conformance.oracle.revisions",
+    "Step": "conformance.backends.step",
+    "constructed_like_vllm": "conformance.backends.step",
 }
 
 __all__ = [

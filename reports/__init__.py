@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Imported on first use: ``reports.conformance_schema`` (shared with the conformance
+# Imported on first use: ``conformance.report.schema`` (shared with the conformance
 # writer) must be importable without pandas.
 _LAZY = {
     "load_results": "reports.asv_loader",

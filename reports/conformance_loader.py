@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 # The schema's names come from the one module the writer shares.
-from reports.conformance_schema import (
+from conformance.report.schema import (
     BAD_OUTCOMES,
     GOOD_OUTCOMES,
     OUTCOMES,

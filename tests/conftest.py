@@ -27,9 +27,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # The suite's markers (conformance.plugin owns them): the project's tests import
+    # The suite's markers (conformance.run.plugin owns them): the project's tests import
     # check modules outside a conformance run too.
-    from conformance.plugin import register_markers
+    from conformance.run.plugin import register_markers
 
     register_markers(config)
 

@@ -3,34 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import pytest
 import torch
 
-from conformance.backend import Backend
-from conformance.compare import Members, differences_between
-from conformance.devices import to_device
-
-T = TypeVar("T")
-
-
-def fail(*deviations: str) -> NoReturn:
-    """Fail the check with one line per deviation (no traceback into the suite)."""
-    pytest.fail("\n".join(deviations), pytrace=False)
-
-
-def check(deviations: Sequence[str]) -> None:
-    if deviations:
-        fail(*deviations)
-
-
-def attempt(where: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call backend code; an exception becomes a failure naming the call."""
-    try:
-        return function(*args, **kwargs)
-    except Exception as error:
-        fail(f"{where}: raised {type(error).__name__}: {error}")
+from conformance.backends.backend import Backend
+from conformance.backends.devices import to_device
+from conformance.oracle.compare import Members, differences_between
+from conformance.oracle.failing import check, fail
 
 
 def spec_class(backend: Backend, name: str) -> Any:

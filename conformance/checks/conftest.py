@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import devices
-from conformance.backend import SPEC_NAMES, Backend
-from conformance.session import current
+from conformance.backends import devices
+from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.run.session import current
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +50,7 @@ def revision(request: pytest.FixtureRequest):
 @pytest.fixture(scope="session")
 def reference_backend(request: pytest.FixtureRequest) -> Backend:
     """This project's reference of the judged revision: the oracle of the differential checks."""
-    from conformance.known_backends import reference_backend as make
+    from conformance.backends.known import reference_backend as make
 
     return make(current(request.config).revision.name)
 
@@ -77,7 +77,7 @@ for _name in (*SPEC_NAMES, *HELD_TYPES):
 @pytest.fixture
 def step_device(producer_device: str):
     """The device of the steps handed to the async output (a simulated runtime installed)."""
-    from conformance.producer_runtime import step_device as entered
+    from conformance.producers.runtime import step_device as entered
 
     with entered(producer_device) as device:
         yield device
@@ -97,7 +97,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 params.append(pytest.param(kind, id=kind, marks=marks))
             metafunc.parametrize(name, params)
     if "surface_check" in metafunc.fixturenames:
-        from conformance.surface import surface_checks
+        from conformance.oracle.surface import surface_checks
 
         type_name = metafunc.definition.get_closest_marker("surface_of")
         name = type_name.args[0] if type_name else _spec_type(metafunc)
@@ -107,7 +107,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _parametrize_producer_devices(metafunc: pytest.Metafunc, backend: Backend) -> None:
-    from conformance.producer_runtime import is_accelerator, producer_devices
+    from conformance.producers.runtime import is_accelerator, producer_devices
 
     found = producer_devices(backend)
     if metafunc.definition.get_closest_marker("accelerator_only"):
@@ -139,7 +139,7 @@ def _spec_type(metafunc: pytest.Metafunc) -> str:
 
 
 def _producer_device_skip(backend: Backend, value: str) -> devices.DeviceSkip | None:
-    from conformance.producer_runtime import producer_devices
+    from conformance.producers.runtime import producer_devices
 
     if value == "none":
         return devices.DeviceSkip(devices.DEVICE_NOT_DECLARED, "no accelerator declared")

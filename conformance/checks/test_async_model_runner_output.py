@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks._support import attempt, check, fail
-from conformance.surface import SurfaceCheck
+from conformance.oracle.failing import attempt, check, fail
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks._steps import ONE_TOKEN_CASES, build_step
-from conformance.checks._support import attempt, fail, producer, spec_class
+from conformance.checks._support import producer, spec_class
+from conformance.oracle.failing import attempt, fail
+from conformance.producers.steps import ONE_TOKEN_CASES, build_step
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),

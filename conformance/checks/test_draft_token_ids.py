@@ -6,8 +6,9 @@ import pickle
 
 import pytest
 
-from conformance.checks._support import attempt, expect_same, fail
-from conformance.surface import SurfaceCheck
+from conformance.checks._support import expect_same
+from conformance.oracle.failing import attempt, fail
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("DraftTokenIds"),

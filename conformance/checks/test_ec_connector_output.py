@@ -11,8 +11,9 @@ import pickle
 
 import pytest
 
-from conformance.checks._support import attempt, check, expect_same, fail, fields_of
-from conformance.surface import SurfaceCheck
+from conformance.checks._support import expect_same, fields_of
+from conformance.oracle.failing import attempt, check, fail
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("ModelRunnerOutput"),

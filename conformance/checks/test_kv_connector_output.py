@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from conformance.checks._support import attempt, check, expect_same, fail
-from conformance.surface import SurfaceCheck
+from conformance.checks._support import expect_same
+from conformance.oracle.failing import attempt, check, fail
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("KVConnectorOutput"),

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.checks._support import attempt, fail
+from conformance.oracle.failing import attempt, fail
 
 pytestmark = [
     pytest.mark.spec_type("KVConnectorOutput"),

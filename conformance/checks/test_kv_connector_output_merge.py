@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of
-from conformance.compare import Members
+from conformance.checks._support import expect_same, expect_type, fields_of
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt, fail
 
 pytestmark = [
     pytest.mark.spec_type("KVConnectorOutput"),

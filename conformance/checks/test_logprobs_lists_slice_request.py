@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import strategies
 from conformance.checks._samples import lists_fields, lists_values, make_logprobs_lists
-from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of
-from conformance.compare import Members
+from conformance.checks._support import expect_same, expect_type, fields_of
+from conformance.oracle import strategies
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt, fail
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsLists"),

@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
-from conformance.checks._support import attempt, expect_same, expect_type, fail, fields_of, on
-from conformance.compare import Members
+from conformance.checks._support import expect_same, expect_type, fields_of, on
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt, fail
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),

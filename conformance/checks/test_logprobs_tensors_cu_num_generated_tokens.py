@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.backends.devices import synchronize
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, expect_type, fail, on
-from conformance.devices import synchronize
+from conformance.checks._support import expect_same, expect_type, on
+from conformance.oracle.failing import attempt, fail
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),

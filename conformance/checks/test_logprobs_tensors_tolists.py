@@ -10,10 +10,11 @@ import pytest
 import torch
 from hypothesis import given
 
-from conformance import strategies
 from conformance.checks._samples import lists_fields, sample_tensors
-from conformance.checks._support import attempt, expect_same, expect_type, fields_of, on
-from conformance.compare import Members
+from conformance.checks._support import expect_same, expect_type, fields_of, on
+from conformance.oracle import strategies
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),

@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from conformance.checks._samples import make_logprobs_lists, sample_tensors, sampled_rows
-from conformance.checks._support import attempt, check, expect_same, fail
-from conformance.invariants import model_runner_output_violations
-from conformance.surface import SurfaceCheck
+from conformance.checks._support import expect_same
+from conformance.oracle.failing import attempt, check, fail
+from conformance.oracle.invariants import model_runner_output_violations
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("ModelRunnerOutput"),

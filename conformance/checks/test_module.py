@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.backend import SPEC_NAMES, Backend
-from conformance.checks._support import fail
+from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.oracle.failing import fail
 
 pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("module.spec-names")]
 

@@ -19,7 +19,11 @@ import numpy as np
 import pytest
 import torch
 
-from conformance.checks._steps import (
+from conformance.backends.devices import new_event, synchronize
+from conformance.checks._support import expect_same, expect_type, producer
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt, fail
+from conformance.producers.steps import (
     MULTI_TOKEN_CASES,
     ONE_TOKEN_CASES,
     StepCase,
@@ -27,10 +31,7 @@ from conformance.checks._steps import (
     expected_output,
     logprobs_cases,
 )
-from conformance.checks._support import attempt, expect_same, expect_type, fail, producer
-from conformance.compare import Members
-from conformance.devices import new_event, synchronize
-from conformance.session import current
+from conformance.run.session import current
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),

@@ -12,9 +12,10 @@ import pytest
 import torch
 from hypothesis import given
 
-from conformance import strategies
-from conformance.checks._support import attempt, expect_type, fail, on, producer, spec_class
-from conformance.invariants import RANK_DTYPES
+from conformance.checks._support import expect_type, on, producer, spec_class
+from conformance.oracle import strategies
+from conformance.oracle.failing import attempt, fail
+from conformance.oracle.invariants import RANK_DTYPES
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),

@@ -12,9 +12,10 @@ import pytest
 import torch
 from hypothesis import given
 
-from conformance import strategies
-from conformance.checks._support import attempt, expect_same, fail, producer
-from conformance.invariants import sampler_output_violations
+from conformance.checks._support import expect_same, producer
+from conformance.oracle import strategies
+from conformance.oracle.failing import attempt, fail
+from conformance.oracle.invariants import sampler_output_violations
 
 pytestmark = pytest.mark.spec_type("SamplerOutput")
 

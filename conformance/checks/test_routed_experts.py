@@ -13,18 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from conformance.checks._support import (
-    attempt,
-    check,
-    expect_same,
-    expect_type,
-    fail,
-    fields_of,
-    on,
-)
-from conformance.compare import Members
-from conformance.devices import synchronize
-from conformance.surface import SurfaceCheck
+from conformance.backends.devices import synchronize
+from conformance.checks._support import expect_same, expect_type, fields_of, on
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt, check, fail
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("ModelRunnerOutput"),

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from conformance.checks._samples import sample_tensors
-from conformance.checks._support import attempt, expect_same, fail, on
-from conformance.surface import SurfaceCheck
+from conformance.checks._support import expect_same, on
+from conformance.oracle.failing import attempt, fail
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("SamplerOutput"),

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks._support import check
-from conformance.surface import SurfaceCheck
+from conformance.oracle.failing import check
+from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [
     pytest.mark.spec_type("ModelRunnerOutput"),

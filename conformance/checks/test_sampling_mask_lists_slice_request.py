@@ -16,8 +16,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks import _sampling_masks as masks
-from conformance.checks._support import attempt, expect_same, expect_type, fields_of
-from conformance.compare import Members
+from conformance.checks._support import expect_same, expect_type, fields_of
+from conformance.oracle.compare import Members
+from conformance.oracle.failing import attempt
 
 pytestmark = pytest.mark.spec_type("ModelRunnerOutput")
 

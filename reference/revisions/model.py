@@ -42,7 +42,7 @@ class FieldSpec:
     """One field of a dataclass or NamedTuple.
 
     ``annotation`` is written as the spec writes it; it is compared after
-    normalisation (see :mod:`conformance.annotations`).  ``annotation_meaningful``
+    normalisation (see :mod:`conformance.oracle.annotations`).  ``annotation_meaningful``
     is False where the runtime annotation cannot be compared (a type the spec
     leaves opaque and real backends import only under ``TYPE_CHECKING``).
     ``default_factory`` is the factory's expected *result*, built fresh per call.

@@ -71,7 +71,7 @@ def test_every_benchmark_records_the_backend_it_measured(cls: type) -> None:
 
 @pytest.mark.parametrize("cls", DEVICE_CLASSES, ids=lambda c: c.__name__)
 def test_device_is_a_parameter_over_the_device_layers_devices_in_its_order(cls: type) -> None:
-    from conformance.devices import candidate_devices
+    from conformance.backends.devices import candidate_devices
 
     assert cls.param_names[1] == "device"
     assert cls.params[1] == list(candidate_devices()) == ["cpu", "cuda", "xpu", "mps"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from conformance.annotations import normalise
+from conformance.oracle.annotations import normalise
 from reference import LogprobsTensors
 
 

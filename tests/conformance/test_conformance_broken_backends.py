@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 import suite_runner
 
-from conformance.backend import BUILTIN_DEVICES
+from conformance.backends.backend import BUILTIN_DEVICES
 
 ACCELERATORS = BUILTIN_DEVICES[1:]
 

@@ -8,8 +8,8 @@ import pytest
 import suite_runner
 import torch
 
-from conformance import devices
-from conformance.backend import Backend, BackendResolutionError
+from conformance.backends import devices
+from conformance.backends.backend import Backend, BackendResolutionError
 
 
 def test_a_backend_declaring_npu_runs_and_its_npu_checks_skip_as_not_present(tmp_path) -> None:

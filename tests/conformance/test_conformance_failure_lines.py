@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import suite_runner
 
-from conformance.xfails import canonical_entry_nodeid
+from conformance.run.xfails import canonical_entry_nodeid
 from reference.revisions import revision
 
 ZERO_BASED = "broken_backends.gather_ranks_zero_based:BACKEND"

@@ -79,8 +79,26 @@ def test_no_import_cycle_inside_conformance() -> None:
 
 def test_loading_the_plugin_imports_neither_torch_nor_the_reference() -> None:
     code = (
-        "import sys, conformance.plugin, conformance.backend; "
+        "import sys, conformance.run.plugin, conformance.backends.backend; "
         "print(sorted(m for m in ('torch', 'reference', 'numpy') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _package_of(module: str) -> str:
+    """``conformance.run.session`` -> ``conformance.run``; top-level modules stay themselves."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_no_import_cycle_between_the_packages_of_conformance() -> None:
+    # The rooms are layered too: backends and producers below the oracle and the
+    # report, the run above them, the command line on top.
+    packages: dict[str, set[str]] = {}
+    for module, imported in _graph().items():
+        own = _package_of(module)
+        packages.setdefault(own, set()).update(
+            _package_of(m) for m in imported if _package_of(m) != own
+        )
+    assert _cycle(packages) is None

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import suite_runner
 
-from conformance import spec
+from conformance.oracle import revisions
 
 
 def _fake_vllm(folder: Path, *, distribution: str | None, version: str, own: str | None = None):
@@ -34,7 +34,7 @@ def _fake_vllm(folder: Path, *, distribution: str | None, version: str, own: str
 
 def _installed(*path: Path) -> dict | None:
     code = (
-        "import json; from conformance.known_backends import installed_vllm; "
+        "import json; from conformance.backends.known import installed_vllm; "
         "found = installed_vllm(); "
         "print(json.dumps(found and {'distribution': found.distribution, "
         "'version': found.version, 'shown': str(found)}))"
@@ -81,11 +81,11 @@ def test_nothing_installed_is_none(tmp_path) -> None:
     ],
 )
 def test_post_and_local_versions_map_to_their_release(version: str, revision: str) -> None:
-    assert spec.revision_for_vllm_version(version) == revision
+    assert revisions.revision_for_vllm_version(version) == revision
 
 
 def test_backend_vllm_detects_a_cpu_build_and_names_it(tmp_path) -> None:
-    from conformance.vllm_release import write_stub_tree
+    from conformance.releases.texts import write_stub_tree
 
     releases = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
     text = releases / "outputs-0.14.0.py.txt"

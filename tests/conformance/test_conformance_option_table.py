@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.__main__ import build_parser, suite_arguments
+from conformance.cli.main import build_parser, suite_arguments
 from vllm_outputs_suite_plugin import SUITE_OPTIONS
 
 

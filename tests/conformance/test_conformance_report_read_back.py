@@ -5,7 +5,7 @@ from __future__ import annotations
 import suite_runner
 
 import reports
-from reports.conformance_schema import RECORD_KEYS, SCHEMA, SUMMARY_KEYS
+from conformance.report.schema import RECORD_KEYS, SCHEMA, SUMMARY_KEYS
 
 
 def test_the_report_written_is_the_report_read(tmp_path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from conformance.simulated_device import (
+from conformance.producers.simulated_device import (
     SimulatedDeviceTensor,
     SimulatedRuntime,
     installed,

@@ -9,19 +9,19 @@ import pytest
 import suite_runner
 
 import reference
-from conformance import spec
-from conformance.backend import SPEC_NAMES
-from conformance.nodeids import CHECKS_DIR
-from conformance.surface import surface_checks
+from conformance.backends.backend import SPEC_NAMES
+from conformance.oracle import revisions
+from conformance.oracle.surface import surface_checks
+from conformance.run.nodeids import CHECKS_DIR
 from reference.revisions.behaviours import BEHAVIOURS, PRODUCER_BEHAVIOURS, is_known
 
 
 def test_revisions_in_release_order_with_2025_10_between_0_11_0_and_0_11_1() -> None:
-    names = spec.known_revisions()
+    names = revisions.known_revisions()
     assert names[:4] == ("0.10.2", "0.11.0", "2025.10", "0.11.1")
     assert names[-1] == "0.33.0"
     assert len(names) == len(set(names)) == 21
-    assert spec.DEFAULT_REVISION == "2025.10"
+    assert revisions.DEFAULT_REVISION == "2025.10"
 
 
 @pytest.mark.parametrize(
@@ -35,12 +35,12 @@ def test_revisions_in_release_order_with_2025_10_between_0_11_0_and_0_11_1() -> 
     ],
 )
 def test_releases_with_identical_types_share_a_revision(release: str, revision: str) -> None:
-    assert spec.canonical_name(release) == revision
-    assert release in spec.revision(release).releases
+    assert revisions.canonical_name(release) == revision
+    assert release in revisions.revision(release).releases
 
 
 def test_every_release_from_0_10_2_on_is_covered_once() -> None:
-    releases = [r for rev in spec.all_revisions() for r in rev.releases]
+    releases = [r for rev in revisions.all_revisions() for r in rev.releases]
     assert len(releases) == len(set(releases)) == 36
     assert releases[0] == "0.10.2" and releases[-1] == "0.33.0"
 
@@ -56,7 +56,7 @@ def test_every_release_from_0_10_2_on_is_covered_once() -> None:
     ],
 )
 def test_installed_version_selects_its_revision(version: str, revision: str) -> None:
-    assert spec.revision_for_vllm_version(version) == revision
+    assert revisions.revision_for_vllm_version(version) == revision
 
 
 @pytest.mark.parametrize(
@@ -73,21 +73,21 @@ def test_installed_version_selects_its_revision(version: str, revision: str) -> 
 )
 def test_versions_the_suite_cannot_judge_say_why(version: str, words: str) -> None:
     with pytest.raises(
-        spec.UnsupportedReleaseError, match=words.replace("(", r"\(").replace(")", r"\)")
+        revisions.UnsupportedReleaseError, match=words.replace("(", r"\(").replace(")", r"\)")
     ):
-        spec.revision_for_vllm_version(version)
+        revisions.revision_for_vllm_version(version)
 
 
 def test_unknown_revision_lists_the_known_ones() -> None:
     with pytest.raises(
-        spec.UnknownRevisionError,
+        revisions.UnknownRevisionError,
         match=r"unknown spec revision '2099\.01'; known revisions: 0\.10\.2",
     ):
-        spec.revision("2099.01")
+        revisions.revision("2099.01")
 
 
 def test_2025_10_describes_the_seven_types_and_the_reference_matches_it() -> None:
-    revision = spec.revision("2025.10")
+    revision = revisions.revision("2025.10")
     assert sorted(revision.types) == sorted(SPEC_NAMES)
     deviations = [
         d
@@ -99,7 +99,7 @@ def test_2025_10_describes_the_seven_types_and_the_reference_matches_it() -> Non
 
 
 def test_every_revision_names_only_known_behaviours() -> None:
-    for revision in spec.all_revisions():
+    for revision in revisions.all_revisions():
         unknown = sorted(b for b in revision.all_behaviours if not is_known(b))
         assert unknown == [], revision.name
 
@@ -126,12 +126,13 @@ def test_every_behaviour_has_a_check_and_every_check_a_known_behaviour() -> None
     unknown = sorted(b for b in marked if not is_known(b))
     assert unknown == []
     needed = set(BEHAVIOURS) | set(PRODUCER_BEHAVIOURS)
-    for revision in spec.all_revisions():
+    for revision in revisions.all_revisions():
         needed |= revision.surface_behaviours
     # Producer checks of the race and surface behaviours are marked per function; the
     # async output's logprobs check takes the judged revision's rule with its cases.
     dynamic = {
-        f"producer.async_output:logprobs-{r.async_output.logprobs}" for r in spec.all_revisions()
+        f"producer.async_output:logprobs-{r.async_output.logprobs}"
+        for r in revisions.all_revisions()
     }
     assert sorted(needed - set(marked) - dynamic) == []
     assert all(is_known(b) for b in dynamic)
@@ -143,7 +144,7 @@ def test_list_revisions_prints_one_line_per_revision_with_its_releases(tmp_path)
     )
     assert run.exit_code == 0
     lines = run.output.strip().splitlines()
-    assert [line.split()[0] for line in lines] == list(spec.known_revisions())
+    assert [line.split()[0] for line in lines] == list(revisions.known_revisions())
     by_name = {line.split()[0]: line for line in lines}
     assert "0.14.0, 0.14.1, 0.15.0, 0.15.1" in by_name["0.14.0"]
     assert "[default]" in by_name["2025.10"]
@@ -156,19 +157,19 @@ def test_the_conformance_readme_names_every_behaviour() -> None:
 
 
 def test_the_readme_tables_are_made_from_the_revision_data() -> None:
-    from conformance.revision_listing import readme_with_tables
+    from conformance.cli.revision_listing import readme_with_tables
 
     readme = (Path(CHECKS_DIR).parent / "README.md").read_text(encoding="utf-8")
     assert readme_with_tables(readme) == readme, (
         "conformance/README.md's release matrix or behaviour table is stale: "
-        "run python -m conformance.revision_listing"
+        "run python -m conformance.cli.revision_listing"
     )
 
 
 def test_a_release_added_to_the_data_appears_in_the_matrix(monkeypatch) -> None:
     from dataclasses import replace
 
-    from conformance import revision_listing
+    from conformance.cli import revision_listing
 
     *older, newest = revision_listing.all_revisions()
     grown = replace(newest, releases=(*newest.releases, "0.33.1"))

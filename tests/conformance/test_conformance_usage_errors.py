@@ -66,7 +66,7 @@ def test_a_folder_as_report_path_is_refused(tmp_path) -> None:
 def test_the_report_gets_the_mode_the_umask_gives(tmp_path) -> None:
     report = tmp_path / "report.json"
     code = (
-        "import os, sys; os.umask(0o022); from conformance.__main__ import main; "
+        "import os, sys; os.umask(0o022); from conformance.cli.main import main; "
         f"sys.exit(main(['-k', 'test_module', '-q', '-p', 'no:cacheprovider', '--report', {str(report)!r}]))"
     )
     done = subprocess.run(
@@ -118,7 +118,7 @@ def test_a_folder_no_file_can_be_made_in_is_refused_even_as_root(tmp_path) -> No
 
 
 def test_an_error_outside_the_checks_is_shown_not_swallowed(capfd) -> None:
-    from conformance.supervisor import supervised
+    from conformance.run.supervisor import supervised
 
     def broken() -> int:
         raise RuntimeError("the suite itself broke")

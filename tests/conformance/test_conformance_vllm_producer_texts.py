@@ -1,6 +1,6 @@
 """vLLM's own producers, loaded from the release texts at their real module paths.
 
-:func:`conformance.vllm_release.write_stub_tree` lays out each release's
+:func:`conformance.releases.texts.write_stub_tree` lays out each release's
 ``producers/producers-X.py.txt`` (beside ``outputs-X.py.txt`` in
 ``../shared/spec/vllm-releases``) as ``vllm.v1.sample.sampler``,
 ``vllm.v1.sample.rejection_sampler``, ``vllm.v1.sample.ops.logprobs`` and
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conformance.vllm_release import (
+from conformance.releases.texts import (
     PRODUCERS_FOLDER,
     ProducerSection,
     producer_modules,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import suite_runner
 
-from conformance import spec
-from conformance.vllm_release import producer_text_beside, release_texts, write_stub_tree
+from conformance.oracle import revisions
+from conformance.releases.texts import producer_text_beside, release_texts, write_stub_tree
 
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 pytestmark = pytest.mark.skipif(
@@ -34,8 +34,8 @@ def _distinct_texts() -> dict[str, Path]:
     for version, path in release_texts(RELEASES).items():
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         try:
-            spec.revision_for_vllm_version(version)
-        except spec.UnsupportedReleaseError:
+            revisions.revision_for_vllm_version(version)
+        except revisions.UnsupportedReleaseError:
             continue
         if digest not in seen:
             seen.add(digest)
@@ -58,7 +58,7 @@ def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
     assert run.exit_code == 0, run.output[-3000:]
     report = run.report
     assert report is not None
-    revision = spec.revision(spec.revision_for_vllm_version(version))
+    revision = revisions.revision(revisions.revision_for_vllm_version(version))
     assert report["spec_revision"] == revision.name
     assert report["spec_revision_source"] == "detected"
     assert report["backend"] == {
@@ -89,7 +89,7 @@ def _distinct_producers() -> dict[str, Path]:
     distinct = {}
     for version, path in release_texts(RELEASES).items():
         producers = producer_text_beside(path, version)
-        if producers is None or version not in spec.known_releases():
+        if producers is None or version not in revisions.known_releases():
             continue
         body = producers.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
         digest = hashlib.sha256(path.read_bytes() + body.encode()).hexdigest()
@@ -106,7 +106,7 @@ DISTINCT_PRODUCERS = _distinct_producers()
 def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> None:
     run = _judge(tmp_path, DISTINCT_PRODUCERS[version], "-k", "producer or get_kv_connector")
     assert run.exit_code == 0, run.output[-3000:]
-    revision = spec.revision(spec.revision_for_vllm_version(version))
+    revision = revisions.revision(revisions.revision_for_vllm_version(version))
     passed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "passed"}
     assert sorted(revision.producer_behaviours - passed - UNDECLARED_BY_VLLM) == []
     race = [t for t in run.report["tests"] if t["behaviour"].endswith(":waits-for-device")]
@@ -153,7 +153,7 @@ def _unmet(judged, release) -> bool:
 
 def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
     """The spec types (held types under their holder) whose judged contract the release breaks."""
-    own, other = spec.revision(release_revision), spec.revision(judged)
+    own, other = revisions.revision(release_revision), revisions.revision(judged)
     broken = {name for name, t in other.types.items() if _unmet(t, own.types.get(name))}
     broken |= {b.partition(".")[0] for b in other.behaviours - own.behaviours}
     # vLLM's own async output of the release (its producer text lies beside) keeps the
@@ -166,10 +166,10 @@ def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
 
 def _neighbour_pairs() -> list[tuple[str, str]]:
     """(release, a revision next to its own) for each distinct text, both directions."""
-    names = spec.known_revisions()
+    names = revisions.known_revisions()
     pairs = []
     for version in DISTINCT:
-        i = names.index(spec.revision_for_vllm_version(version))
+        i = names.index(revisions.revision_for_vllm_version(version))
         pairs += [(version, names[j]) for j in (i - 1, i + 1) if 0 <= j < len(names)]
     return pairs
 
@@ -182,7 +182,7 @@ def test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_th
     report = run.report
     assert report is not None and report["spec_revision_source"] == "given"
     failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
-    expected = _differing_spec_types(spec.revision_for_vllm_version(version), judged)
+    expected = _differing_spec_types(revisions.revision_for_vllm_version(version), judged)
     shown = {t["nodeid"]: t["message"][:300] for t in failing}
     assert {t["spec_type"] for t in failing} == expected, shown
     assert run.exit_code == (1 if expected else 0), run.output[-3000:]

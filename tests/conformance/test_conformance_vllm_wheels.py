@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import suite_runner
 
-from conformance.vllm_release import producer_sections
-from conformance.vllm_wheels import producer_text
+from conformance.releases.texts import producer_sections
+from conformance.releases.wheels import producer_text
 
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 

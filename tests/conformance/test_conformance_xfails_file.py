@@ -7,7 +7,7 @@ import time
 import pytest
 import suite_runner
 
-from conformance.xfails import XfailEntry, XfailsFileError, load
+from conformance.run.xfails import XfailEntry, XfailsFileError, load
 
 SLICE_MODULE = "conformance/checks/test_logprobs_lists_slice.py"
 SLICE = f"{SLICE_MODULE}::test_slice_without_cu_takes_rows_start_to_end"

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import reference
-from conformance.surface import surface_checks
+from conformance.oracle.surface import surface_checks
 from reference import revisions
 from reference.revisions import build
 

@@ -1,7 +1,7 @@
 """The built reference of each revision against the real vLLM release it stands for.
 
 Every ``outputs-X.py.txt`` from 0.10.2 on in ``shared/spec/vllm-releases`` is loaded
-in this process (``conformance.vllm_release``) and paired with the reference of
+in this process (``conformance.releases.texts``) and paired with the reference of
 its revision.  Each scenario below is a function of a module: it builds its inputs
 from that module's own classes, runs one behaviour's operations, and returns what
 came out (or which exception).  Both modules must give the same results: values,
@@ -42,7 +42,7 @@ if not RELEASES_DIR.is_dir():
         allow_module_level=True,
     )
 
-from conformance.vllm_release import load_outputs_module, release_texts  # noqa: E402
+from conformance.releases.texts import load_outputs_module, release_texts  # noqa: E402
 
 FIRST = Version("0.10.2")
 TEXTS = {v: p for v, p in release_texts(RELEASES_DIR).items() if Version(v) >= FIRST}

@@ -5,7 +5,7 @@ from typing import Any
 
 import reference
 from conformance import Backend, constructed_like_vllm
-from conformance.backend import BUILTIN_DEVICES
+from conformance.backends.backend import BUILTIN_DEVICES
 
 
 def backend_with(module_name: str, **replaced: Any) -> Backend:

@@ -2,6 +2,6 @@
 
 from dataclasses import replace
 
-from conformance.known_backends import reference_backend
+from conformance.backends.known import reference_backend
 
 BACKEND = replace(reference_backend(), name="reference-npu", devices=("cpu", "npu"))

@@ -1,7 +1,7 @@
 """vLLM releases with one behaviour broken: proof that each behaviour's checks catch it.
 
 Each mutant loads a real release text (``shared/spec/vllm-releases``, beside the
-checkout; never copied here) with :func:`conformance.vllm_release.load_outputs_module`
+checkout; never copied here) with :func:`conformance.releases.texts.load_outputs_module`
 and replaces one method or attribute of one class with a small, wrong version
 written from the release's rule.  A mutant is a zero-argument callable returning
 a :class:`conformance.Backend`, so ``--conformance-backend
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from conformance.backend import Backend
+from conformance.backends.backend import Backend
 
 #: The release texts, beside the checkout (``<root>/../shared/spec/vllm-releases``).
 RELEASES = Path(__file__).resolve().parents[4] / "shared" / "spec" / "vllm-releases"
@@ -30,7 +30,7 @@ def release_text(version: str) -> Path:
 
 def load_release(version: str, label: str = "release") -> ModuleType:
     """A fresh copy of release ``version``'s outputs.py, under a module name of its own."""
-    from conformance.vllm_release import load_outputs_module
+    from conformance.releases.texts import load_outputs_module
 
     name = f"release_mutants_{label}_{version.replace('.', '_')}_{next(_serial)}"
     return load_outputs_module(release_text(version), name)

@@ -60,7 +60,7 @@ def _run_forked(jobs: list[dict]) -> list[int]:
     import pytest  # noqa: F401
     import torch
 
-    import conformance.plugin  # noqa: F401
+    import conformance.run.plugin  # noqa: F401
     import reference.revisions  # noqa: F401
 
     torch.set_num_threads(1)

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from conformance.backend import BUILTIN_DEVICES, Backend
+from conformance.backends.backend import BUILTIN_DEVICES, Backend
 
 # The report's machine-readable skip causes.
 DEVICE_NOT_DECLARED = "device-not-declared"

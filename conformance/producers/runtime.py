@@ -4,7 +4,7 @@ A backend's async output is written for its device's runtime (``torch.cuda``,
 ``torch.npu``): streams, events, non-blocking copies.  On a machine that has the
 device, the real runtime judges it.  Where the device is absent, the first
 accelerator the backend declares for its producers is *simulated*
-(:mod:`conformance.simulated_device`): the producer runs unchanged against a
+(:mod:`conformance.producers.simulated_device`): the producer runs unchanged against a
 runtime of threads, so its ordering (and the race check) is judged on any CPU.
 The parameter value says which: ``cuda`` (real) or ``cuda-simulated``.
 """
@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 
-from conformance import devices
-from conformance.backend import Backend
-from conformance.simulated_device import SimulatedRuntime, installed
+from conformance.backends import devices
+from conformance.backends.backend import Backend
+from conformance.producers.simulated_device import SimulatedRuntime, installed
 
 SIMULATED = "-simulated"
 

@@ -1,15 +1,15 @@
 """A verdict for every check, whatever the backend does: hangs, crashes, interruptions.
 
-:class:`Guard` is registered beside :class:`conformance.session.ConformanceRun` and
+:class:`Guard` is registered beside :class:`conformance.run.session.ConformanceRun` and
 adds to its results:
 
 * the plan: every check collected, so a check that never ran is still a record
   (``skipped``, ``skip_cause`` ``not-run``, and why);
-* the time limit (:mod:`conformance.timeouts`) in the process that runs checks;
+* the time limit (:mod:`conformance.run.timeouts`) in the process that runs checks;
 * under pytest-xdist (``python -m conformance --isolate``), an ``error`` record for
   a check whose worker died, naming the signal or exit status and, from the
   worker's faulthandler file, where it was;
-* for the ``python -m conformance`` supervisor (:mod:`conformance.supervisor`), a
+* for the ``python -m conformance`` supervisor (:mod:`conformance.run.supervisor`), a
   journal of the run so far, from which the supervisor completes the report when
   the process dies.
 
@@ -31,10 +31,11 @@ from typing import IO, Any
 
 import pytest
 
-from conformance import crashes, nodeids
-from conformance.option_names import option
-from conformance.report import ReportedRun, Results, TestRecord
-from conformance.timeouts import DEFAULT_CHECK_TIMEOUT, CheckTimer
+from conformance.report.records import Results, TestRecord
+from conformance.report.writer import ReportedRun
+from conformance.run import crashes, nodeids
+from conformance.run.option_names import option
+from conformance.run.timeouts import DEFAULT_CHECK_TIMEOUT, CheckTimer
 
 JOURNAL_ENV = "CONFORMANCE_SUPERVISOR_DIR"
 _SHARED_KEY = "conformance_guard_dir"
@@ -227,7 +228,7 @@ class Guard:
             temporary.write_text(json.dumps(data))
             os.replace(temporary, self.shared / "plan.json")
         if self.journal is not None:
-            from conformance import report
+            from conformance.report import writer as report
 
             self.journal.write(
                 skeleton=report.build(self.run),
@@ -292,7 +293,7 @@ class Guard:
         )
         path = self.config.getoption("conformance_report")
         if path is not None:
-            from conformance import report
+            from conformance.report import writer as report
 
             report.write(report.build(self.run), Path(self.config.invocation_params.dir) / path)
         if self.journal is not None:

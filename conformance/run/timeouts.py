@@ -34,8 +34,8 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.nodeids import CHECKS_DIR, PACKAGE_DIR
-from conformance.option_names import option
+from conformance.run.nodeids import CHECKS_DIR, PACKAGE_DIR
+from conformance.run.option_names import option
 
 DEFAULT_CHECK_TIMEOUT = 60.0
 _SUPPORT_FILE = str(CHECKS_DIR / "_support.py")

@@ -1,6 +1,6 @@
 """Surface checks: does a backend's class have the shape the spec revision describes?
 
-:func:`surface_checks` turns one :class:`~conformance.spec.TypeSpec` into small
+:func:`surface_checks` turns one :class:`~conformance.oracle.revisions.TypeSpec` into small
 named checks (kind, field names and order, each default, each annotation, each
 method, flags, abstractness).  Each check returns the list of deviations it
 found, each naming the type, the member, what was expected and what was found.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.annotations import normalise
+from conformance.oracle.annotations import normalise
 from reference.revisions.model import NO_DEFAULT, FieldSpec, MethodSpec, TypeSpec
 
 Finder = Callable[[Any], list[str]]

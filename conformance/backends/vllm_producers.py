@@ -7,7 +7,7 @@ of speculative rows, and ``AsyncGPUModelRunnerOutput``
 (``vllm.v1.worker.gpu_model_runner``), the GPU runner's async output.  They are the
 ground truth of the producer contract: every release's own must pass its revision.
 Each is taken wherever it imports (a real installation, or a release's texts laid
-out by :mod:`conformance.vllm_release`); one that does not is left out with a note.
+out by :mod:`conformance.releases.texts`); one that does not is left out with a note.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.step import constructed_like_vllm
+from conformance.backends.step import constructed_like_vllm
 
 # parse_output drops ids at or above the vocabulary size; "no limit" for unpadding
 # called without one.
@@ -58,14 +58,14 @@ def vllm_producers() -> FoundProducers:
 def producers_of_release_text(outputs_text: Path, version: str) -> FoundProducers:
     """Release ``version``'s own producers, from the producer text beside ``outputs_text``.
 
-    The release's tree (:func:`conformance.vllm_release.write_stub_tree`) is imported
+    The release's tree (:func:`conformance.releases.texts.write_stub_tree`) is imported
     as ``vllm`` out of the way of any other (an installed vLLM, another release): its
     modules leave ``sys.modules`` again afterwards, and the producers found keep
     their own modules' globals.  So several releases' producers sit side by side in
     one process (the release benchmarks time them so).  Without a producer text:
     none found, with a note.
     """
-    from conformance.vllm_release import producer_text_beside, write_stub_tree
+    from conformance.releases.texts import producer_text_beside, write_stub_tree
 
     if producer_text_beside(outputs_text, version) is None:
         return FoundProducers(notes=(f"no producer text of {version} beside {outputs_text}",))

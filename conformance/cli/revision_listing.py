@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conformance.spec import DEFAULT_REVISION, all_revisions
+from conformance.oracle.revisions import DEFAULT_REVISION, all_revisions
 from reference.revisions.model import SpecRevision
 
 
@@ -22,7 +22,7 @@ def listing_lines() -> list[str]:
 # --- The README's tables, made from the revision data ------------------------------------
 #
 # conformance/README.md holds them between markers; a test compares them with these, and
-# ``python -m conformance.revision_listing`` rewrites them after the data changed.
+# ``python -m conformance.cli.revision_listing`` rewrites them after the data changed.
 
 README_TABLES = ("release-matrix", "behaviours")
 
@@ -90,6 +90,6 @@ def readme_with_tables(text: str) -> str:
 if __name__ == "__main__":
     from pathlib import Path
 
-    readme = Path(__file__).resolve().parent / "README.md"
+    readme = Path(__file__).resolve().parents[1] / "README.md"
     readme.write_text(readme_with_tables(readme.read_text(encoding="utf-8")), encoding="utf-8")
     print(f"tables regenerated in {readme}")

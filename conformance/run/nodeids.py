@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 CHECKS_DIR = PACKAGE_DIR / "checks"
 
 

@@ -1,6 +1,6 @@
 """What a backend is: the implementation under test and what it declares about itself.
 
-A backend is selected by a spec string and resolved in :mod:`conformance.resolve`;
+A backend is selected by a spec string and resolved in :mod:`conformance.backends.resolve`;
 this module only describes it, and imports neither torch nor the reference.
 """
 
@@ -92,13 +92,13 @@ class Backend:
                 "type names; write them as torch does (e.g. 'cpu', 'cuda', 'npu', 'hpu')"
             )
         if self.make_async_output is not None:
-            from conformance.step import old_form_message
+            from conformance.backends.step import old_form_message
 
             message = old_form_message(self.name, self.make_async_output)
             if message is not None:
                 raise BackendResolutionError(message)
         if self.spec_revision is not None:
-            from conformance.spec import UnknownRevisionError, canonical_name
+            from conformance.oracle.revisions import UnknownRevisionError, canonical_name
 
             try:
                 canonical_name(self.spec_revision)

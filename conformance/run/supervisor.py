@@ -1,7 +1,7 @@
 """``python -m conformance`` outlives a run that dies: it completes the report.
 
 Before anything heavy is imported, the command forks (POSIX): the child runs the
-suite, journaling as it goes (:class:`conformance.guard.Journal`: the report's
+suite, journaling as it goes (:class:`conformance.run.guard.Journal`: the report's
 header and plan once, then each check's start and record); the parent waits.  If
 the child dies without finishing (a segfault, ``os._exit``, a hard time limit),
 the parent writes the report from the journal: the checks that finished as they
@@ -24,7 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from conformance.guard import JOURNAL_ENV, NOT_RUN
+from conformance.run.guard import JOURNAL_ENV, NOT_RUN
 
 EXIT_FAILED = 1
 #: pytest's code for an internal error: the suite (or pytest) itself broke.
@@ -90,8 +90,9 @@ def _journal(folder: Path) -> list[dict[str, Any]]:
 
 def complete(folder: Path, returncode: int, report_path: str | None, limit: float) -> int:
     """The child's exit code when it finished its report; else the report it could not write."""
-    from conformance import crashes, report
-    from conformance.report import Results, TestRecord
+    from conformance.report import writer as report
+    from conformance.report.records import Results, TestRecord
+    from conformance.run import crashes
 
     entries = _journal(folder)
     if any(e.get("finished") for e in entries):
@@ -144,7 +145,7 @@ def complete(folder: Path, returncode: int, report_path: str | None, limit: floa
 
 
 def _death(returncode: int) -> str:
-    from conformance.crashes import describe_exit
+    from conformance.run.crashes import describe_exit
 
     return describe_exit(returncode).replace("its process", "the process", 1)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from conformance.backend import Backend
+from conformance.backends.backend import Backend
 
 #: The warm-up bound of each producer, in per-check time limits.
 LIMITS_PER_PRODUCER = 5
@@ -68,8 +68,8 @@ def _async_output_call(backend: Backend, revision: Any) -> Iterator[Callable[[],
     The runtime is entered here, not in the warm-up thread, so it is taken down even
     when the producer never returns.
     """
-    from conformance.checks._steps import ONE_TOKEN_CASES, build_step
-    from conformance.producer_runtime import producer_devices, step_device
+    from conformance.producers.runtime import producer_devices, step_device
+    from conformance.producers.steps import ONE_TOKEN_CASES, build_step
 
     make = backend.make_async_output
     usable = [d for d in producer_devices(backend) if d.skip is None]

@@ -1,7 +1,7 @@
 """``python -m conformance --vllm-outputs PATH``: judge real vLLM releases without installing vLLM.
 
 One file (``outputs-X.py.txt``): the release is laid out as a stub ``vllm`` package
-(:func:`conformance.vllm_release.write_stub_tree`) put first on the import path,
+(:func:`conformance.releases.texts.write_stub_tree`) put first on the import path,
 and the suite runs on ``--backend vllm`` in this process: the revision is the one
 of version X, as for an installed vLLM, unless ``--revision`` says otherwise.
 
@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from conformance.vllm_release import ReleaseTextError, release_texts, write_stub_tree
+from conformance.releases.texts import ReleaseTextError, release_texts, write_stub_tree
 
 EXIT_USAGE = 4
 
@@ -80,7 +80,7 @@ def _put_first_on_path(folder: str) -> None:
 
 
 def run_folder(texts: dict[str, Path], args: argparse.Namespace, pytest_args: list[str]) -> int:
-    from conformance.spec import (
+    from conformance.oracle.revisions import (
         UnsupportedReleaseError,
         all_revisions,
         known_revisions,
@@ -127,7 +127,7 @@ def run_folder(texts: dict[str, Path], args: argparse.Namespace, pytest_args: li
 def _run_one(
     version: str, path: Path, revision: str, out: Path, pytest_args: list[str]
 ) -> ReleaseRun:
-    from conformance.spec import revision_for_vllm_version
+    from conformance.oracle.revisions import revision_for_vllm_version
 
     own = revision_for_vllm_version(version) == revision
     report = out / (f"report-{version}.json" if own else f"report-{version}-as-{revision}.json")

@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
-from conformance.checks._support import attempt
-from conformance.producer_runtime import StepDevice
-from conformance.step import Step
+from conformance.backends.step import Step
+from conformance.oracle.failing import attempt
+from conformance.producers.runtime import StepDevice
 from reference.revisions import reference_module
 from reference.revisions.model import SpecRevision
 from reference.runner_async_output import finished_output, kept_positions

@@ -2,7 +2,7 @@
 (:mod:`vllm_outputs_suite_plugin`) once a run asks for the suite.
 
 :func:`pytest_configure` registers the suite's markers and lets
-:class:`conformance.session.ConformanceRun` resolve the backend and the revision (a
+:class:`conformance.run.session.ConformanceRun` resolve the backend and the revision (a
 bad one is a usage error, exit code 4), select the checks and write the report.
 The fixtures the checks use live in ``conformance/checks/conftest.py``, visible to
 the suite's own check modules only.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.nodeids import CHECKS_DIR
+from conformance.run.nodeids import CHECKS_DIR
 
 #: The markers the checks carry: registered here, once, for every run of the suite (and
 #: by the project's own tests, which import check modules outside one).
@@ -33,7 +33,7 @@ def register_markers(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from conformance.session import activate
+    from conformance.run.session import activate
 
     register_markers(config)
     activate(config)

@@ -21,7 +21,7 @@ from itertools import pairwise
 import numpy as np
 import torch
 
-from conformance.compare import differences_between, kind_of, short
+from conformance.oracle.compare import differences_between, kind_of, short
 from reference.revisions import DEFAULT_REVISION
 from reference.revisions import revision as find_revision
 from reference.revisions.model import SpecRevision

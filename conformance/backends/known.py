@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from conformance.backend import BUILTIN_DEVICES, Backend, BackendResolutionError
+from conformance.backends.backend import BUILTIN_DEVICES, Backend, BackendResolutionError
 
 
 def for_module(module: ModuleType) -> Backend | None:
@@ -24,7 +24,7 @@ def for_module(module: ModuleType) -> Backend | None:
 
 def reference_backend(revision: str | None = None) -> Backend:
     """This project's reference of ``revision`` (default 2025.10): every device, every producer."""
-    from conformance.step import constructed_like_vllm
+    from conformance.backends.step import constructed_like_vllm
     from reference.revisions import DEFAULT_REVISION, reference_module
 
     module = reference_module(revision or DEFAULT_REVISION)
@@ -51,12 +51,12 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
     unpadding) and the GPU runner's async output, judged on CUDA (a simulated CUDA
     runtime where no GPU is present).
     """
-    from conformance.spec import (
+    from conformance.backends.vllm_producers import vllm_producers
+    from conformance.oracle.revisions import (
         ReleaseTooOldError,
         UnsupportedReleaseError,
         revision_for_vllm_version,
     )
-    from conformance.vllm_producers import vllm_producers
 
     installed = installed_vllm()
     revision, undetectable = None, None

@@ -1,4 +1,4 @@
-"""How a backend spec string becomes a :class:`~conformance.backend.Backend`.
+"""How a backend spec string becomes a :class:`~conformance.backends.backend.Backend`.
 
 A backend spec (``--backend``, else ``$OUTPUTS_BACKEND``, else ``reference``) is
   1. a module path whose module exposes the seven spec names
@@ -27,8 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from conformance import known_backends
-from conformance.backend import SPEC_NAMES, Backend, BackendResolutionError
+from conformance.backends import known as known_backends
+from conformance.backends.backend import SPEC_NAMES, Backend, BackendResolutionError
 
 ENTRY_POINT_GROUP = "vllm_outputs_suite.backends"
 ENV_VAR = "OUTPUTS_BACKEND"

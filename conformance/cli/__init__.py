@@ -1,0 +1,5 @@
+"""``python -m conformance``: start at :func:`conformance.cli.main.main`.
+
+:mod:`.revision_listing` lists the revisions (``--list-revisions``) and makes the
+README's tables of them.
+"""

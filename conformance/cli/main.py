@@ -1,0 +1,198 @@
+"""``python -m conformance --backend SPEC [--revision R] [--xfails F] [--report F] [pytest options]``.
+
+A thin wrapper over ``pytest --pyargs conformance``: every option it does not
+know goes to pytest unchanged (``-k slice``, ``-x``, ``-n 4``...), and the exit
+code is pytest's (0 conforms, 1 a check failed, 4 a usage error).  The run is
+supervised (:mod:`conformance.run.supervisor`): if the backend kills the process, the
+report is still written, naming the check.  ``--isolate`` runs the checks in an
+xdist worker that is replaced when one crashes, so the other checks still run.
+Two more jobs:
+
+* ``--list-revisions`` prints one line per spec revision: its name, then the vLLM
+  releases it covers;
+* ``--vllm-outputs PATH`` judges a vLLM release's ``outputs.py`` without installing
+  vLLM (see :mod:`conformance.releases.texts`): PATH is one ``outputs-X.py.txt`` or a
+  folder of them; a folder gives one report per release and a release x revision
+  summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from vllm_outputs_suite_plugin import SUITE_OPTIONS
+
+#: pytest's exit code for a usage error; this command's own usage errors use it too.
+USAGE_ERROR = 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error exits 4 (pytest's code, which the docs promise) in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            USAGE_ERROR, f"ERROR: {message} (python -m conformance --help lists the options)\n"
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m conformance",
+        description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
+        "a vLLM release). Options not listed here are passed to pytest.",
+    )
+    for option in SUITE_OPTIONS:
+        parser.add_argument(
+            f"--{option.name}",
+            dest=option.cli_dest,
+            metavar=option.metavar,
+            help=option.help_for(lambda name: f"--{name}"),
+            type=option.type,
+        )
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run the checks in a worker process (pytest-xdist -n 1) that is replaced when a "
+        "check crashes it, so a segfault or os._exit in the backend fails that check only",
+    )
+    parser.add_argument(
+        "--list-revisions",
+        action="store_true",
+        help="print each revision and the vLLM releases it covers, then exit",
+    )
+    parser.add_argument(
+        "--vllm-outputs",
+        metavar="PATH",
+        help="judge a vLLM release's outputs.py without installing vLLM: a file named "
+        "outputs-<version>.py.txt, or a folder of them (one report per release in --report-dir)",
+    )
+    parser.add_argument(
+        "--vllm-release",
+        metavar="VERSION",
+        help="judge a vLLM release (0.10.2 on) from its published wheel: pip downloads it "
+        "(nothing is installed), its outputs.py and producers are taken from it and cached",
+    )
+    parser.add_argument(
+        "--report-dir",
+        metavar="DIR",
+        default="vllm-releases-out",
+        help="with --vllm-outputs FOLDER: where the per-release reports and the summary go "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="with --vllm-outputs FOLDER: also judge one release of each revision against the "
+        "revisions before and after its own",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --vllm-outputs FOLDER: releases judged at once (default: the number of CPUs)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    from conformance.run.option_names import COMMAND_ENV
+
+    args, pytest_args = build_parser().parse_known_args(argv)
+    os.environ[COMMAND_ENV] = "1"  # messages then name this command's options
+    if args.list_revisions:
+        from conformance.cli.revision_listing import listing_lines
+
+        print("\n".join(listing_lines()))
+        return 0
+    if args.vllm_release is not None:
+        from conformance.releases.texts import ReleaseTextError
+        from conformance.releases.wheels import release_text
+
+        if args.vllm_outputs is not None:
+            print("ERROR: give --vllm-release or --vllm-outputs, not both", file=sys.stderr)
+            return USAGE_ERROR
+        try:
+            args.vllm_outputs = str(release_text(_judged_release(args.vllm_release)))
+        except ReleaseTextError as error:
+            print(f"ERROR: {error}", file=sys.stderr)
+            return USAGE_ERROR
+    if args.vllm_outputs is not None:
+        from conformance.releases import runs as release_runs
+
+        return release_runs.main(args, pytest_args, lambda: run_supervised(args, pytest_args))
+    return run_supervised(args, pytest_args)
+
+
+def _judged_release(text: str) -> str:
+    """``0.13``, ``v0.13.0`` -> ``0.13.0``; a release too old for the spec types is refused."""
+    from packaging.version import InvalidVersion, Version
+
+    from conformance.oracle.revisions import ReleaseTooOldError, revision_for_vllm_version
+    from conformance.releases.texts import ReleaseTextError
+
+    try:
+        parsed = Version(text.strip())
+    except InvalidVersion:
+        raise ReleaseTextError(f"--vllm-release {text!r} is not a version such as 0.13.0") from None
+    release = ".".join(map(str, (*parsed.release, 0, 0)[: max(3, len(parsed.release))]))
+    try:
+        revision_for_vllm_version(release)
+    except ReleaseTooOldError as error:
+        raise ReleaseTextError(str(error)) from None
+    except Exception:
+        pass  # newer than known: the run says so, and --revision decides
+    return release
+
+
+def run_supervised(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    from conformance.run.supervisor import supervised
+    from conformance.run.timeouts import DEFAULT_CHECK_TIMEOUT
+
+    limit = DEFAULT_CHECK_TIMEOUT if args.check_timeout is None else args.check_timeout
+    # A run that dies (a segfault in the backend) still leaves a complete report.
+    return supervised(lambda: run_pytest(args, pytest_args), args.report, limit)
+
+
+def suite_arguments(args: argparse.Namespace) -> list[str]:
+    """The short options of this command as the plugin's namespaced options."""
+    forwarded = []
+    for option in SUITE_OPTIONS:
+        value = getattr(args, option.cli_dest)
+        if value is not None:
+            # One word each: pytest takes a bare path argument for where its rootdir
+            # (and ini file) is, so "--xfails ../x.toml" would move the run's root.
+            forwarded.append(f"{option.pytest_flag()}={value}")
+    return forwarded
+
+
+#: Crashed workers replaced before --isolate gives up (each costs a process start).
+ISOLATE_WORKER_RESTARTS = 32
+
+
+def isolation_arguments(args: argparse.Namespace, pytest_args: list[str]) -> list[str]:
+    if not args.isolate:
+        return []
+    given = " ".join(pytest_args)
+    extra = [] if "-n" in pytest_args or "--numprocesses" in given else ["-n", "1"]
+    if "--max-worker-restart" not in given:
+        extra += ["--max-worker-restart", str(ISOLATE_WORKER_RESTARTS)]
+    return extra
+
+
+def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    import pytest
+
+    # This process imported the package before pytest could mark it for assertion
+    # rewriting; the checks do not rely on rewriting, so that warning is noise.
+    forwarded = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--pyargs", "conformance"]
+    isolation = isolation_arguments(args, pytest_args)
+    return int(pytest.main([*forwarded, *isolation, *pytest_args, *suite_arguments(args)]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""The records of a conformance run: one per check, typed, from pytest's reports.
+
+Records are built on the process that sees every test report (the controller
+under pytest-xdist), from the ``user_properties`` each check carries, and sorted by
+node id so the report has the same content with and without xdist.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from conformance.report.schema import FAILING_OUTCOMES, OUTCOMES, SUMMARY_KEYS
+
+# user_properties names our checks carry (they travel from xdist workers).
+PROPERTY_PREFIX = "conformance."
+
+
+@dataclass
+class TestRecord:
+    nodeid: str
+    spec_type: str
+    check: str
+    behaviour: str | None
+    device: str | None
+    outcome: str
+    message: str
+    skip_cause: str | None = None
+
+
+class Results:
+    """Outcomes by node id, fed with pytest's test reports."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, TestRecord] = {}
+
+    def add_report(self, report: pytest.TestReport) -> None:
+        props: dict[str, Any] = {
+            key[len(PROPERTY_PREFIX) :]: value
+            for key, value in report.user_properties
+            if isinstance(key, str) and key.startswith(PROPERTY_PREFIX)
+        }
+        if "nodeid" not in props:
+            return  # not one of our checks
+        record = self.records.get(props["nodeid"])
+        if record is None:
+            record = TestRecord(
+                nodeid=props["nodeid"],
+                spec_type=props["spec_type"],
+                check=props["check"],
+                behaviour=props.get("behaviour"),
+                device=props.get("device"),
+                outcome="passed",
+                message="",
+            )
+            self.records[record.nodeid] = record
+        outcome, message = _outcome(report)
+        if outcome is None:
+            return
+        if report.when == "teardown":
+            # A teardown error does not hide the verdict of the call; it adds to it.
+            if record.outcome in ("passed", "skipped", "xfailed"):
+                record.outcome = "error"
+            record.message = "; ".join(m for m in (record.message, message) if m)
+            return
+        tag = f"[{record.behaviour}] "
+        if outcome in ("failed", "error") and record.behaviour and not message.startswith(tag):
+            # A failure names the rule it breaks, so a reader can look it up (and xfail it).
+            message = tag + message
+        record.outcome, record.message = outcome, message
+        record.skip_cause = props.get("skip_cause") if outcome == "skipped" else None
+
+    def add_error(
+        self, nodeid: str, message: str, spec_type: str = "module", check: str = ""
+    ) -> None:
+        """An error not tied to a run check (a check module that cannot be collected)."""
+        self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, None, "error", message)
+
+    @staticmethod
+    def unplanned(nodeid: str) -> TestRecord:
+        """The record of a check that ended the process before its own was made.
+
+        Its check name is the test's name without ``test_`` (and without its
+        parameters), as a planned record has it; the outcome is for the caller."""
+        name = nodeid.rpartition("::")[2].partition("[")[0].removeprefix("test_")
+        return TestRecord(nodeid, "module", name, None, None, "error", "")
+
+    def add_stale_xfail(self, nodeid: str, message: str, behaviour: str) -> None:
+        """A behaviour entry of the xfails file none of whose checks failed."""
+        self.records[nodeid] = TestRecord(
+            nodeid, "module", "xfails_file", behaviour, None, "xpassed", message
+        )
+
+    def sorted_records(self) -> list[TestRecord]:
+        return [self.records[k] for k in sorted(self.records)]
+
+    def summary(self) -> dict[str, int]:
+        counts = Counter(r.outcome for r in self.records.values())
+        return {SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES}
+
+    def failing(self) -> bool:
+        return any(r.outcome in FAILING_OUTCOMES for r in self.records.values())
+
+
+def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
+    wasxfail = getattr(report, "wasxfail", None)
+    if report.when == "setup":
+        if report.passed:
+            return None, ""
+        if report.skipped:
+            return (
+                ("xfailed", wasxfail) if wasxfail is not None else ("skipped", _skip_text(report))
+            )
+        return "error", failure_text(report)
+    if report.when == "call":
+        if report.passed:
+            return ("xpassed", f"[XPASS] {wasxfail}") if wasxfail is not None else ("passed", "")
+        if report.skipped:
+            return (
+                ("xfailed", wasxfail) if wasxfail is not None else ("skipped", _skip_text(report))
+            )
+        text = failure_text(report)
+        if text.startswith("[XPASS(strict)]"):
+            return "xpassed", text
+        return "failed", text
+    if report.failed:
+        return "error", "teardown: " + failure_text(report)
+    return None, ""
+
+
+def _skip_text(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def failure_text(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    crash = getattr(longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(longrepr)
+    return text.removeprefix("Failed: ").strip()

@@ -1,0 +1,45 @@
+"""The spec type x device table a run prints at its end."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from conformance.report.records import Results
+from conformance.report.schema import OUTCOMES
+
+
+def table(results: Results) -> list[str]:
+    """Lines of the spec type x device table (``-`` for device-independent checks).
+
+    The last column says why checks were skipped, so "the backend does not declare
+    this device" and "declared, but not on this machine" stay apart on screen too.
+    """
+    cells: dict[tuple[str, str], Counter[str]] = {}
+    causes: dict[tuple[str, str], set[str]] = {}
+    for record in results.records.values():
+        key = (record.spec_type, record.device or "-")
+        cells.setdefault(key, Counter())[record.outcome] += 1
+        if record.outcome == "skipped":
+            causes.setdefault(key, set()).add(record.skip_cause or "other")
+    if not cells:
+        return []
+    shown = [
+        o
+        for o in OUTCOMES
+        if o in ("passed", "failed", "skipped") or any(c[o] for c in cells.values())
+    ]
+    width = max(len("spec type"), *(len(k[0]) for k in cells))
+    device_width = max(len("device"), *(len(k[1]) for k in cells))
+    head = f"{'spec type':<{width}}  {'device':<{device_width}}" + "".join(
+        f" {o:>8}" for o in shown
+    )
+    head += "  skipped because"
+    lines = [head, "-" * len(head)]
+    for key in sorted(cells):
+        counts = cells[key]
+        row = f"{key[0]:<{width}}  {key[1]:<{device_width}}" + "".join(
+            f" {counts[o]:>8}" for o in shown
+        )
+        because = ", ".join(sorted(causes.get(key, ())))
+        lines.append(f"{row}  {because}".rstrip())
+    return lines

@@ -1,0 +1,128 @@
+"""The JSON conformance report (schema ``conformance-report/1``, DESIGN.md section 3).
+
+:func:`build` makes it from a finished run's records, :func:`write` writes it whole or
+not at all, :func:`unwritable` says up front why a path cannot take it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Protocol
+
+from conformance.backends.backend import Backend
+from conformance.report.records import Results
+from conformance.report.schema import SCHEMA
+
+
+class ReportedRun(Protocol):
+    """What a report is built from: a conformance run (``conformance.run.session.ConformanceRun``).
+
+    Named here, by the writer, so the run's modules import the report and never the
+    other way round."""
+
+    backend: Backend
+    revision: Any
+    choice: Any
+    devices_available: list[str]
+    results: Results
+
+
+def build(run: ReportedRun) -> dict[str, Any]:
+    """The JSON report of DESIGN.md section 3."""
+    import torch
+
+    from conformance.version import suite_version
+
+    backend = run.backend
+    return {
+        "schema": SCHEMA,
+        "spec_revision": run.choice.name,
+        "spec_revision_source": run.choice.source,
+        "spec_revision_detail": run.choice.detail,
+        "spec_revision_releases": list(run.revision.releases),
+        "backend": {
+            "name": backend.name,
+            "module": backend.module.__name__,
+            "version": backend.version,
+            "devices_declared": list(backend.devices),
+        },
+        "suite": {"version": suite_version()},
+        "platform": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "devices_available": run.devices_available,
+            # Device types whose runtime was simulated for the async output checks.
+            "simulated_devices": _simulated_devices(backend),
+        },
+        "summary": run.results.summary(),
+        "tests": [asdict(r) for r in run.results.sorted_records()],
+    }
+
+
+def _simulated_devices(backend: Any) -> list[str]:
+    if backend.make_async_output is None:
+        return []
+    from conformance.producers.runtime import SIMULATED, producer_devices
+
+    return [
+        d.value.removesuffix(SIMULATED)
+        for d in producer_devices(backend)
+        if d.value.endswith(SIMULATED)
+    ]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
+    if path.is_dir():
+        return "it is a folder; give a file name"
+    existing = path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK) or not _can_create_in(existing):
+        return f"the folder {existing} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    return None
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: asked of the file system itself, since
+    permission bits say yes to root (and to nobody's /proc or read-only mounts)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".conformance-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(handle)
+    os.unlink(probe)
+    return True
+
+
+def write(report: dict[str, Any], path: str | Path) -> Path:
+    """Write ``report`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(json.dumps(report, indent=2) + "\n")
+        # mkstemp makes the file private (0600); a report is shared like any file
+        # written here (CI artifacts), so it gets the mode the umask gives.
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
