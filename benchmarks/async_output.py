@@ -4,8 +4,9 @@ Each decode step vLLM's runner builds its async output from the step (the padded
 sampled ids and the logprobs on the device, a copy stream) and the scheduler later
 calls ``get_output()``, which waits for the copies, unpads the rows and drops the
 discarded requests.  The backend's ``make_async_output`` producer is timed on a
-simulated ``cuda`` runtime (:mod:`conformance.producers.simulated_device`, the one the
-conformance suite judges it on): every backend and release pays the same simulated
+simulated runtime of the accelerator it is written for (``cuda`` for vLLM's own,
+``npu`` for a plugin declaring it; :mod:`conformance.producers.simulated_device`, the
+one the conformance suite judges it on): every backend and release pays the same simulated
 copies, so what differs is its own host work.  Real copy costs are
 ``transfer.py``'s.  Steps: 1, 64 and 256 requests, one token each (one request
 discarded), without logprobs and with 5 top logprobs.
@@ -24,15 +25,14 @@ NUM_LOGPROBS = sizes([-1, 5], 5)  # -1: the step asks for no logprobs
 
 
 @cache
-def _simulated_cuda() -> Any:
-    """One simulated cuda runtime per benchmark process, installed until it ends.
-
-    One only: outputs of two backends timed side by side share its streams."""
+def _simulated(device_type: str) -> Any:
+    """One simulated runtime of ``device_type`` per benchmark process, installed until it
+    ends: outputs of two backends timed side by side share its streams."""
     from conformance.producers.runtime import step_device
 
     # Held, not dropped: a collected context would uninstall the runtime.
     _INSTALLED.append(ExitStack())
-    return _INSTALLED[-1].enter_context(step_device("cuda-simulated"))
+    return _INSTALLED[-1].enter_context(step_device(f"{device_type}-simulated"))
 
 
 _INSTALLED: list[ExitStack] = []
@@ -59,7 +59,9 @@ class AsyncOutput(HostBenchmark):
         rows = tuple((101_000 + 37 * i,) for i in range(num_reqs))
         case = StepCase("bench", rows, invalid_req_indices=(0,))
         case = case.with_logprobs(num_logprobs if num_logprobs >= 0 else None)
-        self.step = build_step(subject, subject.revision, case, _simulated_cuda())
+        self.step = build_step(
+            subject, subject.revision, case, _simulated(subject.async_output_device)
+        )
         self.make(self.step).get_output()  # the first call pays imports and thread starts
 
     def time_async_output_get_output(self, backend: str, num_reqs: int, num_logprobs: int) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -85,6 +85,16 @@ class Subject:
     producers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     #: Surface data of the revision (``reference.revisions.SpecRevision``), when known.
     revision: Any = None
+    #: The device types its async output is written for (``Backend.producer_devices``),
+    #: when they differ from ``devices``.
+    producer_devices: tuple[str, ...] | None = None
+
+    @property
+    def async_output_device(self) -> str:
+        """The accelerator its async output runs on (simulated where absent): the first
+        it declares for it, else ``cuda``, vLLM's own."""
+        declared = self.producer_devices if self.producer_devices is not None else self.devices
+        return next((d for d in declared if d != "cpu"), "cuda")
 
     def has(self, behaviour: str) -> bool:
         return behaviour in self.behaviours
@@ -171,7 +181,8 @@ def _conformance_backend(spec: str) -> Subject:
     backend = load_backend(spec)
     producers = {n: f for n in PRODUCERS if (f := getattr(backend, n, None)) is not None}
     revision_name = backend.spec_revision or DEFAULT_REVISION
-    return _subject(spec, backend.module, revision_name, tuple(backend.devices), producers)
+    subject = _subject(spec, backend.module, revision_name, tuple(backend.devices), producers)
+    return replace(subject, producer_devices=tuple(backend.async_output_devices))
 
 
 def _reference_without_revisions() -> Subject:

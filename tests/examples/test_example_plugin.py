@@ -47,3 +47,21 @@ def test_the_declaration_is_short() -> None:
     text = (EXAMPLE / "example_npu_plugin" / "conformance_backend.py").read_text()
     declaration = text[text.index("BACKEND = Backend(") :].strip().splitlines()
     assert len(declaration) <= 15
+
+
+def test_its_async_output_is_benchmarked_on_the_npu_it_is_written_for() -> None:
+    # Its producer calls torch.npu: timed on a simulated cuda it would fail.
+    code = (
+        "from benchmarks.async_output import AsyncOutput\n"
+        "spec = 'example_npu_plugin.conformance_backend:BACKEND'\n"
+        "bench = AsyncOutput()\n"
+        "bench.setup(spec, 64, 5)\n"
+        "bench.time_async_output_get_output(spec, 64, 5)\n"
+        "print(bench.subject.async_output_device)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "npu"
