@@ -307,6 +307,7 @@ def wheel(session: nox.Session) -> None:
         "python", "-c",
         "import importlib.resources as r, conformance; "
         "assert r.files('conformance').joinpath('README.md').is_file(), 'README.md missing'; "
+        "assert r.files('conformance').joinpath('report/schema.json').is_file(), 'schema missing'; "
         "assert 'site-packages' in conformance.__file__, conformance.__file__",
     )  # fmt: skip
     session.run("python", "-m", "conformance", "--list-revisions")

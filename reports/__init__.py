@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Imported on first use: ``conformance.report.schema`` (shared with the conformance
-# writer) must be importable without pandas.
+# Imported on first use: ``reports.conformance_schema`` (read from the conformance
+# writer's schema file) must be importable without pandas.
 _LAZY = {
     "load_results": "reports.asv_loader",
     "load_conformance": "reports.conformance_loader",

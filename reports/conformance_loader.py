@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-# The schema's names come from the one module the writer shares.
-from conformance.report.schema import (
+# The schema's names, read from the file the writer owns.
+from reports.conformance_schema import (
     BAD_OUTCOMES,
     GOOD_OUTCOMES,
     OUTCOMES,

@@ -87,15 +87,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run = current(metafunc.config)
     if "producer_device" in metafunc.fixturenames:
         _parametrize_producer_devices(metafunc, run.backend)
+    # Every device type is listed; which run is decided in conformance/run/selection.py.
     kinds = devices.candidate_devices(run.backend.devices)
     for name, candidates in (("device", kinds), ("accelerator", kinds[1:])):
         if name in metafunc.fixturenames:
-            params = []
-            for kind in candidates:
-                skip = devices.skip_for(run.backend, kind)
-                marks = [pytest.mark.skip(reason=skip.message)] if skip else []
-                params.append(pytest.param(kind, id=kind, marks=marks))
-            metafunc.parametrize(name, params)
+            metafunc.parametrize(name, list(candidates), ids=list(candidates))
     if "surface_check" in metafunc.fixturenames:
         from conformance.oracle.surface import surface_checks
 
@@ -108,62 +104,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def _parametrize_producer_devices(metafunc: pytest.Metafunc, backend: Backend) -> None:
     from conformance.producers.runtime import is_accelerator, producer_devices
+    from conformance.run.selection import NO_ACCELERATOR
 
-    found = producer_devices(backend)
+    found = [d.value for d in producer_devices(backend)]
     if metafunc.definition.get_closest_marker("accelerator_only"):
-        found = [d for d in found if is_accelerator(d.value)]
-    params = [
-        pytest.param(
-            d.value, id=d.value, marks=[pytest.mark.skip(reason=d.skip.message)] if d.skip else []
-        )
-        for d in found
-    ]
-    if not params:
-        declared = ", ".join(backend.async_output_devices)
-        params = [
-            pytest.param(
-                "none",
-                id="no-accelerator",
-                marks=pytest.mark.skip(
-                    reason=f"the backend's async output runs on no accelerator ({declared})"
-                ),
-            )
-        ]
-    metafunc.parametrize("producer_device", params)
+        found = [d for d in found if is_accelerator(d)]
+    if found:
+        metafunc.parametrize("producer_device", found, ids=found)
+    else:  # one parameter, so the report says why the check did not run
+        metafunc.parametrize("producer_device", [NO_ACCELERATOR], ids=["no-accelerator"])
 
 
 def _spec_type(metafunc: pytest.Metafunc) -> str:
     marker = metafunc.definition.get_closest_marker("spec_type")
     assert marker is not None, f"{metafunc.definition.nodeid}: no spec_type marker"
     return str(marker.args[0])
-
-
-def _producer_device_skip(backend: Backend, value: str) -> devices.DeviceSkip | None:
-    from conformance.producers.runtime import producer_devices
-
-    if value == "none":
-        return devices.DeviceSkip(devices.DEVICE_NOT_DECLARED, "no accelerator declared")
-    return next((d.skip for d in producer_devices(backend) if d.value == value), None)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip causes as data: each skipped check says why in ``conformance.skip_cause``."""
-    if not items:
-        return
-    run = current(items[0].config)
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        params = callspec.params if callspec is not None else {}
-        device = params.get("device") or params.get("accelerator")
-        skip = devices.skip_for(run.backend, device) if device else None
-        if "producer_device" in params:
-            skip = _producer_device_skip(run.backend, params["producer_device"])
-        if skip is not None:
-            item.user_properties.append(("conformance.skip_cause", skip.cause))
-            continue
-        producer = item.get_closest_marker("producer")
-        if producer is not None and getattr(run.backend, producer.args[0]) is None:
-            item.add_marker(
-                pytest.mark.skip(reason=f"producer {producer.args[0]}: not declared by the backend")
-            )
-            item.user_properties.append(("conformance.skip_cause", "producer-not-declared"))

@@ -1,48 +1,31 @@
 """The conformance report's schema, owned by its writer (:mod:`conformance.report.writer`).
 
-``reports`` (the reader) imports it from here; it imports nothing (no pytest, no
-torch), so reading a report needs none of the suite (DESIGN section 3).
+The names live in ``schema.json`` beside this module, one file for both sides: the
+writer reads them here, and ``reports`` (which never imports the suite, DESIGN
+section 2) reads the same file (``reports.conformance_schema``).
 """
 
 from __future__ import annotations
 
-SCHEMA = "conformance-report/1"
+import json
+from pathlib import Path
 
+SCHEMA_FILE = Path(__file__).with_name("schema.json")
+_DATA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+SCHEMA: str = _DATA["schema"]
 #: Outcomes of a test record.
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+OUTCOMES: tuple[str, ...] = tuple(_DATA["outcomes"])
 #: Keys of the report's ``summary``, per outcome (the contract spells ``errors``).
-SUMMARY_KEYS = {
-    "passed": "passed",
-    "failed": "failed",
-    "skipped": "skipped",
-    "xfailed": "xfailed",
-    "xpassed": "xpassed",
-    "error": "errors",
-}
+SUMMARY_KEYS: dict[str, str] = dict(_DATA["summary_keys"])
 #: Outcomes that fail a run (an xpassed record is a declared deviation that is gone).
-FAILING_OUTCOMES = frozenset({"failed", "xpassed", "error"})
+FAILING_OUTCOMES = frozenset(_DATA["failing_outcomes"])
 #: Outcomes that mean the backend does not conform.
-BAD_OUTCOMES = frozenset({"failed", "error"})
+BAD_OUTCOMES = frozenset(_DATA["bad_outcomes"])
 #: Outcomes that count as conforming: passed, or a declared deviation that did fail.
-GOOD_OUTCOMES = frozenset({"passed", "xfailed"})
-
+GOOD_OUTCOMES = frozenset(_DATA["good_outcomes"])
 #: ``tests[*].skip_cause`` values, and what each means to a reader.  A newer writer
 #: may add causes; older reports have no ``skip_cause`` at all.
-SKIP_CAUSES = {
-    "device-not-declared": "device not declared by the backend",
-    "device-not-present": "device declared, but absent on this machine",
-    "producer-not-declared": "the backend gives no such producer",
-    "not-run": "the run stopped before this check (a crash, a time limit, Ctrl-C)",
-}
-
+SKIP_CAUSES: dict[str, str] = dict(_DATA["skip_causes"])
 #: Keys of each ``tests[*]`` record.
-RECORD_KEYS = (
-    "nodeid",
-    "spec_type",
-    "check",
-    "behaviour",
-    "device",
-    "outcome",
-    "message",
-    "skip_cause",
-)
+RECORD_KEYS: tuple[str, ...] = tuple(_DATA["record_keys"])

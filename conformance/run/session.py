@@ -270,16 +270,22 @@ class ConformanceRun:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        from conformance.run import selection
+
         kept, deselected = [], []
         for item in items:
             if not nodeids.in_checks(item.path):
                 kept.append(item)
                 continue
             behaviour = self._behaviour_of(item)
-            if behaviour not in self.applicable_behaviours:
+            if not selection.kept(behaviour, self.applicable_behaviours):
                 deselected.append(item)
                 continue
             self._describe(item, behaviour)
+            skip = selection.skip_of(item, self.backend)
+            if skip is not None:
+                item.add_marker(pytest.mark.skip(reason=skip.reason))
+                item.user_properties.append(("conformance.skip_cause", skip.cause))
             kept.append(item)
         if deselected:
             config.hook.pytest_deselected(items=deselected)

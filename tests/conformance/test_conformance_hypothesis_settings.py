@@ -1,32 +1,48 @@
-"""The checks' Hypothesis settings: the suite's profile by default, the user's when chosen."""
+"""The checks' Hypothesis settings: the suite's profile by default, the user's when chosen.
+
+The run's own conftest records the settings in effect when the checks ran (what any
+version of Hypothesis reports the same way).
+"""
 
 from __future__ import annotations
 
-import re
+import json
 
 import suite_runner
 
-CHECK = "test_tolists_agrees_with_reference"
+RECORDER = """
+import json
+from hypothesis import settings
+
+settings.register_profile("tiny", max_examples=3)
 
 
-def _passing_examples(tmp_path, *args: str) -> int:
+def pytest_sessionfinish(session):
+    chosen = settings.default
+    with open("settings.json", "w") as out:
+        json.dump({"max_examples": chosen.max_examples, "derandomize": chosen.derandomize,
+                   "deadline": chosen.deadline, "health_checks_off": len(chosen.suppress_health_check)}, out)
+"""
+
+
+def _settings(tmp_path, *args: str) -> dict:
+    (tmp_path / "conftest.py").write_text(RECORDER)
     run = suite_runner.subprocess_run(
         tmp_path, "--pyargs", "conformance", "--conformance-backend", "reference",
-        "-k", CHECK, "--hypothesis-show-statistics", *args, report=False,
+        "-k", "test_tolists_agrees_with_reference", *args, report=False,
     )  # fmt: skip
     assert run.exit_code == 0, run.output[-2000:]
-    [count] = re.findall(r"- (\d+) passing examples", run.output)
-    return int(count)
+    return json.loads((tmp_path / "settings.json").read_text())
 
 
-def test_without_a_chosen_profile_the_suite_draws_its_own_40_examples(tmp_path) -> None:
-    assert _passing_examples(tmp_path) == 40
+def test_without_a_chosen_profile_the_checks_run_under_the_suites(tmp_path) -> None:
+    found = _settings(tmp_path)
+    assert found["max_examples"] == 40 and found["derandomize"] is True
 
 
 def test_a_profile_the_user_chooses_applies_to_the_checks(tmp_path) -> None:
-    (tmp_path / "conftest.py").write_text(
-        "from hypothesis import settings\nsettings.register_profile('tiny', max_examples=3)\n"
-    )
-    # Health checks stay off under the user's profile: they would judge the suite's
+    found = _settings(tmp_path, "--hypothesis-profile", "tiny")
+    assert found["max_examples"] == 3 and found["derandomize"] is False
+    # Health checks and the deadline stay off: they would judge the suite's own
     # fixtures and drawing speed, not the backend.
-    assert _passing_examples(tmp_path, "--hypothesis-profile", "tiny") == 3
+    assert found["deadline"] is None and found["health_checks_off"] > 0

@@ -34,3 +34,17 @@ def test_the_report_written_is_the_report_read(tmp_path) -> None:
     assert set(skipped["skip_cause"]) <= {"device-not-present", "device-not-declared"}
     assert not skipped.empty
     assert set(frame["spec_revision"]) == {"2025.10"}
+
+
+def test_the_reader_takes_the_schema_from_the_writers_file() -> None:
+    # One file, owned by the writer; reports reads it without importing the suite.
+    import reports.conformance_schema as reader
+    from conformance.report import schema as writer
+
+    assert (reader.SCHEMA, reader.OUTCOMES, reader.SUMMARY_KEYS, reader.RECORD_KEYS) == (
+        writer.SCHEMA,
+        writer.OUTCOMES,
+        writer.SUMMARY_KEYS,
+        writer.RECORD_KEYS,
+    )
+    assert (reader.SKIP_CAUSES, reader.BAD_OUTCOMES) == (writer.SKIP_CAUSES, writer.BAD_OUTCOMES)

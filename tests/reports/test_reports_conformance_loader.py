@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from conformance.report.schema import SUMMARY_KEYS
 from reports import ReportInputError, load_conformance
 from reports.conformance_loader import COLUMNS
+from reports.conformance_schema import SUMMARY_KEYS
 
 
 def test_one_row_per_test_with_the_report_context(conformance_report):

@@ -1,0 +1,63 @@
+"""Which checks a run keeps, which it skips, and why: the one place that decides.
+
+A check is *deselected* when the judged revision lacks its behaviour (it is not part
+of that revision at all), and *skipped*, its cause kept as data (``skip_cause`` in the
+report), when it needs a device the backend does not declare or this machine lacks,
+or a producer the backend does not declare.  The checks' parametrisation only lists
+the devices; every verdict about them is made here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from conformance.backends import devices
+from conformance.backends.backend import Backend
+
+PRODUCER_NOT_DECLARED = "producer-not-declared"
+#: The ``producer_device`` value of a backend whose async output has no accelerator.
+NO_ACCELERATOR = "none"
+
+
+@dataclass(frozen=True)
+class Skip:
+    cause: str  #: the report's ``skip_cause``
+    reason: str  #: what the terminal and the report's message say
+
+
+def kept(behaviour: str, applicable: frozenset[str]) -> bool:
+    """Whether a check of ``behaviour`` belongs to the judged revision."""
+    return behaviour in applicable
+
+
+def skip_of(item: pytest.Item, backend: Backend) -> Skip | None:
+    """Why ``item`` cannot run for ``backend`` on this machine; None when it can."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    found: devices.DeviceSkip | None = None
+    if "producer_device" in params:
+        found = _producer_device_skip(backend, params["producer_device"])
+    elif params.get("device") or params.get("accelerator"):
+        found = devices.skip_for(backend, params.get("device") or params["accelerator"])
+    if found is not None:
+        return Skip(found.cause, found.message)
+    producer = item.get_closest_marker("producer")
+    if producer is not None and getattr(backend, producer.args[0]) is None:
+        return Skip(
+            PRODUCER_NOT_DECLARED, f"producer {producer.args[0]}: not declared by the backend"
+        )
+    return None
+
+
+def _producer_device_skip(backend: Backend, value: str) -> devices.DeviceSkip | None:
+    from conformance.producers.runtime import producer_devices
+
+    if value == NO_ACCELERATOR:
+        declared = ", ".join(backend.async_output_devices)
+        return devices.DeviceSkip(
+            devices.DEVICE_NOT_DECLARED,
+            f"the backend's async output runs on no accelerator ({declared})",
+        )
+    return next((d.skip for d in producer_devices(backend) if d.value == value), None)
