@@ -30,6 +30,33 @@ class TestRecord:
     message: str
     skip_cause: str | None = None
 
+    @classmethod
+    def of_check(
+        cls, props: dict[str, Any], outcome: str, message: str, skip_cause: str | None = None
+    ) -> TestRecord:
+        """The record of the check ``props`` (:func:`check_properties`) describes."""
+        return cls(
+            nodeid=props["nodeid"],
+            spec_type=props["spec_type"],
+            check=props["check"],
+            behaviour=props.get("behaviour"),
+            device=props.get("device"),
+            outcome=outcome,
+            message=message,
+            skip_cause=skip_cause,
+        )
+
+
+def check_properties(user_properties: Any) -> dict[str, Any] | None:
+    """A check's own properties (``conformance.*``, the prefix dropped), as the session
+    describes each check at collection; None for a test that is not one of the checks."""
+    props = {
+        key[len(PROPERTY_PREFIX) :]: value
+        for key, value in (p for p in user_properties if isinstance(p, tuple) and len(p) == 2)
+        if isinstance(key, str) and key.startswith(PROPERTY_PREFIX)
+    }
+    return props if "nodeid" in props else None
+
 
 class Results:
     """Outcomes by node id, fed with pytest's test reports."""
@@ -38,24 +65,12 @@ class Results:
         self.records: dict[str, TestRecord] = {}
 
     def add_report(self, report: pytest.TestReport) -> None:
-        props: dict[str, Any] = {
-            key[len(PROPERTY_PREFIX) :]: value
-            for key, value in report.user_properties
-            if isinstance(key, str) and key.startswith(PROPERTY_PREFIX)
-        }
-        if "nodeid" not in props:
+        props = check_properties(report.user_properties)
+        if props is None:
             return  # not one of our checks
         record = self.records.get(props["nodeid"])
         if record is None:
-            record = TestRecord(
-                nodeid=props["nodeid"],
-                spec_type=props["spec_type"],
-                check=props["check"],
-                behaviour=props.get("behaviour"),
-                device=props.get("device"),
-                outcome="passed",
-                message="",
-            )
+            record = TestRecord.of_check(props, "passed", "")
             self.records[record.nodeid] = record
         outcome, message = _outcome(report)
         if outcome is None:

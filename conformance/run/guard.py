@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.report.records import Results, TestRecord
+from conformance.report.records import Results, TestRecord, check_properties
 from conformance.report.writer import ReportedRun
 from conformance.run import crashes, nodeids
 from conformance.run.option_names import option
@@ -46,19 +46,6 @@ _WORKER_HANG_EXIT = 70
 def check_timeout(config: pytest.Config) -> float:
     value = config.getoption("conformance_check_timeout", None)
     return DEFAULT_CHECK_TIMEOUT if value is None else max(float(value), 0.0)
-
-
-def planned_record(props: dict[str, Any], message: str) -> TestRecord:
-    return TestRecord(
-        nodeid=props["conformance.nodeid"],
-        spec_type=props["conformance.spec_type"],
-        check=props["conformance.check"],
-        behaviour=props.get("conformance.behaviour"),
-        device=props.get("conformance.device"),
-        outcome="skipped",
-        message=message,
-        skip_cause=NOT_RUN,
-    )
 
 
 class Journal:
@@ -206,17 +193,15 @@ class Guard:
         for item in session.items:
             if not nodeids.in_checks(item.path):
                 continue
-            props = dict(p for p in item.user_properties if isinstance(p, tuple) and len(p) == 2)
-            if "conformance.nodeid" not in props:
+            props = check_properties(item.user_properties)
+            if props is None:
                 continue
-            record = planned_record(props, "not run")
+            record = TestRecord.of_check(props, "skipped", "not run", NOT_RUN)
             skip = item.get_closest_marker("skip")
-            if props.get("conformance.skip_cause") and skip is not None:
+            if props.get("skip_cause") and skip is not None:
                 # Skipped whatever happens (a device not declared or not here): say so.
                 reason = skip.kwargs.get("reason") or (skip.args[0] if skip.args else "")
-                record = replace(
-                    record, message=str(reason), skip_cause=str(props["conformance.skip_cause"])
-                )
+                record = replace(record, message=str(reason), skip_cause=str(props["skip_cause"]))
             self.plan[record.nodeid] = record
             self.canonical[item.nodeid] = record.nodeid
         if self.is_worker and self.shared is not None:
