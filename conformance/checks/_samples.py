@@ -27,14 +27,12 @@ def sample_tensors(num_rows: int = 3, width: int = 3) -> tuple[torch.Tensor, ...
 
 def lists_are_arrays(revision: SpecRevision) -> bool:
     """True when the revision's LogprobsLists holds numpy arrays rather than Python lists."""
-    spec = revision.types["LogprobsLists"].field_named("logprob_token_ids")
-    return spec is not None and spec.annotation == "np.ndarray"
+    return revision.logprobs_lists_hold_arrays
 
 
 def rows_are_arrays(revision: SpecRevision) -> bool:
     """True when ModelRunnerOutput.sampled_token_ids rows are numpy arrays (0.11.1)."""
-    spec = revision.types["ModelRunnerOutput"].field_named("sampled_token_ids")
-    return spec is not None and spec.annotation == "list[np.ndarray]"
+    return revision.sampled_rows_are_arrays
 
 
 def lists_fields(revision: SpecRevision) -> tuple[str, ...]:

@@ -175,7 +175,7 @@ def logprobs_lists_violations(
     *,
     revision: str | SpecRevision = DEFAULT_REVISION,
 ) -> list[str]:
-    arrays = _annotation(_spec(revision), "LogprobsLists", "logprob_token_ids") == "np.ndarray"
+    arrays = _spec(revision).logprobs_lists_hold_arrays
     ids = getattr(obj, "logprob_token_ids", None)
     logprobs = getattr(obj, "logprobs", None)
     ranks = getattr(obj, "sampled_token_ranks", None)
@@ -357,7 +357,7 @@ def model_runner_output_violations(
             f"{short(expected_index)}, found {short(index)}"
         )
     sampled = getattr(obj, "sampled_token_ids", None)
-    if _annotation(spec, "ModelRunnerOutput", "sampled_token_ids") == "list[np.ndarray]":
+    if spec.sampled_rows_are_arrays:
         found = _array_rows(sampled, f"{w}.sampled_token_ids")
         if not found:
             assert isinstance(sampled, list)

@@ -258,12 +258,11 @@ def _empty_model_runner_output(model_runner_output: type, spec: TypeSpec) -> Any
 
 
 def _output_types(revision: SpecRevision, namespace: dict[str, Any]) -> RevisionOutputTypes:
-    sampled = revision.types["ModelRunnerOutput"].field_named("sampled_token_ids")
     tolists = revision.types["LogprobsTensors"].method_named("tolists")
     return RevisionOutputTypes(
         sampler_output=namespace["SamplerOutput"],
         logprobs_tensors=namespace["LogprobsTensors"],
         model_runner_output=namespace["ModelRunnerOutput"],
-        sampled_rows_as_numpy=sampled is not None and "np.ndarray" in sampled.annotation,
+        sampled_rows_as_numpy=revision.sampled_rows_are_arrays,
         logprobs_take_cu=tolists is not None and bool(tolists.parameters),
     )

@@ -251,6 +251,24 @@ class SpecRevision:
     def type(self, name: str) -> TypeSpec | None:
         return self.types.get(name)
 
+    # What a revision's payloads are, said once (from its surface data): every reader
+    # (the reference's build, the checks' samples, the invariants) asks these.
+
+    @property
+    def logprobs_lists_hold_arrays(self) -> bool:
+        """Whether ``LogprobsLists`` holds numpy arrays rather than Python lists (0.11.1 on)."""
+        return self._annotation("LogprobsLists", "logprob_token_ids") == "np.ndarray"
+
+    @property
+    def sampled_rows_are_arrays(self) -> bool:
+        """Whether ``ModelRunnerOutput.sampled_token_ids`` rows are numpy arrays (0.11.1-0.11.2)."""
+        return self._annotation("ModelRunnerOutput", "sampled_token_ids") == "list[np.ndarray]"
+
+    def _annotation(self, type_name: str, field_name: str) -> str | None:
+        spec = self.types.get(type_name)
+        found = spec.field_named(field_name) if spec is not None else None
+        return found.annotation if found is not None else None
+
     @property
     def surface_behaviours(self) -> frozenset[str]:
         return frozenset(surface_behaviour(name) for name in self.types)
