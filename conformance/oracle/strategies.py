@@ -30,26 +30,35 @@ settings.register_profile(
 )
 
 
-def use_suite_profile() -> None:
-    """Load :data:`PROFILE` unless the run chose a profile (``--hypothesis-profile``, or
-    ``settings.load_profile`` in a conftest): the user's settings win, and the
-    ``--hypothesis-*`` options apply either way (the checks fix no settings of their own).
+#: Profiles Hypothesis loads by itself: ``default``, and ``ci`` where ``$CI`` is set.
+AUTOMATIC_PROFILES = frozenset({"default", "ci"})
+
+
+def use_suite_profile(given: str | None = None) -> None:
+    """Load :data:`PROFILE` unless the run chose a profile: ``given`` (the run's
+    ``--hypothesis-profile``), or one a conftest loaded (``settings.load_profile``).
+    The user's settings win, and the ``--hypothesis-*`` options apply either way (the
+    checks fix no settings of their own).  A profile Hypothesis picked by itself
+    (``default``; ``ci`` on a CI machine) is not a choice: the suite's applies, so a
+    verdict does not depend on the machine's environment variables.
 
     On a chosen profile two settings are still the suite's: no deadline and no health
     checks, which judge how fast the suite draws its examples, not the backend."""
     current = getattr(settings, "get_current_profile_name", None)
     name = current() if current is not None else getattr(settings, "_current_profile", "default")
-    if name == "default":
+    if name.startswith(PROFILE):
+        return
+    if given is None and name in AUTOMATIC_PROFILES:
         settings.load_profile(PROFILE)
-    elif not name.startswith(PROFILE):
-        derived = f"{PROFILE}-on-{name}"
-        settings.register_profile(
-            derived,
-            parent=settings.get_profile(name),
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        settings.load_profile(derived)
+        return
+    derived = f"{PROFILE}-on-{name}"
+    settings.register_profile(
+        derived,
+        parent=settings.get_profile(name),
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    settings.load_profile(derived)
 
 
 # Any valid token id: 0 and small ids are edge cases worth drawing here (the small-int

@@ -231,7 +231,7 @@ class ConformanceRun:
         # After every plugin's pytest_configure: Hypothesis's loads --hypothesis-profile there.
         from conformance.oracle import strategies
 
-        strategies.use_suite_profile()
+        strategies.use_suite_profile(self.config.getoption("hypothesis_profile", None))
 
     def pytest_report_header(self) -> list[str]:
         b = self.backend
