@@ -48,8 +48,11 @@ class ToListsInputs(HostBenchmark):
     params: ClassVar[list[list[Any]]] = [*HostBenchmark.params, NUM_TOKENS, NUM_LOGPROBS]
     param_names: ClassVar[list[str]] = [*HostBenchmark.param_names, "num_tokens", "num_logprobs"]
 
+    #: Behaviours the benchmark needs of the backend's revision (skipped without them).
+    needs: tuple[str, ...] = ()
+
     def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
-        subject = self.use_backend(backend)
+        subject = self.use_backend(backend, *self.needs)
         self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs)
         self.lists_type = subject.type("LogprobsLists")
         # The same buffers viewed as numpy arrays: same values, same dtypes.
@@ -126,9 +129,7 @@ class ToListsAgainstBaselines(ToListsInputs):
         TARGET_NUM_LOGPROBS,
     ]
 
-    def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
-        super().setup(backend, num_tokens, num_logprobs)
-        self.subject.require("LogprobsTensors.tolists:python-lists")
+    needs = ("LogprobsTensors.tolists:python-lists",)
 
     def track_tolists_vs_ndarray_tolist(
         self, backend: str, num_tokens: int, num_logprobs: int
@@ -176,9 +177,7 @@ class ToListsOverhead(ToListsInputs):
     representative shape only.
     """
 
-    def setup(self, backend: str, num_tokens: int, num_logprobs: int) -> None:
-        super().setup(backend, num_tokens, num_logprobs)
-        self.subject.require("LogprobsTensors.tolists:python-lists")
+    needs = ("LogprobsTensors.tolists:python-lists",)
 
     def track_tolists_overhead_over_ndarray_us(
         self, backend: str, num_tokens: int, num_logprobs: int
