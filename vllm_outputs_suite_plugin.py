@@ -14,6 +14,7 @@ Turn it off in a project that never runs the suite: ``pytest -p no:conformance``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,18 +52,7 @@ class SuiteOption:
         return f"--conformance-{self.name}"
 
     def help_for(self, flag_of: Callable[[str], str]) -> str:
-        return self.help.format_map(_Flags(flag_of))
-
-
-class _Flags(dict[str, str]):
-    """``str.format_map`` names: each option's flag as one interface spells it."""
-
-    def __init__(self, flag_of: Callable[[str], str]) -> None:
-        super().__init__()
-        self.flag_of = flag_of
-
-    def __missing__(self, key: str) -> str:
-        return self.flag_of(key)
+        return re.sub(r"\{([a-z-]+)\}", lambda found: flag_of(found[1]), self.help)
 
 
 def non_negative_seconds(text: str) -> float:

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from conformance.cli.main import USAGE_ERROR
 from conformance.oracle.revisions import SpecRevision, all_revisions
 from conformance.oracle.surface import surface_checks
 from conformance.releases.texts import load_outputs_module, version_from_name
-
-USAGE_ERROR = 4
 
 
 @dataclass(frozen=True)
