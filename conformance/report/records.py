@@ -31,6 +31,15 @@ class TestRecord:
     skip_cause: str | None = None
 
     @classmethod
+    def unplanned(cls, nodeid: str) -> TestRecord:
+        """The record of a check that ended the process before its own was made.
+
+        Its check name is the test's name without ``test_`` (and without its
+        parameters), as a planned record has it; the outcome is for the caller."""
+        name = nodeid.rpartition("::")[2].partition("[")[0].removeprefix("test_")
+        return cls(nodeid, "module", name, None, None, "error", "")
+
+    @classmethod
     def of_check(
         cls, props: dict[str, Any], outcome: str, message: str, skip_cause: str | None = None
     ) -> TestRecord:
@@ -93,15 +102,6 @@ class Results:
     ) -> None:
         """An error not tied to a run check (a check module that cannot be collected)."""
         self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, None, "error", message)
-
-    @staticmethod
-    def unplanned(nodeid: str) -> TestRecord:
-        """The record of a check that ended the process before its own was made.
-
-        Its check name is the test's name without ``test_`` (and without its
-        parameters), as a planned record has it; the outcome is for the caller."""
-        name = nodeid.rpartition("::")[2].partition("[")[0].removeprefix("test_")
-        return TestRecord(nodeid, "module", name, None, None, "error", "")
 
     def add_stale_xfail(self, nodeid: str, message: str, behaviour: str) -> None:
         """A behaviour entry of the xfails file none of whose checks failed."""

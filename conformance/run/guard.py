@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.report.records import Results, TestRecord, check_properties
+from conformance.report.records import TestRecord, check_properties
 from conformance.report.writer import ReportedRun
 from conformance.run import crashes, nodeids
 from conformance.run.option_names import option
@@ -181,7 +181,7 @@ class Guard:
             self.canonical = data["canonical"]
 
     def _set(self, nodeid: str, outcome: str, message: str) -> None:
-        base = self.plan.get(nodeid) or Results.unplanned(nodeid)
+        base = self.plan.get(nodeid) or TestRecord.unplanned(nodeid)
         record = replace(base, outcome=outcome, message=message, skip_cause=None)
         self.run.results.records[nodeid] = record
         if self.journal is not None:

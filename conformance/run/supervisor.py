@@ -124,7 +124,7 @@ def complete(folder: Path, returncode: int, report_path: str | None, limit: floa
         record = results.records.get(nodeid)
         outcome = "failed" if crashes.hard_timeout(fault) else "error"
         if record is None:
-            record = Results.unplanned(nodeid)
+            record = TestRecord.unplanned(nodeid)
         record.outcome, record.message, record.skip_cause = outcome, message, None
         results.records[nodeid] = record
         sys.stderr.write(f"\nconformance: {message}\n")
