@@ -47,9 +47,7 @@ Each benchmark file is only about what it measures; this module owns the rest
 
 from __future__ import annotations
 
-import gc
 import os
-import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from itertools import accumulate
@@ -407,35 +405,3 @@ def accepted_token_lists(num_reqs: int, num_drafts: int) -> list[list[int]]:
 
 #: Seconds a target's two sides are timed over, interleaved (a track benchmark each).
 TARGET_SECONDS = 0.25
-
-
-def best_seconds_of(
-    *funcs: Callable[[], object], min_time: float = 0.05, rounds: int = 7
-) -> list[float]:
-    """Best seconds per call of each of ``funcs`` over ``rounds`` interleaved rounds.
-
-    For ``track_`` benchmarks that report a derived number (ns per element, a
-    ratio): they time their calls themselves.  The garbage collector is off while
-    timing, as in asv's ``time_`` benchmarks, so both kinds of result agree.
-    Interleaving puts the functions under the same machine conditions, so their
-    ratio is a side-by-side comparison even on a noisy machine; the best round
-    (not the median) because interference from other work only ever adds time.
-    """
-    samples: list[list[float]] = [[] for _ in funcs]
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(rounds):
-            for func, func_samples in zip(funcs, samples, strict=True):
-                number = 0
-                start = time.perf_counter()
-                elapsed = 0.0
-                while number == 0 or elapsed < min_time / rounds:
-                    func()
-                    number += 1
-                    elapsed = time.perf_counter() - start
-                func_samples.append(elapsed / number)
-    finally:
-        if was_enabled:
-            gc.enable()
-    return [min(s) for s in samples]

@@ -22,11 +22,11 @@ from .common import (
     DeviceBenchmark,
     backend_params,
     baseline,
-    best_seconds_of,
     device_params,
     sizes,
     vllm_installed,
 )
+from .interleaved import ratio_samples
 
 NUM_TOKENS = sizes([1, 64, 1024], 64)
 VOCABULARY = sizes([32000, 151936], 151936)
@@ -110,15 +110,14 @@ class _BesideAPeer(DeviceBenchmark):
         self.their_gather(self.logprobs, self.k, self.token_ids)
         self.sync()
 
-    def ratio(self) -> float:
+    def ratio(self) -> dict[str, Any]:
         """Ours over the peer's, interleaved, once both are known to give the same tensors."""
         found = self.gather(self.logprobs, self.k, self.token_ids)
         wanted = self.their_gather(self.logprobs, self.k, self.token_ids)
         for name, a, b in zip(_FIELDS, found[:3], wanted[:3], strict=True):
             if not torch.equal(a.cpu().to(b.dtype), b.cpu()):
                 raise AssertionError(f"gather_logprobs and {self.peer_name} differ in {name}")
-        mine, theirs = best_seconds_of(self.ours, self.theirs, min_time=0.5)
-        return mine / theirs
+        return ratio_samples(self.ours, self.theirs, 0.5)
 
 
 _FIELDS = ("logprob_token_ids", "logprobs", "selected_token_ranks")
@@ -139,7 +138,7 @@ class GatherLogprobs(_BesideAPeer):
     def time_gather_vllm_described(self, *params: Any) -> None:
         self.theirs()
 
-    def track_gather_ratio_to_described(self, *params: Any) -> float:
+    def track_gather_ratio_to_described(self, *params: Any) -> dict[str, Any]:
         return self.ratio()
 
     track_gather_ratio_to_described.unit = "ratio"  # type: ignore[attr-defined]
@@ -171,7 +170,7 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
     def time_gather_vllm_own(self, *params: Any) -> None:
         self.theirs()
 
-    def track_gather_ratio_to_vllm(self, *params: Any) -> float:
+    def track_gather_ratio_to_vllm(self, *params: Any) -> dict[str, Any]:
         return self.ratio()
 
     track_gather_ratio_to_vllm.unit = "ratio"  # type: ignore[attr-defined]

@@ -22,11 +22,11 @@ from .common import (
     accepted_token_lists,
     backend_params,
     baseline,
-    best_seconds_of,
     device_params,
     sizes,
     vllm_installed,
 )
+from .interleaved import ratio_samples
 
 NUM_REQS_VALUES = [1, 4, 32, 256, 1024]
 NUM_DRAFTS_VALUES = [0, 3, 8]
@@ -105,14 +105,13 @@ class Unpad(DeviceBenchmark):
 
     def track_unpad_speedup_over_vllm(
         self, backend: str, device: str, num_reqs: int, num_drafts: int
-    ) -> float:
+    ) -> dict[str, Any]:
         # The target (>= 2) as a number in the results: timed interleaved.
-        ours, vllm_way = best_seconds_of(
-            lambda: self.time_unpad_sampled_token_ids(backend, device, num_reqs, num_drafts),
+        return ratio_samples(
             lambda: self.time_unpad_vllm_mask_per_row(backend, device, num_reqs, num_drafts),
-            min_time=TARGET_SECONDS,
+            lambda: self.time_unpad_sampled_token_ids(backend, device, num_reqs, num_drafts),
+            TARGET_SECONDS,
         )
-        return vllm_way / ours
 
     track_unpad_speedup_over_vllm.unit = "speedup"  # type: ignore[attr-defined]
 
@@ -162,12 +161,11 @@ class UnpadBesideVllm(DeviceBenchmark):
 
     def track_unpad_speedup_over_vllm_parse_output(
         self, backend: str, device: str, num_reqs: int, num_drafts: int
-    ) -> float:
-        ours, vllm_own = best_seconds_of(
-            self._ours,
+    ) -> dict[str, Any]:
+        return ratio_samples(
             lambda: self.time_unpad_vllm_parse_output(backend, device, num_reqs, num_drafts),
-            min_time=TARGET_SECONDS,
+            self._ours,
+            TARGET_SECONDS,
         )
-        return vllm_own / ours
 
     track_unpad_speedup_over_vllm_parse_output.unit = "speedup"  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ time (measured here: ``tolists()`` of 0.13.0 and of 0.14.0, identical code,
 4.5 us in one half-second window and 9 us in the next, both alike).  asv times
 one backend after another, so its medians rank releases partly by when each
 ran.  Here a backend's call and the partner's call alternate in rounds
-(:func:`common.best_seconds_of`), so both see the same machine, and the ratio
+(:mod:`interleaved`), so both see the same machine, and the ratio
 is a side-by-side measurement.
 
 The partner is the first backend of the run that has the operation (the 2025.10
@@ -39,13 +39,13 @@ from . import (
 from .common import (
     DeviceBenchmark,
     backend_params,
-    best_seconds_of,
     device_params,
     many_backends,
     quick,
     representative_shape,
     selected_specs,
 )
+from .interleaved import ratio_samples
 
 #: The backend-dependent timed operations compared side by side.
 COMPARED: tuple[tuple[type, str], ...] = (
@@ -128,9 +128,8 @@ class SideBySide(DeviceBenchmark):
         self.ours = operation_call(backend, device, operation)
         self.partner, self.theirs = partner_of(device, operation)
 
-    def track_ratio_to_partner(self, backend: str, device: str, operation: str) -> float:
+    def track_ratio_to_partner(self, backend: str, device: str, operation: str) -> dict[str, Any]:
         # Quick mode: a quarter of the time, for runs of a few minutes.
-        ours, theirs = best_seconds_of(self.ours, self.theirs, min_time=0.1 if quick() else 0.4)
-        return ours / theirs
+        return ratio_samples(self.ours, self.theirs, 0.1 if quick() else 0.4)
 
     track_ratio_to_partner.unit = "ratio"  # type: ignore[attr-defined]

@@ -26,11 +26,11 @@ from .common import (
     TARGET_SECONDS,
     HostBenchmark,
     baseline,
-    best_seconds_of,
     generated_token_boundaries,
     logprobs_tensors,
     sizes,
 )
+from .interleaved import best_seconds_of, difference_samples, ratio_samples
 from .revision_calls import with_cu_tensor
 
 NUM_TOKENS = sizes([1, 64, 1024, 8192], 1024)
@@ -133,23 +133,17 @@ class ToListsAgainstBaselines(ToListsInputs):
 
     def track_tolists_vs_ndarray_tolist(
         self, backend: str, num_tokens: int, num_logprobs: int
-    ) -> float:
+    ) -> dict[str, Any]:
         # The target (<= 1.2 from 64 tokens up) as a number: timed interleaved.
-        ours, numpy_way = best_seconds_of(
-            self.tensors.tolists, self._ndarray_tolist, min_time=TARGET_SECONDS
-        )
-        return ours / numpy_way
+        return ratio_samples(self.tensors.tolists, self._ndarray_tolist, TARGET_SECONDS)
 
     track_tolists_vs_ndarray_tolist.unit = "ratio"  # type: ignore[attr-defined]
 
     def track_tolists_vs_torch_tolist(
         self, backend: str, num_tokens: int, num_logprobs: int
-    ) -> float:
+    ) -> dict[str, Any]:
         # The floor of the spec's own way (<= 1.2 at every shape): timed interleaved.
-        ours, torch_way = best_seconds_of(
-            self.tensors.tolists, self._torch_tolist, min_time=TARGET_SECONDS
-        )
-        return ours / torch_way
+        return ratio_samples(self.tensors.tolists, self._torch_tolist, TARGET_SECONDS)
 
     track_tolists_vs_torch_tolist.unit = "ratio"  # type: ignore[attr-defined]
 
@@ -181,10 +175,9 @@ class ToListsOverhead(ToListsInputs):
 
     def track_tolists_overhead_over_ndarray_us(
         self, backend: str, num_tokens: int, num_logprobs: int
-    ) -> float:
-        ours, numpy_way = best_seconds_of(
-            self.tensors.tolists, self._ndarray_tolist, min_time=TARGET_SECONDS
+    ) -> dict[str, Any]:
+        return difference_samples(
+            self.tensors.tolists, self._ndarray_tolist, TARGET_SECONDS, scale=1e6
         )
-        return (ours - numpy_way) * 1e6
 
     track_tolists_overhead_over_ndarray_us.unit = "us/call"  # type: ignore[attr-defined]

@@ -133,10 +133,12 @@ def _verdict(data: ReportInput) -> Section:
         named = verdict["backend"].nunique() > 1
         where = "; ".join(
             f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes miss it, worst "
-            f"{_fmt_ratio(r.worst_ratio)} at {r.worst_shape}"
+            f"{_fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
+            f"{_too_close_note(r.too_close)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
-            f"{_fmt_ratio(r.worst_ratio)}"
+            f"{_fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}"
+            f"{_too_close_note(r.too_close)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -225,6 +227,28 @@ def _where_measured(row: Any, with_backend: bool) -> str:
     return f"{row.device}@{row.machine}" + (f" ({row.backend})" if with_backend else "")
 
 
+def _interval_note(interval: tuple[float, float]) -> str:
+    """' (99% CI 0.98-1.02)' where the ratio was measured with its spread."""
+    text = _fmt_interval(interval)
+    return f" (99% CI {text})" if text else ""
+
+
+def _fmt_interval(interval: tuple[float, float]) -> str:
+    low, high = interval
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    return f"{low:.2f}-{high:.2f}"
+
+
+def _too_close_note(count: int) -> str:
+    if not count:
+        return ""
+    return (
+        f"; {count} shape(s) too close to call (the ratio's 99% CI holds the limit: "
+        "rerun on a quiet machine)"
+    )
+
+
 def _overhead_note(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
     """'; per-call overhead 0.5 to 2.1 µs' beside a ratio, where the target measures it."""
     ranges = targets.overhead_us(current, target)
@@ -301,6 +325,7 @@ def _targets_section(current: pd.DataFrame) -> Section:
                     "shapes",
                     "missing the target",
                     "worst ratio",
+                    "its 99% CI",
                     "at shape",
                     *(["per-call overhead (µs)"] if overheads else []),
                     "result",
@@ -314,6 +339,7 @@ def _targets_section(current: pd.DataFrame) -> Section:
                         r.shapes,
                         r.failing,
                         _fmt_ratio(r.worst_ratio),
+                        _fmt_interval(r.worst_ci) or "-",
                         r.worst_shape,
                         *(
                             [overheads.get((r.machine, r.device, r.backend), "-")]

@@ -6,6 +6,7 @@ mean anything (DESIGN section 5), and they are what the targets are stated in.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -24,6 +25,8 @@ PAIR_COLUMNS = (
     "baseline_value",
     "ratio",
     "passed",
+    "ci_low",
+    "ci_high",
 )
 
 
@@ -85,6 +88,7 @@ def pairs(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 values = (
                     *(machine, commit, device, shapes[key], subject_name, baseline_name),
                     *(subject_value, baseline_value, ratio, bool(passed)),
+                    *(math.nan, math.nan),  # two separate timings: no interval of the ratio
                 )
                 # The shape's parameters as columns too, for plotting against them.
                 out.append({**dict(zip(PAIR_COLUMNS, values, strict=True)), **dict(shape_items)})
@@ -164,8 +168,10 @@ def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         passed = ratio >= target.limit if target.higher_is_better else ratio <= target.limit
         values = (
             *(record["machine"], record["commit"], record["device"], shape or "(no parameters)"),
-            *(record["benchmark"], "(interleaved, same benchmark)", float("nan"), float("nan")),
+            *(record["benchmark"], "(interleaved, same benchmark)", math.nan, math.nan),
             *(ratio, bool(passed)),
+            # asv's 99% interval of the median when the track reported its samples.
+            *(record.get("ci_99_a", math.nan), record.get("ci_99_b", math.nan)),
         )
         shape_params = {p: record[p] for p in params if not pd.isna(record[p])}
         if "backend" in record and not pd.isna(record["backend"]):
@@ -186,6 +192,8 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         "worst_shape",
         "passed",
         "measured_by",
+        "worst_ci",
+        "too_close",
     ]
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
@@ -210,9 +218,19 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "measured_by": ", ".join(
                     sorted({_method(n) for n in (*rows["subject"], *rows["baseline"]) if "." in n})
                 ),
+                "worst_ci": (float(worst["ci_low"]), float(worst["ci_high"])),
+                "too_close": int(_too_close(rows, target).sum()),
             }
         )
     return pd.DataFrame(out, columns=columns)
+
+
+def _too_close(rows: pd.DataFrame, target: RatioTarget) -> pd.Series:
+    """Shapes whose ratio's 99% interval holds the limit: the verdict there could go
+    either way on a rerun (a shape without an interval is never counted)."""
+    low = pd.to_numeric(rows["ci_low"], errors="coerce")
+    high = pd.to_numeric(rows["ci_high"], errors="coerce")
+    return (low <= target.limit) & (target.limit <= high)
 
 
 def _method(benchmark: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import backends, common, side_by_side
+from benchmarks.interleaved import value_of
 
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 TOLISTS = side_by_side.operation_label(*side_by_side.COMPARED[0])
@@ -34,7 +35,7 @@ def run_of(monkeypatch: pytest.MonkeyPatch):
 def ratio(backend: str, device: str, operation: str) -> tuple[str, float]:
     bench = side_by_side.SideBySide()
     bench.setup(backend, device, operation)
-    return bench.partner, bench.track_ratio_to_partner(backend, device, operation)
+    return bench.partner, value_of(bench.track_ratio_to_partner(backend, device, operation))
 
 
 def test_every_operation_is_labelled_with_a_shape_its_benchmark_measures() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -54,7 +56,10 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "backend=reference, num_reqs=256": False,
     }
     verdict = targets.verdicts(pairs, UNPAD)
-    assert verdict.to_dict("records")[0] | {"measured_by": ""} == {
+    record = verdict.to_dict("records")[0]
+    # Two separate timings have no interval of their ratio.
+    assert all(math.isnan(bound) for bound in record.pop("worst_ci"))
+    assert record | {"measured_by": ""} == {
         "machine": "m1",
         "device": "cpu",
         "backend": "reference",
@@ -64,6 +69,7 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "worst_shape": "backend=reference, num_reqs=256",
         "passed": False,
         "measured_by": "",
+        "too_close": 0,
     }
 
 
@@ -94,6 +100,26 @@ def test_direct_ratio_track_is_preferred_over_separate_timings():
     # Without the track, the timings pair up (ratio 1.0: passes).
     fallback = targets.measurements(frame.iloc[:2], TOLISTS)
     assert list(fallback["ratio"]) == [1.0] and list(fallback["passed"]) == [True]
+
+
+def test_a_track_with_samples_says_how_steady_its_ratio_is():
+    def track(ratio: float, low: float, high: float, num_tokens: int) -> dict:
+        return _row(
+            "tolists.ToLists.track_tolists_vs_ndarray_tolist",
+            ratio,
+            unit="ratio",
+            kind="track",
+            num_tokens=num_tokens,
+            ci_99_a=low,
+            ci_99_b=high,
+        )
+
+    frame = _frame(track(0.9, 0.85, 0.95, 64), track(1.1, 1.05, 1.25, 1024))
+    verdict = targets.verdicts(targets.measurements(frame, TOLISTS), TOLISTS).iloc[0]
+    assert bool(verdict["passed"])
+    assert verdict["worst_ratio"] == 1.1 and verdict["worst_ci"] == (1.05, 1.25)
+    # Only the shape whose interval holds the limit (1.2) could go either way.
+    assert verdict["too_close"] == 1
 
 
 def test_tolists_with_cu_is_not_held_to_the_plain_tolists_target():

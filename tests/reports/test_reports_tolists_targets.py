@@ -80,3 +80,18 @@ def test_an_overhead_reads_as_plain_microseconds_and_a_negative_one_says_so() ->
     assert _fmt_us(1.5) == "1.5 µs"
     assert _fmt_us(-200.4) == "-200 µs (cheaper than the baseline)"
     assert _fmt_us(float("nan")) == "n/a"
+
+
+def test_the_verdict_and_the_table_say_how_steady_the_worst_ratio_was() -> None:
+    frame = _frame()
+    torch_rows = frame["benchmark"].str.endswith("track_tolists_vs_torch_tolist")
+    frame.loc[torch_rows, "ci_99_a"] = [1.02, 0.97]
+    frame.loc[torch_rows, "ci_99_b"] = [1.25, 1.03]
+    data = content.ReportInput(frame=frame, current=frame, results_dir="r")
+    verdicts = content._verdict(data).blocks[0].items  # type: ignore[attr-defined]
+    torch_verdict = next(v for v in verdicts if "torch" in v.subject)
+    assert torch_verdict.status == PASS
+    assert "worst 1.05x (99% CI 1.02-1.25)" in torch_verdict.detail
+    assert "1 shape(s) too close to call" in torch_verdict.detail
+    table = render_markdown.render(content.Report("t", [content._targets_section(frame)]))
+    assert "| its 99% CI |" in table and "| 1.02-1.25 |" in table
