@@ -12,6 +12,11 @@ ratios in asv's form of a sampled result (:func:`sampled`): asv keeps their medi
 as the value and their quartiles and 99% confidence interval beside it, which the
 report shows as how steady the ratio was.  One slow call longer than a sample is a
 sample of its own.
+
+Wall time (``time.perf_counter``) by default: device work and torch's own threads
+count.  Work that runs on the calling thread alone (the host conversions) is timed
+by that thread's CPU time (:data:`THREAD_CPU`): while another job holds the core the
+clock stops, so a call that is interrupted still measures its own work.
 """
 
 from __future__ import annotations
@@ -25,24 +30,31 @@ from typing import Any
 
 #: Seconds of calls per sample (about; one call at least).
 SAMPLE_SECONDS = 1e-3
+Clock = Callable[[], float]
+#: The calling thread's CPU time: for work that runs on that thread alone.
+THREAD_CPU: Clock = time.thread_time
 #: Blocks per measurement: the number of ratios asv gets.  Fewer (down to
 #: ``MIN_BLOCKS``) only when the time asked for allows fewer rounds of samples.
 BLOCKS = 10
 MIN_BLOCKS = 5
 
 
-def block_minima(*funcs: Callable[[], object], seconds: float) -> list[list[float]]:
+def block_minima(
+    *funcs: Callable[[], object], seconds: float, clock: Clock | None = None
+) -> list[list[float]]:
     """Per block, the best seconds per call of each of ``funcs``, taking turns.
 
     The garbage collector is off while timing, as in asv's ``time_`` benchmarks, so
     both kinds of result agree.  The first sample of each way (a warm-up) also tells
     how many calls make a sample; the rounds of samples then fill ``seconds``, with at
-    least ``MIN_BLOCKS`` rounds whatever a call costs.
+    least ``MIN_BLOCKS`` rounds whatever a call costs.  ``clock`` measures each sample
+    (wall time when None).
     """
+    clock = clock or time.perf_counter
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        calls = [_calls_per_sample(func) for func in funcs]
+        calls = [_calls_per_sample(func, clock) for func in funcs]
         round_seconds = sum(n * per_call for n, per_call in calls)
         rounds = max(MIN_BLOCKS, int(seconds / round_seconds) if round_seconds else BLOCKS)
         blocks = min(BLOCKS, rounds)
@@ -51,7 +63,7 @@ def block_minima(*funcs: Callable[[], object], seconds: float) -> list[list[floa
             best = [math.inf] * len(funcs)
             for _ in range(rounds // blocks):
                 for i, (func, (number, _)) in enumerate(zip(funcs, calls, strict=True)):
-                    best[i] = min(best[i], _seconds_per_call(func, number))
+                    best[i] = min(best[i], _seconds_per_call(func, number, clock))
             minima.append(best)
         return minima
     finally:
@@ -68,19 +80,28 @@ def best_seconds_of(*funcs: Callable[[], object], min_time: float = 0.05) -> lis
 
 
 def ratio_samples(
-    numerator: Callable[[], object], denominator: Callable[[], object], seconds: float
+    numerator: Callable[[], object],
+    denominator: Callable[[], object],
+    seconds: float,
+    clock: Clock | None = None,
 ) -> dict[str, Any]:
     """Seconds per call of ``numerator`` over ``denominator``, one ratio per block, as a
     sampled result (:func:`sampled`)."""
-    return sampled(a / b for a, b in block_minima(numerator, denominator, seconds=seconds))
+    minima = block_minima(numerator, denominator, seconds=seconds, clock=clock)
+    return sampled(a / b for a, b in minima)
 
 
 def difference_samples(
-    minuend: Callable[[], object], subtrahend: Callable[[], object], seconds: float, scale: float
+    minuend: Callable[[], object],
+    subtrahend: Callable[[], object],
+    seconds: float,
+    scale: float,
+    clock: Clock | None = None,
 ) -> dict[str, Any]:
     """Seconds per call of ``minuend`` less ``subtrahend``'s, times ``scale`` (1e6: µs),
     one difference per block, as a sampled result."""
-    return sampled((a - b) * scale for a, b in block_minima(minuend, subtrahend, seconds=seconds))
+    minima = block_minima(minuend, subtrahend, seconds=seconds, clock=clock)
+    return sampled((a - b) * scale for a, b in minima)
 
 
 def sampled(values: Iterable[float]) -> dict[str, Any]:
@@ -98,20 +119,20 @@ def value_of(result: float | dict[str, Any]) -> float:
     return statistics.median(result["samples"]) if isinstance(result, dict) else float(result)
 
 
-def _calls_per_sample(func: Callable[[], object]) -> tuple[int, float]:
+def _calls_per_sample(func: Callable[[], object], clock: Clock) -> tuple[int, float]:
     """Calls that fill a sample, and seconds per call, from calling ``func`` for one."""
     number = 0
-    start = time.perf_counter()
+    start = clock()
     elapsed = 0.0
     while number == 0 or elapsed < SAMPLE_SECONDS:
         func()
         number += 1
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
     return number, elapsed / number
 
 
-def _seconds_per_call(func: Callable[[], object], number: int) -> float:
-    start = time.perf_counter()
+def _seconds_per_call(func: Callable[[], object], number: int, clock: Clock) -> float:
+    start = clock()
     for _ in range(number):
         func()
-    return (time.perf_counter() - start) / number
+    return (clock() - start) / number
