@@ -1,17 +1,19 @@
-"""Which backends one asv run measures, and how each is loaded.
+"""Which backends one asv run measures: the conformance suite's backends.
 
 The first asv parameter of every benchmark, ``backend``, takes the list in
 ``$OUTPUTS_BENCH_BACKENDS`` (comma-separated), else the one backend in
-``$OUTPUTS_BACKEND``, else ``reference``.  An item is
+``$OUTPUTS_BACKEND``, else ``reference``.  Each item is a conformance backend spec,
+resolved by the suite's own resolver (:func:`conformance.load_backend`), so a
+backend is named the same way for both; the forms the release benchmarks use:
 
 * ``reference``: the hand-written reference of spec revision 2025.10;
 * ``reference@R``: the project's reference of revision ``R`` (a revision name or
   a vLLM release, e.g. ``reference@0.27.0``);
-* ``vllm-release:X``: release X's own ``vllm/v1/outputs.py``, loaded in this
-  process from the folder ``$OUTPUTS_VLLM_RELEASES`` (files ``outputs-X.py.txt``)
+* ``vllm-release:X``: release X's own ``vllm/v1/outputs.py`` and producers, loaded in
+  this process from the folder ``$OUTPUTS_VLLM_RELEASES`` (files ``outputs-X.py.txt``)
   under a module name of its own, so several releases sit side by side;
-* any other conformance backend spec (a module path, ``module:attribute``, an
-  entry-point name), judged at the revision it declares (2025.10 when none).
+* any other backend (a module path, ``module:attribute``, an entry-point name),
+  judged at the revision it declares (2025.10 when none).
 
 Each resolves to a :class:`Subject`: the module of spec types, the revision it
 is written against (the benchmarks call each operation the way that revision
@@ -21,47 +23,36 @@ spells it, and skip where it lacks the operation), its devices and producers.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from conformance import load_backend
+from conformance.backends.backend import Backend, BackendResolutionError
+from conformance.backends.known import REFERENCE_AT, RELEASES_ENV_VAR, VLLM_RELEASE
+from conformance.backends.resolve import selected_spec
+from conformance.oracle.revisions import DEFAULT_REVISION, UnsupportedReleaseError
+
 BACKENDS_ENV_VAR = "OUTPUTS_BENCH_BACKENDS"
-BACKEND_ENV_VAR = "OUTPUTS_BACKEND"
-RELEASES_ENV_VAR = "OUTPUTS_VLLM_RELEASES"
-DEFAULT_SPEC = "reference"
-DEFAULT_REVISION = "2025.10"
-REFERENCE_AT = "reference@"
-VLLM_RELEASE = "vllm-release:"
 PRODUCERS = (
     "pad_sampled_token_ids",
     "unpad_sampled_token_ids",
     "gather_logprobs",
     "make_async_output",
 )
-#: Device types a backend that declares none is measured on (vLLM's own: cpu, cuda).
-RELEASE_DEVICES = ("cpu", "cuda")
-
-#: The behaviours of 2025.10, for commits older than ``reference.revisions``
-#: (asv history runs import today's benchmarks against an old installed project).
-BEHAVIOURS_2025_10 = frozenset(
-    {
-        "LogprobsLists.tuple",
-        "LogprobsLists.slice:cu-not-rebased",
-        "LogprobsTensors.tuple",
-        "LogprobsTensors.tolists:python-lists",
-        "LogprobsTensors.tolists:cu-argument",
-        "LogprobsTensors.to_cpu_nonblocking",
-        "LogprobsTensors.empty_cpu",
-    }
-)
-
-
-class BackendSpecError(ValueError):
-    """A backend list item that names nothing this run can load; the message says the fix."""
+__all__ = [
+    "BACKENDS_ENV_VAR",
+    "PRODUCERS",
+    "REFERENCE_AT",
+    "RELEASES_ENV_VAR",
+    "VLLM_RELEASE",
+    "BackendResolutionError",
+    "Subject",
+    "resolve",
+    "selected_specs",
+]
 
 
 def selected_specs() -> list[str]:
@@ -69,7 +60,7 @@ def selected_specs() -> list[str]:
     raw = os.environ.get(BACKENDS_ENV_VAR, "")
     specs = [item.strip() for item in raw.split(",") if item.strip()]
     if not specs:
-        specs = [os.environ.get(BACKEND_ENV_VAR) or DEFAULT_SPEC]
+        specs = [selected_spec()]
     return list(dict.fromkeys(specs))
 
 
@@ -128,113 +119,33 @@ class Subject:
 
 @cache
 def resolve(spec: str) -> Subject:
-    """The :class:`Subject` a backend list item names (cached per process)."""
-    spec = spec.strip()
-    if spec.startswith(VLLM_RELEASE):
-        return _release(spec, spec.removeprefix(VLLM_RELEASE))
-    if spec.startswith(REFERENCE_AT):
-        return _reference(spec, spec.removeprefix(REFERENCE_AT))
-    return _conformance_backend(spec)
+    """The :class:`Subject` a backend list item names (cached per process).
+
+    A release too old for the spec types is skipped (``NotImplementedError``, asv:
+    skipped), not failed: there is nothing of it to measure.
+    """
+    try:
+        backend = load_backend(spec.strip())
+    except BackendResolutionError as error:
+        if isinstance(error.__cause__, UnsupportedReleaseError):
+            raise NotImplementedError(str(error)) from None
+        raise
+    return subject_of(spec.strip(), backend)
 
 
-def _revision(name: str) -> Any:
+def subject_of(spec: str, backend: Backend) -> Subject:
+    """What the benchmarks call of a resolved conformance backend."""
     from reference.revisions import revision
 
-    return revision(name)
-
-
-def _subject(
-    spec: str,
-    module: ModuleType,
-    revision_name: str,
-    devices: tuple[str, ...],
-    producers: dict[str, Callable[..., Any]],
-) -> Subject:
-    rev = _revision(revision_name)
-    return Subject(spec, module, rev.name, rev.behaviours, devices, producers, rev)
-
-
-def _reference(spec: str, revision_name: str) -> Subject:
-    from reference.revisions import reference_module
-
-    from .devices import candidate_devices
-
-    module = reference_module(revision_name)
-    producers = {n: getattr(module, n) for n in PRODUCERS if getattr(module, n, None)}
-    if hasattr(module, "RunnerAsyncModelRunnerOutput"):
-        from conformance.backends.step import constructed_like_vllm
-
-        # The revision's async output as vLLM's runner of it builds one (as the
-        # conformance suite's reference backend declares it).
-        async_output = constructed_like_vllm(module.RunnerAsyncModelRunnerOutput)
-        producers["make_async_output"] = async_output
-    return _subject(spec, module, revision_name, candidate_devices(), producers)
-
-
-def _conformance_backend(spec: str) -> Subject:
-    try:
-        from conformance import load_backend
-    except ImportError:
-        if spec != DEFAULT_SPEC:
-            raise
-        return _reference_without_revisions()
-    backend = load_backend(spec)
+    rev = revision(backend.spec_revision or DEFAULT_REVISION)
     producers = {n: f for n in PRODUCERS if (f := getattr(backend, n, None)) is not None}
-    revision_name = backend.spec_revision or DEFAULT_REVISION
-    subject = _subject(spec, backend.module, revision_name, tuple(backend.devices), producers)
-    return replace(subject, producer_devices=tuple(backend.async_output_devices))
-
-
-def _reference_without_revisions() -> Subject:
-    """``reference`` on a commit older than ``conformance`` and ``reference.revisions``."""
-    import reference
-
-    from .devices import candidate_devices
-
-    producers = {n: getattr(reference, n) for n in PRODUCERS if getattr(reference, n, None)}
     return Subject(
-        DEFAULT_SPEC,
-        reference,
-        DEFAULT_REVISION,
-        BEHAVIOURS_2025_10,
-        candidate_devices(),
+        spec,
+        backend.module,
+        rev.name,
+        rev.behaviours,
+        tuple(backend.devices),
         producers,
+        rev,
+        producer_devices=tuple(backend.async_output_devices),
     )
-
-
-def release_folder() -> Path:
-    raw = os.environ.get(RELEASES_ENV_VAR, "")
-    if not raw:
-        raise BackendSpecError(
-            f"a {VLLM_RELEASE}X backend needs ${RELEASES_ENV_VAR}: the folder of release texts "
-            "(outputs-X.py.txt, e.g. shared/spec/vllm-releases)"
-        )
-    return Path(raw)
-
-
-def release_module_name(version: str) -> str:
-    """``vllm_release_0_12_0``: a module name of its own per release, so they coexist."""
-    return "vllm_release_" + re.sub(r"\W", "_", version)
-
-
-def _release(spec: str, version: str) -> Subject:
-    from conformance.backends.vllm_producers import producers_of_release_text
-    from conformance.releases.texts import load_outputs_module, release_texts
-    from reference.revisions import UnsupportedReleaseError, revision_for_vllm_version
-
-    texts = release_texts(release_folder())
-    if version not in texts:
-        raise BackendSpecError(
-            f"{spec}: no outputs-{version}.py.txt in {release_folder()}; "
-            f"releases there: {', '.join(texts)}"
-        )
-    try:
-        revision_name = revision_for_vllm_version(version)
-    except UnsupportedReleaseError as error:
-        # Too old to have the spec types: nothing to measure, not a failure.
-        raise NotImplementedError(f"{spec}: {error}") from None
-    module = load_outputs_module(texts[version], release_module_name(version))
-    # The release's own producers (gather_logprobs, unpadding, its async output), from
-    # the producer text beside its outputs.py: the release view times them too.
-    producers = producers_of_release_text(texts[version], version).found
-    return _subject(spec, module, revision_name, RELEASE_DEVICES, producers)

@@ -5,12 +5,24 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from conformance.backends.backend import BUILTIN_DEVICES, Backend, BackendResolutionError
+
+#: ``reference@R``: the reference of revision ``R`` (a revision name or a vLLM release).
+REFERENCE_AT = "reference@"
+#: ``vllm-release:X``: release X's own ``outputs.py`` and producers, from the folder of
+#: release texts in ``$OUTPUTS_VLLM_RELEASES``, under module names of their own, so
+#: several releases sit side by side in one process (the release benchmarks).
+VLLM_RELEASE = "vllm-release:"
+RELEASES_ENV_VAR = "OUTPUTS_VLLM_RELEASES"
+#: Where vLLM's own code runs: its outputs on CPU and CUDA, its async output on CUDA.
+RELEASE_DEVICES = ("cpu", "cuda")
 
 
 def for_module(module: ModuleType) -> Backend | None:
@@ -39,6 +51,69 @@ def reference_backend(revision: str | None = None) -> Backend:
         gather_logprobs=module.gather_logprobs,
         make_async_output=constructed_like_vllm(module.RunnerAsyncModelRunnerOutput),
     )
+
+
+def reference_at(spec: str) -> Backend:
+    """``reference@R``: the reference of ``R``'s revision, declared as its target."""
+    from conformance.oracle.revisions import UnknownRevisionError, canonical_name
+
+    revision = spec.removeprefix(REFERENCE_AT).strip()
+    try:
+        canonical_name(revision)
+    except UnknownRevisionError as error:
+        raise BackendResolutionError(f"backend {spec!r}: {error}") from None
+    return reference_backend(revision)
+
+
+def release_text_backend(spec: str) -> Backend:
+    """``vllm-release:X``: release X's text loaded in this process, with its own producers.
+
+    A release too old for the spec types raises :class:`BackendResolutionError` whose
+    ``__cause__`` is the :class:`~conformance.oracle.revisions.UnsupportedReleaseError`
+    (the benchmarks skip it rather than fail).
+    """
+    from conformance.backends.vllm_producers import producers_of_release_text
+    from conformance.oracle.revisions import UnsupportedReleaseError, revision_for_vllm_version
+    from conformance.releases.texts import ReleaseTextError, load_outputs_module, release_texts
+
+    version = spec.removeprefix(VLLM_RELEASE).strip()
+    folder = os.environ.get(RELEASES_ENV_VAR, "")
+    if not folder:
+        raise BackendResolutionError(
+            f"backend {spec!r} needs ${RELEASES_ENV_VAR}: the folder of release texts "
+            "(outputs-X.py.txt, e.g. shared/spec/vllm-releases)"
+        )
+    try:
+        texts = release_texts(folder)
+    except ReleaseTextError as error:
+        raise BackendResolutionError(f"backend {spec!r}: {error}") from None
+    if version not in texts:
+        raise BackendResolutionError(
+            f"backend {spec!r}: no outputs-{version}.py.txt in {folder}; "
+            f"releases there: {', '.join(texts)}"
+        )
+    try:
+        revision_for_vllm_version(version)
+    except UnsupportedReleaseError as error:
+        raise BackendResolutionError(f"backend {spec!r}: {error}") from error
+    module = load_outputs_module(texts[version], release_module_name(version))
+    producers = producers_of_release_text(texts[version], version, module)
+    return Backend(
+        name="vllm",
+        module=module,
+        devices=RELEASE_DEVICES,
+        producer_devices=("cuda",),
+        version=version,
+        spec_revision=version,
+        revision_detected_from=f"release text {texts[version]}",
+        notes=producers.notes,
+        **producers.found,
+    )
+
+
+def release_module_name(version: str) -> str:
+    """``vllm_release_0_12_0``: a module name of its own per release, so they coexist."""
+    return "vllm_release_" + re.sub(r"\W", "_", version)
 
 
 def vllm_backend(module: ModuleType | None = None) -> Backend:

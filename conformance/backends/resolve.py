@@ -6,7 +6,12 @@ A backend spec (``--backend``, else ``$OUTPUTS_BACKEND``, else ``reference``) is
   2. ``module:attribute`` naming a :class:`Backend` (or a zero-argument callable
      returning one);
   3. a name in the entry-point group ``vllm_outputs_suite.backends`` whose value is
-     either of the above.
+     either of the above;
+  4. ``reference@R``: the reference of revision ``R`` (a revision name or a vLLM
+     release), which it declares as its target;
+  5. ``vllm-release:X``: release X's own ``outputs.py`` and producers, loaded from the
+     folder of release texts in ``$OUTPUTS_VLLM_RELEASES`` under a module name of its
+     own, so several releases sit side by side in one process (the benchmarks do).
 
 Anything that cannot be resolved raises :class:`BackendResolutionError` with one
 line naming the problem, where the spec came from, and the fix.  A spec name that
@@ -62,6 +67,10 @@ def load_backend(spec: str | None = None) -> Backend:
 
 
 def _resolve(spec: str) -> Backend:
+    if spec.startswith(known_backends.REFERENCE_AT):
+        return known_backends.reference_at(spec)
+    if spec.startswith(known_backends.VLLM_RELEASE):
+        return known_backends.release_text_backend(spec)
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         raise _a_file_path(spec)
     if ":" in spec:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from conformance.backends.step import constructed_like_vllm
@@ -55,7 +56,9 @@ def vllm_producers() -> FoundProducers:
     return FoundProducers(found, tuple(notes))
 
 
-def producers_of_release_text(outputs_text: Path, version: str) -> FoundProducers:
+def producers_of_release_text(
+    outputs_text: Path, version: str, outputs_module: ModuleType | None = None
+) -> FoundProducers:
     """Release ``version``'s own producers, from the producer text beside ``outputs_text``.
 
     The release's tree (:func:`conformance.releases.texts.write_stub_tree`) is imported
@@ -63,7 +66,9 @@ def producers_of_release_text(outputs_text: Path, version: str) -> FoundProducer
     modules leave ``sys.modules`` again afterwards, and the producers found keep
     their own modules' globals.  So several releases' producers sit side by side in
     one process (the release benchmarks time them so).  Without a producer text:
-    none found, with a note.
+    none found, with a note.  With ``outputs_module`` (the release's ``outputs.py``
+    loaded under a name of its own), the producers import their spec types from it,
+    so what they return is an instance of that module's types.
     """
     from conformance.releases.texts import producer_text_beside, write_stub_tree
 
@@ -73,17 +78,20 @@ def producers_of_release_text(outputs_text: Path, version: str) -> FoundProducer
     # Left in place until exit: a producer may import lazily from its tree.
     atexit.register(shutil.rmtree, folder, True)
     write_stub_tree(outputs_text, version, folder)
-    with _vllm_imported_from(folder):
+    with _vllm_imported_from(folder, outputs_module):
         return vllm_producers()
 
 
 @contextmanager
-def _vllm_imported_from(folder: Path) -> Iterator[None]:
-    """``import vllm`` finds ``folder``'s package meanwhile; before and after, what it found."""
+def _vllm_imported_from(folder: Path, outputs_module: ModuleType | None) -> Iterator[None]:
+    """``import vllm`` finds ``folder``'s package meanwhile (its ``vllm.v1.outputs``
+    being ``outputs_module`` when given); before and after, what it found."""
     own = [name for name in sys.modules if name == "vllm" or name.startswith("vllm.")]
     saved = {name: sys.modules.pop(name) for name in own}
     sys.path.insert(0, str(folder))
     importlib.invalidate_caches()
+    if outputs_module is not None:
+        sys.modules["vllm.v1.outputs"] = outputs_module
     try:
         yield
     finally:

@@ -49,7 +49,7 @@ def params_of(cls: type, backend: str) -> list[Any]:
 def test_the_list_comes_from_outputs_bench_backends_in_order_each_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(backends.BACKEND_ENV_VAR, "ignored.when.a.list.is.given")
+    monkeypatch.setenv("OUTPUTS_BACKEND", "ignored.when.a.list.is.given")
     monkeypatch.setenv(
         backends.BACKENDS_ENV_VAR,
         " reference, vllm-release:0.12.0 ,reference@0.27.0,, my.mod:BACKEND,reference",
@@ -66,9 +66,9 @@ def test_without_a_list_it_is_outputs_backend_else_reference(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(backends.BACKENDS_ENV_VAR, raising=False)
-    monkeypatch.delenv(backends.BACKEND_ENV_VAR, raising=False)
+    monkeypatch.delenv("OUTPUTS_BACKEND", raising=False)
     assert backends.selected_specs() == ["reference"]
-    monkeypatch.setenv(backends.BACKEND_ENV_VAR, "reference.outputs")
+    monkeypatch.setenv("OUTPUTS_BACKEND", "reference.outputs")
     assert backends.selected_specs() == ["reference.outputs"]
     monkeypatch.setenv(backends.BACKENDS_ENV_VAR, " , ")
     assert backends.selected_specs() == ["reference.outputs"]
@@ -122,12 +122,12 @@ def test_a_release_without_the_folder_or_the_file_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(backends.RELEASES_ENV_VAR, raising=False)
-    with pytest.raises(backends.BackendSpecError, match=backends.RELEASES_ENV_VAR):
+    with pytest.raises(backends.BackendResolutionError, match=backends.RELEASES_ENV_VAR):
         backends.resolve("vllm-release:0.99.0")
     (tmp_path / "outputs-0.12.0.py.txt").write_text("", encoding="utf-8")
     monkeypatch.setenv(backends.RELEASES_ENV_VAR, str(tmp_path))
     with pytest.raises(
-        backends.BackendSpecError, match=r"no outputs-0\.99\.0.*releases there: 0\.12\.0"
+        backends.BackendResolutionError, match=r"no outputs-0\.99\.0.*releases there: 0\.12\.0"
     ):
         backends.resolve("vllm-release:0.99.0")
 

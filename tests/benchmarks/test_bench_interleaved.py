@@ -40,9 +40,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
 
 
 def test_ratio_samples_are_one_ratio_per_block_of_the_two_ways(clock: FakeClock) -> None:
-    result = interleaved.ratio_samples(
-        clock.way("a", 40e-6), clock.way("b", 20e-6), seconds=0.05
-    )
+    result = interleaved.ratio_samples(clock.way("a", 40e-6), clock.way("b", 20e-6), seconds=0.05)
     assert result["number"] == 1
     assert result["samples"] == pytest.approx([2.0] * interleaved.BLOCKS)
 

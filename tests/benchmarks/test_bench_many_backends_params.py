@@ -37,7 +37,7 @@ def discover(repo_root: Path, **env: str) -> dict[str, Any]:
     clean = {
         k: v
         for k, v in os.environ.items()
-        if k not in (backends.BACKENDS_ENV_VAR, backends.BACKEND_ENV_VAR)
+        if k not in (backends.BACKENDS_ENV_VAR, "OUTPUTS_BACKEND")
         and not k.startswith("OUTPUTS_BENCH")
     }
     result = subprocess.run(
