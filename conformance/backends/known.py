@@ -98,6 +98,7 @@ def release_text_backend(spec: str) -> Backend:
         raise BackendResolutionError(f"backend {spec!r}: {error}") from error
     module = load_outputs_module(texts[version], release_module_name(version))
     producers = producers_of_release_text(texts[version], version, module)
+    found: dict[str, Any] = producers.found
     return Backend(
         name="vllm",
         module=module,
@@ -107,7 +108,7 @@ def release_text_backend(spec: str) -> Backend:
         spec_revision=version,
         revision_detected_from=f"release text {texts[version]}",
         notes=producers.notes,
-        **producers.found,
+        **found,
     )
 
 
