@@ -1,22 +1,53 @@
 """The records of a conformance run: one per check, typed, from pytest's reports.
 
 Records are built on the process that sees every test report (the controller
-under pytest-xdist), from the ``user_properties`` each check carries, and sorted by
-node id so the report has the same content with and without xdist.
+under pytest-xdist), from the :class:`CheckIdentity` each check carries, and sorted
+by node id so the report has the same content with and without xdist.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
 
 import pytest
 
 from conformance.report.schema import FAILING_OUTCOMES, OUTCOMES, SUMMARY_KEYS
 
-# user_properties names our checks carry (they travel from xdist workers).
-PROPERTY_PREFIX = "conformance."
+#: The one ``user_properties`` entry a check carries: its identity, as a dict (test
+#: reports travel from xdist workers to the controller as plain data).
+IDENTITY_PROPERTY = "conformance.check"
+_IDENTITY = pytest.StashKey["CheckIdentity"]()
+
+
+@dataclass(frozen=True)
+class CheckIdentity:
+    """What a check is, fixed when it is collected: the record's fields but its verdict."""
+
+    nodeid: str
+    spec_type: str
+    check: str
+    behaviour: str | None
+    device: str | None
+    #: Why it is skipped whatever happens (a device not declared or not here), if so.
+    skip_cause: str | None = None
+
+    def attach(self, item: pytest.Item) -> None:
+        item.stash[_IDENTITY] = self
+        item.user_properties.append((IDENTITY_PROPERTY, asdict(self)))
+
+    @classmethod
+    def of_item(cls, item: pytest.Item) -> CheckIdentity | None:
+        """The identity collection attached; None for a test that is not one of the checks."""
+        return item.stash.get(_IDENTITY, None)
+
+    @classmethod
+    def of_report(cls, report: pytest.TestReport) -> CheckIdentity | None:
+        """The identity a check's test report carries (from any worker)."""
+        for key, value in report.user_properties:
+            if key == IDENTITY_PROPERTY and isinstance(value, dict):
+                return cls(**value)
+        return None
 
 
 @dataclass
@@ -41,30 +72,19 @@ class TestRecord:
 
     @classmethod
     def of_check(
-        cls, props: dict[str, Any], outcome: str, message: str, skip_cause: str | None = None
+        cls, check: CheckIdentity, outcome: str, message: str, skip_cause: str | None = None
     ) -> TestRecord:
-        """The record of the check ``props`` (:func:`check_properties`) describes."""
+        """The record of ``check`` with this verdict."""
         return cls(
-            nodeid=props["nodeid"],
-            spec_type=props["spec_type"],
-            check=props["check"],
-            behaviour=props.get("behaviour"),
-            device=props.get("device"),
+            nodeid=check.nodeid,
+            spec_type=check.spec_type,
+            check=check.check,
+            behaviour=check.behaviour,
+            device=check.device,
             outcome=outcome,
             message=message,
             skip_cause=skip_cause,
         )
-
-
-def check_properties(user_properties: Any) -> dict[str, Any] | None:
-    """A check's own properties (``conformance.*``, the prefix dropped), as the session
-    describes each check at collection; None for a test that is not one of the checks."""
-    props = {
-        key[len(PROPERTY_PREFIX) :]: value
-        for key, value in (p for p in user_properties if isinstance(p, tuple) and len(p) == 2)
-        if isinstance(key, str) and key.startswith(PROPERTY_PREFIX)
-    }
-    return props if "nodeid" in props else None
 
 
 class Results:
@@ -74,12 +94,12 @@ class Results:
         self.records: dict[str, TestRecord] = {}
 
     def add_report(self, report: pytest.TestReport) -> None:
-        props = check_properties(report.user_properties)
-        if props is None:
+        check = CheckIdentity.of_report(report)
+        if check is None:
             return  # not one of our checks
-        record = self.records.get(props["nodeid"])
+        record = self.records.get(check.nodeid)
         if record is None:
-            record = TestRecord.of_check(props, "passed", "")
+            record = TestRecord.of_check(check, "passed", "")
             self.records[record.nodeid] = record
         outcome, message = _outcome(report)
         if outcome is None:
@@ -95,7 +115,7 @@ class Results:
             # A failure names the rule it breaks, so a reader can look it up (and xfail it).
             message = tag + message
         record.outcome, record.message = outcome, message
-        record.skip_cause = props.get("skip_cause") if outcome == "skipped" else None
+        record.skip_cause = check.skip_cause if outcome == "skipped" else None
 
     def add_error(
         self, nodeid: str, message: str, spec_type: str = "module", check: str = ""

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.report.records import TestRecord, check_properties
+from conformance.report.records import CheckIdentity, TestRecord
 from conformance.report.writer import ReportedRun
 from conformance.run import crashes, nodeids
 from conformance.run.option_names import option
@@ -193,15 +193,15 @@ class Guard:
         for item in session.items:
             if not nodeids.in_checks(item.path):
                 continue
-            props = check_properties(item.user_properties)
-            if props is None:
+            check = CheckIdentity.of_item(item)
+            if check is None:
                 continue
-            record = TestRecord.of_check(props, "skipped", "not run", NOT_RUN)
+            record = TestRecord.of_check(check, "skipped", "not run", NOT_RUN)
             skip = item.get_closest_marker("skip")
-            if props.get("skip_cause") and skip is not None:
+            if check.skip_cause and skip is not None:
                 # Skipped whatever happens (a device not declared or not here): say so.
                 reason = skip.kwargs.get("reason") or (skip.args[0] if skip.args else "")
-                record = replace(record, message=str(reason), skip_cause=str(props["skip_cause"]))
+                record = replace(record, message=str(reason), skip_cause=check.skip_cause)
             self.plan[record.nodeid] = record
             self.canonical[item.nodeid] = record.nodeid
         if self.is_worker and self.shared is not None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from conformance.backends.backend import Backend, BackendResolutionError
+from conformance.report.records import CheckIdentity
 from conformance.run import nodeids, option_names
 from conformance.run.xfails import XfailEntry, XfailsFileError
 from conformance.version import suite_version
@@ -281,11 +282,10 @@ class ConformanceRun:
             if not selection.kept(behaviour, self.applicable_behaviours):
                 deselected.append(item)
                 continue
-            self._describe(item, behaviour)
             skip = selection.skip_of(item, self.backend)
             if skip is not None:
                 item.add_marker(pytest.mark.skip(reason=skip.reason))
-                item.user_properties.append(("conformance.skip_cause", skip.cause))
+            self._identify(item, behaviour, skip.cause if skip is not None else None).attach(item)
             kept.append(item)
         if deselected:
             config.hook.pytest_deselected(items=deselected)
@@ -301,7 +301,7 @@ class ConformanceRun:
             )
         return behaviour
 
-    def _describe(self, item: pytest.Item, behaviour: str) -> None:
+    def _identify(self, item: pytest.Item, behaviour: str, skip_cause: str | None) -> CheckIdentity:
         spec_type = marker_arg(item, "spec_type")
         if spec_type is None:
             raise pytest.UsageError(
@@ -313,13 +313,14 @@ class ConformanceRun:
         device = params.get("device") or params.get("accelerator") or params.get("producer_device")
         name = getattr(item, "originalname", item.name).removeprefix("test_")
         variant = nodeids.without_device(callspec.id, device) if callspec is not None else ""
-        item.user_properties += [
-            ("conformance.nodeid", nodeids.canonical_nodeid(item)),
-            ("conformance.spec_type", spec_type),
-            ("conformance.check", f"{name}[{variant}]" if variant else name),
-            ("conformance.behaviour", behaviour),
-            ("conformance.device", device),
-        ]
+        return CheckIdentity(
+            nodeid=nodeids.canonical_nodeid(item),
+            spec_type=spec_type,
+            check=f"{name}[{variant}]" if variant else name,
+            behaviour=behaviour,
+            device=device,
+            skip_cause=skip_cause,
+        )
 
     def _check_xfails_name_something(self, items: list[pytest.Item]) -> None:
         """A node-id entry whose module was collected must name one of its checks."""
@@ -352,12 +353,10 @@ class ConformanceRun:
             or not nodeids.in_checks(item.path)
         ):
             return
-        props: dict[str, Any] = {
-            str(key): value for key, value in item.user_properties if isinstance(key, str)
-        }
-        nodeid = str(props.get("conformance.nodeid", ""))
-        behaviour = props.get("conformance.behaviour")
-        entries = [e for e in self.xfails if e.names(nodeid, behaviour)]
+        check = CheckIdentity.of_item(item)
+        if check is None:
+            return
+        entries = [e for e in self.xfails if e.names(check.nodeid, check.behaviour)]
         if not entries or report.skipped:
             return
         if report.failed:
