@@ -150,8 +150,8 @@ def _judged_release(text: str) -> str:
 
 
 def run_supervised(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    from conformance.run.check_timer import DEFAULT_CHECK_TIMEOUT
     from conformance.run.supervisor import supervised
-    from conformance.run.timeouts import DEFAULT_CHECK_TIMEOUT
 
     limit = DEFAULT_CHECK_TIMEOUT if args.check_timeout is None else args.check_timeout
     # A run that dies (a segfault in the backend) still leaves a complete report.

@@ -8,7 +8,8 @@ by node id so the report has the same content with and without xdist.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, replace
 
 import pytest
 
@@ -18,6 +19,8 @@ from conformance.report.schema import FAILING_OUTCOMES, OUTCOMES, SUMMARY_KEYS
 #: reports travel from xdist workers to the controller as plain data).
 IDENTITY_PROPERTY = "conformance.check"
 _IDENTITY = pytest.StashKey["CheckIdentity"]()
+#: The skip cause of a check that never ran (its planned record).
+NOT_RUN = "not-run"
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,22 @@ class Results:
     ) -> None:
         """An error not tied to a run check (a check module that cannot be collected)."""
         self.records[nodeid] = TestRecord(nodeid, spec_type, check, None, None, "error", message)
+
+    def set_verdict(self, planned: TestRecord, outcome: str, message: str) -> TestRecord:
+        """A check's verdict decided outside its own test report: a time limit, a death."""
+        record = replace(planned, outcome=outcome, message=message, skip_cause=None)
+        self.records[record.nodeid] = record
+        return record
+
+    def add_not_run(self, plan: Iterable[TestRecord], reason: str) -> None:
+        """Each planned check without a record: not run, and why (one skipped whatever
+        happens keeps its own skip)."""
+        for planned in plan:
+            if planned.nodeid in self.records:
+                continue
+            if planned.skip_cause == NOT_RUN:
+                planned = replace(planned, message=f"not run: {reason}")
+            self.records[planned.nodeid] = planned
 
     def add_stale_xfail(self, nodeid: str, message: str, behaviour: str) -> None:
         """A behaviour entry of the xfails file none of whose checks failed."""

@@ -3,7 +3,7 @@
 Used by whoever outlives the process: the xdist controller (``--isolate``) and the
 ``python -m conformance`` supervisor.  ``fault_text`` is what :mod:`faulthandler`
 wrote for the dead process (a fatal signal, or the hard time limit of
-:mod:`conformance.run.timeouts`), if anything.
+:mod:`conformance.run.check_timer`), if anything.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import signal
 
-from conformance.run.timeouts import _kind
+from conformance.run.check_timer import _kind
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)')
 

@@ -120,9 +120,14 @@ def activate(config: pytest.Config) -> ConformanceRun:
     # was started from and wherever the suite is installed.
     config.cwd_relative_nodeid = nodeids.shown_nodeid(config)  # type: ignore[method-assign,assignment]
     from conformance.run.guard import Guard
+    from conformance.run.time_limit import TimeLimit
+    from conformance.run.worker_crashes import WorkerCrashes
 
-    # Time limits, crashed workers and checks that never ran (conformance/run/guard.py).
-    config.pluginmanager.register(Guard(run, config), "conformance-guard")
+    # A verdict for every check: checks that never ran, time limits, crashed workers.
+    guard = Guard(run, config)
+    config.pluginmanager.register(guard, "conformance-guard")
+    config.pluginmanager.register(TimeLimit(guard), "conformance-time-limit")
+    config.pluginmanager.register(WorkerCrashes(guard), "conformance-worker-crashes")
     return run
 
 

@@ -1,7 +1,7 @@
 """``python -m conformance`` outlives a run that dies: it completes the report.
 
 Before anything heavy is imported, the command forks (POSIX): the child runs the
-suite, journaling as it goes (:class:`conformance.run.guard.Journal`: the report's
+suite, journaling as it goes (:mod:`conformance.run.journal`: the report's
 header and plan once, then each check's start and record); the parent waits.  If
 the child dies without finishing (a segfault, ``os._exit``, a hard time limit),
 the parent writes the report from the journal: the checks that finished as they
@@ -12,7 +12,6 @@ fork costs about a millisecond; the journal a write per check.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -22,9 +21,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-from conformance.run.guard import JOURNAL_ENV, NOT_RUN
+from conformance.run.journal import JOURNAL_ENV, replay
 
 EXIT_FAILED = 1
 #: pytest's code for an internal error: the suite (or pytest) itself broke.
@@ -74,68 +72,40 @@ def supervised(run: Callable[[], int], report_path: str | None, limit: float) ->
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _journal(folder: Path) -> list[dict[str, Any]]:
-    try:
-        lines = (folder / "journal").read_text().splitlines()
-    except OSError:
-        return []
-    entries = []
-    for line in lines:
-        try:
-            entries.append(json.loads(line))
-        except ValueError:
-            break  # a line cut short by the crash
-    return entries
-
-
 def complete(folder: Path, returncode: int, report_path: str | None, limit: float) -> int:
     """The child's exit code when it finished its report; else the report it could not write."""
     from conformance.report import writer as report
     from conformance.report.records import Results, TestRecord
     from conformance.run import crashes
 
-    entries = _journal(folder)
-    if any(e.get("finished") for e in entries):
+    journal = replay(folder)
+    if journal.ended:
         return returncode
-    skeleton = next((e for e in entries if "skeleton" in e), None)
     fault = "".join(_text(folder / name) for name in ("fault.txt", "hang.txt"))
     if fault:
         sys.stderr.write(fault)
-    if skeleton is None:
+    if journal.skeleton is None:
         if not fault and returncode in PYTEST_OWN_EXITS:
             return returncode  # pytest ended it (a usage error, no checks): it said why
         # It died before its checks were collected: nothing to report but the death.
         sys.stderr.write(f"conformance: the run died before any check: {_death(returncode)}\n")
         return returncode if returncode > 0 else EXIT_FAILED
     results = Results()
-    for planned in skeleton["plan"]:
-        results.records[planned["nodeid"]] = TestRecord(**planned)
-    started: list[str] = []
-    for entry in entries:
-        if "start" in entry:
-            started.append(entry["start"])
-        elif "finish" in entry and entry["finish"] in started:
-            started.remove(entry["finish"])
-        elif "record" in entry:
-            results.records[entry["record"]["nodeid"]] = TestRecord(**entry["record"])
-    culprits = started[-1:]
+    results.records.update(journal.records)
+    culprits = journal.running[-1:]
     for nodeid in culprits:
         message = crashes.crash_message(nodeid, returncode, fault, limit)
-        record = results.records.get(nodeid)
         outcome = "failed" if crashes.hard_timeout(fault) else "error"
-        if record is None:
-            record = TestRecord.unplanned(nodeid)
-        record.outcome, record.message, record.skip_cause = outcome, message, None
-        results.records[nodeid] = record
+        planned = journal.plan.get(nodeid) or journal.records.get(nodeid)
+        results.set_verdict(planned or TestRecord.unplanned(nodeid), outcome, message)
         sys.stderr.write(f"\nconformance: {message}\n")
     why = f"{culprits[0]} ended the process" if culprits else _death(returncode)
-    for record in results.records.values():
-        if record.skip_cause == NOT_RUN and record.message == "not run":
-            record.message = (
-                f"not run: {why}; python -m conformance --isolate runs every check "
-                "in a worker process that is replaced when it dies"
-            )
-    data = dict(skeleton["skeleton"])
+    results.add_not_run(
+        journal.plan.values(),
+        f"{why}; python -m conformance --isolate runs every check in a worker process "
+        "that is replaced when it dies",
+    )
+    data = dict(journal.skeleton)
     data["summary"] = results.summary()
     data["tests"] = [asdict(r) for r in results.sorted_records()]
     if report_path is not None:
