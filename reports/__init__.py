@@ -3,6 +3,12 @@
 Reads files only; never imports ``reference``, ``conformance`` or
 ``benchmarks`` (DESIGN section 2).
 
+Start at :mod:`.cli` (``python -m reports``): the loaders (:mod:`.asv_loader`,
+:mod:`.conformance_loader`) make the frames, :mod:`.targets` and :mod:`.releases`
+compute on them, :mod:`.content` puts the report's sections (:mod:`.sections`, one
+module each) together as data, and :mod:`.render_markdown` and :mod:`.render_html`
+write it.
+
     >>> from reports import load_results, load_conformance
     >>> frame = load_results(".asv/results")          # doctest: +SKIP
 """

@@ -22,6 +22,7 @@ from reports.conformance_loader import load_conformance
 from reports.document import Report
 from reports.errors import ReportInputError
 from reports.output import atomic_folder
+from reports.sections.changes import comparison_section
 from reports.selection import latest_per_machine, one_environment, select
 
 EXIT_OK = 0
@@ -175,7 +176,7 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
             shutil.copyfile(path, staging / name)
         if comparison is not None:
             comparison.table.to_csv(staging / "compare.csv", index=False)
-            changes = Report("", [content.comparison_section(comparison)])
+            changes = Report("", [comparison_section(comparison)])
             (staging / "compare.md").write_text(render_markdown.render(changes), encoding="utf-8")
         # One content, two renderings: they cannot disagree on a row or a verdict.
         report = content.build(

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from reports import content, plots, releases, render_html, render_markdown
+from reports.sections import release_view
 
 SLICE = "lists_slice.Slice.time_slice_per_request"
 PICKLE = "pickling.PickleModelRunnerOutput.time_dumps"
@@ -127,7 +128,7 @@ def test_headline_names_the_fastest_release_and_the_worst_consecutive_step(
 
 
 def test_the_report_says_it_in_one_sentence_per_operation(frame: pd.DataFrame) -> None:
-    section = content.release_section(frame)
+    section = release_view.release_section(frame)
     assert section is not None
     markdown = render_markdown.render(content.Report("t", [section]))
     assert (
@@ -143,7 +144,7 @@ def test_the_report_says_it_in_one_sentence_per_operation(frame: pd.DataFrame) -
 def test_one_backend_gives_no_release_view(frame: pd.DataFrame, tmp_path: Path) -> None:
     only_reference = frame[frame["backend"] == "reference"]
     assert not releases.several_backends(only_reference)
-    assert content.release_section(only_reference) is None
+    assert release_view.release_section(only_reference) is None
     assert plots.release_latency(only_reference, tmp_path) is None
 
 
@@ -225,7 +226,7 @@ def test_steps_are_quotients_of_ratios_to_the_same_partner(with_side) -> None:
 
 
 def test_the_report_shows_each_step_side_by_side(with_side) -> None:
-    section = content.release_section(with_side)
+    section = release_view.release_section(with_side)
     assert section is not None
     markdown = render_markdown.render(content.Report("t", [section]))
     assert (

@@ -6,6 +6,7 @@ import pandas as pd
 
 from reports import catalog, content, render_markdown, targets
 from reports.document import PASS
+from reports.sections import target_tables, verdict
 
 TORCH = next(t for t in catalog.TARGETS if t.key == "tolists_vs_torch")
 NDARRAY = next(t for t in catalog.TARGETS if t.key == "tolists_overhead")
@@ -57,7 +58,7 @@ def test_the_torch_target_is_judged_at_every_shape() -> None:
 def test_the_per_call_overhead_is_shown_beside_the_ratio() -> None:
     ranges = targets.overhead_us(_frame(), NDARRAY)
     assert ranges[["backend", "low_us", "high_us"]].values.tolist() == [["reference", 1.5, 1.6]]
-    report = content.Report("t", [content._targets_section(_frame())])
+    report = content.Report("t", [target_tables.targets_section(_frame())])
     text = render_markdown.render(report)
     assert "per-call overhead (µs)" in text
     assert "1.5 µs to 1.6 µs" in text
@@ -66,7 +67,7 @@ def test_the_per_call_overhead_is_shown_beside_the_ratio() -> None:
 
 def test_a_healthy_reference_with_a_fixed_per_call_cost_does_not_open_with_fail() -> None:
     data = content.ReportInput(frame=_frame(), current=_frame(), results_dir="r")
-    verdicts = content._verdict(data).blocks[0].items  # type: ignore[attr-defined]
+    verdicts = verdict.verdict_section(data).blocks[0].items  # type: ignore[attr-defined]
     tolists = [v for v in verdicts if "tolists()" in v.subject]
     assert len(tolists) == 2 and all(v.status == PASS for v in tolists)
     ndarray = next(v for v in tolists if "ndarray" in v.subject)
@@ -74,7 +75,7 @@ def test_a_healthy_reference_with_a_fixed_per_call_cost_does_not_open_with_fail(
 
 
 def test_an_overhead_reads_as_plain_microseconds_and_a_negative_one_says_so() -> None:
-    from reports.content import _fmt_us
+    from reports.sections.formatting import fmt_us as _fmt_us
 
     assert _fmt_us(260.2) == "260 µs"  # not 2.6e+02
     assert _fmt_us(1.5) == "1.5 µs"
@@ -88,10 +89,10 @@ def test_the_verdict_and_the_table_say_how_steady_the_worst_ratio_was() -> None:
     frame.loc[torch_rows, "ci_99_a"] = [1.02, 0.97]
     frame.loc[torch_rows, "ci_99_b"] = [1.25, 1.03]
     data = content.ReportInput(frame=frame, current=frame, results_dir="r")
-    verdicts = content._verdict(data).blocks[0].items  # type: ignore[attr-defined]
+    verdicts = verdict.verdict_section(data).blocks[0].items  # type: ignore[attr-defined]
     torch_verdict = next(v for v in verdicts if "torch" in v.subject)
     assert torch_verdict.status == PASS
     assert "worst 1.05x (99% CI 1.02-1.25)" in torch_verdict.detail
     assert "1 shape(s) too close to call" in torch_verdict.detail
-    table = render_markdown.render(content.Report("t", [content._targets_section(frame)]))
+    table = render_markdown.render(content.Report("t", [target_tables.targets_section(frame)]))
     assert "| its 99% CI |" in table and "| 1.02-1.25 |" in table

@@ -1,0 +1,55 @@
+"""The report's header: what was measured, where and when."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from reports import row_kinds
+from reports.document import (
+    Paragraph,
+    Section,
+    Table,
+)
+from reports.sections.inputs import ReportInput
+
+
+def header_section(data: ReportInput) -> Section:
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    frame, current = data.frame, data.current
+    intro = (
+        f"Generated {now} from `{data.results_dir}`: {len(frame)} result rows, "
+        f"{frame['machine'].nunique()} machine(s), {frame['commit'].nunique()} commit(s). "
+        "This summary describes each machine's most recent commit"
+        + (" (older ones are in `results.csv`)." if frame["commit"].nunique() > 1 else ".")
+    )
+    body = []
+    for (machine, commit), group in current.groupby(["machine", "commit"], sort=True):
+        info = data.machines.get(machine, {})
+        host = ", ".join(str(info[k]) for k in ("cpu", "num_cpu", "os") if info.get(k)) or "-"
+        date = group["date"].iloc[0]
+        body.append(
+            (
+                machine,
+                f"`{commit[:10]}`",
+                f"`{group['env'].iloc[0]}`",
+                date.strftime("%Y-%m-%d") if not pd.isna(date) else "-",
+                ", ".join(sorted(row_kinds.measured(group)["device"].unique())) or "-",
+                host,
+                f"{len(row_kinds.measured(group))} / {len(row_kinds.skipped(group))} / {len(row_kinds.failed(group))}",
+            )
+        )
+    table = Table.of(
+        (
+            "machine",
+            "commit",
+            "environment",
+            "commit date",
+            "devices measured",
+            "host",
+            "ok / skipped / failed",
+        ),
+        body,
+    )
+    return Section("header", "", [Paragraph(intro), table])

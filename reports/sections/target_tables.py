@@ -1,0 +1,107 @@
+"""The targets, one table each: shapes, worst ratio and its interval, result."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from reports import catalog, targets
+from reports.document import (
+    FAIL,
+    NO_DATA,
+    PASS,
+    Block,
+    Paragraph,
+    Section,
+    Table,
+)
+from reports.sections.formatting import fmt_interval, fmt_ratio, fmt_us
+from reports.sections.verdict import target_verdicts
+
+
+def targets_section(current: pd.DataFrame) -> Section:
+    blocks: list[Block] = []
+    for target, verdict in target_verdicts(current):
+        blocks.append(
+            Paragraph(
+                f"**{target.title}.** Ratio: {target.ratio_label}; needed "
+                f"{'>=' if target.higher_is_better else '<='} {target.limit:g}."
+            )
+        )
+        if verdict.empty:
+            blocks.append(
+                Paragraph(
+                    f"{NO_DATA}: no benchmark matching `{target.family.pattern.pattern}` with a "
+                    f"baseline matching `{target.baseline.pattern}` was timed on a shared shape."
+                )
+            )
+            continue
+        named = verdict["backend"].nunique() > 1
+        overheads = {
+            (o.machine, o.device, o.backend): f"{fmt_us(o.low_us)} to {fmt_us(o.high_us)}"
+            for o in targets.overhead_us(current, target).itertuples()
+        }
+        blocks.append(
+            Table.of(
+                (
+                    "machine",
+                    "device",
+                    *(["backend"] if named else []),
+                    "shapes",
+                    "missing the target",
+                    "worst ratio",
+                    "its 99% CI",
+                    "at shape",
+                    *(["per-call overhead (µs)"] if overheads else []),
+                    "result",
+                    "measured by",
+                ),
+                [
+                    (
+                        r.machine,
+                        r.device,
+                        *([r.backend] if named else []),
+                        r.shapes,
+                        r.failing,
+                        fmt_ratio(r.worst_ratio),
+                        fmt_interval(r.worst_ci) or "-",
+                        r.worst_shape,
+                        *(
+                            [overheads.get((r.machine, r.device, r.backend), "-")]
+                            if overheads
+                            else []
+                        ),
+                        PASS if r.passed else FAIL,
+                        f"`{r.measured_by}`",
+                    )
+                    for r in verdict.itertuples()
+                ],
+                flagged=[not r.passed for r in verdict.itertuples()],
+            )
+        )
+        if target.from_size is not None:
+            param, smallest = target.from_size
+            blocks.append(
+                Paragraph(
+                    f"Judged from {param} = {smallest} up: below it a fixed cost per call "
+                    "dominates, which the per-call overhead column shows."
+                )
+            )
+        missing = _missing_shapes(current, target)
+        if missing:
+            blocks.append(Paragraph(missing))
+    return Section("targets", "Targets", blocks)
+
+
+def _missing_shapes(current: pd.DataFrame, target: catalog.RatioTarget, limit: int = 12) -> str:
+    """Every shape that misses the target, worst first: what to work on."""
+    measured = targets.measurements(current, target)
+    missing = measured[~measured["passed"].astype(bool)]
+    if missing.empty:
+        return ""
+    missing = missing.sort_values("ratio", ascending=target.higher_is_better)
+    items = [
+        f"{r['shape']} on {r['device']}@{r['machine']}: {fmt_ratio(r['ratio'])}"
+        for r in missing.head(limit).to_dict("records")
+    ]
+    more = f"; and {len(missing) - limit} more" if len(missing) > limit else ""
+    return "Shapes missing it, worst first: " + "; ".join(items) + more + "."

@@ -1,0 +1,165 @@
+"""The verdict list that opens the report: each target, conformance, changes, failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from reports import catalog, releases, row_kinds, targets
+from reports.document import (
+    FAIL,
+    NO_DATA,
+    PASS,
+    Section,
+    Verdict,
+    Verdicts,
+)
+from reports.sections.formatting import fmt_interval, fmt_ratio, fmt_us
+from reports.sections.inputs import ReportInput
+
+
+def target_verdicts(current: pd.DataFrame) -> list[tuple[catalog.RatioTarget, pd.DataFrame]]:
+    return [(t, targets.verdicts(targets.measurements(current, t), t)) for t in catalog.TARGETS]
+
+
+def verdict_section(data: ReportInput) -> Section:
+    items = []
+    for target, verdict in target_verdicts(data.current):
+        if verdict.empty:
+            items.append(Verdict(target.title, NO_DATA, _why_no_data(data.current, target)))
+            continue
+        named = verdict["backend"].nunique() > 1
+        where = "; ".join(
+            f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes miss it, worst "
+            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
+            f"{_too_close_note(r.too_close)}"
+            if r.failing
+            else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
+            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}"
+            f"{_too_close_note(r.too_close)}"
+            for r in verdict.itertuples()
+        )
+        where += _overhead_note(data.current, target)
+        items.append(Verdict(target.title, PASS if verdict["passed"].all() else FAIL, where))
+    gbps = row_kinds.gbps(data.current)
+    links = gbps[gbps["device"] != "cpu"]
+    if links.empty:
+        items.append(
+            Verdict(
+                f"Device-to-host GB/s against the {catalog.LINK_NAME} limit "
+                f"({catalog.LINK_LIMIT_GBPS:.0f} GB/s)",
+                NO_DATA,
+                "no accelerator measured",
+            )
+        )
+    else:
+        best = links.loc[links["value"].idxmax()]
+        items.append(
+            Verdict(
+                "Best device-to-host transfer",
+                "",
+                f"{best['value']:.1f} GB/s on {best['device']}@{best['machine']} "
+                f"= {best['value'] / catalog.LINK_LIMIT_GBPS:.0%} of the {catalog.LINK_NAME} limit "
+                f"(pinned copies reach {catalog.PINNED_D2H_GBPS[0]:.0f}-"
+                f"{catalog.PINNED_D2H_GBPS[1]:.0f} GB/s on H100-class machines)",
+            )
+        )
+    if data.conformance is not None:
+        for backend, group in data.conformance.groupby("backend", sort=True, dropna=False):
+            tally = row_kinds.conformance_tally(group)
+            items.append(
+                Verdict(
+                    f"Conformance of backend `{backend}`",
+                    FAIL if tally["bad"] else PASS,
+                    f"{tally['passed']} passed, {tally['bad']} failed or errored, "
+                    f"{tally['skipped']} skipped",
+                )
+            )
+    if data.comparison is not None:
+        n = len(data.comparison.regressions)
+        threshold = f"{data.comparison.threshold:.0%}"
+        items.append(
+            Verdict(
+                f"Changes `{data.comparison.rev_a}` -> `{data.comparison.rev_b}`",
+                FAIL if n else PASS,
+                f"{n} regression(s) beyond {threshold}"
+                if n
+                else f"no regression beyond {threshold}",
+            )
+        )
+    if releases.several_backends(data.current):
+        measured = releases.release_rows(data.current)
+        items.append(
+            Verdict(
+                "Release over release",
+                "",
+                f"{measured['benchmark'].nunique()} benchmark(s) timed on "
+                f"{measured['backend'].nunique()} backends in one run; fastest release and "
+                "largest regression per operation under 'Release over release'",
+            )
+        )
+    failed = row_kinds.failed(data.current)
+    if not failed.empty:
+        items.append(
+            Verdict(
+                "Benchmarks",
+                FAIL,
+                f"{len(failed)} result(s) of {failed['benchmark'].nunique()} benchmark(s) "
+                "failed (listed under 'Skipped and failed')",
+            )
+        )
+    edited = int(data.current["version_mismatch"].sum())
+    if edited:
+        items.append(
+            Verdict(
+                "Warning",
+                "",
+                f"{edited} row(s) come from benchmarks edited since they ran "
+                "(`version_mismatch` in results.csv); re-run them before trusting the numbers.",
+            )
+        )
+    return Section("verdict", "Verdict", [Verdicts(tuple(items))])
+
+
+def _where_measured(row: Any, with_backend: bool) -> str:
+    return f"{row.device}@{row.machine}" + (f" ({row.backend})" if with_backend else "")
+
+
+def _interval_note(interval: tuple[float, float]) -> str:
+    """' (99% CI 0.98-1.02)' where the ratio was measured with its spread."""
+    text = fmt_interval(interval)
+    return f" (99% CI {text})" if text else ""
+
+
+def _too_close_note(count: int) -> str:
+    if not count:
+        return ""
+    return (
+        f"; {count} shape(s) too close to call (the ratio's 99% CI holds the limit: "
+        "rerun on a quiet machine)"
+    )
+
+
+def _overhead_note(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
+    """'; per-call overhead 0.5 to 2.1 µs' beside a ratio, where the target measures it."""
+    ranges = targets.overhead_us(current, target)
+    if ranges.empty:
+        return ""
+    low, high = ranges["low_us"].min(), ranges["high_us"].max()
+    span = fmt_us(low) if low == high else f"{fmt_us(low)} to {fmt_us(high)}"
+    return f"; per-call overhead over the baseline {span}"
+
+
+def _why_no_data(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
+    family = target.family.rows(current)
+    if family.empty:
+        return f"no benchmark matching `{target.family.pattern.pattern}` has results"
+    if row_kinds.measured(family).empty:
+        if not row_kinds.failed(family).empty:
+            return "its benchmarks failed"
+        return (
+            "its benchmarks were skipped everywhere, e.g. the backend provides no such "
+            "operation or the device is absent"
+        )
+    return "no paired timings found"
