@@ -191,3 +191,74 @@ def test_slice_agrees_with_reference(LogprobsLists, reference_backend, revision,
     expect_type(found, LogprobsLists, where)
     names = lists_fields(revision)
     expect_same(fields_of(found, names), fields_of(expected, names), where)
+
+
+# --- the same edge cases for the other two forms ------------------------------------
+# (their own tests, so the node ids of the 2025.10 ones above stay as they were)
+
+
+@ROWS
+def test_slice_rows_of_single_row(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, *_rows(1), None, 0, 1)
+
+
+@ROWS
+def test_slice_rows_with_start_after_end_is_empty(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, *_rows(4), None, 3, 1)
+
+
+@ROWS
+def test_slice_rows_does_not_modify_the_original(LogprobsLists, revision) -> None:
+    obj = _make(LogprobsLists, revision, *_rows(4), None)
+    attempt("slice(1, 3)", obj.slice, 1, 3)
+    values = lists_values(revision, *_rows(4))
+    expected = Members(zip(lists_fields(revision), values, strict=True))
+    expect_same(fields_of(obj, lists_fields(revision)), expected, "LogprobsLists after slice(1, 3)")
+
+
+@REBASED
+def test_slice_rebased_with_empty_cu_list_treats_indices_as_rows(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, *_rows(3), [], 1, 3)
+
+
+@REBASED
+def test_slice_rebased_of_empty_batch(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, [], [], [], None, 0, 0)
+    _slice(LogprobsLists, revision, [], [], [], [0], 0, 0)
+
+
+@REBASED
+def test_slice_rebased_of_single_row(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, *_rows(1), None, 0, 1)
+    _slice(LogprobsLists, revision, *_rows(1), [0, 1], 0, 1)
+
+
+@REBASED
+def test_slice_rebased_with_start_after_end_is_empty(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, *_rows(4), None, 3, 1)
+    _slice(LogprobsLists, revision, *_rows(6), CU, 3, 1)
+
+
+@REBASED
+def test_slice_rebased_does_not_modify_the_original(LogprobsLists, revision) -> None:
+    obj = _make(LogprobsLists, revision, *_rows(6), list(CU))
+    attempt("slice(1, 3)", obj.slice, 1, 3)
+    values = (*lists_values(revision, *_rows(6)), CU)
+    expected = Members(zip(lists_fields(revision), values, strict=True))
+    expect_same(fields_of(obj, lists_fields(revision)), expected, "LogprobsLists after slice(1, 3)")
+
+
+@REBASED
+@given(case=strategies.logprobs_lists_cases())
+def test_slice_rebased_agrees_with_reference(
+    LogprobsLists, reference_backend, revision, case
+) -> None:
+    args = (case["logprob_token_ids"], case["logprobs"], case["ranks"], case["cu"])
+    start, end = case["start"], case["end"]
+    expected = reference_backend.module.LogprobsLists(*args).slice(start, end)
+    obj = attempt("LogprobsLists(...)", LogprobsLists, *args)
+    where = f"LogprobsLists(<{len(args[0])} rows>, cu={case['cu']}).slice({start}, {end})"
+    found = attempt(where, obj.slice, start, end)
+    expect_type(found, LogprobsLists, where)
+    names = lists_fields(revision)
+    expect_same(fields_of(found, names), fields_of(expected, names), where)
