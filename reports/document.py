@@ -19,6 +19,8 @@ import pandas as pd
 PASS = "**PASS**"
 FAIL = "**FAIL**"
 NO_DATA = "no data"
+#: A target whose verdict one run cannot decide (a ratio at its limit).
+UNDECIDED = "**TOO CLOSE**"
 
 
 @dataclass(frozen=True)

@@ -54,12 +54,14 @@ td.bad, tr:nth-child(even) td.bad { background: var(--fail-bg); }
          letter-spacing: .03em; }
 .badge.fail { background: var(--fail); color: #fff; }
 .badge.pass { background: var(--pass); color: #fff; }
+.badge.undecided { background: #b26a00; color: #fff; }
 .badge.nodata { background: #e8eaed; color: var(--muted); font-weight: 600; }
 ul.verdicts { list-style: none; padding: 0; }
 ul.verdicts li { padding: .45rem .7rem; margin: .3rem 0; border-left: 5px solid var(--rule);
                  background: #f6f8fa; }
 ul.verdicts li.fail { border-left-color: var(--fail); background: var(--fail-bg); }
 ul.verdicts li.pass { border-left-color: var(--pass); background: var(--pass-bg); }
+ul.verdicts li.undecided { border-left-color: #b26a00; background: #fdf3e1; }
 figure { margin: 1rem 0 2rem; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--rule); }
 figcaption { color: var(--muted); font-size: .9rem; }
@@ -80,8 +82,14 @@ figcaption { color: var(--muted); font-size: .9rem; }
 _CODE = re.compile(r"`([^`]+)`")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 #: Verdict words in table cells and text; coloured wherever they appear.
-_BADGES = {"PASS": "pass", "FAIL": "fail", "FAILED": "fail", "REGRESSED": "fail"}
-_BADGE_WORD = re.compile(r"<strong>(PASS|FAIL|REGRESSED)</strong>|\bFAILED\b")
+_BADGES = {
+    "PASS": "pass",
+    "FAIL": "fail",
+    "FAILED": "fail",
+    "REGRESSED": "fail",
+    "TOO CLOSE": "undecided",
+}
+_BADGE_WORD = re.compile(r"<strong>(PASS|FAIL|REGRESSED|TOO CLOSE)</strong>|\bFAILED\b")
 #: A cell that starts with a number (a value, a ratio, a size): right-aligned.
 _NUMBER = re.compile(r"^[-+]?(\d|\.\d)")
 
@@ -131,7 +139,9 @@ def _block(block: Block) -> str:
 
 
 def _verdict(verdict: Verdict) -> str:
-    state = {"**PASS**": "pass", "**FAIL**": "fail"}.get(verdict.status, "")
+    state = {"**PASS**": "pass", "**FAIL**": "fail", "**TOO CLOSE**": "undecided"}.get(
+        verdict.status, ""
+    )
     badge = inline(verdict.status) if state else ""
     if verdict.status == NO_DATA:
         badge = f'<span class="badge nodata">{NO_DATA}</span>'

@@ -9,6 +9,7 @@ from reports.document import (
     FAIL,
     NO_DATA,
     PASS,
+    UNDECIDED,
     Block,
     Paragraph,
     Section,
@@ -16,6 +17,8 @@ from reports.document import (
 )
 from reports.sections.formatting import fmt_interval, fmt_ratio, fmt_us
 from reports.sections.verdict import target_verdicts
+
+STATUS_WORDS = {targets.PASSED: PASS, targets.FAILED: FAIL, targets.UNDECIDED: UNDECIDED}
 
 
 def targets_section(current: pd.DataFrame) -> Section:
@@ -70,12 +73,12 @@ def targets_section(current: pd.DataFrame) -> Section:
                             if overheads
                             else []
                         ),
-                        PASS if r.passed else FAIL,
+                        STATUS_WORDS[r.status],
                         f"`{r.measured_by}`",
                     )
                     for r in verdict.itertuples()
                 ],
-                flagged=[not r.passed for r in verdict.itertuples()],
+                flagged=[r.status != targets.PASSED for r in verdict.itertuples()],
             )
         )
         if target.from_size is not None:

@@ -11,6 +11,7 @@ from reports.document import (
     FAIL,
     NO_DATA,
     PASS,
+    UNDECIDED,
     Section,
     Verdict,
     Verdicts,
@@ -41,7 +42,7 @@ def verdict_section(data: ReportInput) -> Section:
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
-        items.append(Verdict(target.title, PASS if verdict["passed"].all() else FAIL, where))
+        items.append(Verdict(target.title, _status_word(verdict["status"]), where))
     gbps = row_kinds.gbps(data.current)
     links = gbps[gbps["device"] != "cpu"]
     if links.empty:
@@ -136,9 +137,16 @@ def _too_close_note(count: int) -> str:
     if not count:
         return ""
     return (
-        f"; {count} shape(s) too close to call (the ratio's 99% CI holds the limit: "
-        "rerun on a quiet machine)"
+        f"; {count} shape(s) too close to call (within {targets.PROCESS_SPREAD:.0%} of the "
+        "limit, or its 99% CI holds it: another run could turn the verdict)"
     )
+
+
+def _status_word(statuses: pd.Series) -> str:
+    """The target's word over every machine and device: any clear FAIL fails it."""
+    if (statuses == targets.FAILED).any():
+        return FAIL
+    return PASS if (statuses == targets.PASSED).all() else UNDECIDED
 
 
 def _overhead_note(current: pd.DataFrame, target: catalog.RatioTarget) -> str:

@@ -70,6 +70,7 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "passed": False,
         "measured_by": "",
         "too_close": 0,
+        "status": targets.FAILED,
     }
 
 
@@ -238,3 +239,25 @@ def test_unpad_is_held_against_each_of_vllms_ways_separately():
     )  # fmt: skip
     assert list(targets.measurements(frame, UNPAD)["ratio"]) == [2.5]
     assert list(targets.measurements(frame, parse_output)["ratio"]) == [4.0]
+
+
+@pytest.mark.parametrize(
+    ("ratios", "status"),
+    [
+        ((1.0, 1.1), targets.PASSED),  # every shape clearly under 1.2
+        ((1.0, 1.4), targets.FAILED),  # one clearly over
+        ((1.0, 1.22), targets.UNDECIDED),  # over, by less than processes disagree
+        ((1.0, 1.18), targets.UNDECIDED),  # under, by as little
+        ((1.22, 1.4), targets.FAILED),  # a clear miss decides, whatever the close one
+    ],
+)
+def test_a_ratio_closer_to_the_limit_than_runs_agree_is_not_a_verdict(ratios, status):
+    frame = _frame(
+        *(
+            _row("tolists.ToLists.track_tolists_vs_ndarray_tolist", r, unit="ratio",
+                 kind="track", num_tokens=n)
+            for r, n in zip(ratios, (64, 1024), strict=True)
+        )
+    )  # fmt: skip
+    verdict = targets.verdicts(targets.measurements(frame, TOLISTS), TOLISTS).iloc[0]
+    assert verdict["status"] == status

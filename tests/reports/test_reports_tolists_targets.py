@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from reports import catalog, content, render_markdown, targets
-from reports.document import PASS
+from reports.document import PASS, UNDECIDED
 from reports.sections import target_tables, verdict
 
 TORCH = next(t for t in catalog.TARGETS if t.key == "tolists_vs_torch")
@@ -91,7 +91,8 @@ def test_the_verdict_and_the_table_say_how_steady_the_worst_ratio_was() -> None:
     data = content.ReportInput(frame=frame, current=frame, results_dir="r")
     verdicts = verdict.verdict_section(data).blocks[0].items  # type: ignore[attr-defined]
     torch_verdict = next(v for v in verdicts if "torch" in v.subject)
-    assert torch_verdict.status == PASS
+    # Every shape passes, but one's interval holds the limit: a rerun could turn it.
+    assert torch_verdict.status == UNDECIDED
     assert "worst 1.05x (99% CI 1.02-1.25)" in torch_verdict.detail
     assert "1 shape(s) too close to call" in torch_verdict.detail
     table = render_markdown.render(content.Report("t", [target_tables.targets_section(frame)]))
