@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 from vllm_outputs_suite_plugin import SUITE_OPTIONS
@@ -122,10 +123,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ERROR: {error}", file=sys.stderr)
             return USAGE_ERROR
     if args.vllm_outputs is not None:
-        from conformance.releases import runs as release_runs
-
-        return release_runs.main(args, pytest_args, lambda: run_supervised(args, pytest_args))
+        return _judge_release_texts(args, pytest_args)
     return run_supervised(args, pytest_args)
+
+
+def _judge_release_texts(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    """``--vllm-outputs``: one text is judged here as ``--backend vllm``; a folder of them,
+    one process per release (:func:`conformance.releases.runs.run_folder`)."""
+    from conformance.releases import runs as release_runs
+
+    texts = release_runs.texts_to_judge(args)
+    if texts is None:
+        return USAGE_ERROR
+    if Path(args.vllm_outputs).is_dir():
+        return release_runs.run_folder(texts, args, pytest_args)
+    ((version, path),) = texts.items()
+    with release_runs.installed_as_vllm(version, path):
+        args.backend = "vllm"
+        return run_supervised(args, pytest_args)
 
 
 def _judged_release(text: str) -> str:

@@ -1,9 +1,10 @@
 """``python -m conformance --vllm-outputs PATH``: judge real vLLM releases without installing vLLM.
 
-One file (``outputs-X.py.txt``): the release is laid out as a stub ``vllm`` package
-(:func:`conformance.releases.texts.write_stub_tree`) put first on the import path,
-and the suite runs on ``--backend vllm`` in this process: the revision is the one
-of version X, as for an installed vLLM, unless ``--revision`` says otherwise.
+One file (``outputs-X.py.txt``): :func:`installed_as_vllm` lays the release out as a
+stub ``vllm`` package (:func:`conformance.releases.texts.write_stub_tree`) first on
+the import path, and the command line runs the suite on ``--backend vllm`` in this
+process: the revision is the one of version X, as for an installed vLLM, unless
+``--revision`` says otherwise.
 
 A folder of them: one run per release, each in its own process (two releases
 cannot both be ``vllm`` in one interpreter), ``--jobs`` at a time, each writing
@@ -23,14 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from conformance.releases.texts import ReleaseTextError, release_texts, write_stub_tree
-
-EXIT_USAGE = 4
 
 
 @dataclass
@@ -47,28 +47,31 @@ class ReleaseRun:
     note: str = ""
 
 
-def main(args: argparse.Namespace, pytest_args: list[str], run_suite: Callable[[], int]) -> int:
-    """Judge the release(s) at ``args.vllm_outputs``; ``run_suite`` runs the suite on ``args``."""
+def texts_to_judge(args: argparse.Namespace) -> dict[str, Path] | None:
+    """The release texts ``--vllm-outputs`` names; None (after one ``ERROR:`` line) when the
+    option or its path is wrong."""
     if args.backend not in (None, "vllm"):
         print(
             f"ERROR: --vllm-outputs judges vLLM's own types; drop --backend {args.backend} "
             "(the backend is vllm)",
             file=sys.stderr,
         )
-        return EXIT_USAGE
+        return None
     try:
-        texts = release_texts(args.vllm_outputs)
+        return release_texts(args.vllm_outputs)
     except ReleaseTextError as error:
         print(f"ERROR: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    if not Path(args.vllm_outputs).is_dir():
-        ((version, path),) = texts.items()
-        with tempfile.TemporaryDirectory(prefix=f"vllm-{version}-") as folder:
-            write_stub_tree(path, version, Path(folder))
-            _put_first_on_path(folder)
-            args.backend = "vllm"
-            return run_suite()
-    return run_folder(texts, args, pytest_args)
+        return None
+
+
+@contextmanager
+def installed_as_vllm(version: str, path: Path) -> Iterator[None]:
+    """Meanwhile, release ``version``'s text is the ``vllm`` this process (and any worker
+    it starts) imports: its tree of stubs, first on the import path."""
+    with tempfile.TemporaryDirectory(prefix=f"vllm-{version}-") as folder:
+        write_stub_tree(path, version, Path(folder))
+        _put_first_on_path(folder)
+        yield
 
 
 def _put_first_on_path(folder: str) -> None:
