@@ -195,6 +195,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         "worst_ci",
         "too_close",
         "status",
+        "too_close_shapes",
     ]
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
@@ -223,6 +224,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "worst_ci": (float(worst["ci_low"]), float(worst["ci_high"])),
                 "too_close": int(close.sum()),
                 "status": _status(rows["passed"].astype(bool), close),
+                "too_close_shapes": list(rows.loc[close, "shape"]),
             }
         )
     return pd.DataFrame(out, columns=columns)

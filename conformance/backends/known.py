@@ -78,10 +78,12 @@ def release_text_backend(spec: str) -> Backend:
 
     version = spec.removeprefix(VLLM_RELEASE).strip()
     folder = os.environ.get(RELEASES_ENV_VAR, "")
-    if not folder:
+    if not folder or not os.path.isdir(folder):
+        problem = f"${RELEASES_ENV_VAR} is {folder!r}, not a folder" if folder else "it is unset"
         raise BackendResolutionError(
-            f"backend {spec!r} needs ${RELEASES_ENV_VAR}: the folder of release texts "
-            "(outputs-X.py.txt, e.g. shared/spec/vllm-releases)"
+            f"backend {spec!r} reads release texts from ${RELEASES_ENV_VAR} and {problem}; "
+            f"set {RELEASES_ENV_VAR} to the folder of outputs-X.py.txt files "
+            "(../shared/spec/vllm-releases from this repository)"
         )
     try:
         texts = release_texts(folder)

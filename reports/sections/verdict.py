@@ -32,13 +32,14 @@ def verdict_section(data: ReportInput) -> Section:
             continue
         named = verdict["backend"].nunique() > 1
         where = "; ".join(
-            f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes miss it, worst "
+            f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes "
+            f"{'over the limit' if r.status == targets.UNDECIDED else 'miss it'}, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
-            f"{_too_close_note(r.too_close)}"
+            f"{_too_close_note(r.too_close_shapes)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}"
-            f"{_too_close_note(r.too_close)}"
+            f"{_too_close_note(r.too_close_shapes)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -133,12 +134,13 @@ def _interval_note(interval: tuple[float, float]) -> str:
     return f" (99% CI {text})" if text else ""
 
 
-def _too_close_note(count: int) -> str:
-    if not count:
+def _too_close_note(shapes: list[str]) -> str:
+    if not shapes:
         return ""
     return (
-        f"; {count} shape(s) too close to call (within {targets.PROCESS_SPREAD:.0%} of the "
-        "limit, or its 99% CI holds it: another run could turn the verdict)"
+        f"; {len(shapes)} shape(s) too close to call, {' and '.join(shapes)} (within "
+        f"{targets.PROCESS_SPREAD:.0%} of the limit, or its 99% CI holds it: another run "
+        "could turn the verdict)"
     )
 
 

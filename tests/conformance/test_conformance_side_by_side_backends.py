@@ -42,7 +42,10 @@ def test_a_release_without_its_folder_or_file_says_the_fix(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(RELEASES_ENV_VAR, raising=False)
-    with pytest.raises(BackendResolutionError, match=rf"needs \${RELEASES_ENV_VAR}"):
+    with pytest.raises(BackendResolutionError, match=rf"\${RELEASES_ENV_VAR} and it is unset; set"):
+        load_backend("vllm-release:0.12.0")
+    monkeypatch.setenv(RELEASES_ENV_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(BackendResolutionError, match=r"is '.*nowhere', not a folder; set"):
         load_backend("vllm-release:0.12.0")
     (tmp_path / "outputs-0.12.0.py.txt").write_text("", encoding="utf-8")
     monkeypatch.setenv(RELEASES_ENV_VAR, str(tmp_path))

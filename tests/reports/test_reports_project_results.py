@@ -67,8 +67,12 @@ def test_summary_of_the_real_run(frame, tmp_path):
         "value",
     ]
     tolists = next(line for line in text.splitlines() if "of ndarray.tolist()" in line)
-    assert ("**PASS**" in tolists) == bool((ratios <= 1.2).all())
-    assert f"{int((ratios > 1.2).sum())}/{len(ratios)} shapes miss it" in tolists
+    assert ("**PASS**" in tolists) == bool((ratios <= 1.2 * 0.95).all())
+    # Over 1.2 but within 5% of it (runs disagree by that much) is not yet a miss.
+    clear_miss = bool((ratios > 1.2 * 1.05).any())
+    assert ("**FAIL**" in tolists) == clear_miss
+    worded = "miss it" if clear_miss else "over the limit"
+    assert f"{int((ratios > 1.2).sum())}/{len(ratios)} shapes {worded}" in tolists
     assert "skipped on every device here" in text  # why there is no GB/s
     assert "`bandwidth.png`: no data" in text
     for name in ("latency.png", "tolists_ns_per_element.png", "unpad_speedup.png"):

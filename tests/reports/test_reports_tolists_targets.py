@@ -94,6 +94,6 @@ def test_the_verdict_and_the_table_say_how_steady_the_worst_ratio_was() -> None:
     # Every shape passes, but one's interval holds the limit: a rerun could turn it.
     assert torch_verdict.status == UNDECIDED
     assert "worst 1.05x (99% CI 1.02-1.25)" in torch_verdict.detail
-    assert "1 shape(s) too close to call" in torch_verdict.detail
+    assert "1 shape(s) too close to call, num_tokens=1 (within 5%" in torch_verdict.detail
     table = render_markdown.render(content.Report("t", [target_tables.targets_section(frame)]))
     assert "| its 99% CI |" in table and "| 1.02-1.25 |" in table
