@@ -148,40 +148,37 @@ def test_slice_returns_cu_rebased_to_zero_with_end_plus_one_entries(
         )
 
 
-@NOT_REBASED
-def test_slice_with_empty_cu_list_treats_indices_as_rows(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, *_rows(3), [], 1, 3)
+# --- edge cases: written once, run for each form that has them ----------------------
 
 
-@NOT_REBASED
-def test_slice_of_empty_batch(LogprobsLists, revision) -> None:
+def _empty_batch(LogprobsLists, revision) -> None:
     _slice(LogprobsLists, revision, [], [], [], None, 0, 0)
     _slice(LogprobsLists, revision, [], [], [], [0], 0, 0)
 
 
-@NOT_REBASED
-def test_slice_of_single_row(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, *_rows(1), None, 0, 1)
-    _slice(LogprobsLists, revision, *_rows(1), [0, 1], 0, 1)
+def _single_row(LogprobsLists, revision, *cus: list[int] | None) -> None:
+    for cu in cus:
+        _slice(LogprobsLists, revision, *_rows(1), cu, 0, 1)
 
 
-@NOT_REBASED
-def test_slice_with_start_after_end_is_empty(LogprobsLists, revision) -> None:
+def _start_after_end(LogprobsLists, revision, with_cu: bool) -> None:
     _slice(LogprobsLists, revision, *_rows(4), None, 3, 1)
-    _slice(LogprobsLists, revision, *_rows(6), CU, 3, 1)
+    if with_cu:
+        _slice(LogprobsLists, revision, *_rows(6), CU, 3, 1)
 
 
-@NOT_REBASED
-def test_slice_does_not_modify_the_original(LogprobsLists, revision) -> None:
-    obj = _make(LogprobsLists, revision, *_rows(6), list(CU))
+def _original_untouched(LogprobsLists, revision, cu: list[int] | None) -> None:
+    rows = _rows(6 if cu else 4)
+    obj = _make(LogprobsLists, revision, *rows, list(cu) if cu else None)
     attempt("slice(1, 3)", obj.slice, 1, 3)
-    expected = Members(zip(lists_fields(revision), (*_rows(6), CU), strict=True))
+    values = lists_values(revision, *rows)
+    if "cu_num_generated_tokens" in lists_fields(revision):
+        values = (*values, cu)
+    expected = Members(zip(lists_fields(revision), values, strict=True))
     expect_same(fields_of(obj, lists_fields(revision)), expected, "LogprobsLists after slice(1, 3)")
 
 
-@NOT_REBASED
-@given(case=strategies.logprobs_lists_cases())
-def test_slice_agrees_with_reference(LogprobsLists, reference_backend, revision, case) -> None:
+def _agrees_with_reference(LogprobsLists, reference_backend, revision, case) -> None:
     args = (case["logprob_token_ids"], case["logprobs"], case["ranks"], case["cu"])
     start, end = case["start"], case["end"]
     expected = reference_backend.module.LogprobsLists(*args).slice(start, end)
@@ -193,27 +190,54 @@ def test_slice_agrees_with_reference(LogprobsLists, reference_backend, revision,
     expect_same(fields_of(found, names), fields_of(expected, names), where)
 
 
-# --- the same edge cases for the other two forms ------------------------------------
-# (their own tests, so the node ids of the 2025.10 ones above stay as they were)
+@NOT_REBASED
+def test_slice_with_empty_cu_list_treats_indices_as_rows(LogprobsLists, revision) -> None:
+    _slice(LogprobsLists, revision, *_rows(3), [], 1, 3)
+
+
+@NOT_REBASED
+def test_slice_of_empty_batch(LogprobsLists, revision) -> None:
+    _empty_batch(LogprobsLists, revision)
+
+
+@NOT_REBASED
+def test_slice_of_single_row(LogprobsLists, revision) -> None:
+    _single_row(LogprobsLists, revision, None, [0, 1])
+
+
+@NOT_REBASED
+def test_slice_with_start_after_end_is_empty(LogprobsLists, revision) -> None:
+    _start_after_end(LogprobsLists, revision, with_cu=True)
+
+
+@NOT_REBASED
+def test_slice_does_not_modify_the_original(LogprobsLists, revision) -> None:
+    _original_untouched(LogprobsLists, revision, CU)
+
+
+@NOT_REBASED
+@given(case=strategies.logprobs_lists_cases())
+def test_slice_agrees_with_reference(LogprobsLists, reference_backend, revision, case) -> None:
+    _agrees_with_reference(LogprobsLists, reference_backend, revision, case)
+
+
+# The same edge cases for the other two forms, as checks of their own (so the node ids
+# of the 2025.10 ones above stay as they were).
 
 
 @ROWS
 def test_slice_rows_of_single_row(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, *_rows(1), None, 0, 1)
+    _single_row(LogprobsLists, revision, None)
 
 
 @ROWS
 def test_slice_rows_with_start_after_end_is_empty(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, *_rows(4), None, 3, 1)
+    _start_after_end(LogprobsLists, revision, with_cu=False)
 
 
 @ROWS
 def test_slice_rows_does_not_modify_the_original(LogprobsLists, revision) -> None:
-    obj = _make(LogprobsLists, revision, *_rows(4), None)
-    attempt("slice(1, 3)", obj.slice, 1, 3)
-    values = lists_values(revision, *_rows(4))
-    expected = Members(zip(lists_fields(revision), values, strict=True))
-    expect_same(fields_of(obj, lists_fields(revision)), expected, "LogprobsLists after slice(1, 3)")
+    _original_untouched(LogprobsLists, revision, None)
 
 
 @REBASED
@@ -223,29 +247,22 @@ def test_slice_rebased_with_empty_cu_list_treats_indices_as_rows(LogprobsLists, 
 
 @REBASED
 def test_slice_rebased_of_empty_batch(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, [], [], [], None, 0, 0)
-    _slice(LogprobsLists, revision, [], [], [], [0], 0, 0)
+    _empty_batch(LogprobsLists, revision)
 
 
 @REBASED
 def test_slice_rebased_of_single_row(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, *_rows(1), None, 0, 1)
-    _slice(LogprobsLists, revision, *_rows(1), [0, 1], 0, 1)
+    _single_row(LogprobsLists, revision, None, [0, 1])
 
 
 @REBASED
 def test_slice_rebased_with_start_after_end_is_empty(LogprobsLists, revision) -> None:
-    _slice(LogprobsLists, revision, *_rows(4), None, 3, 1)
-    _slice(LogprobsLists, revision, *_rows(6), CU, 3, 1)
+    _start_after_end(LogprobsLists, revision, with_cu=True)
 
 
 @REBASED
 def test_slice_rebased_does_not_modify_the_original(LogprobsLists, revision) -> None:
-    obj = _make(LogprobsLists, revision, *_rows(6), list(CU))
-    attempt("slice(1, 3)", obj.slice, 1, 3)
-    values = (*lists_values(revision, *_rows(6)), CU)
-    expected = Members(zip(lists_fields(revision), values, strict=True))
-    expect_same(fields_of(obj, lists_fields(revision)), expected, "LogprobsLists after slice(1, 3)")
+    _original_untouched(LogprobsLists, revision, CU)
 
 
 @REBASED
@@ -253,12 +270,4 @@ def test_slice_rebased_does_not_modify_the_original(LogprobsLists, revision) -> 
 def test_slice_rebased_agrees_with_reference(
     LogprobsLists, reference_backend, revision, case
 ) -> None:
-    args = (case["logprob_token_ids"], case["logprobs"], case["ranks"], case["cu"])
-    start, end = case["start"], case["end"]
-    expected = reference_backend.module.LogprobsLists(*args).slice(start, end)
-    obj = attempt("LogprobsLists(...)", LogprobsLists, *args)
-    where = f"LogprobsLists(<{len(args[0])} rows>, cu={case['cu']}).slice({start}, {end})"
-    found = attempt(where, obj.slice, start, end)
-    expect_type(found, LogprobsLists, where)
-    names = lists_fields(revision)
-    expect_same(fields_of(found, names), fields_of(expected, names), where)
+    _agrees_with_reference(LogprobsLists, reference_backend, revision, case)
