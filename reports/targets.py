@@ -193,7 +193,6 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         "passed",
         "measured_by",
         "worst_ci",
-        "too_close",
         "status",
         "too_close_shapes",
     ]
@@ -222,7 +221,6 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                     sorted({_method(n) for n in (*rows["subject"], *rows["baseline"]) if "." in n})
                 ),
                 "worst_ci": (float(worst["ci_low"]), float(worst["ci_high"])),
-                "too_close": int(close.sum()),
                 "status": _status(rows["passed"].astype(bool), close),
                 "too_close_shapes": list(rows.loc[close, "shape"]),
             }

@@ -18,8 +18,6 @@ import pytest
 from conformance.report.records import NOT_RUN, CheckIdentity, TestRecord
 from conformance.run import nodeids
 
-__all__ = ["NOT_RUN", "CheckPlan"]
-
 
 @dataclass
 class CheckPlan:

@@ -69,7 +69,6 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "worst_shape": "backend=reference, num_reqs=256",
         "passed": False,
         "measured_by": "",
-        "too_close": 0,
         "status": targets.FAILED,
         "too_close_shapes": [],
     }
@@ -121,7 +120,7 @@ def test_a_track_with_samples_says_how_steady_its_ratio_is():
     assert bool(verdict["passed"])
     assert verdict["worst_ratio"] == 1.1 and verdict["worst_ci"] == (1.05, 1.25)
     # Only the shape whose interval holds the limit (1.2) could go either way.
-    assert verdict["too_close"] == 1
+    assert verdict["too_close_shapes"] == ["num_tokens=1024"]
 
 
 def test_tolists_with_cu_is_not_held_to_the_plain_tolists_target():
