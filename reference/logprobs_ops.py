@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from reference._arguments import require_int, require_tensor
+from reference.compiled_ranks import compiled_count
 from reference.outputs import LogprobsTensors
 
 __all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks", "top_k"]
@@ -159,11 +160,16 @@ def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> t
     comparison and count are vectorised and release the GIL, so large batches are
     split over torch's intra-op threads: no compile step, the same numbers.
     Elsewhere the count is taken in int32 (any vocabulary fits) on the device.
+    Once a device counts large batches again and again, a compiled one-pass count
+    takes over, compiled in the background (:mod:`reference.compiled_ranks`).
     """
+    compiled = compiled_count(logprobs, token_logprobs)
+    if compiled is not None:
+        return compiled
     if logprobs.device.type != "cpu":
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
-    rows = logprobs.numpy()
-    values = token_logprobs.reshape(-1).numpy()
+    rows = logprobs.detach().numpy()
+    values = token_logprobs.detach().reshape(-1).numpy()
     counts = np.empty(rows.shape[0], dtype=np.int64)
     parts = min(torch.get_num_threads(), rows.shape[0])
     if parts < 2 or rows.size < _PARALLEL_ELEMENTS:

@@ -1,0 +1,193 @@
+"""The rank count's compiled tier: eager at once, one compiled pass once it is ready.
+
+Counting, per row, the entries ``>=`` the sampled token's logprob reads the whole
+``[rows, vocab]`` batch; with ``k = 0`` it is all of gathering.  vLLM compiles it
+into one pass on its first call, a compile of seconds to a minute.  The reference
+never makes a caller wait for a compile, tiering it the way JIT runtimes do:
+
+* every call runs eagerly (:func:`reference.logprobs_ops.pessimistic_ranks`) until
+  a device has seen :data:`HOT_CALLS` counts of at least :data:`MIN_ELEMENTS`
+  entries (a decode loop, a benchmark; not a one-off check);
+* then a background thread compiles the one-pass count for that device and warms
+  it for the states a caller counts in (``no_grad`` and ``inference_mode``);
+* from the moment it is ready, each such call uses it.
+
+The compiled count runs in dynamo's run-only mode: a call whose state it was not
+warmed for (another stride, another thread count) is never compiled on the
+caller's thread; it is counted eagerly instead.  Either way the counts are the
+same integers.  While a compile runs, calls count with torch's two eager ops
+rather than numpy's per-row ones: each op hands the GIL over, and the compile
+holds it for seconds.  A compile that fails (no C++ compiler, no Triton) leaves its
+device eager for the rest of the process and says why in :func:`states`.
+
+``$OUTPUTS_REFERENCE_COMPILE=0`` keeps every call eager.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = ["HOT_CALLS", "MIN_ELEMENTS", "compiled_count", "settle", "states"]
+
+#: Counts of at least this many entries are worth a compiled pass (below it the
+#: eager count is as fast as the compiled call's own overhead).
+MIN_ELEMENTS = 1 << 18
+#: Such counts on one device before its compile starts.
+HOT_CALLS = 16
+#: The environment variable that turns the compiled tier off (``0``).
+SWITCH = "OUTPUTS_REFERENCE_COMPILE"
+
+#: Warm-up shapes: two, so the sizes are traced as symbols; at least two rows,
+#: because dynamo specialises a size of 1 (such calls stay eager, see below).
+_WARM_SHAPES = ((3, 1000), (5, 1003))
+#: The states a count is warmed for, (tensors made in, count called in): a plain
+#: caller (counted with grad off), and vLLM's runner, whose tensors come from
+#: inference mode, and a caller entering inference mode with plain tensors.
+_WARM_STATES = (
+    (nullcontext, torch.no_grad),
+    (torch.inference_mode, torch.inference_mode),
+    (nullcontext, torch.inference_mode),
+)
+
+
+def _count_at_least(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:
+    if not torch.compiler.is_compiling():
+        # Run-only mode found no compiled code for this call's state and runs the
+        # body as plain Python: say so, and the caller counts its own eager way.
+        return None
+    # int32 lanes hold any vocabulary and vectorise twice as wide as int64.
+    return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
+
+
+@dataclass
+class _Tier:
+    """One device's compiled count: how hot it is, and the compiled call once ready."""
+
+    hot_calls: int = 0
+    started: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+    run: Callable[..., torch.Tensor] | None = None
+    failure: str | None = None
+
+    def state(self) -> str:
+        if not self.started:
+            return f"eager ({self.hot_calls} of {HOT_CALLS} hot calls)"
+        if not self.done.is_set():
+            return "compiling"
+        return "compiled" if self.run is not None else f"eager: compile failed ({self.failure})"
+
+
+_TIERS: dict[str, _Tier] = {}
+_LOCK = threading.Lock()
+#: What ``torch.compile`` compiles with: inductor, or a test's stand-in.
+_BACKEND: Any = "inductor"
+
+
+def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:
+    """The int64 counts from the compiled tier, or None where this call runs eagerly.
+
+    A None also counts the call towards its device's compile when it is hot.
+    """
+    if (
+        logprobs.numel() < MIN_ELEMENTS
+        or logprobs.shape[0] < 2
+        or logprobs.dtype != torch.float32
+        or token_logprobs.dtype != torch.float32
+        or not logprobs.is_contiguous()
+        or os.environ.get(SWITCH, "1") == "0"
+    ):
+        return None
+    tier = _TIERS.get(str(logprobs.device))
+    if tier is not None and tier.run is not None:
+        # Only the states warmed for: inference mode as it is, else grad off.
+        mode = nullcontext() if torch.is_inference_mode_enabled() else torch.no_grad()
+        with mode:
+            return tier.run(_fresh(logprobs), _fresh(token_logprobs.contiguous()))
+    if tier is not None and tier.started and not tier.done.is_set():
+        return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
+    _note_hot_call(logprobs.device)
+    return None
+
+
+def _fresh(tensor: torch.Tensor) -> torch.Tensor:
+    """A view without the marks another compiled caller left on the tensor object.
+
+    vLLM's own compiled count marks the dimensions of the tensors it was given
+    as dynamic; dynamo's guards refuse compiled code warmed on unmarked ones.
+    """
+    return tensor.view(tensor.shape)
+
+
+def _note_hot_call(device: torch.device) -> None:
+    with _LOCK:
+        tier = _TIERS.setdefault(str(device), _Tier())
+        if tier.started:
+            return
+        tier.hot_calls += 1
+        if tier.hot_calls < HOT_CALLS:
+            return
+        tier.started = True
+    threading.Thread(
+        target=_compile, args=(device, tier), name=f"reference-ranks-compile-{device}", daemon=True
+    ).start()
+
+
+def _compile(device: torch.device, tier: _Tier) -> None:
+    """Compile and warm the count for ``device`` (on this background thread only)."""
+    try:
+        import torch._dynamo
+
+        # One compile thread: a single small kernel is not worth a pool of processes.
+        options: dict[str, Any] | None = {"compile_threads": 1} if _BACKEND == "inductor" else None
+        compiled = torch.compile(_count_at_least, dynamic=True, backend=_BACKEND, options=options)
+        for made_in, called_in in _WARM_STATES:
+            for rows, vocab in _WARM_SHAPES:
+                with made_in():
+                    logprobs = torch.randn(rows, vocab, device=device)
+                    token_logprobs = logprobs[:, :1].contiguous()
+                with called_in():
+                    compiled(logprobs, token_logprobs)
+        run = torch._dynamo.run(compiled)
+        with torch.no_grad():
+            if run(logprobs, token_logprobs) is None:
+                # Dynamo compiled nothing reusable (its recompile limit, a reset):
+                # every call would miss, so stay eager and say so.
+                raise RuntimeError("dynamo kept no compiled code for the count")
+        tier.run = run
+    except Exception as error:  # any failure leaves the device eager, with its reason
+        tier.failure = _reason(error)
+    finally:
+        tier.done.set()
+
+
+def _reason(error: BaseException) -> str:
+    """The root cause in one line: dynamo wraps a backend's error in its own."""
+    while (inner := getattr(error, "inner_exception", None) or error.__cause__) is not None:
+        error = inner
+    return f"{type(error).__name__}: {error}".splitlines()[0][:300]
+
+
+def settle(timeout: float | None = None) -> dict[str, str]:
+    """Wait (up to ``timeout`` seconds in all) for every compile started so far.
+
+    For a benchmark's setup, which times steady state: vLLM's compile is paid
+    there too.  Returns :func:`states`.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for tier in list(_TIERS.values()):
+        if tier.started:
+            tier.done.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    return states()
+
+
+def states() -> dict[str, str]:
+    """Each device's tier: eager (and how hot), compiling, compiled, or why it failed."""
+    return {device: tier.state() for device, tier in list(_TIERS.items())}

@@ -1,0 +1,227 @@
+"""The rank count's compiled tier: never a compile on the caller's thread, the same counts.
+
+The mechanism is tested with a stand-in compiler backend (it records its thread
+and can be slow or fail); one test compiles with inductor for real and compares
+the compiled counts with the eager ones over ties, infinities, NaNs and the states
+a caller counts in.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from reference import compiled_ranks
+from reference.logprobs_ops import pessimistic_ranks
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Large enough to count as hot: 8 rows over a 32768 vocabulary.
+ROWS, VOCAB = 8, 1 << 15
+
+
+def eager_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> list[int]:
+    return [
+        sum(1 for x in row if x >= v)
+        for row, v in zip(logprobs.tolist(), token_logprobs.reshape(-1).tolist(), strict=True)
+    ]
+
+
+class StandIn:
+    """A ``torch.compile`` backend that records the thread it compiles on."""
+
+    def __init__(self, delay: float = 0.0, fail: bool = False) -> None:
+        self.delay, self.fail = delay, fail
+        self.threads: list[threading.Thread] = []
+
+    def __call__(self, graph: torch.fx.GraphModule, example_inputs: list) -> object:
+        self.threads.append(threading.current_thread())
+        time.sleep(self.delay)
+        if self.fail:
+            raise RuntimeError("no C++ compiler found")
+        return graph.forward
+
+
+@pytest.fixture
+def fresh_tiers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
+    """No device hot yet, compiled with inductor unless a test sets a stand-in."""
+    tiers: dict = {}
+    monkeypatch.setattr(compiled_ranks, "_TIERS", tiers)
+    monkeypatch.delenv(compiled_ranks.SWITCH, raising=False)
+    yield tiers
+    compiled_ranks.settle(timeout=60)
+    torch._dynamo.reset()  # each test's compiled code goes, not counting towards dynamo's limit
+
+
+def batch(rows: int = ROWS, vocab: int = VOCAB, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    logprobs = (torch.randn(rows, vocab, generator=generator) * 4).log_softmax(-1)
+    token_ids = torch.randint(0, vocab, (rows, 1), generator=generator)
+    return logprobs, logprobs.gather(-1, token_ids)
+
+
+def test_calls_stay_eager_until_hot_and_the_compile_runs_off_the_callers_thread(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in = StandIn(delay=1.0)
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
+    logprobs, token_logprobs = batch()
+    wanted = pessimistic_ranks(logprobs, token_logprobs).tolist()
+    for _ in range(compiled_ranks.HOT_CALLS - 2):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.states() == {
+        "cpu": f"eager ({compiled_ranks.HOT_CALLS - 1} of {compiled_ranks.HOT_CALLS} hot calls)"
+    }
+
+    started = time.monotonic()
+    assert pessimistic_ranks(logprobs, token_logprobs).tolist() == wanted  # the hot call
+    assert pessimistic_ranks(logprobs, token_logprobs).tolist() == wanted  # while compiling
+    assert time.monotonic() - started < 1.0, "a caller waited for the compile"
+    assert compiled_ranks.states() == {"cpu": "compiling"}
+
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled"}
+    assert stand_in.threads and threading.main_thread() not in stand_in.threads
+    compiled = compiled_ranks.compiled_count(logprobs, token_logprobs)
+    assert compiled is not None and compiled.dtype == torch.int64
+    assert compiled.tolist() == wanted == eager_ranks(logprobs, token_logprobs)
+
+
+def test_a_failed_compile_leaves_the_device_eager_and_says_why(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn(fail=True))
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        counts = pessimistic_ranks(logprobs, token_logprobs)
+    state = compiled_ranks.settle(timeout=60)["cpu"]
+    assert state.startswith("eager: compile failed (") and "no C++ compiler found" in state
+    assert compiled_ranks.compiled_count(logprobs, token_logprobs) is None
+    assert pessimistic_ranks(logprobs, token_logprobs).tolist() == counts.tolist()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(1, 1 << 20), (4, 1000)],
+    ids=["one row (dynamo specialises size 1)", "below MIN_ELEMENTS"],
+)
+def test_one_row_and_small_counts_never_heat_up(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, int]
+) -> None:
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn())
+    logprobs, token_logprobs = batch(*shape)
+    for _ in range(compiled_ranks.HOT_CALLS + 1):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.states() == {}
+
+
+def test_the_switch_keeps_every_call_eager(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn())
+    monkeypatch.setenv(compiled_ranks.SWITCH, "0")
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS + 1):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.states() == {}
+
+
+def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn())
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled"}
+    # Warmed for tensors without autograd: one that requires grad misses the
+    # compiled code, and run-only mode must not compile it on this thread.
+    tracked = logprobs.clone().requires_grad_()
+    assert compiled_ranks.compiled_count(tracked, token_logprobs) is None
+    assert pessimistic_ranks(tracked, token_logprobs).tolist() == eager_ranks(
+        logprobs, token_logprobs
+    )
+
+
+@pytest.mark.skipif(
+    not (shutil.which("c++") or shutil.which("g++")), reason="inductor needs a C++ compiler"
+)
+def test_inductors_compiled_counts_equal_the_eager_ones(fresh_tiers: dict) -> None:
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.settle(timeout=600) == {"cpu": "compiled"}
+
+    odd = logprobs.clone()
+    odd[0, :100] = odd[0, 5]  # a hundred-way tie with the token
+    odd[1, 7] = float("inf")  # the token is +inf: only itself counts
+    odd[2, ::3] = float("-inf")
+    odd[3, 11] = float("nan")  # a NaN token: nothing is >= it
+    odd[4, 200:300] = float("nan")  # NaN entries count for no token
+    token_ids = torch.tensor([[5], [7], [9], [11], [0], [VOCAB - 1], [250], [3]])
+    odd_tokens = odd.gather(-1, token_ids)
+    cases = {
+        "random": (logprobs, token_logprobs),
+        "ties, infinities, NaNs": (odd, odd_tokens),
+        "another shape": batch(rows=17, vocab=151936 // 8, seed=3),
+    }
+    for name, (rows, tokens) in cases.items():
+        wanted = eager_ranks(rows, tokens)
+        for state, mode in [
+            ("plain", torch.enable_grad),
+            ("no_grad", torch.no_grad),
+            ("inference_mode", torch.inference_mode),
+        ]:
+            with mode():
+                counts = compiled_ranks.compiled_count(rows, tokens)
+            assert counts is not None, f"{name}, {state}: the compiled code missed"
+            assert counts.tolist() == wanted, f"{name}, {state}"
+
+    # Tensors made in inference mode (vLLM's runner), and ones another compiled
+    # caller marked dynamic (vLLM's own rank count does), still hit.
+    with torch.inference_mode():
+        made_there = logprobs.clone()
+        counts = compiled_ranks.compiled_count(made_there, token_logprobs.clone())
+    assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
+    marked = logprobs.clone()
+    torch._dynamo.mark_dynamic(marked, 0)
+    counts = compiled_ranks.compiled_count(marked, token_logprobs)
+    assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
+
+
+def test_the_process_exits_cleanly_while_a_compile_runs() -> None:
+    script = textwrap.dedent(
+        f"""
+        import time, torch
+        from reference import compiled_ranks
+        from reference.logprobs_ops import pessimistic_ranks
+
+        def slow(graph, inputs):
+            time.sleep(60)
+            return graph.forward
+
+        compiled_ranks._BACKEND = slow
+        logprobs = torch.randn({ROWS}, {VOCAB})
+        for _ in range(compiled_ranks.HOT_CALLS):
+            pessimistic_ranks(logprobs, logprobs[:, :1].contiguous())
+        deadline = time.monotonic() + 60
+        while compiled_ranks.states()["cpu"] != "compiling" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(compiled_ranks.states()["cpu"])
+        """
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "compiling"
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 55, "exit waited for the compile"
