@@ -100,11 +100,23 @@ class _BesideAPeer(DeviceBenchmark):
         logprobs, token_ids = _host_inputs(num_tokens, vocabulary)
         self.logprobs, self.token_ids = logprobs.to(device), token_ids.to(device)
         self.k = num_logprobs
-        self.their_gather(self.logprobs, self.k, self.token_ids)  # a compile happens here
-        self.steady()
+        self.their_steady(num_tokens, vocabulary)
+        self.our_steady()
         self.sync()
 
-    def steady(self) -> None:
+    def their_steady(self, num_tokens: int, vocabulary: int) -> None:
+        """The peer at a serving loop's steady state, its compile paid here.
+
+        A runner's batch size changes from step to step: vLLM's ``torch.compile``d
+        rank count compiles for the first size, recompiles once with a dynamic batch
+        dimension at the second (dynamo's automatic dynamic) and keeps that kernel,
+        so the peer sees another batch size first, as the conformance warm-up does.
+        """
+        other, other_ids = _host_inputs(num_tokens + 1, vocabulary)
+        self.their_gather(other.to(self.device), self.k, other_ids.to(self.device))
+        self.their_gather(self.logprobs, self.k, self.token_ids)
+
+    def our_steady(self) -> None:
         """Ours at steady state too: the reference's rank count tiers up after repeated
         large calls, compiling in the background (``reference.compiled_ranks``)."""
         try:
