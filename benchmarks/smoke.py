@@ -10,7 +10,8 @@ interpreter.  asv exits 2 when a benchmark failed and 1 when the suite cannot be
 imported; this script also fails when no benchmark ran at all, and lists the
 failed benchmarks last so a CI log shows them without scrolling.  A benchmark
 that raises ``NotImplementedError`` in ``setup`` (device absent, producer missing)
-is skipped, not failed.
+is skipped, not failed.  The reference's rank count stays eager here
+(``OUTPUTS_REFERENCE_COMPILE=0`` unless set): a smoke run times nothing.
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ def ran_any(output: str) -> bool:
     return any(_STATUS_LINE.match(line) for line in output.splitlines())
 
 
+def smoke_environment() -> dict[str, str]:
+    """This process's environment, the reference's rank count kept eager unless the
+    caller chose: a smoke run times nothing, and every benchmark process would
+    otherwise wait seconds for its own background compile of the count (its speed
+    is for the timed runs; ``tests/reference`` tests the compiled tier itself)."""
+    from reference.compiled_ranks import SWITCH
+
+    return {SWITCH: "0", **os.environ}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(ROOT / "asv.conf.json"))
@@ -68,7 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("+", " ".join(command), flush=True)
     start = time.monotonic()
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        env=smoke_environment(),
     )
     assert process.stdout is not None
     lines = []
