@@ -83,6 +83,16 @@ class RatioTarget:
     #: A ``track_`` benchmark reporting the per-call overhead in microseconds,
     #: shown beside the ratio (what a ratio hides at small shapes).
     overhead: re.Pattern[str] | None = None
+    #: A ``track_`` benchmark of our time over one plain read of the same input (the
+    #: least work any way must do: the memory floor).  A shape too close to call
+    #: whose ratio meets the limit is decided there when ours runs at that floor:
+    #: the peer cannot read the input meaningfully faster either, so the two tie.
+    #: Only for a slowdown allowance (``higher_is_better`` False).
+    floor: re.Pattern[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.floor is not None and self.higher_is_better:
+            raise ValueError(f"{self.key}: a memory floor decides only a slowdown allowance")
 
 
 TARGETS = (
@@ -147,6 +157,7 @@ TARGETS = (
         higher_is_better=False,
         ratio_label="our time / vLLM's own (x)",
         direct=re.compile(r"gather_ratio_to_vllm$", re.I),
+        floor=re.compile(r"gather_ratio_to_read_floor$", re.I),
     ),
 )
 

@@ -7,6 +7,7 @@ mean anything (DESIGN section 5), and they are what the targets are stated in.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -118,6 +119,7 @@ def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     the target applies to (``from_size``)."""
     direct = direct_rows(frame, target)
     found = direct if not direct.empty else pairs(frame, target)
+    found = _with_floor_ratio(found, frame, target)
     if target.from_size is None or found.empty:
         return found
     param, smallest = target.from_size
@@ -151,12 +153,16 @@ def _backend_of(rows: pd.DataFrame) -> pd.Series:
     return pd.Series("", index=rows.index)
 
 
-def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
-    """Rows of a ``track_`` benchmark whose value already is the target's ratio."""
-    if target.direct is None:
+def direct_rows(
+    frame: pd.DataFrame, target: RatioTarget, track: re.Pattern[str] | None = None
+) -> pd.DataFrame:
+    """Rows of a ``track_`` benchmark whose value already is the target's ratio
+    (``track``: another ratio track of the same shapes, judged by the same limit)."""
+    track = target.direct if track is None else track
+    if track is None:
         return pd.DataFrame(columns=list(PAIR_COLUMNS))
     rows = frame[
-        frame["benchmark"].str.contains(target.direct, na=False)
+        frame["benchmark"].str.contains(track, na=False)
         & (frame["type"] == "track")
         & (frame["status"] == STATUS_OK)
     ]
@@ -180,6 +186,29 @@ def direct_rows(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     return _frame(out)
 
 
+#: Measured rows are matched to their floor track on these columns.
+_SHAPE_KEY = ["machine", "commit", "device", "shape", "backend"]
+
+
+def _with_floor_ratio(
+    found: pd.DataFrame, frame: pd.DataFrame, target: RatioTarget
+) -> pd.DataFrame:
+    """``found`` with a ``floor_ratio`` column: our time over one plain read of the
+    same input at that shape (NaN where the target has no floor track or it has no
+    result there)."""
+    if found.empty or target.floor is None:
+        return found.assign(floor_ratio=math.nan)
+    floor = direct_rows(frame, target, track=target.floor)
+    if floor.empty:
+        return found.assign(floor_ratio=math.nan)
+    floor = floor.assign(backend=_backend_of(floor))[[*_SHAPE_KEY, "ratio"]]
+    floor = floor.drop_duplicates(_SHAPE_KEY, keep="last")
+    keyed = found.assign(backend=_backend_of(found))
+    merged = keyed.merge(floor.rename(columns={"ratio": "floor_ratio"}), on=_SHAPE_KEY, how="left")
+    merged.index = found.index
+    return found.assign(floor_ratio=merged["floor_ratio"])
+
+
 def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     """Per machine and device: shapes measured, worst ratio, pass when every shape passes."""
     columns = [
@@ -195,6 +224,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         "worst_ci",
         "status",
         "too_close_shapes",
+        "at_floor_shapes",
     ]
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
@@ -206,7 +236,8 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         worst = rows.loc[
             rows["ratio"].idxmin() if target.higher_is_better else rows["ratio"].idxmax()
         ]
-        close = _too_close(rows, target)
+        at_floor = _decided_at_floor(rows, target)
+        close = _too_close(rows, target) & ~at_floor
         out.append(
             {
                 "machine": machine,
@@ -223,6 +254,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "worst_ci": (float(worst["ci_low"]), float(worst["ci_high"])),
                 "status": _status(rows["passed"].astype(bool), close),
                 "too_close_shapes": list(rows.loc[close, "shape"]),
+                "at_floor_shapes": list(rows.loc[at_floor & _too_close(rows, target), "shape"]),
             }
         )
     return pd.DataFrame(out, columns=columns)
@@ -244,6 +276,22 @@ def _too_close(rows: pd.DataFrame, target: RatioTarget) -> pd.Series:
     high = pd.to_numeric(rows["ci_high"], errors="coerce")
     near = (ratio - target.limit).abs() <= PROCESS_SPREAD * target.limit
     return near | ((low <= target.limit) & (target.limit <= high))
+
+
+#: How close to one plain read of the input ours must run to be at the memory floor.
+AT_FLOOR = 1.0 + PROCESS_SPREAD
+
+
+def _decided_at_floor(rows: pd.DataFrame, target: RatioTarget) -> pd.Series:
+    """Shapes a rerun cannot turn although their ratio is close to the limit: the
+    ratio meets the limit and ours runs at the memory floor (within
+    :data:`PROCESS_SPREAD` of one plain read of the input), where the peer, which
+    must read the same input, cannot be meaningfully faster.  A tie at the
+    bandwidth the machine has, not a miss."""
+    if target.floor is None or "floor_ratio" not in rows.columns:
+        return pd.Series(False, index=rows.index)
+    floor_ratio = pd.to_numeric(rows["floor_ratio"], errors="coerce")
+    return rows["passed"].astype(bool) & (floor_ratio <= AT_FLOOR)
 
 
 def _status(passed: pd.Series, too_close: pd.Series) -> str:

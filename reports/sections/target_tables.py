@@ -54,6 +54,7 @@ def targets_section(current: pd.DataFrame) -> Section:
                     "worst ratio",
                     "its 99% CI",
                     "at shape",
+                    *(["decided at the memory floor"] if target.floor else []),
                     *(["per-call overhead (µs)"] if overheads else []),
                     "result",
                     "measured by",
@@ -68,6 +69,7 @@ def targets_section(current: pd.DataFrame) -> Section:
                         fmt_ratio(r.worst_ratio),
                         fmt_interval(r.worst_ci) or "-",
                         r.worst_shape,
+                        *([len(r.at_floor_shapes)] if target.floor else []),
                         *(
                             [overheads.get((r.machine, r.device, r.backend), "-")]
                             if overheads
@@ -87,6 +89,16 @@ def targets_section(current: pd.DataFrame) -> Section:
                 Paragraph(
                     f"Judged from {param} = {smallest} up: below it a fixed cost per call "
                     "dominates, which the per-call overhead column shows."
+                )
+            )
+        if target.floor is not None:
+            blocks.append(
+                Paragraph(
+                    "A shape too close to call whose ratio meets the limit is decided at the "
+                    f"memory floor when ours runs within {targets.PROCESS_SPREAD:.0%} of one "
+                    "plain read of the same input (`track_"
+                    f"{target.floor.pattern.rstrip('$')}`): the peer must read that input too, so it "
+                    "cannot be meaningfully faster; the two tie at the machine's bandwidth."
                 )
             )
         missing = _missing_shapes(current, target)

@@ -35,11 +35,11 @@ def verdict_section(data: ReportInput) -> Section:
             f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes "
             f"{'over the limit' if r.status == targets.UNDECIDED else 'miss it'}, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
-            f"{_too_close_note(r.too_close_shapes)}"
+            f"{_too_close_note(r.too_close_shapes)}{_at_floor_note(r.at_floor_shapes)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}"
-            f"{_too_close_note(r.too_close_shapes)}"
+            f"{_too_close_note(r.too_close_shapes)}{_at_floor_note(r.at_floor_shapes)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -141,6 +141,17 @@ def _too_close_note(shapes: list[str]) -> str:
         f"; {len(shapes)} shape(s) too close to call, {' and '.join(shapes)} (within "
         f"{targets.PROCESS_SPREAD:.0%} of the limit, or its 99% CI holds it: another run "
         "could turn the verdict)"
+    )
+
+
+def _at_floor_note(shapes: list[str]) -> str:
+    if not shapes:
+        return ""
+    return (
+        f"; {len(shapes)} shape(s) decided at the memory floor, {' and '.join(shapes)} "
+        f"(close to the limit, but ours runs within {targets.PROCESS_SPREAD:.0%} of one "
+        "plain read of the input, which the peer cannot beat: a tie at the machine's "
+        "bandwidth)"
     )
 
 

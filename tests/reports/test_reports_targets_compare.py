@@ -71,6 +71,7 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "measured_by": "",
         "status": targets.FAILED,
         "too_close_shapes": [],
+        "at_floor_shapes": [],
     }
 
 
