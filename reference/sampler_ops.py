@@ -10,7 +10,7 @@ cross the tensor/Python boundary once per batch rather than once per row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import accumulate, chain
+from itertools import chain
 
 import numpy as np
 import torch
@@ -133,17 +133,27 @@ def unpad_sampled_token_ids(
         # ~1.3 us that detach().cpu().numpy() costs, and gives the same Python ints.
         return _unpad_rows(sampled.tolist(), vocab_size)
     # Unsigned and other uncommon integer dtypes take the numpy path at every size.
-    array = sampled.detach().cpu().numpy()
+    # An integer tensor never requires grad: no detach() (~0.5 us of a ~10 us call).
+    array = sampled.numpy() if sampled.is_cpu else sampled.cpu().numpy()
     valid = array != PLACEHOLDER_TOKEN_ID
     if vocab_size is not None:
         valid &= array < vocab_size
-    if valid.all():
+    # Where each row's survivors end in the flattened survivors: one running count
+    # over the whole batch, read at each row's last column (a per-row sum is a
+    # reduction per row, several times dearer for the short rows of drafts).
+    width = array.shape[1]
+    if width == 0 or array.shape[0] == 0:
+        return [[] for _ in range(array.shape[0])]
+    ends = np.cumsum(valid, axis=None, dtype=np.intp)[width - 1 :: width].tolist()
+    if ends[-1] == array.size:  # nothing to drop
         return array.tolist()
-
     flat = array[valid].tolist()
-    ends = list(accumulate(valid.sum(axis=1).tolist()))
-    starts = [0, *ends[:-1]]
-    return [flat[s:e] for s, e in zip(starts, ends, strict=True)]
+    rows = []
+    start = 0
+    for end in ends:
+        rows.append(flat[start:end])
+        start = end
+    return rows
 
 
 def _unpad_rows(rows: list[list[int]], vocab_size: int | None) -> list[list[int]]:
