@@ -35,11 +35,13 @@ def verdict_section(data: ReportInput) -> Section:
             f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes "
             f"{'over the limit' if r.status == targets.UNDECIDED else 'miss it'}, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
-            f"{_too_close_note(r.too_close_shapes)}{_at_floor_note(r.at_floor_shapes)}"
+            f"{_shapes_note(r.too_close_shapes, *_TOO_CLOSE)}"
+            f"{_shapes_note(r.at_floor_shapes, *_AT_FLOOR)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}"
-            f"{_too_close_note(r.too_close_shapes)}{_at_floor_note(r.at_floor_shapes)}"
+            f"{_shapes_note(r.too_close_shapes, *_TOO_CLOSE)}"
+            f"{_shapes_note(r.at_floor_shapes, *_AT_FLOOR)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -134,25 +136,23 @@ def _interval_note(interval: tuple[float, float]) -> str:
     return f" (99% CI {text})" if text else ""
 
 
-def _too_close_note(shapes: list[str]) -> str:
-    if not shapes:
-        return ""
-    return (
-        f"; {len(shapes)} shape(s) too close to call, {' and '.join(shapes)} (within "
-        f"{targets.PROCESS_SPREAD:.0%} of the limit, or its 99% CI holds it: another run "
-        "could turn the verdict)"
-    )
+#: What a shape's note says of it, and why: a verdict one run cannot decide, and
+#: one the memory floor decides.
+_TOO_CLOSE = (
+    "too close to call",
+    f"within {targets.PROCESS_SPREAD:.0%} of the limit, or its 99% CI holds it: another "
+    "run could turn the verdict",
+)
+_AT_FLOOR = (
+    "decided at the memory floor",
+    f"close to the limit, but ours runs within {targets.PROCESS_SPREAD:.0%} of one plain "
+    "read of the input, which the peer cannot beat: a tie at the machine's bandwidth",
+)
 
 
-def _at_floor_note(shapes: list[str]) -> str:
-    if not shapes:
-        return ""
-    return (
-        f"; {len(shapes)} shape(s) decided at the memory floor, {' and '.join(shapes)} "
-        f"(close to the limit, but ours runs within {targets.PROCESS_SPREAD:.0%} of one "
-        "plain read of the input, which the peer cannot beat: a tie at the machine's "
-        "bandwidth)"
-    )
+def _shapes_note(shapes: list[str], what: str, why: str) -> str:
+    """'; 2 shape(s) WHAT, A and B (WHY)', or nothing without shapes."""
+    return f"; {len(shapes)} shape(s) {what}, {' and '.join(shapes)} ({why})" if shapes else ""
 
 
 def _status_word(statuses: pd.Series) -> str:

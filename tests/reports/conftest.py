@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ import pytest
 from .fixtures.tiny_asv_project import AsvProject, build_project
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# The tests import ``result_rows`` (hand-made frame rows) by name.
+if str(FIXTURES.parent) not in sys.path:
+    sys.path.insert(0, str(FIXTURES.parent))
 
 #: Results of the tiny project recorded by ``build_project(full=True)`` and checked
 #: in, so most tests need no asv run.  Re-record after changing the tiny project

@@ -6,6 +6,7 @@ import re
 
 import pandas as pd
 import pytest
+from result_rows import result_row
 
 from reports import catalog, content, render_markdown, targets
 from reports.document import PASS, UNDECIDED
@@ -19,25 +20,10 @@ IN_CACHE = (64, 32000, 5)
 
 def _track(method: str, value: float, shape: tuple[int, int, int], backend: str = "reference"):
     num_tokens, vocabulary, num_logprobs = shape
-    return {
-        "benchmark": f"{BESIDE}.{method}",
-        "device": "cpu",
-        "value": value,
-        "unit": "ratio",
-        "status": "ok",
-        "type": "track",
-        "params": f"backend={backend}, num_tokens={num_tokens}, vocabulary={vocabulary}, "
-        f"num_logprobs={num_logprobs}",
-        "commit": "c" * 40,
-        "date": pd.Timestamp("2026-01-01", tz="UTC"),
-        "machine": "box",
-        "env": "existing",
-        "version_mismatch": False,
-        "backend": backend,
-        "num_tokens": num_tokens,
-        "vocabulary": vocabulary,
-        "num_logprobs": num_logprobs,
-    }
+    return result_row(
+        f"{BESIDE}.{method}", value, backend=backend, kind="track", unit="ratio",
+        num_tokens=num_tokens, vocabulary=vocabulary, num_logprobs=num_logprobs,
+    )  # fmt: skip
 
 
 def _frame(ratio: float, floor: float | None, floor_backend: str = "reference") -> pd.DataFrame:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from result_rows import result_row
 
 from reports import content, plots, releases, render_html, render_markdown
 from reports.sections import release_view
@@ -23,22 +24,7 @@ SLICE_TIMES = {
 
 
 def _row(benchmark: str, backend: str, value: float, **params: object) -> dict[str, object]:
-    return {
-        "benchmark": benchmark,
-        "device": "cpu",
-        "value": value,
-        "unit": "seconds",
-        "status": "ok",
-        "type": "time",
-        "params": ", ".join(f"{k}={v}" for k, v in {"backend": backend, **params}.items()),
-        "commit": "c" * 40,
-        "date": pd.Timestamp("2026-01-01", tz="UTC"),
-        "machine": "box",
-        "env": "existing",
-        "version_mismatch": False,
-        "backend": backend,
-        **params,
-    }
+    return result_row(benchmark, value, backend=backend, **params)
 
 
 @pytest.fixture

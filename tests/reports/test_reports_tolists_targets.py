@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from result_rows import result_row
 
 from reports import catalog, content, render_markdown, targets
 from reports.document import PASS, UNDECIDED
@@ -14,22 +15,10 @@ BASELINES = "tolists.ToListsAgainstBaselines"
 
 
 def _track(method: str, value: float, unit: str, num_tokens: int, backend: str = "reference"):
-    return {
-        "benchmark": f"{BASELINES}.{method}",
-        "device": "cpu",
-        "value": value,
-        "unit": unit,
-        "status": "ok",
-        "type": "track",
-        "params": f"backend={backend}, num_tokens={num_tokens}",
-        "commit": "c" * 40,
-        "date": pd.Timestamp("2026-01-01", tz="UTC"),
-        "machine": "box",
-        "env": "existing",
-        "version_mismatch": False,
-        "backend": backend,
-        "num_tokens": num_tokens,
-    }
+    return result_row(
+        f"{BASELINES}.{method}", value, backend=backend, kind="track", unit=unit,
+        num_tokens=num_tokens,
+    )  # fmt: skip
 
 
 def _frame() -> pd.DataFrame:
