@@ -157,7 +157,7 @@ def direct_rows(
     frame: pd.DataFrame, target: RatioTarget, track: re.Pattern[str] | None = None
 ) -> pd.DataFrame:
     """Rows of a ``track_`` benchmark whose value already is the target's ratio
-    (``track``: another ratio track of the same shapes, judged by the same limit)."""
+    (``track``: another ratio track of the same shapes, read for its ratio only)."""
     track = target.direct if track is None else track
     if track is None:
         return pd.DataFrame(columns=list(PAIR_COLUMNS))
@@ -236,8 +236,9 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         worst = rows.loc[
             rows["ratio"].idxmin() if target.higher_is_better else rows["ratio"].idxmax()
         ]
-        at_floor = _decided_at_floor(rows, target)
-        close = _too_close(rows, target) & ~at_floor
+        near = _too_close(rows, target)
+        at_floor = near & _decided_at_floor(rows, target)
+        close = near & ~at_floor
         out.append(
             {
                 "machine": machine,
@@ -254,7 +255,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "worst_ci": (float(worst["ci_low"]), float(worst["ci_high"])),
                 "status": _status(rows["passed"].astype(bool), close),
                 "too_close_shapes": list(rows.loc[close, "shape"]),
-                "at_floor_shapes": list(rows.loc[at_floor & _too_close(rows, target), "shape"]),
+                "at_floor_shapes": list(rows.loc[at_floor, "shape"]),
             }
         )
     return pd.DataFrame(out, columns=columns)
@@ -283,7 +284,7 @@ AT_FLOOR = 1.0 + PROCESS_SPREAD
 
 
 def _decided_at_floor(rows: pd.DataFrame, target: RatioTarget) -> pd.Series:
-    """Shapes a rerun cannot turn although their ratio is close to the limit: the
+    """Shapes a rerun cannot turn even where their ratio is close to the limit: the
     ratio meets the limit and ours runs at the memory floor (within
     :data:`PROCESS_SPREAD` of one plain read of the input), where the peer, which
     must read the same input, cannot be meaningfully faster.  A tie at the

@@ -35,13 +35,10 @@ def verdict_section(data: ReportInput) -> Section:
             f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes "
             f"{'over the limit' if r.status == targets.UNDECIDED else 'miss it'}, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
-            f"{_shapes_note(r.too_close_shapes, *_TOO_CLOSE)}"
-            f"{_shapes_note(r.at_floor_shapes, *_AT_FLOOR)}"
+            f"{_shape_notes(r)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
-            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}"
-            f"{_shapes_note(r.too_close_shapes, *_TOO_CLOSE)}"
-            f"{_shapes_note(r.at_floor_shapes, *_AT_FLOOR)}"
+            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}{_shape_notes(r)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -148,6 +145,13 @@ _AT_FLOOR = (
     f"close to the limit, but ours runs within {targets.PROCESS_SPREAD:.0%} of one plain "
     "read of the input, which the peer cannot beat: a tie at the machine's bandwidth",
 )
+
+
+def _shape_notes(verdict: Any) -> str:
+    """The shapes one run cannot decide, and those the memory floor decided."""
+    return _shapes_note(verdict.too_close_shapes, *_TOO_CLOSE) + _shapes_note(
+        verdict.at_floor_shapes, *_AT_FLOOR
+    )
 
 
 def _shapes_note(shapes: list[str], what: str, why: str) -> str:
