@@ -156,6 +156,25 @@ def test_unpad_with_vocab_size_drops_ids_at_or_beyond_it():
     assert unpad_sampled_token_ids(sampled, vocab_size=13) == [[9, 10, 11], [3, 12, 4, 10]]
 
 
+# Shapes on both sides of each path's limit: one-id rows (plain decoding) and draft
+# rows filter in Python up to a size, then in numpy; rows wider than 255 count their
+# survivors another way.
+@pytest.mark.parametrize(
+    "shape", [(200, 1), (256, 1), (257, 1), (1024, 1), (24, 4), (25, 4), (64, 9), (5, 300)]
+)
+@pytest.mark.parametrize("vocab_size", [None, 1000])
+def test_unpad_agrees_with_the_per_row_mask_on_each_side_of_each_path(shape, vocab_size):
+    generator = np.random.default_rng(sum(shape))
+    ids = generator.integers(0, 1100, size=shape)
+    ids.flat[::7] = 1000  # exactly the vocabulary's size: dropped only with vocab_size
+    # Placeholders anywhere (a quarter of the entries), not only as trailing padding.
+    ids[generator.random(shape) < 0.25] = PLACEHOLDER_TOKEN_ID
+    sampled = torch.from_numpy(ids.astype(np.int32))
+    rows = unpad_sampled_token_ids(sampled, vocab_size=vocab_size)
+    assert rows == naive_unpad(sampled, vocab_size)
+    assert all(type(tok) is int for row in rows for tok in row)
+
+
 @pytest.mark.parametrize("dtype", rst.INTEGER_DTYPES, ids=str)
 def test_unpad_accepts_any_integer_dtype(dtype):
     sampled = torch.tensor([[1, 2], [3, 100]], dtype=dtype)
