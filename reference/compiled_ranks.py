@@ -8,12 +8,15 @@ never makes a caller wait for a compile, tiering it the way JIT runtimes do:
 * every call runs eagerly (:func:`reference.logprobs_ops.pessimistic_ranks`) until
   a device has seen :data:`HOT_CALLS` counts of at least :data:`MIN_ELEMENTS`
   entries (a decode loop, a benchmark; not a one-off check);
-* then a background thread compiles the one-pass count for that device and warms
-  it for the states a caller counts in (``no_grad`` and ``inference_mode``);
+* then a background thread builds the one-pass count for that device: on CPU a C
+  loop (:mod:`reference.native_count`, a tenth of a second, and twice inductor's
+  speed on a batch in cache), elsewhere, or where no C compiler with OpenMP is
+  found, ``torch.compile`` of the count, warmed for the states a caller counts in
+  (``no_grad`` and ``inference_mode``);
 * from the moment it is ready, each such call uses it.
 
-The compiled count runs in dynamo's run-only mode: a call whose state it was not
-warmed for (another stride, another thread count) is never compiled on the
+``torch.compile``'s count runs in dynamo's run-only mode: a call whose state it
+was not warmed for (another stride, another thread count) is never compiled on the
 caller's thread; it is counted eagerly instead.  Either way the counts are the
 same integers.  While a compile runs, calls count with torch's two eager ops
 rather than numpy's per-row ones: each op hands the GIL over, and the compile
@@ -28,12 +31,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from reference import native_count
 
 __all__ = ["HOT_CALLS", "MIN_ELEMENTS", "compiled_count", "settle", "states"]
 
@@ -74,7 +78,9 @@ class _Tier:
     hot_calls: int = 0
     started: bool = False
     done: threading.Event = field(default_factory=threading.Event)
-    run: Callable[..., torch.Tensor] | None = None
+    run: native_count.Count | None = None
+    #: Which compiled count runs (the C loop or torch.compile), for :func:`states`.
+    kind: str = ""
     failure: str | None = None
 
     def state(self) -> str:
@@ -82,13 +88,18 @@ class _Tier:
             return f"eager ({self.hot_calls} of {HOT_CALLS} hot calls)"
         if not self.done.is_set():
             return "compiling"
-        return "compiled" if self.run is not None else f"eager: compile failed ({self.failure})"
+        if self.run is None:
+            return f"eager: compile failed ({self.failure})"
+        return f"compiled ({self.kind})"
 
 
 _TIERS: dict[str, _Tier] = {}
 _LOCK = threading.Lock()
 #: What ``torch.compile`` compiles with: inductor, or a test's stand-in.
 _BACKEND: Any = "inductor"
+#: Whether a CPU tries the C loop before ``torch.compile`` (a test turns it off to
+#: see the ``torch.compile`` path on CPU).
+_NATIVE_ON_CPU = True
 
 
 def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:
@@ -107,10 +118,7 @@ def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torc
         return None
     tier = _TIERS.get(str(logprobs.device))
     if tier is not None and tier.run is not None:
-        # Only the states warmed for: inference mode as it is, else grad off.
-        mode = nullcontext() if torch.is_inference_mode_enabled() else torch.no_grad()
-        with mode:
-            return tier.run(_fresh(logprobs), _fresh(token_logprobs.contiguous()))
+        return tier.run(logprobs, token_logprobs)
     if tier is not None and tier.started and not tier.done.is_set():
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
     _note_hot_call(logprobs.device)
@@ -141,31 +149,58 @@ def _note_hot_call(device: torch.device) -> None:
 
 
 def _compile(device: torch.device, tier: _Tier) -> None:
-    """Compile and warm the count for ``device`` (on this background thread only)."""
+    """Build and warm the count for ``device`` (on this background thread only)."""
     try:
-        import torch._dynamo
-
-        # One compile thread: a single small kernel is not worth a pool of processes.
-        options: dict[str, Any] | None = {"compile_threads": 1} if _BACKEND == "inductor" else None
-        compiled = torch.compile(_count_at_least, dynamic=True, backend=_BACKEND, options=options)
-        for made_in, called_in in _WARM_STATES:
-            for rows, vocab in _WARM_SHAPES:
-                with made_in():
-                    logprobs = torch.randn(rows, vocab, device=device)
-                    token_logprobs = logprobs[:, :1].contiguous()
-                with called_in():
-                    compiled(logprobs, token_logprobs)
-        run = torch._dynamo.run(compiled)
-        with torch.no_grad():
-            if run(logprobs, token_logprobs) is None:
-                # Dynamo compiled nothing reusable (its recompile limit, a reset):
-                # every call would miss, so stay eager and say so.
-                raise RuntimeError("dynamo kept no compiled code for the count")
-        tier.run = run
+        tier.kind, tier.run = _built(device)
     except Exception as error:  # any failure leaves the device eager, with its reason
         tier.failure = _reason(error)
     finally:
         tier.done.set()
+
+
+def _built(device: torch.device) -> tuple[str, native_count.Count]:
+    """The fastest count that builds for ``device``, and what it is."""
+    if device.type != "cpu" or not _NATIVE_ON_CPU:
+        return "torch.compile", _torch_compiled(device)
+    try:
+        return "C loop", native_count.build()
+    except Exception as error:
+        native_failure = _reason(error)
+    try:
+        count = _torch_compiled(device)
+    except Exception as error:
+        raise RuntimeError(f"{_reason(error)}; the C loop: {native_failure}") from None
+    return f"torch.compile; the C loop did not build: {native_failure}", count
+
+
+def _torch_compiled(device: torch.device) -> native_count.Count:
+    """``torch.compile`` of the count, warmed for every state, run-only from then on."""
+    import torch._dynamo
+
+    # One compile thread: a single small kernel is not worth a pool of processes.
+    options: dict[str, Any] | None = {"compile_threads": 1} if _BACKEND == "inductor" else None
+    compiled = torch.compile(_count_at_least, dynamic=True, backend=_BACKEND, options=options)
+    for made_in, called_in in _WARM_STATES:
+        for rows, vocab in _WARM_SHAPES:
+            with made_in():
+                logprobs = torch.randn(rows, vocab, device=device)
+                token_logprobs = logprobs[:, :1].contiguous()
+            with called_in():
+                compiled(logprobs, token_logprobs)
+    run = torch._dynamo.run(compiled)
+    with torch.no_grad():
+        if run(logprobs, token_logprobs) is None:
+            # Dynamo compiled nothing reusable (its recompile limit, a reset):
+            # every call would miss, so stay eager and say so.
+            raise RuntimeError("dynamo kept no compiled code for the count")
+
+    def count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:
+        # Only the states warmed for: inference mode as it is, else grad off.
+        mode = nullcontext() if torch.is_inference_mode_enabled() else torch.no_grad()
+        with mode:
+            return run(_fresh(logprobs), _fresh(token_logprobs.contiguous()))
+
+    return count
 
 
 def _reason(error: BaseException) -> str:

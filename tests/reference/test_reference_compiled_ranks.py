@@ -1,9 +1,9 @@
 """The rank count's compiled tier: never a compile on the caller's thread, the same counts.
 
-The mechanism is tested with a stand-in compiler backend (it records its thread
-and can be slow or fail); one test compiles with inductor for real and compares
-the compiled counts with the eager ones over ties, infinities, NaNs and the states
-a caller counts in.
+The mechanism is tested with a stand-in ``torch.compile`` backend (it records its
+thread and can be slow or fail), the C loop turned off; the C loop and inductor
+are each built for real and their counts compared with the eager ones over ties,
+infinities, NaNs and the states a caller counts in.
 """
 
 from __future__ import annotations
@@ -61,6 +61,12 @@ def fresh_tiers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     torch._dynamo.reset()  # each test's compiled code goes, not counting towards dynamo's limit
 
 
+def use_stand_in(monkeypatch: pytest.MonkeyPatch, stand_in: object) -> None:
+    """``torch.compile`` with ``stand_in`` on CPU too (no C loop first)."""
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
+    monkeypatch.setattr(compiled_ranks, "_NATIVE_ON_CPU", False)
+
+
 def batch(rows: int = ROWS, vocab: int = VOCAB, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
     logprobs = (torch.randn(rows, vocab, generator=generator) * 4).log_softmax(-1)
@@ -72,7 +78,7 @@ def test_calls_stay_eager_until_hot_and_the_compile_runs_off_the_callers_thread(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stand_in = StandIn(delay=1.0)
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
+    use_stand_in(monkeypatch, stand_in)
     logprobs, token_logprobs = batch()
     wanted = pessimistic_ranks(logprobs, token_logprobs).tolist()
     for _ in range(compiled_ranks.HOT_CALLS - 2):
@@ -87,7 +93,7 @@ def test_calls_stay_eager_until_hot_and_the_compile_runs_off_the_callers_thread(
     assert time.monotonic() - started < 1.0, "a caller waited for the compile"
     assert compiled_ranks.states() == {"cpu": "compiling"}
 
-    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled"}
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (torch.compile)"}
     assert stand_in.threads and threading.main_thread() not in stand_in.threads
     compiled = compiled_ranks.compiled_count(logprobs, token_logprobs)
     assert compiled is not None and compiled.dtype == torch.int64
@@ -97,7 +103,7 @@ def test_calls_stay_eager_until_hot_and_the_compile_runs_off_the_callers_thread(
 def test_a_failed_compile_leaves_the_device_eager_and_says_why(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn(fail=True))
+    use_stand_in(monkeypatch, StandIn(fail=True))
     logprobs, token_logprobs = batch()
     for _ in range(compiled_ranks.HOT_CALLS):
         counts = pessimistic_ranks(logprobs, token_logprobs)
@@ -115,7 +121,7 @@ def test_a_failed_compile_leaves_the_device_eager_and_says_why(
 def test_one_row_and_small_counts_never_heat_up(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, int]
 ) -> None:
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn())
+    use_stand_in(monkeypatch, StandIn())
     logprobs, token_logprobs = batch(*shape)
     for _ in range(compiled_ranks.HOT_CALLS + 1):
         pessimistic_ranks(logprobs, token_logprobs)
@@ -125,7 +131,7 @@ def test_one_row_and_small_counts_never_heat_up(
 def test_the_switch_keeps_every_call_eager(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn())
+    use_stand_in(monkeypatch, StandIn())
     monkeypatch.setenv(compiled_ranks.SWITCH, "0")
     logprobs, token_logprobs = batch()
     for _ in range(compiled_ranks.HOT_CALLS + 1):
@@ -136,11 +142,11 @@ def test_the_switch_keeps_every_call_eager(
 def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn())
+    use_stand_in(monkeypatch, StandIn())
     logprobs, token_logprobs = batch()
     for _ in range(compiled_ranks.HOT_CALLS):
         pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled"}
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (torch.compile)"}
     # Warmed for tensors without autograd: one that requires grad misses the
     # compiled code, and run-only mode must not compile it on this thread.
     tracked = logprobs.clone().requires_grad_()
@@ -150,14 +156,31 @@ def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
     )
 
 
-@pytest.mark.skipif(
-    not (shutil.which("c++") or shutil.which("g++")), reason="inductor needs a C++ compiler"
+HAS_C_COMPILER = any(shutil.which(name) for name in ("cc", "gcc", "clang"))
+HAS_CXX_COMPILER = any(shutil.which(name) for name in ("c++", "g++", "clang++"))
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(
+            "C loop",
+            marks=pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler"),
+        ),
+        pytest.param(
+            "torch.compile",
+            marks=pytest.mark.skipif(not HAS_CXX_COMPILER, reason="inductor needs a C++ compiler"),
+        ),
+    ],
 )
-def test_inductors_compiled_counts_equal_the_eager_ones(fresh_tiers: dict) -> None:
+def test_each_compiled_count_equals_the_eager_one(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    monkeypatch.setattr(compiled_ranks, "_NATIVE_ON_CPU", kind == "C loop")
     logprobs, token_logprobs = batch()
     for _ in range(compiled_ranks.HOT_CALLS):
         pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=600) == {"cpu": "compiled"}
+    assert compiled_ranks.settle(timeout=600) == {"cpu": f"compiled ({kind})"}
 
     odd = logprobs.clone()
     odd[0, :100] = odd[0, 5]  # a hundred-way tie with the token
@@ -171,6 +194,7 @@ def test_inductors_compiled_counts_equal_the_eager_ones(fresh_tiers: dict) -> No
         "random": (logprobs, token_logprobs),
         "ties, infinities, NaNs": (odd, odd_tokens),
         "another shape": batch(rows=17, vocab=151936 // 8, seed=3),
+        "a width no vector divides": batch(rows=3, vocab=(1 << 18) + 13, seed=4),
     }
     for name, (rows, tokens) in cases.items():
         wanted = eager_ranks(rows, tokens)
@@ -196,6 +220,72 @@ def test_inductors_compiled_counts_equal_the_eager_ones(fresh_tiers: dict) -> No
     assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
 
 
+@pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler")
+def test_the_c_loop_counts_what_torch_would_for_every_call_it_is_given(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (C loop)"}
+
+    def torch_counts(rows: torch.Tensor, tokens: torch.Tensor) -> list[int]:
+        return (rows >= tokens).sum(-1).tolist()
+
+    wide = torch.randn(ROWS, 2 * VOCAB)
+    # One value for all rows is not one per row: the loop must not read past it.
+    assert compiled_ranks.compiled_count(logprobs, token_logprobs[:1]) is None
+    calls = {
+        # Calls it does not take go to the eager count.
+        "a column view": (wide[:, ::2], wide[:, :1].contiguous()),
+        "values not contiguous": (logprobs, wide[:, 4:5]),
+        "float64": (logprobs.double(), token_logprobs.double()),
+    }
+    for name, (rows, tokens) in calls.items():
+        assert pessimistic_ranks(rows, tokens).tolist() == torch_counts(rows, tokens), name
+    # The count is split over torch's threads; one thread gives the same counts.
+    threads = torch.get_num_threads()
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert compiled_ranks.compiled_count(logprobs, token_logprobs).tolist() == torch_counts(
+        logprobs, token_logprobs
+    )
+    monkeypatch.setattr(torch, "get_num_threads", lambda: threads + 3)
+    assert compiled_ranks.compiled_count(logprobs, token_logprobs).tolist() == torch_counts(
+        logprobs, token_logprobs
+    )
+
+
+def test_without_a_c_compiler_the_cpu_compiles_with_torch_and_says_why(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in = StandIn()
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    state = compiled_ranks.settle(timeout=60)["cpu"]
+    assert state.startswith("compiled (torch.compile; the C loop did not build: ")
+    assert "/nonexistent/cc" in state
+    assert stand_in.threads and threading.main_thread() not in stand_in.threads
+    counts = compiled_ranks.compiled_count(logprobs, token_logprobs)
+    assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
+
+
+def test_when_neither_count_builds_the_state_names_both_reasons(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn(fail=True))
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    state = compiled_ranks.settle(timeout=60)["cpu"]
+    assert state.startswith("eager: compile failed (")
+    assert "no C++ compiler found" in state and "/nonexistent/cc" in state
+    assert compiled_ranks.compiled_count(logprobs, token_logprobs) is None
+
+
 def test_the_process_exits_cleanly_while_a_compile_runs() -> None:
     script = textwrap.dedent(
         f"""
@@ -208,6 +298,7 @@ def test_the_process_exits_cleanly_while_a_compile_runs() -> None:
             return graph.forward
 
         compiled_ranks._BACKEND = slow
+        compiled_ranks._NATIVE_ON_CPU = False
         logprobs = torch.randn({ROWS}, {VOCAB})
         for _ in range(compiled_ranks.HOT_CALLS):
             pessimistic_ranks(logprobs, logprobs[:, :1].contiguous())
