@@ -161,7 +161,8 @@ def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> t
     split over torch's intra-op threads: no compile step, the same numbers.
     Elsewhere the count is taken in int32 (any vocabulary fits) on the device.
     Once a device counts large batches again and again, a compiled one-pass count
-    takes over, compiled in the background (:mod:`reference.compiled_ranks`).
+    takes over, built in the background (:mod:`reference.compiled_ranks`: a C loop
+    on CPU, ``torch.compile`` elsewhere).
     """
     compiled = compiled_count(logprobs, token_logprobs)
     if compiled is not None:
