@@ -6,8 +6,10 @@ into one pass on its first call, a compile of seconds to a minute.  The referenc
 never makes a caller wait for a compile, tiering it the way JIT runtimes do:
 
 * every call runs eagerly (:func:`reference.logprobs_ops.pessimistic_ranks`) until
-  a device has seen :data:`HOT_CALLS` counts of at least :data:`MIN_ELEMENTS`
-  entries (a decode loop, a benchmark; not a one-off check);
+  a device has seen :data:`HOT_CALLS` counts worth compiling (a decode loop, a
+  benchmark; not a one-off check): on CPU of at least :data:`NATIVE_MIN_ELEMENTS`
+  entries, one row included, elsewhere of at least :data:`MIN_ELEMENTS` entries
+  in two rows or more;
 * then a background thread builds the one-pass count for that device: on CPU a C
   loop (:mod:`reference.native_count`, a tenth of a second, and twice inductor's
   speed on a batch in cache), elsewhere, or where no C compiler with OpenMP is
@@ -39,11 +41,22 @@ import torch
 
 from reference import native_count
 
-__all__ = ["HOT_CALLS", "MIN_ELEMENTS", "compiled_count", "settle", "states"]
+__all__ = [
+    "HOT_CALLS",
+    "MIN_ELEMENTS",
+    "NATIVE_MIN_ELEMENTS",
+    "compiled_count",
+    "settle",
+    "states",
+]
 
-#: Counts of at least this many entries are worth a compiled pass (below it the
-#: eager count is as fast as the compiled call's own overhead).
+#: Counts of at least this many entries are worth ``torch.compile``'s pass (below
+#: it the eager count is as fast as the compiled call's own overhead, dynamo's guards).
 MIN_ELEMENTS = 1 << 18
+#: The same for the C loop, whose call costs about 5 us: from a few thousand
+#: entries on it beats numpy's compare-and-count, a single row included (one
+#: request decoding: 1 x 151936 counts in 12 us instead of 25).
+NATIVE_MIN_ELEMENTS = 1 << 13
 #: Such counts on one device before its compile starts.
 HOT_CALLS = 16
 #: The environment variable that turns the compiled tier off (``0``).
@@ -100,6 +113,8 @@ _BACKEND: Any = "inductor"
 #: Whether a CPU tries the C loop before ``torch.compile`` (a test turns it off to
 #: see the ``torch.compile`` path on CPU).
 _NATIVE_ON_CPU = True
+#: The C loop's name in :func:`states`.
+_C_LOOP = "C loop"
 
 
 def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:
@@ -108,21 +123,36 @@ def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torc
     A None also counts the call towards its device's compile when it is hot.
     """
     if (
-        logprobs.numel() < MIN_ELEMENTS
-        or logprobs.shape[0] < 2
-        or logprobs.dtype != torch.float32
+        logprobs.dtype != torch.float32
         or token_logprobs.dtype != torch.float32
         or not logprobs.is_contiguous()
         or os.environ.get(SWITCH, "1") == "0"
     ):
         return None
     tier = _TIERS.get(str(logprobs.device))
+    # Which count serves the call decides whether it is worth one: the built one,
+    # or the one this device would build.
     if tier is not None and tier.run is not None:
+        if not _worth_compiling(logprobs, tier.kind == _C_LOOP):
+            return None
         return tier.run(logprobs, token_logprobs)
+    if not _worth_compiling(logprobs, _tries_c_loop(logprobs.device)):
+        return None
     if tier is not None and tier.started and not tier.done.is_set():
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
     _note_hot_call(logprobs.device)
     return None
+
+
+def _tries_c_loop(device: torch.device) -> bool:
+    return device.type == "cpu" and _NATIVE_ON_CPU
+
+
+def _worth_compiling(logprobs: torch.Tensor, native: bool) -> bool:
+    if native:
+        return logprobs.numel() >= NATIVE_MIN_ELEMENTS
+    # Dynamo specialises a size of 1: one row would miss the compiled code.
+    return logprobs.numel() >= MIN_ELEMENTS and logprobs.shape[0] >= 2
 
 
 def _fresh(tensor: torch.Tensor) -> torch.Tensor:
@@ -160,10 +190,10 @@ def _compile(device: torch.device, tier: _Tier) -> None:
 
 def _built(device: torch.device) -> tuple[str, native_count.Count]:
     """The fastest count that builds for ``device``, and what it is."""
-    if device.type != "cpu" or not _NATIVE_ON_CPU:
+    if not _tries_c_loop(device):
         return "torch.compile", _torch_compiled(device)
     try:
-        return "C loop", native_count.build()
+        return _C_LOOP, native_count.build()
     except Exception as error:
         native_failure = _reason(error)
     try:

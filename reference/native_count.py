@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -87,7 +88,7 @@ def build() -> Count:
             counts.data_ptr(),
             rows,
             width,
-            torch.get_num_threads(),
+            min(torch.get_num_threads(), rows),
         )
         return counts
 
@@ -99,14 +100,14 @@ def _compiled_kernel() -> Callable[..., None]:
     with tempfile.TemporaryDirectory(prefix="reference-ranks-") as folder:
         source, library = Path(folder, "count.c"), Path(folder, "count.so")
         source.write_text(_SOURCE)
-        command = [compiler, *_FLAGS, str(source), "-o", str(library)]
+        command = [*compiler, *_FLAGS, str(source), "-o", str(library)]
         try:
             built = subprocess.run(command, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired) as error:
-            raise RuntimeError(f"{compiler} could not build the count: {error}") from None
+            raise RuntimeError(f"{compiler[0]} could not build the count: {error}") from None
         if built.returncode != 0:
             said = (built.stderr.strip().splitlines() or ["no message"])[0]
-            raise RuntimeError(f"{compiler} could not build the count: {said}")
+            raise RuntimeError(f"{compiler[0]} could not build the count: {said}")
         # Loaded before the folder goes: the mapping outlives the file.
         kernel = ctypes.CDLL(str(library)).count_at_least
     kernel.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2 + [ctypes.c_int]
@@ -114,13 +115,14 @@ def _compiled_kernel() -> Callable[..., None]:
     return kernel
 
 
-def _compiler() -> str:
-    """``$CC`` where set, else the first of cc, gcc, clang on the PATH."""
-    named = os.environ.get("CC")
+def _compiler() -> list[str]:
+    """``$CC`` where set (a command, possibly with flags), else the first of cc,
+    gcc, clang on the PATH."""
+    named = shlex.split(os.environ.get("CC", ""))
     if named:
         return named
     for candidate in ("cc", "gcc", "clang"):
         found = shutil.which(candidate)
         if found:
-            return found
+            return [found]
     raise RuntimeError("no C compiler found (cc, gcc or clang on the PATH, or $CC)")

@@ -26,6 +26,8 @@ from reference.logprobs_ops import pessimistic_ranks
 ROOT = Path(__file__).resolve().parents[2]
 #: Large enough to count as hot: 8 rows over a 32768 vocabulary.
 ROWS, VOCAB = 8, 1 << 15
+HAS_C_COMPILER = any(shutil.which(name) for name in ("cc", "gcc", "clang"))
+HAS_CXX_COMPILER = any(shutil.which(name) for name in ("c++", "g++", "clang++"))
 
 
 def eager_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> list[int]:
@@ -118,7 +120,7 @@ def test_a_failed_compile_leaves_the_device_eager_and_says_why(
     [(1, 1 << 20), (4, 1000)],
     ids=["one row (dynamo specialises size 1)", "below MIN_ELEMENTS"],
 )
-def test_one_row_and_small_counts_never_heat_up(
+def test_one_row_and_small_counts_never_heat_up_torch_compile(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, int]
 ) -> None:
     use_stand_in(monkeypatch, StandIn())
@@ -126,6 +128,36 @@ def test_one_row_and_small_counts_never_heat_up(
     for _ in range(compiled_ranks.HOT_CALLS + 1):
         pessimistic_ranks(logprobs, token_logprobs)
     assert compiled_ranks.states() == {}
+
+
+@pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler")
+def test_the_c_loop_heats_up_on_one_row_but_not_on_tiny_counts(fresh_tiers: dict) -> None:
+    tiny, tiny_tokens = batch(4, compiled_ranks.NATIVE_MIN_ELEMENTS // 4 - 1)
+    for _ in range(compiled_ranks.HOT_CALLS + 1):
+        pessimistic_ranks(tiny, tiny_tokens)
+    assert compiled_ranks.states() == {}
+
+    # One request decoding over Qwen's vocabulary: below torch.compile's limit,
+    # worth the C loop.
+    logprobs, token_logprobs = batch(1, 151936)
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (C loop)"}
+    counts = compiled_ranks.compiled_count(logprobs, token_logprobs)
+    assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.compiled_count(tiny, tiny_tokens) is None
+
+
+@pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler")
+def test_cc_may_name_a_compiler_with_flags(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiler = next(shutil.which(name) for name in ("cc", "gcc", "clang") if shutil.which(name))
+    monkeypatch.setenv("CC", f"{compiler} -Wall")
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (C loop)"}
 
 
 def test_the_switch_keeps_every_call_eager(
@@ -154,10 +186,6 @@ def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
     assert pessimistic_ranks(tracked, token_logprobs).tolist() == eager_ranks(
         logprobs, token_logprobs
     )
-
-
-HAS_C_COMPILER = any(shutil.which(name) for name in ("cc", "gcc", "clang"))
-HAS_CXX_COMPILER = any(shutil.which(name) for name in ("c++", "g++", "clang++"))
 
 
 @pytest.mark.parametrize(
