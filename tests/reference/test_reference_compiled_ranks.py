@@ -69,6 +69,15 @@ def use_stand_in(monkeypatch: pytest.MonkeyPatch, stand_in: object) -> None:
     monkeypatch.setattr(compiled_ranks, "_NATIVE_ON_CPU", False)
 
 
+def heat_and_settle(
+    logprobs: torch.Tensor, token_logprobs: torch.Tensor, timeout: float = 60
+) -> dict[str, str]:
+    """Count often enough for the device's compile to start; wait for it; its states."""
+    for _ in range(compiled_ranks.HOT_CALLS):
+        pessimistic_ranks(logprobs, token_logprobs)
+    return compiled_ranks.settle(timeout=timeout)
+
+
 def batch(rows: int = ROWS, vocab: int = VOCAB, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
     logprobs = (torch.randn(rows, vocab, generator=generator) * 4).log_softmax(-1)
@@ -140,9 +149,7 @@ def test_the_c_loop_heats_up_on_one_row_but_not_on_tiny_counts(fresh_tiers: dict
     # One request decoding over Qwen's vocabulary: below torch.compile's limit,
     # worth the C loop.
     logprobs, token_logprobs = batch(1, 151936)
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (C loop)"}
+    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
     counts = compiled_ranks.compiled_count(logprobs, token_logprobs)
     assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
     assert compiled_ranks.compiled_count(tiny, tiny_tokens) is None
@@ -155,9 +162,7 @@ def test_cc_may_name_a_compiler_with_flags(
     compiler = next(shutil.which(name) for name in ("cc", "gcc", "clang") if shutil.which(name))
     monkeypatch.setenv("CC", f"{compiler} -Wall")
     logprobs, token_logprobs = batch()
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (C loop)"}
+    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
 
 
 def test_the_switch_keeps_every_call_eager(
@@ -176,9 +181,7 @@ def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
 ) -> None:
     use_stand_in(monkeypatch, StandIn())
     logprobs, token_logprobs = batch()
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (torch.compile)"}
+    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (torch.compile)"}
     # Warmed for tensors without autograd: one that requires grad misses the
     # compiled code, and run-only mode must not compile it on this thread.
     tracked = logprobs.clone().requires_grad_()
@@ -206,9 +209,7 @@ def test_each_compiled_count_equals_the_eager_one(
 ) -> None:
     monkeypatch.setattr(compiled_ranks, "_NATIVE_ON_CPU", kind == "C loop")
     logprobs, token_logprobs = batch()
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=600) == {"cpu": f"compiled ({kind})"}
+    assert heat_and_settle(logprobs, token_logprobs, timeout=600) == {"cpu": f"compiled ({kind})"}
 
     odd = logprobs.clone()
     odd[0, :100] = odd[0, 5]  # a hundred-way tie with the token
@@ -253,9 +254,7 @@ def test_the_c_loop_counts_what_torch_would_for_every_call_it_is_given(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     logprobs, token_logprobs = batch()
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (C loop)"}
+    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
 
     def torch_counts(rows: torch.Tensor, tokens: torch.Tensor) -> list[int]:
         return (rows >= tokens).sum(-1).tolist()
@@ -290,9 +289,7 @@ def test_without_a_c_compiler_the_cpu_compiles_with_torch_and_says_why(
     monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
     monkeypatch.setenv("CC", "/nonexistent/cc")
     logprobs, token_logprobs = batch()
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    state = compiled_ranks.settle(timeout=60)["cpu"]
+    state = heat_and_settle(logprobs, token_logprobs)["cpu"]
     assert state.startswith("compiled (torch.compile; the C loop did not build: ")
     assert "/nonexistent/cc" in state
     assert stand_in.threads and threading.main_thread() not in stand_in.threads
@@ -306,9 +303,7 @@ def test_when_neither_count_builds_the_state_names_both_reasons(
     monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn(fail=True))
     monkeypatch.setenv("CC", "/nonexistent/cc")
     logprobs, token_logprobs = batch()
-    for _ in range(compiled_ranks.HOT_CALLS):
-        pessimistic_ranks(logprobs, token_logprobs)
-    state = compiled_ranks.settle(timeout=60)["cpu"]
+    state = heat_and_settle(logprobs, token_logprobs)["cpu"]
     assert state.startswith("eager: compile failed (")
     assert "no C++ compiler found" in state and "/nonexistent/cc" in state
     assert compiled_ranks.compiled_count(logprobs, token_logprobs) is None
