@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,10 @@ __all__ = [
     "settle",
     "states",
 ]
+
+#: A device's compiled count, ``count(logprobs, token_logprobs)``: int64 counts, or
+#: None for a call it does not take (the caller counts that one eagerly).
+Count = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | None"]
 
 #: Counts of at least this many entries are worth ``torch.compile``'s pass (below
 #: it the eager count is as fast as the compiled call's own overhead, dynamo's guards).
@@ -91,7 +96,7 @@ class _Tier:
     hot_calls: int = 0
     started: bool = False
     done: threading.Event = field(default_factory=threading.Event)
-    run: native_count.Count | None = None
+    run: Count | None = None
     #: Which compiled count runs (the C loop or torch.compile), for :func:`states`.
     kind: str = ""
     failure: str | None = None
@@ -188,7 +193,7 @@ def _compile(device: torch.device, tier: _Tier) -> None:
         tier.done.set()
 
 
-def _built(device: torch.device) -> tuple[str, native_count.Count]:
+def _built(device: torch.device) -> tuple[str, Count]:
     """The fastest count that builds for ``device``, and what it is."""
     if not _tries_c_loop(device):
         return "torch.compile", _torch_compiled(device)
@@ -203,7 +208,7 @@ def _built(device: torch.device) -> tuple[str, native_count.Count]:
     return f"torch.compile; the C loop did not build: {native_failure}", count
 
 
-def _torch_compiled(device: torch.device) -> native_count.Count:
+def _torch_compiled(device: torch.device) -> Count:
     """``torch.compile`` of the count, warmed for every state, run-only from then on."""
     import torch._dynamo
 

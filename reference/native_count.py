@@ -57,11 +57,8 @@ _FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c99")
 #: A width the int32 count above always holds.
 _MAX_WIDTH = (1 << 31) - 1
 
-#: ``count(logprobs, token_logprobs)``: int64 counts, or None for a call it does not take.
-Count = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | None"]
 
-
-def build() -> Count:
+def build() -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor | None]:
     """Compile and load the loop; the returned count takes contiguous float32 CPU
     ``[rows, width]`` logprobs with one float32 value per row (``[rows, 1]``) and
     returns None for any other call (its caller counts those its own way)."""
