@@ -23,6 +23,7 @@ import torch
 
 from .common import (
     DeviceBenchmark,
+    at_steady_state,
     backend_params,
     baseline,
     device_params,
@@ -121,13 +122,9 @@ class _BesideAPeer(DeviceBenchmark):
     def our_steady(self) -> None:
         """Ours at steady state too: the reference's rank count tiers up after repeated
         large calls, compiling in the background (``reference.compiled_ranks``)."""
-        try:
-            from reference import compiled_ranks
-        except ImportError:  # a commit from before the compiled tier (asv compares commits)
-            return
-        for _ in range(compiled_ranks.HOT_CALLS):
-            self.gather(self.logprobs, self.k, self.token_ids)
-        compiled_ranks.settle(timeout=self.timeout / 2)
+        at_steady_state(
+            lambda: self.gather(self.logprobs, self.k, self.token_ids), timeout=self.timeout / 2
+        )
 
     def ours(self) -> None:
         self.gather(self.logprobs, self.k, self.token_ids)

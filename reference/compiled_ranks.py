@@ -30,22 +30,22 @@ device eager for the rest of the process and says why in :func:`states`.
 
 from __future__ import annotations
 
-import os
+import functools
 import threading
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from reference import native_count
+from reference.background_build import HOT_CALLS, SWITCH, HotBuild, enabled, root_cause, wait_all
 
 __all__ = [
     "HOT_CALLS",
     "MIN_ELEMENTS",
     "NATIVE_MIN_ELEMENTS",
+    "SWITCH",
     "compiled_count",
     "settle",
     "states",
@@ -62,10 +62,6 @@ MIN_ELEMENTS = 1 << 18
 #: entries on it beats numpy's compare-and-count, a single row included (one
 #: request decoding: 1 x 151936 counts in 12 us instead of 25).
 NATIVE_MIN_ELEMENTS = 1 << 13
-#: Such counts on one device before its compile starts.
-HOT_CALLS = 16
-#: The environment variable that turns the compiled tier off (``0``).
-SWITCH = "OUTPUTS_REFERENCE_COMPILE"
 
 #: Warm-up shapes: two, so the sizes are traced as symbols; at least two rows,
 #: because dynamo specialises a size of 1 (such calls stay eager, see below).
@@ -89,29 +85,8 @@ def _count_at_least(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> tor
     return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
 
 
-@dataclass
-class _Tier:
-    """One device's compiled count: how hot it is, and the compiled call once ready."""
-
-    hot_calls: int = 0
-    started: bool = False
-    done: threading.Event = field(default_factory=threading.Event)
-    run: Count | None = None
-    #: Which compiled count runs (the C loop or torch.compile), for :func:`states`.
-    kind: str = ""
-    failure: str | None = None
-
-    def state(self) -> str:
-        if not self.started:
-            return f"eager ({self.hot_calls} of {HOT_CALLS} hot calls)"
-        if not self.done.is_set():
-            return "compiling"
-        if self.run is None:
-            return f"eager: compile failed ({self.failure})"
-        return f"compiled ({self.kind})"
-
-
-_TIERS: dict[str, _Tier] = {}
+#: Each device's compiled count, built once the device is hot.
+_TIERS: dict[str, HotBuild[Count]] = {}
 _LOCK = threading.Lock()
 #: What ``torch.compile`` compiles with: inductor, or a test's stand-in.
 _BACKEND: Any = "inductor"
@@ -131,7 +106,7 @@ def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torc
         logprobs.dtype != torch.float32
         or token_logprobs.dtype != torch.float32
         or not logprobs.is_contiguous()
-        or os.environ.get(SWITCH, "1") == "0"
+        or not enabled()
     ):
         return None
     tier = _TIERS.get(str(logprobs.device))
@@ -143,7 +118,7 @@ def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torc
         return tier.run(logprobs, token_logprobs)
     if not _worth_compiling(logprobs, _tries_c_loop(logprobs.device)):
         return None
-    if tier is not None and tier.started and not tier.done.is_set():
+    if tier is not None and tier.building:
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
     _note_hot_call(logprobs.device)
     return None
@@ -170,27 +145,14 @@ def _fresh(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def _note_hot_call(device: torch.device) -> None:
-    with _LOCK:
-        tier = _TIERS.setdefault(str(device), _Tier())
-        if tier.started:
-            return
-        tier.hot_calls += 1
-        if tier.hot_calls < HOT_CALLS:
-            return
-        tier.started = True
-    threading.Thread(
-        target=_compile, args=(device, tier), name=f"reference-ranks-compile-{device}", daemon=True
-    ).start()
-
-
-def _compile(device: torch.device, tier: _Tier) -> None:
-    """Build and warm the count for ``device`` (on this background thread only)."""
-    try:
-        tier.kind, tier.run = _built(device)
-    except Exception as error:  # any failure leaves the device eager, with its reason
-        tier.failure = _reason(error)
-    finally:
-        tier.done.set()
+    tier = _TIERS.get(str(device))
+    if tier is None:
+        with _LOCK:
+            tier = _TIERS.setdefault(
+                str(device),
+                HotBuild(functools.partial(_built, device), f"reference-ranks-compile-{device}"),
+            )
+    tier.note_hot_call()
 
 
 def _built(device: torch.device) -> tuple[str, Count]:
@@ -200,11 +162,11 @@ def _built(device: torch.device) -> tuple[str, Count]:
     try:
         return _C_LOOP, native_count.build()
     except Exception as error:
-        native_failure = _reason(error)
+        native_failure = root_cause(error)
     try:
         count = _torch_compiled(device)
     except Exception as error:
-        raise RuntimeError(f"{_reason(error)}; the C loop: {native_failure}") from None
+        raise RuntimeError(f"{root_cause(error)}; the C loop: {native_failure}") from None
     return f"torch.compile; the C loop did not build: {native_failure}", count
 
 
@@ -238,23 +200,13 @@ def _torch_compiled(device: torch.device) -> Count:
     return count
 
 
-def _reason(error: BaseException) -> str:
-    """The root cause in one line: dynamo wraps a backend's error in its own."""
-    while (inner := getattr(error, "inner_exception", None) or error.__cause__) is not None:
-        error = inner
-    return f"{type(error).__name__}: {error}".splitlines()[0][:300]
-
-
 def settle(timeout: float | None = None) -> dict[str, str]:
     """Wait (up to ``timeout`` seconds in all) for every compile started so far.
 
     For a benchmark's setup, which times steady state: vLLM's compile is paid
     there too.  Returns :func:`states`.
     """
-    deadline = None if timeout is None else time.monotonic() + timeout
-    for tier in list(_TIERS.values()):
-        if tier.started:
-            tier.done.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    wait_all(_TIERS.values(), timeout)
     return states()
 
 

@@ -18,15 +18,11 @@ OpenMP, whose runtime is the one torch already loaded where torch uses libgomp.
 from __future__ import annotations
 
 import ctypes
-import os
-import shlex
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
+
+from reference import native_build
 
 __all__ = ["build"]
 
@@ -53,7 +49,7 @@ void count_at_least(const float *rows, const float *values, int64_t *counts,
 
 #: -O3: gcc vectorises a reduction like this one from -O3 on.  No -ffast-math: the
 #: compares must keep IEEE semantics (NaN, infinities, signed zeros).
-_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c99")
+_FLAGS = ("-O3", "-march=native", "-fopenmp", "-std=c99")
 #: A width the int32 count above always holds.
 _MAX_WIDTH = (1 << 31) - 1
 
@@ -93,33 +89,7 @@ def build() -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor | None]:
 
 
 def _compiled_kernel() -> Callable[..., None]:
-    compiler = _compiler()
-    with tempfile.TemporaryDirectory(prefix="reference-ranks-") as folder:
-        source, library = Path(folder, "count.c"), Path(folder, "count.so")
-        source.write_text(_SOURCE)
-        command = [*compiler, *_FLAGS, str(source), "-o", str(library)]
-        try:
-            built = subprocess.run(command, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise RuntimeError(f"{compiler[0]} could not build the count: {error}") from None
-        if built.returncode != 0:
-            said = (built.stderr.strip().splitlines() or ["no message"])[0]
-            raise RuntimeError(f"{compiler[0]} could not build the count: {said}")
-        # Loaded before the folder goes: the mapping outlives the file.
-        kernel = ctypes.CDLL(str(library)).count_at_least
+    kernel = native_build.load(_SOURCE, "the count", _FLAGS).count_at_least
     kernel.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2 + [ctypes.c_int]
     kernel.restype = None
     return kernel
-
-
-def _compiler() -> list[str]:
-    """``$CC`` where set (a command, possibly with flags), else the first of cc,
-    gcc, clang on the PATH."""
-    named = shlex.split(os.environ.get("CC", ""))
-    if named:
-        return named
-    for candidate in ("cc", "gcc", "clang"):
-        found = shutil.which(candidate)
-        if found:
-            return [found]
-    raise RuntimeError("no C compiler found (cc, gcc or clang on the PATH, or $CC)")

@@ -15,6 +15,7 @@ from itertools import chain
 import numpy as np
 import torch
 
+from reference import compiled_unpad
 from reference._arguments import require_int, require_list_of_int_lists, require_tensor
 from reference.constants import PLACEHOLDER_TOKEN_ID
 
@@ -130,9 +131,12 @@ def unpad_sampled_token_ids(
     if vocab_size is not None and (type(vocab_size) is not int or vocab_size < 1):
         vocab_size = require_int("vocab_size", vocab_size, minimum=1)
     num_rows, width = sampled.shape
-    if plain and num_rows * width <= (
-        _SMALL_DECODE_ELEMENTS if width == 1 else _SMALL_DRAFT_ELEMENTS
-    ):
+    size = num_rows * width
+    if plain and size >= compiled_unpad.MIN_ELEMENTS:
+        rows = compiled_unpad.compiled_unpad(sampled, vocab_size)
+        if rows is not None:
+            return rows
+    if plain and size <= (_SMALL_DECODE_ELEMENTS if width == 1 else _SMALL_DRAFT_ELEMENTS):
         # Tensor.tolist() reads the tensor once from any device and gives the same
         # Python ints as the numpy path, without its host view and mask.
         return _unpad_rows(sampled.tolist(), vocab_size, width)

@@ -11,11 +11,16 @@ by path under a name nothing else uses, and the tests import it by that name.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
+
+from reference import compiled_unpad
+from reference.background_build import SWITCH
 
 STRATEGIES_MODULE = "reference_strategies"
 
@@ -31,6 +36,9 @@ def _load_helper_module(name: str, filename: str) -> None:
 
 
 _load_helper_module(STRATEGIES_MODULE, "reference_strategies.py")
+_load_helper_module("unpad_tiers", "unpad_tiers.py")
+
+from unpad_tiers import UNPAD_TIERS, unpad_build_on  # noqa: E402 (loaded just above)
 
 
 def available_accelerators() -> list[str]:
@@ -51,3 +59,24 @@ def accelerator(request: pytest.FixtureRequest) -> torch.device:
     if request.param is None:
         pytest.skip("no accelerator (cuda, xpu or mps) is available to torch here")
     return torch.device(request.param)
+
+
+@pytest.fixture(params=UNPAD_TIERS, scope="module")
+def unpad_tier(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each tier of ``unpad_sampled_token_ids`` in turn, for a whole module (hypothesis
+    tests take no function-scoped fixture); the numpy tier with the switch off, so
+    nothing tiers up under it."""
+    saved_build, saved_switch = compiled_unpad._BUILD, os.environ.get(SWITCH)
+    try:
+        if request.param == "numpy":
+            os.environ[SWITCH] = "0"
+        else:
+            os.environ.pop(SWITCH, None)
+        unpad_build_on(request.param)
+        yield request.param
+    finally:
+        compiled_unpad._BUILD = saved_build
+        if saved_switch is None:
+            os.environ.pop(SWITCH, None)
+        else:
+            os.environ[SWITCH] = saved_switch

@@ -122,6 +122,7 @@ def test_pad_puts_each_row_first_and_placeholders_only_after_it(case):
         assert padded_row == row + [PLACEHOLDER_TOKEN_ID] * (max_len - len(row))
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @given(rst.ragged_token_ids_and_max_len())
 def test_unpad_after_pad_is_the_identity(case):
     rows, max_len = case
@@ -132,6 +133,7 @@ def test_unpad_after_pad_is_the_identity(case):
 # --- unpad_sampled_token_ids -------------------------------------------------------
 
 
+@pytest.mark.usefixtures("unpad_tier")
 def test_unpad_drops_placeholders_and_returns_python_ints():
     sampled = torch.tensor([[70_000, 3, -1], [-1, -1, -1], [8, -1, -1]], dtype=torch.int32)
     rows = unpad_sampled_token_ids(sampled)
@@ -141,6 +143,7 @@ def test_unpad_drops_placeholders_and_returns_python_ints():
     assert all(type(tok) is int for row in rows for tok in row)
 
 
+@pytest.mark.usefixtures("unpad_tier")
 def test_unpad_of_a_large_batch_returns_python_ints():
     # Past the small-batch size, so the vectorised path is the one that runs.
     sampled = torch.full((64, 8), 50_000, dtype=torch.int32)
@@ -150,6 +153,7 @@ def test_unpad_of_a_large_batch_returns_python_ints():
     assert all(type(tok) is int for row in rows for tok in row)
 
 
+@pytest.mark.usefixtures("unpad_tier")
 def test_unpad_with_vocab_size_drops_ids_at_or_beyond_it():
     sampled = torch.tensor([[9, 10, 11, -1], [3, 12, 4, 10]], dtype=torch.int64)
     assert unpad_sampled_token_ids(sampled, vocab_size=10) == [[9], [3, 4]]
@@ -158,9 +162,24 @@ def test_unpad_with_vocab_size_drops_ids_at_or_beyond_it():
 
 # Shapes on both sides of each path's limit: one-id rows (plain decoding) and draft
 # rows filter in Python up to a size, then in numpy; rows wider than 255 count their
-# survivors another way.
+# survivors another way; the C list builder serves batches from 16 ids on.
+@pytest.mark.usefixtures("unpad_tier")
 @pytest.mark.parametrize(
-    "shape", [(200, 1), (256, 1), (257, 1), (1024, 1), (24, 4), (25, 4), (64, 9), (5, 300)]
+    "shape",
+    [
+        (15, 1),
+        (16, 1),
+        (5, 3),
+        (4, 4),
+        (200, 1),
+        (256, 1),
+        (257, 1),
+        (1024, 1),
+        (24, 4),
+        (25, 4),
+        (64, 9),
+        (5, 300),
+    ],
 )
 @pytest.mark.parametrize("vocab_size", [None, 1000])
 def test_unpad_agrees_with_the_per_row_mask_on_each_side_of_each_path(shape, vocab_size):
@@ -175,6 +194,7 @@ def test_unpad_agrees_with_the_per_row_mask_on_each_side_of_each_path(shape, voc
     assert all(type(tok) is int for row in rows for tok in row)
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @pytest.mark.parametrize("dtype", rst.INTEGER_DTYPES, ids=str)
 def test_unpad_accepts_any_integer_dtype(dtype):
     sampled = torch.tensor([[1, 2], [3, 100]], dtype=dtype)
@@ -182,44 +202,52 @@ def test_unpad_accepts_any_integer_dtype(dtype):
     assert unpad_sampled_token_ids(sampled, vocab_size=50) == [[1, 2], [3]]
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @pytest.mark.parametrize("shape", [(0, 0), (0, 4), (3, 0)])
 def test_unpad_of_empty_batches(shape):
     assert unpad_sampled_token_ids(torch.empty(shape, dtype=torch.int32)) == [[]] * shape[0]
 
 
+@pytest.mark.usefixtures("unpad_tier")
 def test_unpad_reads_non_contiguous_tensors():
     sampled = torch.tensor([[1, -1], [2, 3]], dtype=torch.int32).t()
     assert unpad_sampled_token_ids(sampled) == [[1, 2], [3]]
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.bool])
 def test_unpad_rejects_non_integer_dtypes(dtype):
     with pytest.raises(TypeError, match="sampled"):
         unpad_sampled_token_ids(torch.zeros(2, 2, dtype=dtype))
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @pytest.mark.parametrize("shape", [(4,), (2, 2, 2), ()])
 def test_unpad_rejects_tensors_that_are_not_2d(shape):
     with pytest.raises(ValueError, match="sampled must be 2-D"):
         unpad_sampled_token_ids(torch.zeros(shape, dtype=torch.int32))
 
 
+@pytest.mark.usefixtures("unpad_tier")
 def test_unpad_rejects_a_nested_list():
     with pytest.raises(TypeError, match=r"sampled must be a torch\.Tensor"):
         unpad_sampled_token_ids([[1, -1]])
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @pytest.mark.parametrize(("vocab_size", "error"), [(0, ValueError), (1.5, TypeError)])
 def test_unpad_validates_vocab_size(vocab_size, error):
     with pytest.raises(error, match="vocab_size"):
         unpad_sampled_token_ids(torch.zeros(1, 1, dtype=torch.int32), vocab_size=vocab_size)
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @given(rst.sampled_token_id_tensors())
 def test_unpad_agrees_with_the_per_row_mask(sampled):
     assert unpad_sampled_token_ids(sampled) == naive_unpad(sampled)
 
 
+@pytest.mark.usefixtures("unpad_tier")
 @given(rst.sampled_token_id_tensors(), st.integers(1, 320))
 def test_unpad_with_vocab_size_agrees_with_the_per_row_mask(sampled, vocab_size):
     expected = naive_unpad(sampled, vocab_size)
