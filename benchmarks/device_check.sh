@@ -15,8 +15,10 @@
 # the whole check fits in ~8 minutes (limits below):
 #   env         python, torch, devices, nvidia-smi            -> OUT/env.txt
 #   bench-*     asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
-#               in three groups: transfer, padding, and the host-only benchmarks
-#               (tolists, slice, empty_cpu: no device parameter, they run on CPU)
+#               in four groups: transfer, padding, gather_logprobs beside vLLM's way
+#               as described (its representative shape: each process compiles the
+#               count), and the host-only benchmarks (tolists, slice, empty_cpu: no
+#               device parameter, they run on CPU)
 #   publish     asv publish                                    -> OUT/html
 #   conformance python -m conformance --backend $OUTPUTS_BACKEND (default reference)
 #                                                              -> OUT/conformance.json
@@ -26,8 +28,8 @@
 # Set OUTPUTS_BENCH_DEVICES to benchmark other devices (default: cuda), or
 # BENCH_ARGS to run one asv run with those options instead (e.g. BENCH_ARGS="-b transfer").
 # Limits: ENV_LIMIT 30, BENCH_TRANSFER_LIMIT 150, BENCH_PADDING_LIMIT 100,
-# BENCH_HOST_LIMIT 100 (BENCH_LIMIT 300 with BENCH_ARGS), PUBLISH_LIMIT 45,
-# CONFORMANCE_LIMIT 120, REPORT_LIMIT 60: ~4-5 minutes in practice, ~10 at worst.
+# BENCH_GATHER_LIMIT 150, BENCH_HOST_LIMIT 100 (BENCH_LIMIT 300 with BENCH_ARGS), PUBLISH_LIMIT 45,
+# CONFORMANCE_LIMIT 120, REPORT_LIMIT 60: ~5-6 minutes in practice, ~12 at worst.
 set -uo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -109,6 +111,8 @@ if [[ -n "${BENCH_ARGS:-}" ]]; then
 else
     bench bench-transfer "${BENCH_TRANSFER_LIMIT:-150}" -b '^transfer\.'
     bench bench-padding "${BENCH_PADDING_LIMIT:-100}" -b '^padding\.'
+    OUTPUTS_BENCH_SHAPES=representative \
+        bench bench-gather "${BENCH_GATHER_LIMIT:-150}" -b '^gather\.GatherLogprobs\.'
     bench bench-host "${BENCH_HOST_LIMIT:-100}" -b '^(tolists|lists_slice|empty_cpu)\.'
 fi
 mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null

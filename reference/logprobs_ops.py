@@ -34,9 +34,11 @@ def gather_logprobs(
         token, the number of vocabulary entries whose logprob is >= its own (ties
         count against it).  It is int64, as vLLM's sampler emits; ``empty_cpu``
         allocates int32, so consumers accept both;
-      * every output lives on ``logprobs.device``.
-    Wrong shapes, dtypes, devices or out-of-range values raise ``ValueError`` /
-    ``TypeError`` naming the argument.
+      * every output lives on ``logprobs.device``, and on an accelerator the call
+        only queues device work: nothing in it waits for the device.
+    Wrong shapes, dtypes, devices or values raise ``ValueError`` / ``TypeError``
+    naming the argument; ``token_ids`` out of ``[0, vocab)`` is one of them on CPU
+    (on an accelerator checking it would cost a host sync per call).
     """
     return LogprobsTensors(*_gathered(logprobs, num_logprobs, token_ids))
 
@@ -78,8 +80,10 @@ def _gathered(
         raise ValueError(
             f"token_ids must be on logprobs' device {logprobs.device}, got {token_ids.device}"
         )
-    if num_rows:
-        # One host sync for both bounds (on an accelerator every check is one).
+    if num_rows and token_ids.is_cpu:
+        # Only on CPU: on an accelerator reading the ids back would stall the host
+        # until the device caught up, on every decode step, which vLLM's sampler
+        # never does (there an id out of range fails in the device's own gather).
         low, high = torch.aminmax(token_ids)
         if int(low) < 0 or int(high) >= vocab_size:
             raise ValueError(f"token_ids must be in [0, {vocab_size}) (logprobs.shape[1])")

@@ -76,6 +76,23 @@ def test_gather_logprobs_stays_on_the_accelerator_and_agrees_with_cpu(accelerato
     assert torch.equal(logprobs.gather(1, top_ids), expected.logprobs[:, 1:])
 
 
+def test_gather_logprobs_only_queues_work_on_the_accelerator(accelerator):
+    stream = getattr(getattr(torch, accelerator.type), "current_stream", None)
+    if stream is None or not hasattr(stream(), "query"):
+        pytest.skip(f"{accelerator.type} has no stream to ask whether its work is done")
+    logprobs = torch.randn(64, 32000, device=accelerator).log_softmax(-1)
+    token_ids = torch.randint(0, 32000, (64,), device=accelerator)
+    gather_logprobs(logprobs, 5, token_ids)  # the first call's one-off costs
+    synchronize(accelerator)
+    keep_busy(accelerator)
+    result = gather_logprobs(logprobs, 5, token_ids)
+    # Had the call waited for the device (reading the ids back to check them, say),
+    # the busy work queued before it would be done by now.
+    assert not stream().query(), "gather_logprobs waited for the device"
+    synchronize(accelerator)
+    assert result.selected_token_ranks.device.type == accelerator.type
+
+
 def test_to_cpu_nonblocking_returns_cpu_tensors_with_the_values(accelerator):
     tensors = LogprobsTensors(
         torch.arange(12, dtype=torch.int32, device=accelerator).reshape(4, 3),
@@ -97,8 +114,8 @@ def test_get_output_waits_for_values_written_after_busy_device_work(accelerator)
     generator = torch.Generator().manual_seed(2)
     logprobs_in = torch.randn(ids.numel(), 64, generator=generator).to(accelerator).log_softmax(-1)
     token_ids = ids.flatten().clamp(min=0).remainder(64)
-    # gather_logprobs validates its arguments on the host (a device sync), so the
-    # final values are computed up front and written into fresh buffers later.
+    # The final values are computed up front and written into fresh buffers later,
+    # after the busy work.
     final = gather_logprobs(logprobs_in, 2, token_ids)
     synchronize(accelerator)
 
