@@ -216,3 +216,32 @@ def test_the_builder_leaks_nothing_over_many_calls(list_builder) -> None:
         tracemalloc.stop()
     # 2000 calls of 64 rows: a leaked list or int a call would be megabytes.
     assert grown < 64 * 1024, f"{grown} bytes kept over 2000 calls"
+
+
+def test_the_builder_stays_whole_while_another_thread_writes_the_batch(list_builder) -> None:
+    # A pinned buffer a copy still writes, or a caller's other thread: torch's ops
+    # release the GIL, so the batch can change between the loop's count of a row and
+    # its fill.  The writer sweeps column by column (a transposed copy), so rows
+    # lose ids between the two passes; every list must still be whole (an unfilled
+    # place would crash this process), holding ids only.
+    sampled = torch.full((256, 256), 50_000, dtype=torch.int32)
+    valid = torch.full((256, 256), 50_000, dtype=torch.int32)
+    padding = torch.full((256, 256), -1, dtype=torch.int32)
+    stop = threading.Event()
+
+    def sweep() -> None:
+        columns = sampled.t()
+        while not stop.is_set():
+            columns.copy_(padding)
+            columns.copy_(valid)
+
+    writer = threading.Thread(target=sweep, daemon=True)
+    writer.start()
+    try:
+        for _ in range(400):
+            rows = list_builder(sampled, None)
+            assert len(rows) == 256
+            assert all(all(tok == 50_000 for tok in row) for row in rows)
+    finally:
+        stop.set()
+        writer.join()
