@@ -73,6 +73,15 @@ class HotBuild(Generic[Built]):
             self.started = True
         threading.Thread(target=self._build_now, name=self._thread_name, daemon=True).start()
 
+    def build_here(self) -> None:
+        """Build now, on this thread, unless a build has started: for a process that
+        forks workers (they inherit the built path) or a caller that chose to wait."""
+        with self._lock:
+            if self.started:
+                return
+            self.started = True
+        self._build_now()
+
     def _build_now(self) -> None:
         try:
             self.kind, self.run = self._build()

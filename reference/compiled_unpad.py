@@ -20,7 +20,7 @@ import torch
 from reference import native_unpad
 from reference.background_build import HOT_CALLS, HotBuild, enabled, wait_all
 
-__all__ = ["HOT_CALLS", "MIN_ELEMENTS", "compiled_unpad", "settle", "state"]
+__all__ = ["HOT_CALLS", "MIN_ELEMENTS", "build_here", "compiled_unpad", "settle", "state"]
 
 #: Batches of at least this many ids use the list builder: below it the ctypes
 #: call's ~1.5 us costs more than a small batch's ``tolist()`` and Python filter.
@@ -54,6 +54,15 @@ def compiled_unpad(sampled: torch.Tensor, vocab_size: int | None) -> list[list[i
     if not build.started and enabled():
         build.note_hot_call()
     return None
+
+
+def build_here() -> str:
+    """Build the list builder now, on this thread (unless the switch is off or a build
+    has started), and return :func:`state`.  For a process that forks workers, which
+    then inherit it: the benchmarks' forkserver parent."""
+    if enabled():
+        _BUILD.build_here()
+    return state()
 
 
 def settle(timeout: float | None = None) -> str:

@@ -100,6 +100,32 @@ def test_calls_take_numpy_until_hot_and_the_build_runs_off_the_callers_thread(
     assert compiled_unpad.compiled_unpad(sampled, 100_000) == wanted
 
 
+@needs_cc
+def test_build_here_builds_on_the_callers_thread_once(
+    fresh_build: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[threading.Thread] = []
+    real_build = native_unpad.build
+
+    def recording_build() -> native_unpad.Unpad:
+        threads.append(threading.current_thread())
+        return real_build()
+
+    monkeypatch.setattr(native_unpad, "build", recording_build)
+    assert compiled_unpad.build_here() == "compiled (C list builder)"
+    assert compiled_unpad.build_here() == "compiled (C list builder)"
+    assert threads == [threading.current_thread()]
+    sampled = batch()
+    assert compiled_unpad.compiled_unpad(sampled, None) == per_row_mask(sampled)
+
+
+def test_build_here_builds_nothing_with_the_switch_off(
+    fresh_build: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SWITCH, "0")
+    assert compiled_unpad.build_here() == f"eager (0 of {HOT_CALLS} hot calls)"
+
+
 def test_batches_below_the_builders_size_never_heat_it(fresh_build: None) -> None:
     tiny = batch(rows=3, width=compiled_unpad.MIN_ELEMENTS // 3 - 1)
     for _ in range(HOT_CALLS + 1):
