@@ -61,8 +61,10 @@ class HotBuild(Generic[Built]):
         return self.started and not self.done.is_set()
 
     def note_hot_call(self) -> None:
-        """Count one call the built path would serve; start the build on the last."""
-        if self.started:
+        """Count one call the built path would serve; start the build on the last.
+
+        With the switch off nothing counts and nothing builds."""
+        if self.started or not enabled():
             return
         with self._lock:
             if self.started:
@@ -74,8 +76,10 @@ class HotBuild(Generic[Built]):
         threading.Thread(target=self._build_now, name=self._thread_name, daemon=True).start()
 
     def build_here(self) -> None:
-        """Build now, on this thread, unless a build has started: for a process that
-        forks workers (they inherit the built path) or a caller that chose to wait."""
+        """Build now, on this thread, unless a build has started or the switch is off:
+        for a process that forks workers (they inherit the built path)."""
+        if not enabled():
+            return
         with self._lock:
             if self.started:
                 return

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from reference import native_unpad
-from reference.background_build import HOT_CALLS, HotBuild, enabled, wait_all
+from reference.background_build import HOT_CALLS, HotBuild, wait_all
 
 __all__ = ["HOT_CALLS", "MIN_ELEMENTS", "build_here", "compiled_unpad", "settle", "state"]
 
@@ -51,8 +51,7 @@ def compiled_unpad(sampled: torch.Tensor, vocab_size: int | None) -> list[list[i
     run = build.run
     if run is not None:
         return run(sampled, vocab_size)
-    if not build.started and enabled():
-        build.note_hot_call()
+    build.note_hot_call()
     return None
 
 
@@ -60,8 +59,7 @@ def build_here() -> str:
     """Build the list builder now, on this thread (unless the switch is off or a build
     has started), and return :func:`state`.  For a process that forks workers, which
     then inherit it: the benchmarks' forkserver parent."""
-    if enabled():
-        _BUILD.build_here()
+    _BUILD.build_here()
     return state()
 
 
