@@ -36,9 +36,9 @@ def _load_helper_module(name: str, filename: str) -> None:
 
 
 _load_helper_module(STRATEGIES_MODULE, "reference_strategies.py")
-_load_helper_module("unpad_tiers", "unpad_tiers.py")
+_load_helper_module("native_tiers", "native_tiers.py")
 
-from unpad_tiers import UNPAD_TIERS, unpad_build_on  # noqa: E402 (loaded just above)
+from native_tiers import UNPAD_TIERS, unpad_build_on  # noqa: E402 (loaded just above)
 
 
 def available_accelerators() -> list[str]:

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from native_tiers import HAS_C_COMPILER
 
-from reference import compiled_ranks
+from reference import compiled_ranks, native_build
 from reference.logprobs_ops import pessimistic_ranks
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Large enough to count as hot: 8 rows over a 32768 vocabulary.
 ROWS, VOCAB = 8, 1 << 15
-HAS_C_COMPILER = any(shutil.which(name) for name in ("cc", "gcc", "clang"))
 HAS_CXX_COMPILER = any(shutil.which(name) for name in ("c++", "g++", "clang++"))
 
 
@@ -159,7 +159,7 @@ def test_the_c_loop_heats_up_on_one_row_but_not_on_tiny_counts(fresh_tiers: dict
 def test_cc_may_name_a_compiler_with_flags(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    compiler = next(shutil.which(name) for name in ("cc", "gcc", "clang") if shutil.which(name))
+    compiler = native_build.compiler()[0]
     monkeypatch.setenv("CC", f"{compiler} -Wall")
     logprobs, token_logprobs = batch()
     assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
@@ -313,7 +313,7 @@ def test_the_process_exits_cleanly_while_a_compile_runs() -> None:
     script = textwrap.dedent(
         f"""
         import time, torch
-        from reference import compiled_ranks
+        from reference import compiled_ranks, native_build
         from reference.logprobs_ops import pessimistic_ranks
 
         def slow(graph, inputs):

@@ -20,24 +20,13 @@ import reference_strategies as rst
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from unpad_tiers import HAS_C_COMPILER, unpad_build_on
+from native_tiers import HAS_C_COMPILER, per_row_mask, unpad_build_on
 
 from reference import compiled_unpad, native_unpad, unpad_sampled_token_ids
 from reference.background_build import HOT_CALLS, SWITCH
 
 INT64_MAX = (1 << 63) - 1
 needs_cc = pytest.mark.skipif(not HAS_C_COMPILER, reason="the list builder needs a C compiler")
-
-
-def per_row_mask(sampled: torch.Tensor, vocab_size: int | None = None) -> list[list[int]]:
-    """vLLM's way, row by row: a boolean mask, then ``row[mask].tolist()``."""
-    rows = []
-    for row in sampled.to(torch.int64):
-        mask = row != -1
-        if vocab_size is not None:
-            mask &= row < vocab_size
-        rows.append(row[mask].tolist())
-    return rows
 
 
 @pytest.fixture
@@ -70,19 +59,27 @@ def batch(rows: int = 32, width: int = 8, seed: int = 0) -> torch.Tensor:
 # --- the tier ----------------------------------------------------------------------
 
 
+def record_build_threads(
+    monkeypatch: pytest.MonkeyPatch, delay: float = 0.0
+) -> list[threading.Thread]:
+    """The threads the list builder is built on from now on, each build ``delay`` s slower."""
+    threads: list[threading.Thread] = []
+    real_build = native_unpad.build
+
+    def recording_build() -> native_unpad.Unpad:
+        threads.append(threading.current_thread())
+        time.sleep(delay)
+        return real_build()
+
+    monkeypatch.setattr(native_unpad, "build", recording_build)
+    return threads
+
+
 @needs_cc
 def test_calls_take_numpy_until_hot_and_the_build_runs_off_the_callers_thread(
     fresh_build: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    threads: list[threading.Thread] = []
-    real_build = native_unpad.build
-
-    def slow_build() -> native_unpad.Unpad:
-        threads.append(threading.current_thread())
-        time.sleep(1.0)
-        return real_build()
-
-    monkeypatch.setattr(native_unpad, "build", slow_build)
+    threads = record_build_threads(monkeypatch, delay=1.0)
     sampled = batch()
     wanted = per_row_mask(sampled, 100_000)
     for _ in range(HOT_CALLS - 1):
@@ -104,14 +101,7 @@ def test_calls_take_numpy_until_hot_and_the_build_runs_off_the_callers_thread(
 def test_build_here_builds_on_the_callers_thread_once(
     fresh_build: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    threads: list[threading.Thread] = []
-    real_build = native_unpad.build
-
-    def recording_build() -> native_unpad.Unpad:
-        threads.append(threading.current_thread())
-        return real_build()
-
-    monkeypatch.setattr(native_unpad, "build", recording_build)
+    threads = record_build_threads(monkeypatch)
     assert compiled_unpad.build_here() == "compiled (C list builder)"
     assert compiled_unpad.build_here() == "compiled (C list builder)"
     assert threads == [threading.current_thread()]

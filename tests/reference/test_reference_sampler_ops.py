@@ -13,20 +13,9 @@ import reference_strategies as rst
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from native_tiers import per_row_mask
 
 from reference import PLACEHOLDER_TOKEN_ID, pad_sampled_token_ids, unpad_sampled_token_ids
-
-
-def naive_unpad(sampled: torch.Tensor, vocab_size: int | None = None) -> list[list[int]]:
-    """vLLM's way, row by row: a boolean mask, then ``row[mask].tolist()``."""
-    rows = []
-    for row in sampled.to(torch.int64):
-        mask = row != PLACEHOLDER_TOKEN_ID
-        if vocab_size is not None:
-            mask &= row < vocab_size
-        rows.append(row[mask].tolist())
-    return rows
-
 
 # --- pad_sampled_token_ids ---------------------------------------------------------
 
@@ -190,7 +179,7 @@ def test_unpad_agrees_with_the_per_row_mask_on_each_side_of_each_path(shape, voc
     ids[generator.random(shape) < 0.25] = PLACEHOLDER_TOKEN_ID
     sampled = torch.from_numpy(ids.astype(np.int32))
     rows = unpad_sampled_token_ids(sampled, vocab_size=vocab_size)
-    assert rows == naive_unpad(sampled, vocab_size)
+    assert rows == per_row_mask(sampled, vocab_size)
     assert all(type(tok) is int for row in rows for tok in row)
 
 
@@ -244,11 +233,11 @@ def test_unpad_validates_vocab_size(vocab_size, error):
 @pytest.mark.usefixtures("unpad_tier")
 @given(rst.sampled_token_id_tensors())
 def test_unpad_agrees_with_the_per_row_mask(sampled):
-    assert unpad_sampled_token_ids(sampled) == naive_unpad(sampled)
+    assert unpad_sampled_token_ids(sampled) == per_row_mask(sampled)
 
 
 @pytest.mark.usefixtures("unpad_tier")
 @given(rst.sampled_token_id_tensors(), st.integers(1, 320))
 def test_unpad_with_vocab_size_agrees_with_the_per_row_mask(sampled, vocab_size):
-    expected = naive_unpad(sampled, vocab_size)
+    expected = per_row_mask(sampled, vocab_size)
     assert unpad_sampled_token_ids(sampled, vocab_size=vocab_size) == expected
