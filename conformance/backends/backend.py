@@ -98,7 +98,14 @@ class Backend:
             if message is not None:
                 raise BackendResolutionError(message)
         if self.spec_revision is not None:
-            from conformance.oracle.revisions import UnknownRevisionError, canonical_name
+            from conformance.oracle.revisions import (
+                UnknownRevisionError,
+                canonical_name,
+                names_a_path,
+            )
+
+            if names_a_path(self.spec_revision):
+                return  # a vLLM text, tree or wheel: read when the revision is chosen
 
             try:
                 canonical_name(self.spec_revision)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -13,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from conformance.backends.backend import BUILTIN_DEVICES, Backend, BackendResolutionError
+from conformance.releases.texts import UNKNOWN_VERSION
 
 #: ``reference@R``: the reference of revision ``R`` (a revision name or a vLLM release).
 REFERENCE_AT = "reference@"
@@ -114,6 +116,56 @@ def release_text_backend(spec: str) -> Backend:
     )
 
 
+#: ``vllm-text:PATH``: any vLLM text, tree or wheel (``--revision PATH`` takes the same),
+#: loaded in this process with its own producers, judged at the revision PATH names.
+VLLM_TEXT = "vllm-text:"
+
+
+def text_backend(spec: str) -> Backend:
+    """``vllm-text:PATH``: the text's own outputs.py (the module the differential checks
+    hold backends to) and producers, its revision the text itself."""
+    from conformance.releases.text_revision import text_revision
+    from conformance.releases.texts import ReleaseTextError
+
+    path = spec.removeprefix(VLLM_TEXT).strip()
+    try:
+        judged = text_revision(path)
+    except ReleaseTextError as error:
+        raise BackendResolutionError(f"backend {spec!r}: {error}") from None
+    oracle = oracle_backend(judged)
+    from dataclasses import replace
+
+    return replace(oracle, spec_revision=path, revision_detected_from=f"the vLLM text {path}")
+
+
+@functools.cache
+def _oracle_backends(source: Any) -> Backend:
+    from conformance.backends.vllm_producers import producers_of_texts
+    from conformance.releases.text_revision import of_source
+
+    judged = of_source(source)
+    module = judged.oracle_module()
+    producers = producers_of_texts(
+        source.outputs, source.producers, source.version or UNKNOWN_VERSION, module
+    )
+    found: dict[str, Any] = producers.found
+    return Backend(
+        name="vllm",
+        module=module,
+        devices=RELEASE_DEVICES,
+        producer_devices=("cuda",),
+        version=source.version,
+        notes=producers.notes,
+        **found,
+    )
+
+
+def oracle_backend(judged: Any) -> Backend:
+    """vLLM's own code of a judged text (a :class:`~conformance.releases.text_revision.TextRevision`):
+    its outputs.py and, where the text has them, its producers, loaded in this process."""
+    return _oracle_backends(judged.source)
+
+
 def release_module_name(version: str) -> str:
     """``vllm_release_0_12_0``: a module name of its own per release, so they coexist."""
     return "vllm_release_" + re.sub(r"\W", "_", version)
@@ -140,11 +192,16 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
     revision, undetectable = None, None
     if installed is not None:
         try:
-            revision = revision_for_vllm_version(installed.version)
+            # A tree laid out from a text that names no version says so: its text decides.
+            if installed.version != UNKNOWN_VERSION:
+                revision = revision_for_vllm_version(installed.version)
         except ReleaseTooOldError as error:
             raise BackendResolutionError(f"backend 'vllm': {error}") from None
         except UnsupportedReleaseError as error:
             undetectable = f"backend 'vllm': {error}"
+        judged_as = _installed_text_revision(installed, revision)
+        if judged_as is not None:
+            revision, undetectable = judged_as, None
     if module is None:
         # Imported only when vLLM is asked for.
         module = importlib.import_module("vllm.v1.outputs")
@@ -162,6 +219,53 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         notes=producers.notes,
         **found,
     )
+
+
+def _installed_text_revision(installed: InstalledVllm, revision: str | None) -> str | None:
+    """The path to judge an installed vLLM at, where its own text says more than its
+    version: a version the suite does not know (a dev build, a fork, a newer release),
+    or a text that differs from its version's release (a vendor's patch).  None when
+    the version's revision judges it exactly, or its text cannot be read."""
+    from conformance.oracle.revisions import canonical_name
+    from conformance.releases.text_revision import of_source
+    from conformance.releases.texts import ReleaseTextError
+
+    path = installed_package_dir()
+    if path is None:
+        return None
+    try:
+        source = _installed_source(path, installed.version)
+        judged = of_source(source)
+    except ReleaseTextError:
+        return None
+    if revision is not None and not judged.changes and canonical_name(judged.nearest) == revision:
+        return None
+    return str(source.path) if source.origin != "installed" else str(path)
+
+
+def _installed_source(package: Path, version: str) -> Any:
+    """The installed package's texts: those it was laid out from where the suite made it
+    from a text (its ``vllm/__init__.py`` names them), else its own files."""
+    from conformance.releases.sources import installed_source, read_source
+    from conformance.releases.texts import SOURCE_MARK
+
+    init = package / "__init__.py"
+    text = init.read_text(encoding="utf-8", errors="replace") if init.is_file() else ""
+    found = re.search(rf"^{SOURCE_MARK} = ['\"](.+)['\"]$", text, re.MULTILINE)
+    if found and Path(found[1]).exists():
+        return read_source(found[1])
+    return installed_source(package, version)
+
+
+def installed_package_dir() -> Path | None:
+    """The folder of the ``vllm`` package ``import vllm`` would load (nothing imported)."""
+    try:
+        found = importlib.util.find_spec("vllm")
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.origin:
+        return None
+    return Path(found.origin).resolve().parent
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,10 @@ A backend spec (``--backend``, else ``$OUTPUTS_BACKEND``, else ``reference``) is
      release), which it declares as its target;
   5. ``vllm-release:X``: release X's own ``outputs.py`` and producers, loaded from the
      folder of release texts in ``$OUTPUTS_VLLM_RELEASES`` under a module name of its
-     own, so several releases sit side by side in one process (the benchmarks do).
+     own, so several releases sit side by side in one process (the benchmarks do);
+  6. ``vllm-text:PATH``: any vLLM text, tree or wheel (``--revision PATH`` takes the
+     same paths), loaded in this process with its own producers and judged at the
+     revision PATH names: its nearest known release plus its changes.
 
 Anything that cannot be resolved raises :class:`BackendResolutionError` with one
 line naming the problem, where the spec came from, and the fix.  A spec name that
@@ -71,6 +74,8 @@ def _resolve(spec: str) -> Backend:
         return known_backends.reference_at(spec)
     if spec.startswith(known_backends.VLLM_RELEASE):
         return known_backends.release_text_backend(spec)
+    if spec.startswith(known_backends.VLLM_TEXT):
+        return known_backends.text_backend(spec)
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         raise _a_file_path(spec)
     if ":" in spec:

@@ -82,6 +82,25 @@ def producers_of_release_text(
         return vllm_producers()
 
 
+def producers_of_texts(
+    outputs_source: str,
+    producers_source: str | None,
+    version: str,
+    outputs_module: ModuleType | None = None,
+) -> FoundProducers:
+    """:func:`producers_of_release_text` from the texts themselves (any vLLM text, tree or
+    wheel: :class:`conformance.releases.sources.VllmSource`)."""
+    from conformance.releases.texts import write_tree
+
+    if producers_source is None:
+        return FoundProducers(notes=(f"no producer text of vLLM {version}",))
+    folder = Path(tempfile.mkdtemp(prefix="vllm-text-producers-"))
+    atexit.register(shutil.rmtree, folder, True)
+    write_tree(outputs_source, version, folder, producers_source)
+    with _vllm_imported_from(folder, outputs_module):
+        return vllm_producers()
+
+
 @contextmanager
 def _vllm_imported_from(folder: Path, outputs_module: ModuleType | None) -> Iterator[None]:
     """``import vllm`` finds ``folder``'s package meanwhile (its ``vllm.v1.outputs``

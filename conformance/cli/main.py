@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 from vllm_outputs_suite_plugin import SUITE_OPTIONS
@@ -132,13 +131,15 @@ def _judge_release_texts(args: argparse.Namespace, pytest_args: list[str]) -> in
     one process per release (:func:`conformance.releases.runs.run_folder`)."""
     from conformance.releases import runs as release_runs
 
-    texts = release_runs.texts_to_judge(args)
-    if texts is None:
-        return USAGE_ERROR
-    if Path(args.vllm_outputs).is_dir():
+    if release_runs.is_release_folder(args.vllm_outputs):
+        texts = release_runs.texts_to_judge(args)
+        if texts is None:
+            return USAGE_ERROR
         return release_runs.run_folder(texts, args, pytest_args)
-    ((version, path),) = texts.items()
-    with release_runs.installed_as_vllm(version, path):
+    source = release_runs.source_to_judge(args)
+    if source is None:
+        return USAGE_ERROR
+    with release_runs.source_installed_as_vllm(source):
         args.backend = "vllm"
         return run_supervised(args, pytest_args)
 

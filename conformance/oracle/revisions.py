@@ -7,6 +7,8 @@ module is the suite's view of it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from reference.revisions import (
     DEFAULT_REVISION,
     ReleaseTooOldError,
@@ -30,6 +32,19 @@ from reference.revisions.model import (
     surface_behaviour,
 )
 
+
+def names_a_path(text: str) -> bool:
+    """Whether a revision option names a path (a vLLM text, tree or wheel) rather than a
+    revision or release, which never has a slash nor ends in .py, .txt or .whl."""
+    text = text.strip()
+    return (
+        "/" in text
+        or "\\" in text
+        or text.endswith((".py", ".txt", ".whl"))
+        or Path(text).expanduser().exists()
+    )
+
+
 __all__ = [
     "BEHAVIOURS",
     "DEFAULT_REVISION",
@@ -48,6 +63,7 @@ __all__ = [
     "is_known",
     "known_releases",
     "known_revisions",
+    "names_a_path",
     "revision",
     "revision_for_vllm_version",
     "rule",

@@ -30,7 +30,14 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from conformance.releases.texts import ReleaseTextError, release_texts, write_stub_tree
+from conformance.releases.sources import OUTPUTS_FILE, VllmSource, read_source
+from conformance.releases.texts import (
+    UNKNOWN_VERSION,
+    ReleaseTextError,
+    release_texts,
+    write_stub_tree,
+    write_tree,
+)
 
 
 @dataclass
@@ -47,18 +54,46 @@ class ReleaseRun:
     note: str = ""
 
 
-def texts_to_judge(args: argparse.Namespace) -> dict[str, Path] | None:
-    """The release texts ``--vllm-outputs`` names; None (after one ``ERROR:`` line) when the
-    option or its path is wrong."""
+def is_release_folder(path: str | Path) -> bool:
+    """A folder of release texts (``outputs-X.py.txt``), not a vLLM tree."""
+    path = Path(path)
+    return (
+        path.is_dir()
+        and not (path / OUTPUTS_FILE).is_file()
+        and not (path.name == "vllm" and (path / "v1" / "outputs.py").is_file())
+    )
+
+
+def _refuse_another_backend(args: argparse.Namespace) -> bool:
     if args.backend not in (None, "vllm"):
         print(
             f"ERROR: --vllm-outputs judges vLLM's own types; drop --backend {args.backend} "
             "(the backend is vllm)",
             file=sys.stderr,
         )
+        return True
+    return False
+
+
+def texts_to_judge(args: argparse.Namespace) -> dict[str, Path] | None:
+    """The release texts a ``--vllm-outputs`` folder holds; None (after one ``ERROR:``
+    line) when the option or its path is wrong."""
+    if _refuse_another_backend(args):
         return None
     try:
         return release_texts(args.vllm_outputs)
+    except ReleaseTextError as error:
+        print(f"ERROR: {error}", file=sys.stderr)
+        return None
+
+
+def source_to_judge(args: argparse.Namespace) -> VllmSource | None:
+    """The one text, tree or wheel ``--vllm-outputs`` names (any file name); None (after
+    one ``ERROR:`` line) when the option or its path is wrong."""
+    if _refuse_another_backend(args):
+        return None
+    try:
+        return read_source(args.vllm_outputs)
     except ReleaseTextError as error:
         print(f"ERROR: {error}", file=sys.stderr)
         return None
@@ -70,6 +105,24 @@ def installed_as_vllm(version: str, path: Path) -> Iterator[None]:
     it starts) imports: its tree of stubs, first on the import path."""
     with tempfile.TemporaryDirectory(prefix=f"vllm-{version}-") as folder:
         write_stub_tree(path, version, Path(folder))
+        _put_first_on_path(folder)
+        yield
+
+
+@contextmanager
+def source_installed_as_vllm(source: VllmSource) -> Iterator[None]:
+    """Meanwhile, ``source`` (any vLLM text, tree or wheel) is the ``vllm`` this process
+    imports: its outputs.py and producers laid out as a tree, which names ``source`` so
+    the run judges it at the revision its own text makes (known release or not)."""
+    version = source.version or UNKNOWN_VERSION
+    with tempfile.TemporaryDirectory(prefix="vllm-source-") as folder:
+        write_tree(
+            source.outputs,
+            version,
+            Path(folder),
+            source.producers,
+            source_mark=str(source.path.resolve()),
+        )
         _put_first_on_path(folder)
         yield
 

@@ -30,6 +30,7 @@ import ast
 import importlib.util
 import re
 import sys
+import threading
 import types
 from dataclasses import dataclass
 from importlib.machinery import SourceFileLoader
@@ -42,6 +43,11 @@ STUBS: tuple[tuple[str, str, str], ...] = (
     ("vllm.compilation.cuda_graph", "CUDAGraphStat", "class CUDAGraphStat:\n    pass\n"),
     ("vllm.utils.torch_utils", "PIN_MEMORY", "PIN_MEMORY = False\n"),
 )
+
+#: The version a text that names none is laid out as (a valid PEP 440 version).
+UNKNOWN_VERSION = "0+unknown"
+#: Written into the ``vllm/__init__.py`` of a tree laid out from a source, naming it.
+SOURCE_MARK = "__vllm_outputs_suite_source__"
 
 _FILE_NAME = re.compile(r"^outputs-(?P<version>\d+(\.\d+)+)\.py(\.txt)?$")
 
@@ -90,15 +96,37 @@ def write_stub_tree(
     :func:`producer_text_beside`) adds vLLM's producers of the release at their real
     module paths (:func:`producer_modules`); without one the tree holds outputs.py only.
     """
-    package = folder / "vllm"
-    outputs_source = outputs_text.read_text(encoding="utf-8")
-    modules = {"vllm.v1.outputs": outputs_source}
-    modules.update({module: source for module, _, source in STUBS})
     if producers_text is None:
         producers_text = producer_text_beside(outputs_text, version)
-    if producers_text is not None:
-        sections = producer_sections(producers_text.read_text(encoding="utf-8"))
+    return write_tree(
+        outputs_text.read_text(encoding="utf-8"),
+        version,
+        folder,
+        producers_text.read_text(encoding="utf-8") if producers_text is not None else None,
+    )
+
+
+def write_tree(
+    outputs_source: str,
+    version: str,
+    folder: Path,
+    producers_source: str | None = None,
+    source_mark: str | None = None,
+) -> Path:
+    """:func:`write_stub_tree` from the texts themselves: an importable ``vllm`` in ``folder``.
+
+    Any vLLM module the text imports at run time and the tree lacks gets a stub
+    (:func:`stub_modules`).  ``source_mark`` names where the texts came from; it is
+    written into ``vllm/__init__.py`` so a run that finds this tree as the installed
+    vLLM names that, not the temporary folder.
+    """
+    package = folder / "vllm"
+    modules = {"vllm.v1.outputs": outputs_source}
+    if producers_source is not None:
+        sections = producer_sections(producers_source)
         modules.update(producer_modules(sections, outputs_source, version))
+    for module, source in stub_modules(outputs_source).items():
+        modules.setdefault(module, source)
     for module, source in modules.items():
         parts = module.split(".")
         for depth in range(1, len(parts)):
@@ -107,6 +135,12 @@ def write_stub_tree(
             if not init.exists():
                 init.write_text(_package_source(parts[:depth], version), encoding="utf-8")
         folder.joinpath(*parts[:-1], parts[-1] + ".py").write_text(source, encoding="utf-8")
+    if source_mark is not None:
+        init = package / "__init__.py"
+        init.write_text(
+            init.read_text(encoding="utf-8") + f"{SOURCE_MARK} = {source_mark!r}\n",
+            encoding="utf-8",
+        )
     info = folder / f"vllm-{version}.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text(
@@ -150,6 +184,120 @@ def load_outputs_module(outputs_text: Path, module_name: str) -> types.ModuleTyp
         del sys.modules[module_name]
         raise
     return module
+
+
+def load_text_module(source: str, module_name: str, filename: str) -> types.ModuleType:
+    """Run an outputs.py text in this process as the module ``module_name``.
+
+    The vLLM modules it imports at run time are stubs (:func:`stub_modules`), present
+    in ``sys.modules`` only while it runs, so an installed vLLM imported before or
+    after is left as it is.  Raises whatever the text raises.
+    """
+    with _LOADING:
+        return _load_text_module(source, module_name, filename)
+
+
+#: sys.modules is swapped while a text runs: one text at a time.
+_LOADING = threading.Lock()
+
+
+def _load_text_module(source: str, module_name: str, filename: str) -> types.ModuleType:
+    module = types.ModuleType(module_name)
+    module.__file__ = filename
+    stubs = {}
+    for name, stub_source in stub_modules(source, everything=True).items():
+        stub = types.ModuleType(name)
+        exec(stub_source, stub.__dict__)
+        stubs[name] = stub
+    saved = {name: sys.modules[name] for name in stubs if name in sys.modules}
+    sys.modules.update(stubs)
+    # Registered before running it: dataclasses look their module up while building.
+    sys.modules[module_name] = module
+    try:
+        exec(compile(source, filename, "exec"), module.__dict__)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    finally:
+        for name in stubs:
+            del sys.modules[name]
+        sys.modules.update(saved)
+    return module
+
+
+def runtime_vllm_imports(source: str) -> dict[str, list[str]]:
+    """``{module: names}`` a text imports from vLLM when it runs (``TYPE_CHECKING``
+    blocks left out; ``import vllm.x as y`` gives the module with no names)."""
+    found: dict[str, list[str]] = {}
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.If) and _is_type_checking(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == "vllm" or node.module.startswith("vllm."):
+                    found.setdefault(node.module, []).extend(a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("vllm."):
+                        found.setdefault(alias.name, [])
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                visit(getattr(node, "finalbody", []))
+
+    visit(ast.parse(source).body)
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def stub_modules(source: str, everything: bool = False) -> dict[str, str]:
+    """``{module: source}`` of stubs for the vLLM modules ``source`` imports at run time.
+
+    The names :data:`STUBS` knows get their stub; any other name a placeholder by its
+    spelling: ``CONSTANT_CASE`` is False, a ``CapitalisedName`` an empty class, and a
+    ``lower_case`` name a function that raises when called (or, called with one
+    callable, returns it, so a decorator stands).  ``everything`` adds the parent
+    packages too (for ``sys.modules``; a tree has them as folders).
+    """
+    known: dict[str, dict[str, str]] = {}
+    for module, name, stub in STUBS:
+        known.setdefault(module, {})[name] = stub
+    modules: dict[str, str] = {}
+    for module, names in runtime_vllm_imports(source).items():
+        parts = [f'"""Stand-in for {module}, made by vllm-outputs-suite."""']
+        for name in dict.fromkeys(names):
+            if name == "*":
+                continue
+            parts.append(known.get(module, {}).get(name) or _placeholder(module, name))
+        modules[module] = "\n\n".join(part.strip("\n") for part in parts) + "\n"
+    if everything:
+        for module in list(modules):
+            parts = module.split(".")
+            for depth in range(1, len(parts)):
+                modules.setdefault(".".join(parts[:depth]), "")
+    return modules
+
+
+def _placeholder(module: str, name: str) -> str:
+    if re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        return f"{name} = False"
+    if name[:1].isupper():
+        return f'class {name}:\n    """A stub of {module}.{name}."""\n'
+    return (
+        f"def {name}(*args, **kwargs):\n"
+        "    if len(args) == 1 and not kwargs and callable(args[0]):\n"
+        "        return args[0]\n"
+        f'    raise NotImplementedError("{module}.{name}: a stub of vllm-outputs-suite")\n'
+    )
 
 
 # --- vLLM's producers of the types -------------------------------------------------------

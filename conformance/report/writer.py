@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from conformance.backends.backend import Backend
 from conformance.report.records import Results
 from conformance.report.schema import SCHEMA
+from conformance.report.vllm_changes import text_keys
 
 
 class ReportedRun(Protocol):
@@ -61,6 +62,8 @@ def build(run: ReportedRun) -> dict[str, Any]:
         },
         "summary": run.results.summary(),
         "tests": [asdict(r) for r in run.results.sorted_records()],
+        # The vLLM text judged and what it changed (conformance.report.vllm_changes).
+        **text_keys(run),
     }
 
 

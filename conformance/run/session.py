@@ -30,37 +30,67 @@ _USED_XFAIL = "conformance.xfail_entry"
 
 @dataclass(frozen=True)
 class RevisionChoice:
-    """The revision judged and why: ``given``, ``declared``, ``detected`` or ``default``."""
+    """The revision judged and why: ``given``, ``declared``, ``detected`` or ``default``.
+
+    ``text`` is the vLLM text judged when the revision was a path
+    (:class:`~conformance.releases.text_revision.TextRevision`): ``name`` is then the
+    revision of its nearest known release, whose rules judge what the text did not change.
+    """
 
     name: str
     source: str
     detail: str
+    text: Any = None
 
     def describe(self) -> str:
         return f"{self.name} ({self.source}: {self.detail})"
 
 
-def choose_revision(option: str | None, backend: Backend) -> RevisionChoice:
-    """``--revision``, else what the backend declares (or detected), else 2025.10."""
+def choose_revision(
+    option: str | None, backend: Backend, option_name: str = "revision"
+) -> RevisionChoice:
+    """``--revision``, else what the backend declares (or detected), else 2025.10.
+
+    Any of them may be a path to a vLLM text, tree or wheel (:func:`text_choice`)."""
     from conformance.oracle.revisions import DEFAULT_REVISION, UnknownRevisionError, canonical_name
+    from conformance.oracle.revisions import names_a_path as looks_like_path
 
     try:
         if option:
+            given = f"{option_names.option(option_name)} {option}"
+            if looks_like_path(option):
+                return text_choice(option, "given", given)
             name = canonical_name(option)
             alias = f", the revision of release {option}" if name != option.strip() else ""
-            return RevisionChoice(
-                name, "given", f"{option_names.option('revision')} {option}{alias}"
-            )
+            return RevisionChoice(name, "given", f"{given}{alias}")
         if backend.revision_undetectable is not None:
             raise pytest.UsageError(backend.revision_undetectable)
         if backend.spec_revision is not None:
+            detected = backend.revision_detected_from
+            if looks_like_path(backend.spec_revision):
+                source = "detected" if detected else "declared"
+                why = detected or f"the backend targets {backend.spec_revision}"
+                return text_choice(backend.spec_revision, source, why)
             name = canonical_name(backend.spec_revision)
-            if backend.revision_detected_from:
-                return RevisionChoice(name, "detected", backend.revision_detected_from)
+            if detected:
+                return RevisionChoice(name, "detected", detected)
             return RevisionChoice(name, "declared", f"the backend targets {backend.spec_revision}")
     except UnknownRevisionError as error:
         raise pytest.UsageError(str(error)) from None
     return RevisionChoice(DEFAULT_REVISION, "default", "no revision given or declared")
+
+
+def text_choice(path: str, source: str, why: str) -> RevisionChoice:
+    """A path as the revision: the vLLM text there, judged as its nearest known release
+    plus its changes; a path that holds none is a usage error naming it."""
+    from conformance.releases.text_revision import text_revision
+    from conformance.releases.texts import ReleaseTextError
+
+    try:
+        judged = text_revision(path)
+    except ReleaseTextError as error:
+        raise pytest.UsageError(str(error)) from None
+    return RevisionChoice(judged.base, source, f"{why}; judged against {judged.headline()}", judged)
 
 
 def activate(config: pytest.Config) -> ConformanceRun:
@@ -81,6 +111,10 @@ def activate(config: pytest.Config) -> ConformanceRun:
     choice = choose_revision(config.getoption("conformance_revision"), backend)
     backend = known_backends.retarget_reference(backend, choice.name)
     revision = revisions.revision(choice.name)
+    superseded: dict[str, Any] = {}
+    if choice.text is not None:
+        revision = choice.text.spec_revision()
+        superseded = _superseded(config, choice.text)
     entries: list[XfailEntry] = []
     path = config.getoption("conformance_xfails")
     if path is not None:
@@ -89,7 +123,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
             xfails.validate(
                 entries,
                 behaviours=revision.all_behaviours | revision.producer_behaviours,
-                known_behaviours=known_behaviours(),
+                known_behaviours=known_behaviours() | revision.all_behaviours,
                 check_functions=nodeids.check_functions(),
                 revision=revision.name,
                 path=path,
@@ -104,6 +138,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
         xfails=entries,
         devices_available=devices.present_devices(backend.devices),
     )
+    run.superseded = superseded
     if _is_replacement_worker(config):
         from conformance.producers.warm_up import WarmUp
 
@@ -129,6 +164,17 @@ def activate(config: pytest.Config) -> ConformanceRun:
     config.pluginmanager.register(TimeLimit(guard), "conformance-time-limit")
     config.pluginmanager.register(WorkerCrashes(guard), "conformance-worker-crashes")
     return run
+
+
+def _superseded(config: pytest.Config, judged: Any) -> dict[str, Any]:
+    """The nearest revision's checks vLLM's own text fails (its self-run, cached)."""
+    from conformance.run.guard import check_timeout
+    from conformance.run.text_judging import SelfRunError, superseded_checks
+
+    try:
+        return superseded_checks(judged, check_timeout(config))
+    except SelfRunError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _refuse_an_unwritable_report(config: pytest.Config) -> None:
@@ -226,6 +272,14 @@ class ConformanceRun:
         self.is_worker = hasattr(config, "workerinput")
         self.warm_up: Any = None
         self.written_xfails = 0
+        #: ``{check key: Superseded}``: the nearest revision's checks a judged vLLM text
+        #: fails itself, judged against that text's own code instead.
+        self.superseded: dict[str, Any] = {}
+
+    @property
+    def text_revision(self) -> Any:
+        """The vLLM text judged (a ``TextRevision``), when the revision was a path."""
+        return self.choice.text
 
     @property
     def applicable_behaviours(self) -> frozenset[str]:
@@ -261,6 +315,7 @@ class ConformanceRun:
                     else ""
                 )
             )
+        lines += self._text_header()
         warmed = self.warm_up.header() if self.warm_up is not None else None
         if warmed:
             lines.append(f"conformance: {warmed}")
@@ -268,6 +323,22 @@ class ConformanceRun:
             path = self.config.getoption("conformance_xfails")
             lines.append(f"conformance: {len(self.xfails)} known deviation(s) from {path}")
         lines += [f"conformance: note: {note}" for note in b.notes]
+        return lines
+
+    def _text_header(self) -> list[str]:
+        """The vLLM text judged: its nearest release, and each change once."""
+        judged = self.text_revision
+        if judged is None:
+            return []
+        lines = [f"conformance: judged against {judged.headline()}"]
+        for change in judged.changes:
+            forms = f"{change.known or '-'} -> {change.new or '-'}"
+            lines.append(f"conformance:   {change.describe()}: {forms}")
+        if self.superseded:
+            lines.append(
+                f"conformance: {len(self.superseded)} check(s) of {judged.base} that vLLM's own "
+                "text fails are judged against its own code instead (vllm-change behaviours)"
+            )
         return lines
 
     # --- collection -----------------------------------------------------------------
@@ -288,14 +359,41 @@ class ConformanceRun:
                 deselected.append(item)
                 continue
             skip = selection.skip_of(item, self.backend)
+            identity = self._identify(item, behaviour, skip.cause if skip is not None else None)
+            superseded = self._superseding(identity)
+            if skip is None and superseded is not None:
+                from conformance.run.text_judging import SUPERSEDED
+
+                skip = selection.Skip(SUPERSEDED, superseded)
+                identity = self._identify(item, behaviour, SUPERSEDED)
             if skip is not None:
                 item.add_marker(pytest.mark.skip(reason=skip.reason))
-            self._identify(item, behaviour, skip.cause if skip is not None else None).attach(item)
+            identity.attach(item)
             kept.append(item)
         if deselected:
             config.hook.pytest_deselected(items=deselected)
             items[:] = kept
         self._check_xfails_name_something(items)
+
+    def _superseding(self, identity: CheckIdentity) -> str | None:
+        """Why a check is not judged by its rule here (vLLM's own text fails it), or None."""
+        if not self.superseded:
+            return None
+        from conformance.run.text_judging import check_key
+
+        found = self.superseded.get(check_key(identity.nodeid, identity.check))
+        if found is None:
+            return None
+        judged = self.text_revision
+        changes = "; ".join(
+            j.describe() for b in found.by if (j := judged.judged_change(b)) is not None
+        ) or "; ".join(c.describe() for c in judged.changes)
+        instead = ", ".join(found.by) or "nothing: vLLM demands nothing there now"
+        return (
+            f"[{identity.behaviour}] superseded: vLLM {judged.what} fails this rule of "
+            f"{judged.base} itself ({changes}); judged against vLLM's own code instead: "
+            f"{instead}"
+        )
 
     def _behaviour_of(self, item: pytest.Item) -> str:
         behaviour = marker_arg(item, "behaviour")

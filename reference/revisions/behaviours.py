@@ -141,8 +141,26 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
 }
 
 
+#: Behaviours of a vLLM text's changes (``vllm-change:<Type>.<member>``, one per member a
+#: text changed since its nearest known release): a backend must do what that text's own
+#: code does, judged on the same inputs (conformance/checks/test_vllm_changes.py).
+CHANGE_PREFIX = "vllm-change:"
+
+
 def rule(name: str) -> str:
-    """The rule of behaviour ``name`` (surface behaviours included)."""
+    """The rule of behaviour ``name`` (surface and vLLM-change behaviours included)."""
+    if name == CHANGE_PREFIX.rstrip(":"):
+        return (
+            "the behaviours of a judged vLLM text's changes, one per changed member "
+            f"({CHANGE_PREFIX}<Type>.<member>); no revision has the family itself"
+        )
+    if name.startswith(CHANGE_PREFIX) and len(name) > len(CHANGE_PREFIX):
+        member = name.removeprefix(CHANGE_PREFIX)
+        return (
+            f"{member} is what the judged vLLM text's own code makes it, where that text "
+            "changed it since its nearest known release (its shape, and its results on the "
+            "same inputs as vLLM's own)"
+        )
     if name in BEHAVIOURS:
         return BEHAVIOURS[name]
     if name in PRODUCER_BEHAVIOURS:

@@ -1,0 +1,267 @@
+"""Any vLLM text, tree or wheel as a :class:`VllmSource`: its outputs.py and its producers.
+
+A *source* is what a revision path (``--revision PATH``, ``--vllm-outputs FILE``,
+``--bump-to PATH``) names:
+
+* a file: vLLM's ``vllm/v1/outputs.py`` under any name; the version is read from a
+  name ``outputs-<version>.py[.txt]`` where it has one (``0.34.0.dev3+g1a2b3c4`` too),
+  and the producer text ``producers/producers-<version>.py.txt`` beside it is taken;
+* a folder: a checkout of vLLM or an unpacked wheel (``vllm/v1/outputs.py`` under it,
+  or the ``vllm`` package folder itself), whose producers are cut out of their real
+  files (:data:`conformance.releases.wheels.SECTIONS`); the version comes from
+  ``vllm/_version.py`` or a ``vllm-<version>.dist-info``;
+* a ``.whl``: the same files, read from the archive.
+
+:func:`read_source` refuses anything else with one line naming the path and what was
+expected (:class:`~conformance.releases.texts.ReleaseTextError`), before any check runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from conformance.oracle.text_surface import Surface, surface_of_module, surface_of_snippet
+from conformance.releases.texts import (
+    PRODUCERS_FOLDER,
+    ReleaseTextError,
+    producer_sections,
+)
+from conformance.releases.wheels import SECTIONS, producer_text
+
+#: The spec's seven types: a text defining none of them is not vLLM's outputs.py.
+SPEC_TYPES = (
+    "AsyncModelRunnerOutput",
+    "DraftTokenIds",
+    "KVConnectorOutput",
+    "LogprobsLists",
+    "LogprobsTensors",
+    "ModelRunnerOutput",
+    "SamplerOutput",
+)
+OUTPUTS_FILE = "vllm/v1/outputs.py"
+
+_NAMED_VERSION = re.compile(r"^outputs-(?P<version>.+?)\.py(\.txt)?$")
+
+
+@dataclass(frozen=True)
+class VllmSource:
+    """vLLM's outputs.py (and, where there, its producer sections) from one place."""
+
+    path: Path  #: what was named
+    origin: str  #: ``text``, ``tree``, ``wheel`` or ``installed``
+    outputs: str  #: the text of vllm/v1/outputs.py
+    producers: str | None  #: producer sections in the layout of the shared texts
+    version: str | None  #: the version it says it is, where it says one
+
+    @property
+    def what(self) -> str:
+        """How the header names it: ``outputs-0.34.0.dev3.py.txt``, ``tree /src/vllm (0.34.0.dev3)``."""
+        if self.origin == "text":
+            return self.path.name
+        version = f" {self.version}" if self.version else ""
+        if self.origin == "installed":
+            return f"installed{version} ({self.path})"
+        return f"{self.origin} {self.path}" + (f" ({self.version})" if self.version else "")
+
+    @property
+    def digest(self) -> str:
+        """Names the texts: equal digests, equal sources."""
+        hashed = hashlib.sha256(self.outputs.encode())
+        hashed.update(b"\0" + (self.producers or "").encode())
+        return hashed.hexdigest()[:16]
+
+    def surface(self) -> Surface:
+        """The outputs text's surface and, where present, its producers'."""
+        found = surface_of_module(self.outputs)
+        if self.producers is not None:
+            found.update(producer_surface(self.producers))
+        return found
+
+
+def version_in_name(path: Path) -> str | None:
+    """``0.34.0.dev3+g1a2b3c4`` for ``outputs-0.34.0.dev3+g1a2b3c4.py.txt``; None when the
+    name carries no version (``outputs.py``) or not a valid one."""
+    match = _NAMED_VERSION.match(path.name)
+    if match is None:
+        return None
+    try:
+        Version(match["version"])
+    except InvalidVersion:
+        return None
+    return match["version"]
+
+
+def read_source(path: str | Path) -> VllmSource:
+    """The source ``path`` names; :class:`ReleaseTextError` (one line) for anything else."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        source = _from_tree(path)
+    elif path.is_file() and path.suffix == ".whl":
+        source = _from_wheel(path)
+    elif path.is_file():
+        source = _from_text(path)
+    else:
+        raise ReleaseTextError(
+            f"{path}: no such file or folder; give vLLM's outputs.py, a vLLM checkout or "
+            "unpacked wheel (a folder holding vllm/v1/outputs.py), or a vLLM wheel"
+        )
+    validate(source)
+    return source
+
+
+def installed_source(package_dir: Path, version: str | None) -> VllmSource:
+    """The source of an installed ``vllm`` package (the folder ``vllm/`` itself)."""
+    source = _from_tree(package_dir.parent, origin="installed", version=version)
+    validate(source)
+    return source
+
+
+def validate(source: VllmSource) -> None:
+    """Refuse a text that is not Python or defines none of the spec's types."""
+    try:
+        tree = ast.parse(source.outputs)
+    except SyntaxError as error:
+        raise ReleaseTextError(
+            f"{source.path}: not a Python text (line {error.lineno}: {error.msg}); give "
+            f"vLLM's {OUTPUTS_FILE}"
+        ) from None
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    if not defined & set(SPEC_TYPES):
+        raise ReleaseTextError(
+            f"{source.path}: defines none of the spec's types ({', '.join(SPEC_TYPES)}); "
+            f"give vLLM's {OUTPUTS_FILE}"
+        )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ReleaseTextError(
+            f"{path}: not a text file (not UTF-8); give vLLM's {OUTPUTS_FILE}"
+        ) from None
+
+
+def _from_text(path: Path) -> VllmSource:
+    version = version_in_name(path)
+    producers = None
+    if version is not None:
+        beside = path.parent / PRODUCERS_FOLDER / f"producers-{version}.py.txt"
+        if beside.is_file():
+            producers = _read(beside)
+    return VllmSource(path, "text", _read(path), producers, version)
+
+
+def _tree_root(path: Path) -> Path | None:
+    if (path / OUTPUTS_FILE).is_file():
+        return path
+    if path.name == "vllm" and (path / "v1" / "outputs.py").is_file():
+        return path.parent
+    return None
+
+
+def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> VllmSource:
+    root = _tree_root(path)
+    if root is None:
+        raise ReleaseTextError(
+            f"{path}: no {OUTPUTS_FILE} in this folder; give a vLLM checkout or unpacked wheel "
+            "(the folder holding vllm/), or vLLM's outputs.py itself"
+        )
+    texts = {
+        name: _read(root / name) for name in (*SECTIONS, OUTPUTS_FILE) if (root / name).is_file()
+    }
+    version = version or _tree_version(root)
+    return VllmSource(
+        path, origin, texts[OUTPUTS_FILE], _producers_of(texts, version, str(path)), version
+    )
+
+
+def _tree_version(root: Path) -> str | None:
+    """The version a tree says it is: ``vllm/_version.py`` (a build), else a dist-info."""
+    version_file = root / "vllm" / "_version.py"
+    if version_file.is_file():
+        found = re.search(
+            r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""",
+            version_file.read_text(encoding="utf-8", errors="replace"),
+            re.MULTILINE,
+        )
+        if found:
+            return found[1]
+    for info in sorted(root.glob("vllm*.dist-info")):
+        metadata = info / "METADATA"
+        if metadata.is_file():
+            found = re.search(
+                r"^Version:\s*(\S+)", metadata.read_text(encoding="utf-8"), re.MULTILINE
+            )
+            if found:
+                return found[1]
+    return None
+
+
+def _from_wheel(path: Path) -> VllmSource:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            if OUTPUTS_FILE not in names:
+                raise ReleaseTextError(
+                    f"{path}: this wheel has no {OUTPUTS_FILE}; give a vLLM wheel from 0.10.2 on"
+                )
+            texts = {
+                n: archive.read(n).decode("utf-8") for n in (*SECTIONS, OUTPUTS_FILE) if n in names
+            }
+    except zipfile.BadZipFile:
+        raise ReleaseTextError(f"{path}: not a wheel (not a zip archive)") from None
+    # vllm-0.34.0.dev3+g1a2b3c4-cp38-abi3-manylinux1_x86_64.whl
+    parts = path.name.split("-")
+    version = parts[1] if len(parts) >= 5 else None
+    return VllmSource(
+        path, "wheel", texts[OUTPUTS_FILE], _producers_of(texts, version, path.name), version
+    )
+
+
+def _producers_of(texts: dict[str, str], version: str | None, where: str) -> str | None:
+    """The producer sections of the files found, or None when none of them is there."""
+    if not any(name in texts for name in SECTIONS):
+        return None
+    return producer_text(version or "(no version)", where, texts)
+
+
+# --- the producers' surface ---------------------------------------------------------------
+
+
+#: Producer sections compared between texts: the ones every source gives (a wheel and a
+#: tree are cut to these; the shared texts hold more, the runner's own methods).
+def _compared(path: str, title: str) -> bool:
+    wanted = SECTIONS.get(path, ())
+    if path not in SECTIONS:
+        return False
+    if wanted is None:
+        return title == "whole file"
+    name = title.removeprefix("class ").split(" ", 1)[0]
+    return name in wanted
+
+
+def producer_surface(text: str) -> Surface:
+    """The surface of a producer text's sections (those :data:`SECTIONS` names)."""
+    found: Surface = {}
+    for section in producer_sections(text):
+        if not _compared(section.path, section.title):
+            continue
+        try:
+            if section.title == "whole file":
+                found.update(surface_of_module(section.body, section.module))
+            elif section.title.startswith("class "):
+                found.update(surface_of_snippet(section.body, section.module))
+            else:
+                owner = section.title.split(".", 1)[0]
+                found.update(surface_of_snippet(section.body, section.module, owner))
+        except SyntaxError:
+            continue  # a section we cannot read is no part of the comparison
+    return found
