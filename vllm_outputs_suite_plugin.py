@@ -82,9 +82,19 @@ SUITE_OPTIONS = (
     SuiteOption(
         "revision",
         "REVISION",
-        "spec revision to judge against: 2025.10 or a vLLM release such as 0.12.0 "
-        "(default: what the backend declares, the installed vLLM's version for the vllm "
-        "backend, else 2025.10); python -m conformance --list-revisions lists them",
+        "spec revision to judge against: 2025.10, a vLLM release such as 0.12.0, or a path "
+        "to a vLLM text (any outputs.py), a vLLM checkout or unpacked wheel, or a wheel: "
+        "judged as its nearest known release plus what it changed (default: what the "
+        "backend declares, the installed vLLM's version for the vllm backend, else "
+        "2025.10); python -m conformance --list-revisions lists them",
+    ),
+    SuiteOption(
+        "bump-to",
+        "REVISION_OR_PATH",
+        "also judge the backend at its own revision ({revision}, else what it declares) "
+        "and report what moving its pin to REVISION_OR_PATH (a revision or a path, as for "
+        "{revision}) would break: the vLLM changes between them and each behaviour whose "
+        "verdict differs, breaks first; exit 1 when something passing there fails here",
     ),
     SuiteOption(
         "xfails",

@@ -185,3 +185,86 @@ class _negated:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _negated) and bool(self.key == other.key)
+
+
+def revision_changes(known: Any, new: Any) -> list[Change]:
+    """The changes between two revisions' data (``SpecRevision``), for a side that has no
+    text (2025.10): types, fields and methods as the revisions list them."""
+    module = "vllm.v1.outputs"
+    found: list[Change] = []
+    for name, spec in new.types.items():
+        before = known.types.get(name)
+        if before is None:
+            found.append(Change(module, name, "", "type added", None, f"{spec.kind} {name}"))
+            continue
+        if before.kind != spec.kind:
+            found.append(Change(module, name, "", "kind changed", before.kind, spec.kind))
+        old_fields = {f.name: f for f in before.fields}
+        new_fields = {f.name: f for f in spec.fields}
+        for field_name, f in new_fields.items():
+            was = old_fields.get(field_name)
+            if was is None:
+                found.append(Change(module, name, field_name, "field added", None, _field_form(f)))
+                continue
+            if was.annotation != f.annotation:
+                found.append(
+                    Change(
+                        module, name, field_name, "field retyped", _field_form(was), _field_form(f)
+                    )
+                )
+            if (was.default, _factory_result(was)) != (f.default, _factory_result(f)):
+                found.append(
+                    Change(
+                        module,
+                        name,
+                        field_name,
+                        "field re-defaulted",
+                        _field_form(was),
+                        _field_form(f),
+                    )
+                )
+        found += [
+            Change(module, name, n, "field removed", _field_form(f), None)
+            for n, f in old_fields.items()
+            if n not in new_fields
+        ]
+        old_methods = {m.name: m for m in before.methods}
+        new_methods = {m.name: m for m in spec.methods}
+        for method_name, m in new_methods.items():
+            was_method = old_methods.get(method_name)
+            if was_method is None:
+                found.append(Change(module, name, method_name, "method added", None, m.render()))
+            elif was_method != m:
+                found.append(
+                    Change(
+                        module,
+                        name,
+                        method_name,
+                        "signature changed",
+                        was_method.render(),
+                        m.render(),
+                    )
+                )
+        found += [
+            Change(module, name, n, "method removed", m.render(), None)
+            for n, m in old_methods.items()
+            if n not in new_methods
+        ]
+    found += [
+        Change(module, name, "", "type removed", f"{spec.kind} {name}", None)
+        for name, spec in known.types.items()
+        if name not in new.types
+    ]
+    return found
+
+
+def _factory_result(f: Any) -> Any:
+    return repr(f.default_factory()) if f.default_factory is not None else None
+
+
+def _field_form(f: Any) -> str:
+    if f.default_factory is not None:
+        return f"{f.name}: {f.annotation} = field(default_factory=...) -> {f.default_factory()!r}"
+    if f.has_default:
+        return f"{f.name}: {f.annotation} = {f.default!r}"
+    return f"{f.name}: {f.annotation}"

@@ -230,3 +230,37 @@ def _holders(surface: Surface) -> dict[str, str]:
             ):
                 found[word] = member.owner
     return found
+
+
+def bump_changes(
+    from_release: str | None,
+    from_text: TextRevision | None,
+    from_revision: SpecRevision,
+    to_release: str | None,
+    to_text: TextRevision | None,
+    to_revision: SpecRevision,
+) -> list[Change]:
+    """The vLLM changes between two sides of a bump: their texts' (a path's own text, or
+    a known release's shipped surface), else their revisions' data (2025.10 has no text)."""
+    from conformance.oracle.vllm_changes import changes_between, revision_changes
+
+    before = _side_surface(from_release, from_text)
+    after = _side_surface(to_release, to_text)
+    if before is None or after is None:
+        return revision_changes(from_revision, to_revision)
+    modules = {OUTPUTS_MODULE}
+    if _has_producers(before) and _has_producers(after):
+        modules |= {m.module for m in (*before.values(), *after.values())}
+    return changes_between(before, after, sorted(modules))
+
+
+def _side_surface(release: str | None, text: TextRevision | None) -> Surface | None:
+    if text is not None:
+        return text.surface
+    if release is not None:
+        return known_surfaces().get(release)
+    return None
+
+
+def _has_producers(surface: Surface) -> bool:
+    return any(m.module != OUTPUTS_MODULE for m in surface.values())

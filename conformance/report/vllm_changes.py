@@ -14,12 +14,16 @@ from typing import Any
 
 
 def text_keys(run: Any) -> dict[str, Any]:
-    """``vllm_text`` and ``vllm_changes`` of a run (a ``ConformanceRun``)."""
+    """``vllm_text`` and ``vllm_changes`` of a run (a ``ConformanceRun``), and ``bump``
+    when it was a ``--bump-to`` run (:mod:`conformance.run.bump`)."""
+    bump = getattr(run, "bump_report", None)
+    keys = {"bump": bump} if bump is not None else {}
     judged = getattr(run, "text_revision", None)
     if judged is None:
-        return {"vllm_text": None, "vllm_changes": []}
+        return {"vllm_text": None, "vllm_changes": [], **keys}
     superseded = getattr(run, "superseded", {}) or {}
     return {
+        **keys,
         "vllm_text": {
             "what": judged.what,
             "path": str(judged.source.path),

@@ -10,6 +10,7 @@ declared deviations into expected failures, and collect the results that
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import pytest
 from conformance.backends.backend import Backend, BackendResolutionError
 from conformance.report.records import CheckIdentity
 from conformance.run import nodeids, option_names
+from conformance.run.bump import BUMP_SIDE_ENV
 from conformance.run.xfails import XfailEntry, XfailsFileError
 from conformance.version import suite_version
 
@@ -41,6 +43,8 @@ class RevisionChoice:
     source: str
     detail: str
     text: Any = None
+    #: The vLLM release named (``0.15.1`` judges as revision 0.14.0), where one was.
+    release: str | None = None
 
     def describe(self) -> str:
         return f"{self.name} ({self.source}: {self.detail})"
@@ -62,7 +66,7 @@ def choose_revision(
                 return text_choice(option, "given", given)
             name = canonical_name(option)
             alias = f", the revision of release {option}" if name != option.strip() else ""
-            return RevisionChoice(name, "given", f"{given}{alias}")
+            return RevisionChoice(name, "given", f"{given}{alias}", release=_release(option, name))
         if backend.revision_undetectable is not None:
             raise pytest.UsageError(backend.revision_undetectable)
         if backend.spec_revision is not None:
@@ -72,12 +76,23 @@ def choose_revision(
                 why = detected or f"the backend targets {backend.spec_revision}"
                 return text_choice(backend.spec_revision, source, why)
             name = canonical_name(backend.spec_revision)
+            release = _release(backend.spec_revision, name)
             if detected:
-                return RevisionChoice(name, "detected", detected)
-            return RevisionChoice(name, "declared", f"the backend targets {backend.spec_revision}")
+                return RevisionChoice(name, "detected", detected, release=release)
+            return RevisionChoice(
+                name, "declared", f"the backend targets {backend.spec_revision}", release=release
+            )
     except UnknownRevisionError as error:
         raise pytest.UsageError(str(error)) from None
     return RevisionChoice(DEFAULT_REVISION, "default", "no revision given or declared")
+
+
+def _release(asked: str, name: str) -> str | None:
+    """The release a revision option names: itself if a release, else its revision's first."""
+    from conformance.oracle.revisions import known_releases
+
+    releases = known_releases()
+    return asked.strip() if asked.strip() in releases else name if name in releases else None
 
 
 def text_choice(path: str, source: str, why: str) -> RevisionChoice:
@@ -90,7 +105,9 @@ def text_choice(path: str, source: str, why: str) -> RevisionChoice:
         judged = text_revision(path)
     except ReleaseTextError as error:
         raise pytest.UsageError(str(error)) from None
-    return RevisionChoice(judged.base, source, f"{why}; judged against {judged.headline()}", judged)
+    return RevisionChoice(
+        judged.base, source, f"{why}; judged against {judged.headline()}", judged, judged.nearest
+    )
 
 
 def activate(config: pytest.Config) -> ConformanceRun:
@@ -108,8 +125,15 @@ def activate(config: pytest.Config) -> ConformanceRun:
     except BackendResolutionError as error:
         raise pytest.UsageError(str(error)) from None
     _refuse_an_unwritable_report(config)
-    choice = choose_revision(config.getoption("conformance_revision"), backend)
-    backend = known_backends.retarget_reference(backend, choice.name)
+    bump_to = config.getoption("conformance_bump_to")
+    from_choice = None
+    if bump_to:
+        # Judged at the target; at its own revision in a run of its own (conformance.run.bump).
+        from_choice = choose_revision(config.getoption("conformance_revision"), backend)
+        choice = choose_revision(bump_to, backend, option_name="bump-to")
+    else:
+        choice = choose_revision(config.getoption("conformance_revision"), backend)
+        backend = known_backends.retarget_reference(backend, choice.name)
     revision = revisions.revision(choice.name)
     superseded: dict[str, Any] = {}
     if choice.text is not None:
@@ -120,6 +144,10 @@ def activate(config: pytest.Config) -> ConformanceRun:
     if path is not None:
         try:
             entries = xfails.load(Path(config.invocation_params.dir) / path)
+            if bump_to or os.environ.get(BUMP_SIDE_ENV):
+                # One file serves both sides of a bump: each keeps the rules it has.
+                has = revision.all_behaviours | revision.producer_behaviours
+                entries = [e for e in entries if e.behaviour is None or e.behaviour in has]
             xfails.validate(
                 entries,
                 behaviours=revision.all_behaviours | revision.producer_behaviours,
@@ -139,6 +167,8 @@ def activate(config: pytest.Config) -> ConformanceRun:
         devices_available=devices.present_devices(backend.devices),
     )
     run.superseded = superseded
+    if from_choice is not None and not run.is_worker:
+        run.bump = _judged_at_from(config, backend, from_choice, choice, revision)
     if _is_replacement_worker(config):
         from conformance.producers.warm_up import WarmUp
 
@@ -164,6 +194,61 @@ def activate(config: pytest.Config) -> ConformanceRun:
     config.pluginmanager.register(TimeLimit(guard), "conformance-time-limit")
     config.pluginmanager.register(WorkerCrashes(guard), "conformance-worker-crashes")
     return run
+
+
+def _judged_at_from(
+    config: pytest.Config, backend: Backend, from_choice: RevisionChoice, to: RevisionChoice,
+    to_revision: Any,
+) -> Any:  # fmt: skip
+    """The backend judged at its own revision (A), in a run of its own, for the bump."""
+    from conformance.oracle import revisions
+    from conformance.releases.text_revision import bump_changes
+    from conformance.run import bump
+    from conformance.run.guard import check_timeout
+
+    base = Path(config.invocation_params.dir)
+    at = str(from_choice.text.source.path) if from_choice.text is not None else from_choice.name
+    report = bump.from_report_path(config.getoption("conformance_report"), base)
+    try:
+        data = bump.run_from_side(
+            backend.source,
+            at,
+            config.getoption("conformance_xfails"),
+            report,
+            check_timeout(config),
+            base,
+            _selection(config),
+        )
+    except bump.BumpError as error:
+        raise pytest.UsageError(str(error)) from None
+    from_revision = (
+        from_choice.text.spec_revision()
+        if from_choice.text is not None
+        else revisions.revision(from_choice.name)
+    )
+    changes = bump_changes(
+        from_choice.release, from_choice.text, from_revision, to.release, to.text, to_revision
+    )
+    return bump.Bump(
+        _label(from_choice), _label(to), data, str(report) if report.is_file() else None, changes
+    )
+
+
+def _selection(config: pytest.Config) -> list[str]:
+    """This run's check selection (``-k``, ``-m``), for the other side of a bump."""
+    found = []
+    if getattr(config.option, "keyword", ""):
+        found += ["-k", config.option.keyword]
+    if getattr(config.option, "markexpr", ""):
+        found += ["-m", config.option.markexpr]
+    return found
+
+
+def _label(choice: RevisionChoice) -> str:
+    """A side of a bump as people name it: the release, the text, or the revision."""
+    if choice.text is not None:
+        return choice.text.headline()
+    return choice.release or choice.name
 
 
 def _superseded(config: pytest.Config, judged: Any) -> dict[str, Any]:
@@ -275,6 +360,10 @@ class ConformanceRun:
         #: ``{check key: Superseded}``: the nearest revision's checks a judged vLLM text
         #: fails itself, judged against that text's own code instead.
         self.superseded: dict[str, Any] = {}
+        #: With ``--bump-to``: the backend at its own revision (``conformance.run.bump``),
+        #: and, once the run is done, the report's ``bump``.
+        self.bump: Any = None
+        self.bump_report: dict[str, Any] | None = None
 
     @property
     def text_revision(self) -> Any:
@@ -316,6 +405,11 @@ class ConformanceRun:
                 )
             )
         lines += self._text_header()
+        if self.bump is not None:
+            lines.append(
+                f"conformance: bump from {self.bump.from_label} to {self.bump.to_label} "
+                f"(judged at {self.bump.from_label} too: {self.bump.from_report.get('summary')})"
+            )
         warmed = self.warm_up.header() if self.warm_up is not None else None
         if warmed:
             lines.append(f"conformance: {warmed}")
@@ -520,6 +614,16 @@ class ConformanceRun:
                 )
         if self.results.failing() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.bump is not None:
+            self.bump_report = self.bump.report_key(self.results.sorted_records())
+            # The bump's verdict: 1 when something breaks; what fails on both sides is
+            # no news of the bump (the report at the pin says it).
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                session.exitstatus = (
+                    pytest.ExitCode.TESTS_FAILED
+                    if self.bump_report["breaks"]
+                    else pytest.ExitCode.OK
+                )
         path = self.config.getoption("conformance_report")
         if path is not None:
             from conformance.report import writer as report
@@ -551,6 +655,11 @@ class ConformanceRun:
                 terminalreporter.write_line(f"FAIL (stale xfail, XPASS) {record.message}", red=True)
         for line in failures_by_behaviour(self.results.sorted_records()):
             terminalreporter.write_line(line, red=True)
+        if self.bump_report is not None:
+            from conformance.run.bump import terminal_lines
+
+            for line in terminal_lines(self.bump_report):
+                terminalreporter.write_line(line, red=line.lstrip().startswith("BREAKS"))
         path = self.config.getoption("conformance_report")
         if path is not None:
             terminalreporter.write_line(f"conformance report written to {path}")

@@ -1,0 +1,110 @@
+"""``--bump-to``: the backend judged at its pin and at the target, and what the move breaks."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import suite_runner
+import vllm_texts
+
+from conformance.oracle.vllm_changes import Change
+from conformance.run.bump import Bump, verdicts
+
+
+def _record(behaviour: str, outcome: str) -> SimpleNamespace:
+    return SimpleNamespace(behaviour=behaviour, outcome=outcome, nodeid=f"x::{behaviour}")
+
+
+def test_a_behaviour_fails_when_any_check_fails_and_passes_when_one_passes() -> None:
+    tests = [
+        {"behaviour": "A", "outcome": "passed"},
+        {"behaviour": "A", "outcome": "failed"},
+        {"behaviour": "B", "outcome": "skipped"},
+        {"behaviour": "B", "outcome": "passed"},
+        {"behaviour": "C", "outcome": "skipped"},
+        {"behaviour": "D", "outcome": "xfailed"},
+        {"behaviour": "E", "outcome": "xpassed"},
+    ]
+    assert verdicts(tests) == {
+        "A": "failed", "B": "passed", "C": "skipped", "D": "passed", "E": "failed"
+    }  # fmt: skip
+
+
+def test_breaks_come_first_then_fixes_then_the_rest() -> None:
+    before = [
+        {"behaviour": "T.kept", "outcome": "passed"},
+        {"behaviour": "T.breaks", "outcome": "passed"},
+        {"behaviour": "T.fixed", "outcome": "failed"},
+        {"behaviour": "T.gone", "outcome": "passed"},
+        {"behaviour": "T.skipped", "outcome": "passed"},
+    ]
+    after = [
+        _record("T.kept", "passed"),
+        _record("T.breaks", "failed"),
+        _record("T.fixed", "passed"),
+        _record("T.new-failing", "failed"),
+        _record("T.new", "passed"),
+        _record("T.skipped", "skipped"),
+    ]
+    change = Change("vllm.v1.outputs", "T", "breaks", "body changed", "body 1", "body 2")
+    bump = Bump("A", "B", {"tests": before}, None, [change])
+    rows = bump.behaviours(after)
+    assert [(r["behaviour"], r["change"]) for r in rows] == [
+        ("T.breaks", "breaks"),
+        ("T.new-failing", "breaks"),
+        ("T.fixed", "fixed"),
+        ("T.new", "new"),
+        ("T.gone", "gone"),
+        ("T.skipped", "changed"),
+    ]
+    assert rows[0]["vllm_changes"] == ["body changed T.breaks"]
+    assert bump.report_key(after)["breaks"] == 2
+
+
+def test_vllm_0_32_own_types_bumped_to_0_33_break_on_get_kv_connector_output(tmp_path) -> None:
+    vllm_texts.release_text("0.32.0")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--vllm-outputs", str(vllm_texts.RELEASES / "outputs-0.32.0.py.txt"),
+        "--bump-to", "0.33.0", "-k", "async_model_runner_output",
+        module="conformance",
+    )  # fmt: skip
+    assert run.exit_code == 1, run.output[-3000:]
+    bump = run.report["bump"]
+    assert (bump["from"], bump["to"], run.report["spec_revision"]) == ("0.32.0", "0.33.0", "0.33.0")
+    added = [c for c in bump["vllm_changes"] if c["type"] == "AsyncModelRunnerOutput"]
+    assert [(c["member"], c["change"]) for c in added] == [
+        ("get_kv_connector_output", "method added")
+    ]
+    assert "@abstractmethod" in added[0]["new"]
+    breaks = {r["behaviour"]: r for r in bump["behaviours"] if r["change"] == "breaks"}
+    assert breaks["AsyncModelRunnerOutput.surface"]["from"] == "passed"
+    assert breaks["AsyncModelRunnerOutput.get_kv_connector_output"]["from"] is None
+    assert any(
+        "get_kv_connector_output" in c
+        for c in breaks["AsyncModelRunnerOutput.surface"]["vllm_changes"]
+    )
+    assert "BREAKS  AsyncModelRunnerOutput.surface: passed -> failed" in run.output
+    assert "bump: moving the pin breaks" in run.output
+    at_pin = json.loads((tmp_path / "report.bump-from.json").read_text())
+    assert at_pin["spec_revision"] == "0.32.0" and at_pin["summary"]["failed"] == 0
+
+
+def test_a_bump_that_breaks_nothing_exits_0(tmp_path) -> None:
+    run = suite_runner.in_process(
+        tmp_path, "--pyargs", "conformance", "--conformance-backend", "reference@0.15.0",
+        "--conformance-bump-to", "0.15.1", "-k", "draft_token_ids",
+    )  # fmt: skip
+    assert run.exit_code == 0
+    bump = run.report["bump"]
+    assert (bump["breaks"], bump["behaviours"], bump["vllm_changes"]) == (0, [], [])
+
+
+@pytest.mark.parametrize("option", ["--conformance-bump-to", "--conformance-revision"])
+def test_a_bad_target_is_a_usage_error_before_any_check(tmp_path, option) -> None:
+    run = suite_runner.in_process(
+        tmp_path, "--pyargs", "conformance", option, str(tmp_path / "nothing-here.py")
+    )
+    assert run.exit_code == 4 and run.report is None
