@@ -190,6 +190,7 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
 
     installed = installed_vllm()
     revision, undetectable = None, None
+    detected = f"installed {installed}"
     if installed is not None:
         try:
             # A tree laid out from a text that names no version says so: its text decides.
@@ -202,6 +203,9 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         judged_as = _installed_text_revision(installed, revision)
         if judged_as is not None:
             revision, undetectable = judged_as, None
+            if not Path(judged_as).is_dir():
+                # A tree the suite laid out from a text (--vllm-outputs): the text is judged.
+                detected = f"the vLLM text {judged_as} (laid out as the installed vllm)"
     if module is None:
         # Imported only when vLLM is asked for.
         module = importlib.import_module("vllm.v1.outputs")
@@ -214,7 +218,7 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         producer_devices=("cuda",),
         version=installed.version if installed else None,
         spec_revision=revision,
-        revision_detected_from=f"installed {installed}" if revision and installed else None,
+        revision_detected_from=detected if revision and installed else None,
         revision_undetectable=undetectable,
         notes=producers.notes,
         **found,

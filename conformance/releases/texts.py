@@ -129,11 +129,18 @@ def write_tree(
         modules.setdefault(module, source)
     for module, source in modules.items():
         parts = module.split(".")
-        for depth in range(1, len(parts)):
+        for depth in range(1, len(parts) + 1):
+            if depth == len(parts) and not any(m.startswith(module + ".") for m in modules):
+                break
             init = folder.joinpath(*parts[:depth], "__init__.py")
             init.parent.mkdir(parents=True, exist_ok=True)
             if not init.exists():
                 init.write_text(_package_source(parts[:depth], version), encoding="utf-8")
+        if any(m.startswith(module + ".") for m in modules):
+            # A package the text imports names from (``from vllm import envs``).
+            init = folder.joinpath(*parts, "__init__.py")
+            init.write_text(init.read_text(encoding="utf-8") + source, encoding="utf-8")
+            continue
         folder.joinpath(*parts[:-1], parts[-1] + ".py").write_text(source, encoding="utf-8")
     if source_mark is not None:
         init = package / "__init__.py"
@@ -266,16 +273,16 @@ def stub_modules(source: str, everything: bool = False) -> dict[str, str]:
 
     The names :data:`STUBS` knows get their stub; any other name a placeholder by its
     spelling: ``CONSTANT_CASE`` is False, a ``CapitalisedName`` an empty class, and a
-    ``lower_case`` name a function that raises when called (or, called with one
-    callable, returns it, so a decorator stands).  ``everything`` adds the parent
-    packages too (for ``sys.modules``; a tree has them as folders).
+    ``lower_case`` name (and any name the module is asked for later) a stub object that
+    absorbs what import time does with it (``_STUB_CLASS``).  ``everything`` adds the
+    parent packages too (for ``sys.modules``; a tree has them as folders).
     """
     known: dict[str, dict[str, str]] = {}
     for module, name, stub in STUBS:
         known.setdefault(module, {})[name] = stub
     modules: dict[str, str] = {}
     for module, names in runtime_vllm_imports(source).items():
-        parts = [f'"""Stand-in for {module}, made by vllm-outputs-suite."""']
+        parts = [f'"""Stand-in for {module}, made by vllm-outputs-suite."""', _STUB_CLASS]
         for name in dict.fromkeys(names):
             if name == "*":
                 continue
@@ -294,12 +301,44 @@ def _placeholder(module: str, name: str) -> str:
         return f"{name} = False"
     if name[:1].isupper():
         return f'class {name}:\n    """A stub of {module}.{name}."""\n'
-    return (
-        f"def {name}(*args, **kwargs):\n"
-        "    if len(args) == 1 and not kwargs and callable(args[0]):\n"
-        "        return args[0]\n"
-        f'    raise NotImplementedError("{module}.{name}: a stub of vllm-outputs-suite")\n'
-    )
+    return f"{name} = _Stub({module + '.' + name!r})"
+
+
+#: In every stub module: what a name the text imports but the suite cannot know stands
+#: for.  Called at import time (a logger, a platform probe) it answers another stub;
+#: called with one callable (a decorator) it returns that; it is falsy and empty.
+_STUB_CLASS = '''
+class _Stub:
+    """A name of vLLM the suite stands in for (vllm-outputs-suite)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Stub(f"{self._name}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):
+            return args[0]
+        return _Stub(f"{self._name}()")
+
+    def __bool__(self):
+        return False
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self):
+        return f"<stub {self._name}>"
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _Stub(f"{__name__}.{name}")
+'''
 
 
 # --- vLLM's producers of the types -------------------------------------------------------

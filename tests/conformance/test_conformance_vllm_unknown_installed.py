@@ -1,0 +1,90 @@
+"""An installed vLLM the suite does not know (a dev build, a fork) is judged by its own text.
+
+Each "installation" is a tree laid out from the 0.33.0 texts with a version of its own,
+put first on ``PYTHONPATH``, as an unpacked wheel would be.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import suite_runner
+import vllm_texts
+
+from conformance.releases.texts import write_tree
+
+_CHOICE = (
+    "from conformance.backends.known import vllm_backend\n"
+    "from conformance.run.session import choose_revision\n"
+    "backend = vllm_backend()\n"
+    "choice = choose_revision(None, backend)\n"
+    "print(backend.version)\n"
+    "print(choice.source, choice.name)\n"
+    "print(choice.detail)\n"
+)
+
+
+def _installed(folder: Path, version: str, outputs: str) -> Path:
+    return write_tree(outputs, version, folder, vllm_texts.producer_text())
+
+
+def _choice(tree: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _CHOICE],
+        env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True, text=True,
+        timeout=300, check=True,
+    )  # fmt: skip
+    return done.stdout.splitlines()
+
+
+def test_a_dev_build_is_judged_as_its_nearest_release_instead_of_refused(tmp_path) -> None:
+    tree = _installed(tmp_path / "site", "0.34.0.dev3+g1a2b3c4", vllm_texts.release_text())
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "vllm", "-k", "draft_token_ids", module="conformance",
+        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-3000:]
+    assert run.report["backend"]["version"] == "0.34.0.dev3+g1a2b3c4"
+    assert run.report["spec_revision"] == "0.33.0"
+    assert run.report["spec_revision_source"] == "detected"
+    assert "= nearest known 0.33.0 + 0 changes" in run.report["spec_revision_detail"]
+    assert "judged against vLLM tree" in run.output
+
+
+def test_a_fork_with_an_extra_field_is_judged_with_that_change(tmp_path) -> None:
+    nans = "    num_nans_in_logits: dict[str, int] | None = None\n"
+    text = vllm_texts.release_text().replace(nans, nans + "    npu_event_id: int = 0\n")
+    tree = _installed(tmp_path / "site", "0.33.0+ascend", text)
+    version, chosen, detail = _choice(tree)
+    assert version == "0.33.0+ascend"
+    assert chosen == "detected 0.33.0"
+    assert detail.startswith("installed vllm 0.33.0+ascend; judged against vLLM tree")
+    assert detail.endswith("= nearest known 0.33.0 + 1 changes")
+
+
+def test_a_known_release_installed_is_judged_by_its_version_as_before(tmp_path) -> None:
+    tree = _installed(tmp_path / "site", "0.33.0", vllm_texts.release_text())
+    assert _choice(tree)[1:] == ["detected 0.33.0", "installed vllm 0.33.0"]
+
+
+def test_a_text_importing_vllm_modules_the_suite_does_not_know_still_loads(tmp_path) -> None:
+    from conformance.releases.text_revision import text_revision
+
+    marker = "from vllm.utils.torch_utils import PIN_MEMORY\n"
+    new = (
+        marker + "from vllm.logger import init_logger\nfrom vllm import envs\n"
+        "from vllm.platforms import current_platform\nlogger = init_logger(__name__)\n"
+        "_PINNED = current_platform.is_pin_memory_available() or envs.VLLM_PIN\n"
+    )
+    path = tmp_path / "outputs-main.py"
+    path.write_text(vllm_texts.release_text().replace(marker, new))
+    judged = text_revision(path)
+    assert judged.nearest == "0.33.0"
+    assert [(c.member, c.change) for c in judged.changes] == [
+        ("logger", "constant added"),
+        ("_PINNED", "constant added"),
+    ]
+    assert judged.judged == ()  # module constants: nothing a backend provides
