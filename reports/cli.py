@@ -24,6 +24,7 @@ from reports.errors import ReportInputError
 from reports.output import atomic_folder
 from reports.sections.changes import comparison_section
 from reports.selection import latest_per_machine, one_environment, select
+from reports.vllm_changes_loader import load_vllm_changes
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -188,6 +189,7 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
                 plots=drawn,
                 comparison=comparison,
                 machines=frame.attrs.get("machines", {}),
+                vllm_changes=load_vllm_changes(args.conformance) if args.conformance else (),
             )
         )
         progress("writing summary.md and report.html")

@@ -20,6 +20,7 @@ from reports.sections.release_view import release_section
 from reports.sections.target_tables import targets_section
 from reports.sections.throughput import bandwidth_section, ns_per_element_section
 from reports.sections.verdict import verdict_section
+from reports.sections.vllm_changes_view import vllm_changes_section
 
 __all__ = ["TITLE", "Report", "ReportInput", "build"]
 
@@ -35,6 +36,7 @@ def build(data: ReportInput) -> Report:
         bandwidth_section(data.current),
         ns_per_element_section(data.current),
         conformance_section(data.conformance),
+        vllm_changes_section(data.vllm_changes),
         comparison_section(data.comparison) if data.comparison is not None else None,
         plots_section(data.plots),
         latency_section(data.current),

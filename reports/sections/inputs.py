@@ -21,3 +21,5 @@ class ReportInput:
     plots: Sequence[tuple[str, str, Path | None]] = ()
     comparison: Comparison | None = None
     machines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The vLLM texts the conformance reports judged, and their bumps.
+    vllm_changes: Sequence[Any] = ()
