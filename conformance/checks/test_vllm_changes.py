@@ -146,10 +146,14 @@ def test_construction_as_vllm(request: pytest.FixtureRequest, backend, vllm_chan
                 request,
                 vllm_change,
                 [
-                    f"{instance!r}: vLLM's builds it, the backend's raised {type(error).__name__}: {error}"
+                    f"{vllm_change.type}(...): vLLM's builds it, the backend's raised "
+                    f"{type(error).__name__}: {error}",
+                    f"on: {instance!r}",
                 ],
             )
-        _compare(request, vllm_change, expected, made, classes, f"{instance!r}")
+        _compare(
+            request, vllm_change, expected, made, classes, f"{vllm_change.type}(...)", instance
+        )
 
     _run_given(constructed, vllm_change)
 
@@ -188,9 +192,9 @@ def test_results_as_vllm(request: pytest.FixtureRequest, backend, vllm_change) -
             differential.call_arguments(getattr(vllm, name), classes, batch, bound),
             label="arguments",
         )
-        call = f"{vllm_change.type}.{name}(*{arguments[0]!r}, **{arguments[1]!r})"
-        if instance is not None:
-            call = f"{instance!r}.{name}(*{arguments[0]!r}, **{arguments[1]!r})"
+        call = f"{vllm_change.type}.{name}(...)"
+        owner = repr(instance) if instance is not None else vllm_change.type
+        shown = f"{owner}.{name}(*{arguments[0]!r}, **{arguments[1]!r})"
         try:
             expected, expected_self = _call(vllm, instance, name, arguments, oracle_side=oracle)
         except Exception:
@@ -202,12 +206,22 @@ def test_results_as_vllm(request: pytest.FixtureRequest, backend, vllm_change) -
                 request,
                 vllm_change,
                 [
-                    f"{call}: vLLM's returns a result, the backend's raised {type(error).__name__}: {error}"
+                    f"{call}: vLLM's returns a result, the backend's raised "
+                    f"{type(error).__name__}: {error}",
+                    f"on: {shown}",
                 ],
             )
-        _compare(request, vllm_change, expected, got, classes, call)
+        _compare(request, vllm_change, expected, got, classes, call, shown)
         if instance is not None:
-            _compare(request, vllm_change, expected_self, got_self, classes, f"{call}: self after")
+            # Only the fields vLLM's class has: one the backend keeps besides is judged
+            # where the fields are.
+            kept = differential.field_names(vllm) or []
+            _compare(
+                request, vllm_change,
+                {f: getattr(expected_self, f) for f in kept},
+                {f: getattr(got_self, f, "<missing>") for f in kept},
+                classes, f"{call}: self after", shown,
+            )  # fmt: skip
 
     _run_given(same_results, vllm_change)
 
@@ -246,15 +260,22 @@ def _call(
 
 
 def _compare(
-    request: pytest.FixtureRequest, case: Any, expected: Any, found: Any, classes: Any, where: str
+    request: pytest.FixtureRequest,
+    case: Any,
+    expected: Any,
+    found: Any,
+    classes: Any,
+    where: str,
+    shown: Any = None,
 ) -> None:
     names = frozenset(classes)
     deviations = differences_between(
         differential.plain(expected, names), differential.plain(found, names), where
     )
     if deviations:
+        detail = [f"on: {shown!s}"] if shown is not None else []
         _fail_naming_change(
-            request, case, [*deviations[:5], "(expected is what vLLM's own code gives)"]
+            request, case, [*deviations[:5], "(expected is what vLLM's own code gives)", *detail]
         )
 
 

@@ -465,7 +465,7 @@ def _by_name(name: str, core: str, b: Batch) -> st.SearchStrategy[Any]:
         return st.integers(0, max(n - 1, 0))
     if name in ("end", "end_req_idx"):
         return st.integers(0, n)
-    if name.startswith("num_") or core == "int":
+    if core == "int" or (name.startswith("num_") and core in ("", "Any")):
         return st.integers(0, 4) if name != "num_positions" else st.integers(1, 3)
     if name == "mask" or (core == "torch.Tensor" and "mask" in name):
         return st.lists(st.booleans(), min_size=b.num_rows, max_size=b.num_rows).map(

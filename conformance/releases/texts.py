@@ -69,8 +69,9 @@ def release_texts(path: str | Path) -> dict[str, Path]:
         found = {v: p for p in path.iterdir() if (v := version_from_name(p)) is not None}
         if not found:
             raise ReleaseTextError(
-                f"{path}: no files named outputs-<version>.py.txt in this folder; point to the "
-                "folder of release texts (e.g. shared/spec/vllm-releases) or to one file"
+                f"{path}: no vllm/v1/outputs.py in this folder (a vLLM checkout or unpacked "
+                "wheel) and no files named outputs-<version>.py.txt (a folder of release texts, "
+                "e.g. shared/spec/vllm-releases); point to one of those or to one file"
             )
         return dict(sorted(found.items(), key=lambda item: _version_key(item[0])))
     if not path.is_file():

@@ -257,3 +257,19 @@ def test_a_path_that_holds_no_vllm_text_is_one_line_naming_it(tmp_path, make, ex
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_the_command_refuses_a_path_without_vllm_text_in_one_line(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    empty = tmp_path / "not-vllm"
+    empty.mkdir()
+    for option in ("--revision", "--vllm-outputs", "--bump-to"):
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance", option, str(empty), "-p", "no:cacheprovider"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 4, (option, done.stdout, done.stderr)
+        [line] = [line for line in done.stderr.splitlines() if line.strip()]
+        assert line.startswith(f"ERROR: {empty}: no vllm/v1/outputs.py in this folder"), line
