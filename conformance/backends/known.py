@@ -114,9 +114,13 @@ def release_text_backend(spec: str) -> Backend:
     )
 
 
+#: The start of every such module's name (the report tells a release text by it).
+RELEASE_MODULE_PREFIX = "vllm_release_"
+
+
 def release_module_name(version: str) -> str:
     """``vllm_release_0_12_0``: a module name of its own per release, so they coexist."""
-    return "vllm_release_" + re.sub(r"\W", "_", version)
+    return RELEASE_MODULE_PREFIX + re.sub(r"\W", "_", version)
 
 
 def vllm_backend(module: ModuleType | None = None) -> Backend:
@@ -170,6 +174,9 @@ class InstalledVllm:
 
     distribution: str | None
     version: str
+    #: The release text it was laid out from (``--vllm-outputs``, ``--vllm-release``),
+    #: where it is a stand-in rather than an install.
+    text: str | None = None
 
     def __str__(self) -> str:
         return f"{self.distribution or 'vLLM'} {self.version}"
@@ -190,12 +197,19 @@ def installed_vllm() -> InstalledVllm | None:
     for name in dict.fromkeys(names):
         for dist in _distributions_named(name):
             if origin is None or _provides(dist, origin):
-                return InstalledVllm(dist.metadata["Name"], dist.version)
+                return InstalledVllm(dist.metadata["Name"], dist.version, _release_text(dist))
     try:
         version = importlib.import_module("vllm").__version__
     except Exception:
         return None
     return InstalledVllm(None, str(version))
+
+
+def _release_text(dist: importlib.metadata.Distribution) -> str | None:
+    from conformance.releases.texts import RELEASE_TEXT_FILE
+
+    text = dist.read_text(RELEASE_TEXT_FILE)
+    return text.strip() or None if text else None
 
 
 def _distributions_named(name: str) -> list[importlib.metadata.Distribution]:

@@ -43,6 +43,10 @@ STUBS: tuple[tuple[str, str, str], ...] = (
     ("vllm.utils.torch_utils", "PIN_MEMORY", "PIN_MEMORY = False\n"),
 )
 
+#: A file of the stand-in's ``dist-info`` naming the release text it was laid out from
+#: (the report says which text was judged).
+RELEASE_TEXT_FILE = "vllm_outputs_suite_release_text.txt"
+
 _FILE_NAME = re.compile(r"^outputs-(?P<version>\d+(\.\d+)+)\.py(\.txt)?$")
 
 
@@ -113,6 +117,7 @@ def write_stub_tree(
         f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n", encoding="utf-8"
     )
     (info / "top_level.txt").write_text("vllm\n", encoding="utf-8")
+    (info / RELEASE_TEXT_FILE).write_text(f"{outputs_text.resolve()}\n", encoding="utf-8")
     assert package.is_dir()
     return folder
 
