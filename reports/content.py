@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from reports.document import Report
 from reports.sections.changes import comparison_section
+from reports.sections.conformance_changes import conformance_changes_section
 from reports.sections.conformance_view import conformance_section
 from reports.sections.header import header_section
 from reports.sections.inputs import ReportInput
@@ -34,7 +35,10 @@ def build(data: ReportInput) -> Report:
         release_section(data.current),
         bandwidth_section(data.current),
         ns_per_element_section(data.current),
-        conformance_section(data.conformance),
+        conformance_section(data.conformance, data.conformance_duplicates),
+        conformance_changes_section(data.conformance_changes)
+        if data.conformance_changes is not None
+        else None,
         comparison_section(data.comparison) if data.comparison is not None else None,
         plots_section(data.plots),
         latency_section(data.current),

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter
 
 from reports import catalog, releases, row_kinds, targets
+from reports import conformance_matrix as conformance_keys
 from reports.asv_loader import BASE_COLUMNS
 
 DPI = 110
@@ -350,18 +351,18 @@ def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
 
 
 def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | None:
-    """Spec type x device cells per backend: green all passed, red any failure, grey skipped."""
+    """Spec type x device cells per report (backend, version, revision, machine: never
+    merged): green all passed, red any failure, grey skipped."""
     if conformance is None or conformance.empty:
         return None
-    backends = sorted(conformance["backend"].fillna("?").unique())
-    fig, axes = _grid(
-        len(backends), width=7.0, height=0.45 * conformance["spec_type"].nunique() + 2.2
-    )
-    for ax, backend in zip(axes, backends, strict=True):
-        of_backend = conformance[conformance["backend"].fillna("?") == backend]
-        spec_types = sorted(of_backend["spec_type"].unique())
-        devices = sorted(of_backend["device"].unique())
-        grid = [[row_kinds.conformance_cell(of_backend, s, d) for d in devices] for s in spec_types]
+    keyed = conformance_keys.keyed(conformance)
+    panels = list(keyed.groupby(list(conformance_keys.REPORT_KEYS), sort=True))
+    fig, axes = _grid(len(panels), width=7.0, height=0.45 * keyed["spec_type"].nunique() + 2.2)
+    for ax, (key, of_report) in zip(axes, panels, strict=True):
+        backend, version, revision, machine = key
+        spec_types = sorted(of_report["spec_type"].unique())
+        devices = conformance_keys.device_order(sorted(of_report["device"].unique()))
+        grid = [[row_kinds.conformance_cell(of_report, s, d) for d in devices] for s in spec_types]
         colours = {
             row_kinds.CELL_PASS: 2,
             row_kinds.CELL_FAIL: 0,
@@ -387,7 +388,11 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
             "green: all passed   red: failed or errored   grey: skipped or not run"
         )
         ax.set_ylabel("spec type")
-        ax.set_title(f"Conformance — backend {backend} (cells: passed/total)")
+        ax.set_title(
+            f"Conformance — {backend} {version}, spec {revision}, on {machine}\n"
+            "(cells: passed/total)",
+            fontsize=10,
+        )
     return _save(fig, out / "conformance_matrix.png")
 
 

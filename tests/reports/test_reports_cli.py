@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reports.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, main
+from reports.cli import EXIT_BAD_INPUT, EXIT_BAD_REPORT, EXIT_OK, EXIT_REGRESSION, main
 from reports.output import MARKER
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -178,10 +178,10 @@ def test_compare_two_machines(asv_project, tmp_path):
 # --- bad input: one message naming the file and the fix, exit 2, nothing written ---
 
 
-def _bad(capsys, *args: str | Path) -> str:
-    code = _run(*args)
+def _bad(capsys, *args: str | Path, code: int = EXIT_BAD_INPUT) -> str:
+    got = _run(*args)
     err = capsys.readouterr().err
-    assert code == EXIT_BAD_INPUT, err
+    assert got == code, err
     assert err.count("\n") == 1, err  # one line, no traceback
     return err
 
@@ -251,8 +251,16 @@ def test_unknown_machine(asv_project, tmp_path, capsys):
 def test_corrupt_conformance_report(asv_project, tmp_path, capsys):
     bad = tmp_path / "conformance.json"
     bad.write_text('{"schema": "conformance-report/1", "tests": [', encoding="utf-8")
+    # A bad conformance report is exit 4, as python -m conformance's usage errors.
     err = _bad(
-        capsys, "--results", asv_project.results, "--out", tmp_path / "out", "--conformance", bad
+        capsys,
+        "--results",
+        asv_project.results,
+        "--out",
+        tmp_path / "out",
+        "--conformance",
+        bad,
+        code=EXIT_BAD_REPORT,
     )
     assert str(bad) in err and "python -m conformance" in err
     assert not (tmp_path / "out").exists()
