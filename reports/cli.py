@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from reports import conformance_matrix, content, plots, render_html, render_markdown
-from reports.asv_loader import BASE_COLUMNS, load_results
+from reports.asv_loader import BASE_COLUMNS, load_results_folders
 from reports.compare import Comparison, compare
 from reports.conformance_diff import ConformanceDiff, diff
 from reports.conformance_loader import load_conformance
@@ -64,8 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results",
         metavar="DIR",
+        nargs="+",
         default=None,
-        help=f"asv results folder, as `asv run` wrote it (default: {DEFAULT_RESULTS}; with "
+        help=f"asv results folder(s), as `asv run` wrote them (default: {DEFAULT_RESULTS}; "
+        "several, e.g. one per benchmark machine: each machine's numbers side by side; with "
         "--conformance and no such folder, a report of the conformance run alone)",
     )
     parser.add_argument(
@@ -211,10 +213,10 @@ def _run(args: argparse.Namespace, progress: _Progress) -> _Outcome:
         frame.attrs["machines"] = {}
         source = "(no benchmark results)"
     else:
-        results = args.results or DEFAULT_RESULTS
-        frame = load_results(results, args.config, progress=progress)
-        source = str(results)
-        progress(f"loaded {len(frame)} result rows from {results}")
+        results = args.results or [DEFAULT_RESULTS]
+        frame = load_results_folders(results, args.config, progress=progress)
+        source = ", ".join(map(str, results))
+        progress(f"loaded {len(frame)} result rows from {source}")
     matrix = _Reports.load(conformance_paths) if conformance_paths else None
     conformance = matrix.frame if matrix is not None else None
     if matrix is not None:

@@ -15,6 +15,7 @@ from reports.sections.conformance_changes import conformance_changes_section
 from reports.sections.conformance_view import conformance_section
 from reports.sections.header import header_section
 from reports.sections.inputs import ReportInput
+from reports.sections.machines_view import machines_section
 from reports.sections.measurements import latency_section, memory_section, plots_section
 from reports.sections.problems import notes_section, problems_section
 from reports.sections.release_view import release_section
@@ -35,6 +36,7 @@ def build(data: ReportInput) -> Report:
         release_section(data.current),
         bandwidth_section(data.current),
         ns_per_element_section(data.current),
+        machines_section(data.current),
         conformance_section(data.conformance, data.conformance_duplicates),
         conformance_changes_section(data.conformance_changes)
         if data.conformance_changes is not None

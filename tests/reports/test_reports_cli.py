@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -155,24 +156,45 @@ def test_compare_passes_an_unchanged_pair(results_copy, asv_project, tmp_path):
     assert "No change beyond the threshold" in (out / "compare.md").read_text()
 
 
-def test_compare_two_machines(asv_project, tmp_path):
+def test_compare_never_pairs_two_machines_and_says_so(asv_project, tmp_path, capsys):
+    # Two machines' numbers differ by the machine: the gate refuses to pair them.
+    err = _bad(capsys, "--results", asv_project.results, "--out", tmp_path / "out",
+               "--compare", "m1", "m2")  # fmt: skip
+    assert "only compares a machine with itself" in err and "MACHINE@COMMIT" in err
+    assert not (tmp_path / "out").exists()
+    # Two commits: each machine with itself, the one only A ran named as not compared.
     out = tmp_path / "out"
-    code = _run(
-        "--results",
-        asv_project.results,
-        "--out",
-        out,
-        "--compare",
-        "m1",
-        "m2",
-        "--threshold",
-        "100",
+    code = _run("--results", asv_project.results, "--out", out, "--compare",
+                asv_project.commit_1[:8], asv_project.commit_2[:8], "--threshold", "100")  # fmt: skip
+    assert code == EXIT_OK
+    assert set(pd.read_csv(out / "compare.csv")["machine"]) == {"m1"}
+    md = (out / "compare.md").read_text()
+    assert (
+        f"Each machine is compared only with itself: m1 (`{asv_project.commit_1[:8]}` -> "
+        f"`{asv_project.commit_2[:8]}`). Not compared, only in B: m2." in md
     )
-    assert code == EXIT_OK  # nothing differs by 100x between two runs of the same code
-    table = pd.read_csv(out / "compare.csv")
-    assert "machine" not in table.columns  # paired across machines
-    tracks = table[table["benchmark"] == "bench_tiny.Unpad.track_bandwidth"]
-    assert (tracks["ratio"] == 1.0).all()
+
+
+def test_results_of_two_machines_folders_are_shown_side_by_side(asv_project, tmp_path):
+    # Each benchmark machine uploads its own results folder (as CI jobs do).
+    for machine in ("m1", "m2"):
+        folder = tmp_path / f"results-{machine}"
+        shutil.copytree(asv_project.results / machine, folder / machine)
+        shutil.copy(asv_project.results / "benchmarks.json", folder)
+    out = tmp_path / "out"
+    code = _run("--results", tmp_path / "results-m1", tmp_path / "results-m2", "--out", out)
+    assert code == EXIT_OK
+    frame = pd.read_csv(out / "results.csv")
+    assert set(frame["machine"]) == {"m1", "m2"}
+    text = (out / "summary.md").read_text(encoding="utf-8")
+    assert "## Machines side by side" in text
+    assert "| device | benchmark | shapes | m1 | m2 |" in text
+    row = next(line for line in text.splitlines() if "`bench_tiny.time_plain` | 1 |" in line)
+    m1_ns, m2_ns = (float(c.split(" ns")[0]) for c in row.split(" | ")[3:5])
+    assert f"{max(m1_ns, m2_ns) / min(m1_ns, m2_ns):.2f}x" in row  # the ratio of the two
+    assert (out / "machines.png").read_bytes().startswith(PNG_MAGIC)
+    # The latency table puts both machines' columns side by side too.
+    assert "| num_reqs | cpu@m1 | cpu@m2 |" in text
 
 
 # --- bad input: one message naming the file and the fix, exit 2, nothing written ---
