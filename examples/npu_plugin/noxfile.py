@@ -132,7 +132,8 @@ def shards(session: nox.Session) -> None:
         report.unlink(missing_ok=True)
         log = (folder / "log.txt").open("w")
         command = [python, *_judge(release, report)[1:], "-p", "no:cacheprovider"]
-        env = {**os.environ, **session.env}
+        # nox's session.env unsets a variable with None (PYTHONHOME, in a venv).
+        env = {k: v for k, v in {**os.environ, **session.env}.items() if v is not None}
         running[release] = (subprocess.Popen(command, stdout=log, stderr=log, env=env), log)
         session.log(f"shard {release}: started, log in {folder / 'log.txt'}")
     failed = []

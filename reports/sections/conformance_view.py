@@ -21,6 +21,8 @@ from reports.document import (
 )
 from reports.sections.formatting import one_line, present_or_dash
 
+#: The skip cause of a device the backend does not declare (the schema's name).
+DEVICE_NOT_DECLARED = "device-not-declared"
 #: Failing conformance checks listed per backend; the rest are in the JSON report.
 FAILING_CHECKS_SHOWN = 20
 
@@ -65,6 +67,17 @@ def matrix_blocks(keyed: pd.DataFrame, duplicates: Sequence[Duplicate] = ()) -> 
             )
         )
     columns = conformance_matrix.column_order(table)
+    undeclared = _undeclared_columns(keyed)
+    if undeclared:
+        columns = [c for c in columns if c not in undeclared]
+        devices = sorted({device for _, device, _ in undeclared})
+        blocks.append(
+            Paragraph(
+                f"Not shown: {', '.join(devices)} where no backend declares the device "
+                "(every check there skipped, `device-not-declared`; they are in "
+                "`conformance-matrix.csv`)."
+            )
+        )
     by_cell = {
         tuple(str(r[k]) for k in (*ROW_KEYS, *COLUMN_KEYS)): r for r in table.to_dict("records")
     }
@@ -98,6 +111,17 @@ def matrix_blocks(keyed: pd.DataFrame, duplicates: Sequence[Duplicate] = ()) -> 
         )
     )
     return blocks
+
+
+def _undeclared_columns(keyed: pd.DataFrame) -> set[tuple[str, str, str]]:
+    """Columns whose every check was skipped because no backend declares the device."""
+    undeclared = (keyed["outcome"] == "skipped") & (keyed["skip_cause"] == DEVICE_NOT_DECLARED)
+    marked = keyed.assign(_undeclared=undeclared)
+    found = set()
+    for (revision, device, machine), group in marked.groupby(list(COLUMN_KEYS), sort=True):
+        if bool(group["_undeclared"].all()):
+            found.add((str(revision), str(device), str(machine)))
+    return found
 
 
 def _conformance_of_report(group: pd.DataFrame) -> list[Block]:

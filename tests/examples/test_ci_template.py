@@ -38,7 +38,8 @@ class FakeSession:
 
     def __init__(self, *posargs: str) -> None:
         self.posargs = list(posargs)
-        self.env = {"PYTHONPATH": str(EXAMPLE)}
+        # As nox's: None unsets a variable (nox sets PYTHONHOME so in a virtualenv).
+        self.env: dict[str, str | None] = {"PYTHONPATH": str(EXAMPLE), "PYTHONHOME": None}
         self.bin = str(Path(sys.executable).parent)
         self.logs: list[str] = []
         self.output = ""
@@ -48,7 +49,7 @@ class FakeSession:
 
     def run(self, *args: str, **_: object) -> None:
         command = [sys.executable if args[0] == "python" else args[0], *args[1:]]
-        environment = {**os.environ, **self.env}
+        environment = {k: v for k, v in {**os.environ, **self.env}.items() if v is not None}
         environment.pop("PYTEST_XDIST_WORKER", None)
         done = subprocess.run(command, env=environment, capture_output=True, text=True)
         self.output += done.stdout + done.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conformance_reports import write_report
+from conformance_reports import report_data, write_report
 
 from reports import conformance_matrix, load_conformance, merge_check
 from reports.cli import EXIT_BAD_REPORT, EXIT_OK, main
@@ -172,6 +172,7 @@ def test_a_failing_cell_names_its_behaviours_one_click_or_one_line_away(tmp_path
     # The columns' levels are header rows: the revision spans its four device columns.
     assert '<th colspan="4" title="spec revision">0.12.0</th>' in page
     # Where it ran is said per report.
+    assert "Not shown" not in summary  # every device here is declared
     assert "Ran on box-a: OS Linux-6.8-x86_64; Python 3.11.7; torch 2.13.0+cpu" in summary
 
 
@@ -205,3 +206,23 @@ def test_the_merged_matrix_holds_exactly_the_separate_runs(tmp_path, capsys):
 
 def _keyed(path: Path) -> pd.DataFrame:
     return conformance_matrix.keyed(load_conformance(path))
+
+
+def test_devices_no_backend_declares_are_left_out_of_the_table_not_the_csv(tmp_path):
+    behaviours = {
+        "producer.gather_logprobs": ("module", ("cpu", "cuda")),
+        "ModelRunnerOutput.pickle": ("ModelRunnerOutput", (None,)),
+    }
+    data = report_data(behaviours=behaviours)
+    for test in data["tests"]:
+        if test["device"] == "cuda":
+            test.update(outcome="skipped", skip_cause="device-not-declared")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    assert main(["--quiet", "--conformance", str(path), "--out", str(out)]) == EXIT_OK
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "Not shown: cuda where no backend declares the device" in summary
+    assert "| backend | version | 0.12.0 · any · box-a | 0.12.0 · cpu · box-a |\n" in summary
+    csv = pd.read_csv(out / "conformance-matrix.csv")
+    assert "cuda" in set(csv["device"])
