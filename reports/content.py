@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from reports.document import Report
 from reports.sections.changes import comparison_section
+from reports.sections.conformance_changes import conformance_changes_section
 from reports.sections.conformance_view import conformance_section
 from reports.sections.header import header_section
 from reports.sections.inputs import ReportInput
+from reports.sections.machines_view import machines_section
 from reports.sections.measurements import latency_section, memory_section, plots_section
 from reports.sections.problems import notes_section, problems_section
 from reports.sections.release_view import release_section
@@ -35,7 +37,11 @@ def build(data: ReportInput) -> Report:
         release_section(data.current),
         bandwidth_section(data.current),
         ns_per_element_section(data.current),
-        conformance_section(data.conformance),
+        machines_section(data.current),
+        conformance_section(data.conformance, data.conformance_duplicates),
+        conformance_changes_section(data.conformance_changes)
+        if data.conformance_changes is not None
+        else None,
         vllm_changes_section(data.vllm_changes),
         comparison_section(data.comparison) if data.comparison is not None else None,
         plots_section(data.plots),

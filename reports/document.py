@@ -82,6 +82,28 @@ class Table:
 
 
 @dataclass(frozen=True)
+class GridCell:
+    """One cell of a :class:`Grid`: its text, whether it failed, and the lines behind it
+    (one click away in HTML, one line under the table in Markdown)."""
+
+    text: str
+    failing: bool = False
+    details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A matrix whose columns are named on several levels (``revision``, ``device``,
+    ``machine``): header rows in HTML, joined with `` · `` in Markdown.  Each row is
+    its names (one per ``row_head``) and a cell per column, None where it has none."""
+
+    row_head: tuple[str, ...]
+    levels: tuple[str, ...]
+    columns: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[tuple[str, ...], tuple[GridCell | None, ...]], ...]
+
+
+@dataclass(frozen=True)
 class Plot:
     """A PNG of the report folder; ``path`` is None when it had no data."""
 
@@ -90,7 +112,7 @@ class Plot:
     path: Path | None
 
 
-Block = Paragraph | Heading | Bullets | Verdicts | Table | Plot
+Block = Paragraph | Heading | Bullets | Verdicts | Table | Grid | Plot
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Every problem a user can fix (a missing folder, a truncated file, a commit
 with no results) becomes a :class:`ReportInputError` that names the file and
-the fix; the command line turns it into one line on stderr and exit code 2.
+the fix; the command line turns it into one line on stderr and exit code 2
+(4 for a conformance report: :class:`ConformanceInputError`).
 """
 
 from __future__ import annotations
@@ -22,3 +23,9 @@ class ReportInputError(Exception):
         self.fix = fix
         where = f"{self.path}: " if self.path is not None else ""
         super().__init__(f"{where}{problem}. Fix: {fix}")
+
+
+class ConformanceInputError(ReportInputError):
+    """A conformance report the report cannot use (exit code 4, as for
+    ``python -m conformance``'s usage errors): missing, corrupt, not a report, or
+    of a schema version this reader does not know."""

@@ -23,7 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter
 
-from reports import catalog, releases, row_kinds, targets
+from reports import catalog, machines, releases, row_kinds, targets
+from reports import conformance_matrix as conformance_keys
 from reports.asv_loader import BASE_COLUMNS
 
 DPI = 110
@@ -190,7 +191,8 @@ def latency(frame: pd.DataFrame, out: Path) -> Path | None:
     timed = timed.assign(_class=timed["benchmark"].map(_class_of))
     many = timed["machine"].nunique() > 1
     panels = []
-    for (klass, machine, device), group in _panels(timed, "_class", "machine", "device"):
+    # The same class and device of each machine side by side.
+    for (klass, device, machine), group in _panels(timed, "_class", "device", "machine"):
         x = _size_axis(group)
         if x is not None:
             panels.append((klass, machine, device, x, group[group[x].notna()]))
@@ -224,12 +226,12 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
     # The payload is made of these; a line per value of them would be one point each.
     exclude = frozenset({"num_tokens", "num_logprobs"}) if x == "payload_bytes" else frozenset()
     many = measured["machine"].nunique() > 1
-    panels = _panels(measured, "machine", "device")
+    panels = _panels(measured, "device", "machine")
     if not panels:
         return None
     fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
     low, high = catalog.PINNED_D2H_GBPS
-    for ax, ((machine, device), group) in zip(axes, panels, strict=True):
+    for ax, ((device, machine), group) in zip(axes, panels, strict=True):
         # A colour per transfer method when the benchmark has that parameter.
         by = (
             "method" if "method" in group.columns and group["method"].notna().any() else "benchmark"
@@ -293,9 +295,9 @@ def tolists_ns(frame: pd.DataFrame, out: Path) -> Path | None:
         return None
     measured = measured[measured[x].notna()]
     many = measured["machine"].nunique() > 1
-    panels = _panels(measured, "machine", "device")
+    panels = _panels(measured, "device", "machine")
     fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
-    for ax, ((machine, device), group) in zip(axes, panels, strict=True):
+    for ax, ((device, machine), group) in zip(axes, panels, strict=True):
         _draw_lines(ax, group, x)
         ax.axhspan(15, 25, color="grey", alpha=0.12, label="typical list conversion (15-25 ns)")
         ax.set_xscale("log")
@@ -320,9 +322,9 @@ def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
         return None
     x = _size_axis(measured)
     many = measured["machine"].nunique() > 1
-    panels = _panels(measured, "machine", "device")
+    panels = _panels(measured, "device", "machine")
     fig, axes = _grid(len(panels), width=7.0, cols=1 if len(panels) == 1 else 2)
-    for ax, ((machine, device), group) in zip(axes, panels, strict=True):
+    for ax, ((device, machine), group) in zip(axes, panels, strict=True):
         if x is not None:
             _draw_lines(ax, group, x, y="ratio", by="subject")
             ax.set_xscale("log")
@@ -350,18 +352,18 @@ def unpad_speedup(frame: pd.DataFrame, out: Path) -> Path | None:
 
 
 def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | None:
-    """Spec type x device cells per backend: green all passed, red any failure, grey skipped."""
+    """Spec type x device cells per report (backend, version, revision, machine: never
+    merged): green all passed, red any failure, grey skipped."""
     if conformance is None or conformance.empty:
         return None
-    backends = sorted(conformance["backend"].fillna("?").unique())
-    fig, axes = _grid(
-        len(backends), width=7.0, height=0.45 * conformance["spec_type"].nunique() + 2.2
-    )
-    for ax, backend in zip(axes, backends, strict=True):
-        of_backend = conformance[conformance["backend"].fillna("?") == backend]
-        spec_types = sorted(of_backend["spec_type"].unique())
-        devices = sorted(of_backend["device"].unique())
-        grid = [[row_kinds.conformance_cell(of_backend, s, d) for d in devices] for s in spec_types]
+    keyed = conformance_keys.keyed(conformance)
+    panels = list(keyed.groupby(list(conformance_keys.REPORT_KEYS), sort=True))
+    fig, axes = _grid(len(panels), width=7.0, height=0.45 * keyed["spec_type"].nunique() + 2.2)
+    for ax, (key, of_report) in zip(axes, panels, strict=True):
+        backend, version, revision, machine = key
+        spec_types = sorted(of_report["spec_type"].unique())
+        devices = conformance_keys.device_order(sorted(of_report["device"].unique()))
+        grid = [[row_kinds.conformance_cell(of_report, s, d) for d in devices] for s in spec_types]
         colours = {
             row_kinds.CELL_PASS: 2,
             row_kinds.CELL_FAIL: 0,
@@ -387,7 +389,11 @@ def conformance_matrix(conformance: pd.DataFrame | None, out: Path) -> Path | No
             "green: all passed   red: failed or errored   grey: skipped or not run"
         )
         ax.set_ylabel("spec type")
-        ax.set_title(f"Conformance — backend {backend} (cells: passed/total)")
+        ax.set_title(
+            f"Conformance — {backend} {version}, spec {revision}, on {machine}\n"
+            "(cells: passed/total)",
+            fontsize=10,
+        )
     return _save(fig, out / "conformance_matrix.png")
 
 
@@ -485,6 +491,45 @@ def release_side_by_side(frame: pd.DataFrame, out: Path) -> Path | None:
     return _save(fig, out / "release_side_by_side.png")
 
 
+def machines_side_by_side(frame: pd.DataFrame, out: Path) -> Path | None:
+    """How many times faster each machine is than the first, per benchmark (geometric
+    means over the shapes they share): a panel per device, a marker per machine (log
+    axis, 1 = as fast); None with fewer than two machines sharing a shape."""
+    table = machines.side_by_side(frame)
+    if table.empty:
+        return None
+    devices = sorted(table["device"].unique())
+    tallest = max(table[table["device"] == d]["benchmark"].nunique() for d in devices)
+    fig, axes = _grid(len(devices), width=7.5, height=0.28 * tallest + 1.8)
+    for ax, device in zip(axes, devices, strict=True):
+        rows = table[table["device"] == device]
+        benchmarks = sorted(rows["benchmark"].unique())
+        position = {b: i for i, b in enumerate(benchmarks)}
+        for i, (machine, line) in enumerate(rows.groupby("machine", sort=True)):
+            ax.scatter(
+                line["speed"],
+                line["benchmark"].map(position),
+                color=COLOURS[i % len(COLOURS)],
+                marker=MARKERS[i % len(MARKERS)],
+                s=22,
+                label=str(machine),
+                zorder=3,
+            )
+        ax.axvline(1.0, color="grey", linewidth=0.8)
+        ax.set_xscale("log")
+        labels = [".".join(b.split(".")[-2:]) for b in benchmarks]  # Class.method
+        ax.set_yticks(range(len(benchmarks)), labels, fontsize=6)
+        _label(
+            ax,
+            title=f"Machines side by side on {device}",
+            xlabel="times as fast as the row's first machine (log; right: faster)",
+            ylabel="",
+        )
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.legend(fontsize=7, loc="best")
+    return _save(fig, out / "machines.png")
+
+
 #: Every plot, its file name, and what it shows (for the summary's list).
 PLOTS: tuple[tuple[str, str, Callable[..., Path | None]], ...] = (
     ("latency.png", "median latency against size per device (log axes)", latency),
@@ -500,5 +545,10 @@ PLOTS: tuple[tuple[str, str, Callable[..., Path | None]], ...] = (
         "release_side_by_side.png",
         "each backend's time over its partner's, timed interleaved, against release",
         release_side_by_side,
+    ),
+    (
+        "machines.png",
+        "with several machines: each one's speed per benchmark against the first machine's",
+        machines_side_by_side,
     ),
 )

@@ -19,6 +19,8 @@ from reports.document import (
     NO_DATA,
     Block,
     Bullets,
+    Grid,
+    GridCell,
     Heading,
     Paragraph,
     Plot,
@@ -62,6 +64,8 @@ ul.verdicts li { padding: .45rem .7rem; margin: .3rem 0; border-left: 5px solid 
 ul.verdicts li.fail { border-left-color: var(--fail); background: var(--fail-bg); }
 ul.verdicts li.pass { border-left-color: var(--pass); background: var(--pass-bg); }
 ul.verdicts li.undecided { border-left-color: #b26a00; background: #fdf3e1; }
+table.grid details summary { cursor: pointer; }
+table.grid details ul { margin: .3rem 0 0; padding-left: 1.1rem; white-space: normal; }
 figure { margin: 1rem 0 2rem; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--rule); }
 figcaption { color: var(--muted); font-size: .9rem; }
@@ -133,6 +137,8 @@ def _block(block: Block) -> str:
         return '<ul class="verdicts">' + "".join(_verdict(v) for v in block.items) + "</ul>"
     if isinstance(block, Table):
         return table(block)
+    if isinstance(block, Grid):
+        return grid(block)
     if isinstance(block, Plot):
         return _plot(block)
     raise TypeError(f"no HTML for {type(block).__name__}")
@@ -171,6 +177,46 @@ def table(block: Table) -> str:
     markup = styler.to_html(table_attributes='class="report-table"')
     markup = re.sub(r'<style type="text/css">\s*</style>\s*', "", markup)
     return f'<div class="table-scroll">\n{markup}</div>'
+
+
+def grid(block: Grid) -> str:
+    """The matrix: a header row per column level (equal neighbours merged), a failing
+    cell red with its details behind one click (``<details>``: no script needed)."""
+    depth = len(block.levels)
+    names = "".join(f'<th rowspan="{depth}">{html.escape(n)}</th>' for n in block.row_head)
+    head = []
+    for level in range(depth):
+        cells, start = [], 0
+        while start < len(block.columns):
+            prefix = block.columns[start][: level + 1]
+            end = start + 1
+            while end < len(block.columns) and block.columns[end][: level + 1] == prefix:
+                end += 1
+            span = f' colspan="{end - start}"' if end - start > 1 else ""
+            label = html.escape(block.columns[start][level])
+            cells.append(f'<th{span} title="{html.escape(block.levels[level])}">{label}</th>')
+            start = end
+        head.append((names if level == 0 else "") + "".join(cells))
+    body = []
+    for row_names, row in block.rows:
+        tds = "".join(f"<td>{inline(n)}</td>" for n in row_names)
+        tds += "".join(_grid_cell(cell) for cell in row)
+        body.append(f"<tr>{tds}</tr>")
+    rows = "".join(f"<tr>{r}</tr>" for r in head)
+    return (
+        '<div class="table-scroll">\n<table class="report-table grid">'
+        f"<thead>{rows}</thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _grid_cell(cell: GridCell | None) -> str:
+    if cell is None:
+        return "<td>-</td>"
+    text = inline(f"**FAIL** {cell.text}" if cell.failing else cell.text)
+    if cell.details:
+        items = "".join(f"<li>{inline(d)}</li>" for d in cell.details)
+        text = f"<details><summary>{text}</summary><ul>{items}</ul></details>"
+    return f'<td class="bad">{text}</td>' if cell.failing else f"<td>{text}</td>"
 
 
 def _plot(plot: Plot) -> str:

@@ -6,6 +6,7 @@ from reports.document import (
     NO_DATA,
     Block,
     Bullets,
+    Grid,
     Heading,
     Paragraph,
     Plot,
@@ -44,6 +45,8 @@ def _block(block: Block) -> str:
         )
     if isinstance(block, Table):
         return table(block)
+    if isinstance(block, Grid):
+        return grid(block)
     if isinstance(block, Plot):
         if block.path is None:
             return f"- `{block.file}`: {NO_DATA} ({block.description})\n"
@@ -59,6 +62,30 @@ def table(block: Table) -> str:
         for row in block.frame.itertuples(index=False)
     ]
     return "\n".join(lines) + "\n"
+
+
+def grid(block: Grid) -> str:
+    """The matrix as one table; each cell with details gets a number, and its details
+    one line under the table (a pull request comment stays readable)."""
+    head = [*block.row_head, *(" · ".join(c) for c in block.columns)]
+    lines = ["| " + " | ".join(_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    notes: list[str] = []
+    for names, cells in block.rows:
+        shown = []
+        for column, cell in zip(block.columns, cells, strict=True):
+            if cell is None:
+                shown.append("-")
+                continue
+            text = f"**FAIL** {cell.text}" if cell.failing else cell.text
+            if cell.details:
+                notes.append(
+                    f"- [{len(notes) + 1}] {' '.join(names)} at {' · '.join(column)}: "
+                    + "; ".join(cell.details)
+                )
+                text += f" [{len(notes)}]"
+            shown.append(text)
+        lines.append("| " + " | ".join(_cell(c) for c in [*names, *shown]) + " |")
+    return "\n".join(lines) + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
 
 def _cell(value: object) -> str:

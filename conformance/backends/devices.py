@@ -104,3 +104,55 @@ def to_device(device: str, tensor: torch.Tensor) -> torch.Tensor:
     moved = tensor.to(device)
     synchronize(moved.device)
     return moved
+
+
+def device_names(present: list[str]) -> list[dict[str, Any]]:
+    """What each present device is, for the report: ``{"type", "index", "name"}``, one entry
+    per device of a type (``cuda`` 0 ``NVIDIA H200``, ...), the host's processor for cpu.
+
+    Asked of torch's module for the type (``get_device_name``), whatever the type; a
+    runtime that cannot say gives the type's name alone, never an error."""
+    found: list[dict[str, Any]] = []
+    for device in present:
+        if device == "cpu":
+            found.append({"type": "cpu", "index": None, "name": _cpu_name()})
+            continue
+        module = device_module(device)
+        count, name_of = _count_and_namer(device, module)
+        for index in range(count):
+            found.append({"type": device, "index": index, "name": name_of(index)})
+    return found
+
+
+def _count_and_namer(device: str, module: ModuleType | None) -> tuple[int, Any]:
+    count_devices = getattr(module, "device_count", None)
+    try:
+        count = int(count_devices()) if count_devices is not None else 1
+    except Exception:
+        count = 1
+    get_name = getattr(module, "get_device_name", None)
+
+    def name_of(index: int) -> str:
+        if get_name is None:
+            return device
+        try:
+            return str(get_name(index))
+        except Exception:  # a runtime that cannot name its device still ran the checks
+            return device
+
+    return max(count, 1), name_of
+
+
+def _cpu_name() -> str:
+    """The processor's model name (/proc/cpuinfo on Linux), else what ``platform`` knows."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"

@@ -166,9 +166,13 @@ def oracle_backend(judged: Any) -> Backend:
     return _oracle_backends(judged.source)
 
 
+#: The start of every such module's name (the report tells a release text by it).
+RELEASE_MODULE_PREFIX = "vllm_release_"
+
+
 def release_module_name(version: str) -> str:
     """``vllm_release_0_12_0``: a module name of its own per release, so they coexist."""
-    return "vllm_release_" + re.sub(r"\W", "_", version)
+    return RELEASE_MODULE_PREFIX + re.sub(r"\W", "_", version)
 
 
 def vllm_backend(module: ModuleType | None = None) -> Backend:
@@ -238,7 +242,7 @@ def _installed_text_revision(installed: InstalledVllm, revision: str | None) -> 
     if path is None:
         return None
     try:
-        source = _installed_source(path, installed.version)
+        source = _installed_source(path, installed)
         judged = of_source(source)
     except ReleaseTextError:
         return None
@@ -247,18 +251,14 @@ def _installed_text_revision(installed: InstalledVllm, revision: str | None) -> 
     return str(source.path) if source.origin != "installed" else str(path)
 
 
-def _installed_source(package: Path, version: str) -> Any:
+def _installed_source(package: Path, installed: InstalledVllm) -> Any:
     """The installed package's texts: those it was laid out from where the suite made it
-    from a text (its ``vllm/__init__.py`` names them), else its own files."""
+    from a text (its ``dist-info`` names them), else its own files."""
     from conformance.releases.sources import installed_source, read_source
-    from conformance.releases.texts import SOURCE_MARK
 
-    init = package / "__init__.py"
-    text = init.read_text(encoding="utf-8", errors="replace") if init.is_file() else ""
-    found = re.search(rf"^{SOURCE_MARK} = ['\"](.+)['\"]$", text, re.MULTILINE)
-    if found and Path(found[1]).exists():
-        return read_source(found[1])
-    return installed_source(package, version)
+    if installed.text is not None and Path(installed.text).exists():
+        return read_source(installed.text)
+    return installed_source(package, installed.version)
 
 
 def installed_package_dir() -> Path | None:
@@ -278,6 +278,9 @@ class InstalledVllm:
 
     distribution: str | None
     version: str
+    #: The release text it was laid out from (``--vllm-outputs``, ``--vllm-release``),
+    #: where it is a stand-in rather than an install.
+    text: str | None = None
 
     def __str__(self) -> str:
         return f"{self.distribution or 'vLLM'} {self.version}"
@@ -298,12 +301,19 @@ def installed_vllm() -> InstalledVllm | None:
     for name in dict.fromkeys(names):
         for dist in _distributions_named(name):
             if origin is None or _provides(dist, origin):
-                return InstalledVllm(dist.metadata["Name"], dist.version)
+                return InstalledVllm(dist.metadata["Name"], dist.version, _release_text(dist))
     try:
         version = importlib.import_module("vllm").__version__
     except Exception:
         return None
     return InstalledVllm(None, str(version))
+
+
+def _release_text(dist: importlib.metadata.Distribution) -> str | None:
+    from conformance.releases.texts import RELEASE_TEXT_FILE
+
+    text = dist.read_text(RELEASE_TEXT_FILE)
+    return text.strip() or None if text else None
 
 
 def _distributions_named(name: str) -> list[importlib.metadata.Distribution]:

@@ -46,8 +46,9 @@ STUBS: tuple[tuple[str, str, str], ...] = (
 
 #: The version a text that names none is laid out as (a valid PEP 440 version).
 UNKNOWN_VERSION = "0+unknown"
-#: Written into the ``vllm/__init__.py`` of a tree laid out from a source, naming it.
-SOURCE_MARK = "__vllm_outputs_suite_source__"
+#: A file of the stand-in's ``dist-info`` naming the release text it was laid out from
+#: (the report says which text was judged).
+RELEASE_TEXT_FILE = "vllm_outputs_suite_release_text.txt"
 
 _FILE_NAME = re.compile(r"^outputs-(?P<version>\d+(\.\d+)+)\.py(\.txt)?$")
 
@@ -104,6 +105,7 @@ def write_stub_tree(
         version,
         folder,
         producers_text.read_text(encoding="utf-8") if producers_text is not None else None,
+        source_mark=str(outputs_text.resolve()),
     )
 
 
@@ -118,8 +120,8 @@ def write_tree(
 
     Any vLLM module the text imports at run time and the tree lacks gets a stub
     (:func:`stub_modules`).  ``source_mark`` names where the texts came from; it is
-    written into ``vllm/__init__.py`` so a run that finds this tree as the installed
-    vLLM names that, not the temporary folder.
+    written into the ``dist-info`` (:data:`RELEASE_TEXT_FILE`) so a run that finds this
+    tree as the installed vLLM judges and names that, not the temporary folder.
     """
     package = folder / "vllm"
     modules = {"vllm.v1.outputs": outputs_source}
@@ -143,18 +145,14 @@ def write_tree(
             init.write_text(init.read_text(encoding="utf-8") + source, encoding="utf-8")
             continue
         folder.joinpath(*parts[:-1], parts[-1] + ".py").write_text(source, encoding="utf-8")
-    if source_mark is not None:
-        init = package / "__init__.py"
-        init.write_text(
-            init.read_text(encoding="utf-8") + f"{SOURCE_MARK} = {source_mark!r}\n",
-            encoding="utf-8",
-        )
     info = folder / f"vllm-{version}.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n", encoding="utf-8"
     )
     (info / "top_level.txt").write_text("vllm\n", encoding="utf-8")
+    if source_mark is not None:
+        (info / RELEASE_TEXT_FILE).write_text(f"{source_mark}\n", encoding="utf-8")
     assert package.is_dir()
     return folder
 

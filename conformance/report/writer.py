@@ -31,10 +31,12 @@ class ReportedRun(Protocol):
     choice: Any
     devices_available: list[str]
     results: Results
+    #: ``conformance.report.provenance.Provenance``: the machine, the vLLM judged, the run.
+    provenance: Any
 
 
 def build(run: ReportedRun) -> dict[str, Any]:
-    """The JSON report of DESIGN.md section 3."""
+    """The JSON report of DESIGN.md section 3, with where it ran (``machine``, ``vllm``, ``run``)."""
     import torch
 
     from conformance.version import suite_version
@@ -60,6 +62,11 @@ def build(run: ReportedRun) -> dict[str, Any]:
             # Device types whose runtime was simulated for the async output checks.
             "simulated_devices": _simulated_devices(backend),
         },
+        # Where it ran and which run it was (conformance.report.provenance): the only
+        # part of the report that differs between two runs of the same checks.
+        "machine": run.provenance.machine,
+        "vllm": run.provenance.vllm,
+        "run": run.provenance.stamp.as_json(),
         "summary": run.results.summary(),
         "tests": [asdict(r) for r in run.results.sorted_records()],
         # The vLLM text judged and what it changed (conformance.report.vllm_changes).

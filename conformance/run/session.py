@@ -158,13 +158,17 @@ def activate(config: pytest.Config) -> ConformanceRun:
             )
         except XfailsFileError as error:
             raise pytest.UsageError(str(error)) from None
+    from conformance.report.provenance import Provenance
+
+    available = devices.present_devices(backend.devices)
     run = ConformanceRun(
         config,
         backend=backend,
         revision=revision,
         choice=choice,
         xfails=entries,
-        devices_available=devices.present_devices(backend.devices),
+        devices_available=available,
+        provenance=Provenance.of_run(backend, available, _run_stamp(config)),
     )
     run.superseded = superseded
     if from_choice is not None and not run.is_worker:
@@ -281,6 +285,15 @@ def _refuse_an_unwritable_report(config: pytest.Config) -> None:
             raise pytest.UsageError(f"cannot write {what} to {value}: {why}; choose another path")
 
 
+def _run_stamp(config: pytest.Config) -> Any:
+    """The run's id and start, decided once: an xdist worker takes its controller's."""
+    from conformance.report.provenance import WORKERINPUT_KEY, RunStamp
+
+    workerinput = getattr(config, "workerinput", None)
+    handed = RunStamp.of(workerinput.get(WORKERINPUT_KEY)) if workerinput is not None else None
+    return handed or RunStamp.new()
+
+
 def _is_xdist_controller(config: pytest.Config) -> bool:
     """The xdist controller runs no check, so it warms nothing up (each worker does)."""
     workers = getattr(config.option, "numprocesses", None)
@@ -343,6 +356,7 @@ class ConformanceRun:
         choice: RevisionChoice,
         xfails: list[XfailEntry],
         devices_available: list[str],
+        provenance: Any,
     ) -> None:
         from conformance.report.records import Results
 
@@ -352,6 +366,8 @@ class ConformanceRun:
         self.choice = choice
         self.xfails = xfails
         self.devices_available = devices_available
+        #: Where and which run this is (``conformance.report.provenance.Provenance``).
+        self.provenance = provenance
         self.results = Results()
         self.used_xfails: set[int] = set()
         self.is_worker = hasattr(config, "workerinput")
@@ -382,7 +398,18 @@ class ConformanceRun:
 
         strategies.use_suite_profile(self.config.getoption("hypothesis_profile", None))
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # One run, one stamp: the workers take the controller's.
+        from conformance.report.provenance import WORKERINPUT_KEY
+
+        node.workerinput[WORKERINPUT_KEY] = self.provenance.stamp.as_json()
+
     def pytest_report_header(self) -> list[str]:
+        import platform
+
+        import torch
+
         b = self.backend
         lines = [
             f"conformance: backend {b.name} {b.version or '(no version)'} "
@@ -392,6 +419,8 @@ class ConformanceRun:
             f"conformance: devices declared {', '.join(b.devices)}; "
             f"present here {', '.join(self.devices_available)}",
         ]
+        where = f"Python {platform.python_version()}, torch {torch.__version__}"
+        lines += [f"conformance: {line}" for line in self.provenance.header(where)]
         from conformance.producers.runtime import producer_devices
 
         if b.make_async_output is not None:

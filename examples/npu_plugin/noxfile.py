@@ -1,14 +1,23 @@
 """CI of a backend repository, as a template: copy this file (and .github/workflows/).
 
     nox -s conformance    judge this plugin against the vLLM release it pins
-    nox -s vllm-head      judge it against vLLM's newest too: what moving the pin would break
+                          (``$OUTPUTS_REVISION``: against another release, a neighbour)
+    nox -s merge -- REPORTS [BASE]
+                          one matrix of every report under REPORTS (the CI jobs'
+                          artefacts), and what changed since BASE (an earlier matrix)
+    nox -s shards         the CI matrix's CPU legs as parallel local processes, merged,
+                          and checked: the matrix holds exactly what each leg held
+    nox -s vllm-head      judge it against vLLM's newest too: what moving the pin would
+                          break (a watcher: the weekly job, never a gate)
 
 It installs vllm-outputs-suite (``$OUTPUTS_SUITE``: a pip requirement such as
 ``vllm-outputs-suite[reports] @ git+https://<host>/<org>/vllm-outputs-suite``, a
 wheel, or a checkout), then this plugin, runs the conformance suite with the known
 deviations of ``xfails.toml`` and writes ``conformance-out/report.json`` and
 ``conformance-out/report/report.html`` (keep both as CI artifacts).  The session
-fails when a check fails or an xfails entry has gone stale.
+fails when a check fails or an xfails entry has gone stale.  Each report says where
+it ran: set ``$OUTPUTS_MACHINE`` to a name that stays the same from run to run (CI's
+hosted runners get a new host name each time), so runs of one machine can be compared.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -27,23 +37,45 @@ BACKEND = "example_npu_plugin.conformance_backend:BACKEND"
 SUITE = os.environ.get("OUTPUTS_SUITE", "vllm-outputs-suite[reports]")
 #: Extra pip arguments, e.g. a constraints file that keeps torch a CPU build.
 PIP_ARGS = os.environ.get("OUTPUTS_SUITE_PIP_ARGS", "").split()
+#: The release this plugin pins (``example_npu_plugin.outputs.PINNED_RELEASE``): it gates.
+PINNED_RELEASE = "0.12.0"
+#: The CI matrix's releases: the pinned one and its neighbours, the revisions before and
+#: after its own (``python -m conformance --list-revisions``), what a bump would meet.
+#: .github/workflows/conformance.yml lists the same.
+MATRIX_RELEASES = ("0.11.1", "0.12.0", "0.13.0")
+#: Where the sessions write (``$OUTPUTS_CONFORMANCE_OUT``, else conformance-out/ here).
+OUT = Path(os.environ.get("OUTPUTS_CONFORMANCE_OUT") or HERE / "conformance-out")
 
 nox.options.default_venv_backend = "venv"
 
 
+def _install(session: nox.Session, *, plugin: bool = True) -> None:
+    session.install(*PIP_ARGS, SUITE)
+    if plugin:
+        session.install(*PIP_ARGS, str(HERE))
+
+
+def _judge(revision: str | None, report: Path) -> list[str]:
+    """The command that judges this plugin (at ``revision``, else the one it declares)."""
+    command = ["python", "-m", "conformance", "--backend", BACKEND,
+               "--xfails", str(HERE / "xfails.toml"), "--report", str(report)]  # fmt: skip
+    return command + (["--revision", revision] if revision else [])
+
+
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """The conformance suite against this plugin; report.json and report.html kept."""
-    session.install(*PIP_ARGS, SUITE)
-    session.install(*PIP_ARGS, str(HERE))
-    out = HERE / "conformance-out"
-    out.mkdir(exist_ok=True)
+    """The conformance suite against this plugin; report.json and report.html kept.
+
+    ``$OUTPUTS_REVISION`` judges it against another release (a matrix leg); a leg whose
+    revision is not the pinned one is what a bump would meet, expected to fail in part.
+    """
+    _install(session)
+    out = OUT
+    out.mkdir(parents=True, exist_ok=True)
     report = out / "report.json"
+    report.unlink(missing_ok=True)  # a report left by an earlier run must not be uploaded
     try:
-        session.run(
-            "python", "-m", "conformance", "--backend", BACKEND,
-            "--xfails", str(HERE / "xfails.toml"), "--report", str(report),
-        )  # fmt: skip
+        session.run(*_judge(os.environ.get("OUTPUTS_REVISION") or None, report))
     finally:
         # The page is written for a failing run too: that is when it is read.
         if report.exists():
@@ -53,12 +85,86 @@ def conformance(session: nox.Session) -> None:
             )  # fmt: skip
 
 
+@nox.session
+def merge(session: nox.Session) -> None:
+    """``nox -s merge -- REPORTS [BASE]``: one matrix of every report under REPORTS, and the
+    diff against BASE (the merged matrix of an earlier run) when BASE holds one.
+
+    Writes ``conformance-out/merged/``: ``report.html`` and ``summary.md`` (the matrix:
+    a row per backend and version, a column per release, device and machine),
+    ``conformance-matrix.csv``, the reports (``conformance-N.json``: the next run's
+    BASE) and, with a BASE, ``conformance-diff.md`` (for a pull request comment),
+    ``.html`` and ``.csv``.  Fails when something fails now that did not in BASE.  A
+    first run has no BASE: it says so and still writes the matrix.
+    """
+    if not session.posargs or len(session.posargs) > 2:
+        session.error("usage: nox -s merge -- REPORTS [BASE]")
+    reports, base = session.posargs[0], (session.posargs[1:] or [None])[0]
+    _install(session, plugin=False)
+    command = ["python", "-m", "reports", "--conformance", reports, "--out", str(OUT / "merged")]
+    if base and _holds_json(Path(base)):
+        command += ["--conformance-diff", base, reports]
+    else:
+        session.log(
+            f"no earlier matrix to compare with ({base or 'no BASE given'} holds no report): "
+            "a first run; the matrix is written, the diff is not"
+        )
+    session.run(*command)
+
+
+def _holds_json(path: Path) -> bool:
+    return path.is_file() or (path.is_dir() and any(path.rglob("*.json")))
+
+
+@nox.session
+def shards(session: nox.Session) -> None:
+    """The CI matrix's CPU legs (every release of MATRIX_RELEASES) as parallel local
+    processes, merged as the merge job merges them, and checked: the merged matrix holds
+    exactly what each leg held.  The pinned release must pass; the neighbours may fail.
+
+    Writes ``conformance-out/shards/<release>/report.json`` (and its log) and the merged
+    matrix in ``conformance-out/shards/merged/``.
+    """
+    _install(session)
+    root = OUT / "shards"
+    python = str(Path(session.bin) / "python")
+    running = {}
+    for release in MATRIX_RELEASES:
+        folder = root / release
+        folder.mkdir(parents=True, exist_ok=True)
+        report = folder / "report.json"
+        report.unlink(missing_ok=True)
+        log = (folder / "log.txt").open("w")
+        command = [python, *_judge(release, report)[1:], "-p", "no:cacheprovider"]
+        # nox's session.env unsets a variable with None (PYTHONHOME, in a venv).
+        env = {k: v for k, v in {**os.environ, **session.env}.items() if v is not None}
+        running[release] = (subprocess.Popen(command, stdout=log, stderr=log, env=env), log)
+        session.log(f"shard {release}: started, log in {folder / 'log.txt'}")
+    failed = []
+    for release, (process, log) in running.items():
+        code = process.wait()
+        log.close()
+        session.log(f"shard {release}: exit {code}")
+        # 1 is "a check failed": a neighbour may; anything else is no judgement at all.
+        if code not in (0, 1) or (code and release == PINNED_RELEASE):
+            failed.append(f"{release} (exit {code}, see {root / release / 'log.txt'})")
+    reports = [str(p) for r in MATRIX_RELEASES if (p := root / r / "report.json").is_file()]
+    if not reports:
+        session.error("no shard wrote a report: " + "; ".join(failed))
+    merged = root / "merged"
+    session.run("python", "-m", "reports", "--conformance", *reports, "--out", str(merged), "-q")
+    session.run("python", "-m", "reports.merge_check", str(merged), *reports)
+    session.log(f"merged matrix: {merged / 'report.html'}")
+    if failed:
+        session.error("shard(s) that did not judge as expected: " + "; ".join(failed))
+
+
 #: vLLM's newest, for ``vllm-head``: a checkout of vLLM's main branch (``$VLLM_HEAD``, a
 #: path; an unpacked wheel or an outputs.py text do too), else the newest wheel of
 #: ``$VLLM_HEAD_DISTRIBUTION`` on the package index (downloaded, never installed).
 HEAD_ENV = "VLLM_HEAD"
 HEAD_DISTRIBUTION = os.environ.get("VLLM_HEAD_DISTRIBUTION", "vllm")
-HEAD_OUT = HERE / "conformance-out" / "vllm-head"
+HEAD_OUT = OUT / "vllm-head"
 
 
 def head_command(target: str, out: Path = HEAD_OUT) -> list[str]:
@@ -81,8 +187,7 @@ def vllm_head(session: nox.Session) -> None:
     watcher, not a gate: a bump that breaks something is reported, and the session still
     succeeds (only a run that cannot judge at all fails it), so the pinned job decides CI.
     """
-    session.install(*PIP_ARGS, SUITE)
-    session.install(*PIP_ARGS, str(HERE))
+    _install(session)
     HEAD_OUT.mkdir(parents=True, exist_ok=True)
     target = os.environ.get(HEAD_ENV)
     if not target:

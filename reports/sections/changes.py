@@ -27,19 +27,27 @@ def comparison_section(comparison: Comparison) -> Section:
                     for k in (REGRESSED, IMPROVED, NOISE, UNCHANGED, NOT_COMPARABLE)
                 )
                 + "."
-            )
+            ),
+            Paragraph(
+                "Each machine is compared only with itself: "
+                + "; ".join(f"{m} (`{a}` -> `{b}`)" for m, (a, b) in comparison.machines.items())
+                + "."
+                + "".join(
+                    f" Not compared, only in {side}: {', '.join(names)}."
+                    for side, names in comparison.not_compared.items()
+                )
+            ),
         ],
     )
     shown = table[table["change"].isin([REGRESSED, IMPROVED])]
     if shown.empty:
         section.blocks.append(Paragraph("No change beyond the threshold."))
         return section
-    has_machine = "machine" in table.columns
-    head = ["change", *(["machine"] if has_machine else []), "benchmark", "params", "A", "B", "B/A"]
+    head = ["change", "machine", "benchmark", "params", "A", "B", "B/A"]
     body = [
         (
             ("**REGRESSED**" if row.change == REGRESSED else row.change),
-            *([row.machine] if has_machine else []),
+            row.machine,
             f"`{row.benchmark}`",
             # The backend is the same on both sides of a run's comparison.
             ", ".join(p for p in (row.params or "").split(", ") if not p.startswith("backend=")),

@@ -1,14 +1,19 @@
-"""Conformance per backend: the grid of outcomes, the failing checks, skip causes."""
+"""Conformance: the matrix of every report, then each report's grid, failing checks and skip causes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
-from reports import row_kinds
+from reports import conformance_matrix, row_kinds
 from reports.conformance_loader import BAD_OUTCOMES, OUTCOMES, SKIP_CAUSES
+from reports.conformance_matrix import CELL_KEYS, COLUMN_KEYS, REPORT_KEYS, ROW_KEYS, Duplicate
 from reports.document import (
     FAIL,
     Block,
+    Grid,
+    GridCell,
     Heading,
     Paragraph,
     Section,
@@ -16,45 +21,141 @@ from reports.document import (
 )
 from reports.sections.formatting import one_line, present_or_dash
 
+#: The skip cause of a device the backend does not declare (the schema's name).
+DEVICE_NOT_DECLARED = "device-not-declared"
 #: Failing conformance checks listed per backend; the rest are in the JSON report.
 FAILING_CHECKS_SHOWN = 20
 
 
-def conformance_section(conformance: pd.DataFrame | None) -> Section:
+def conformance_section(
+    conformance: pd.DataFrame | None, duplicates: Sequence[Duplicate] = ()
+) -> Section:
     section = Section("conformance", "Conformance")
     if conformance is None:
         section.blocks.append(Paragraph("No conformance report given (`--conformance FILE`)."))
         return section
-    for backend, group in conformance.groupby("backend", sort=True, dropna=False):
-        section.blocks += _conformance_of_backend(str(backend), group)
-    section.blocks.append(Paragraph("Per spec type and device: `conformance_matrix.png`."))
+    keyed = conformance_matrix.keyed(conformance)
+    section.blocks += matrix_blocks(keyed, duplicates)
+    reports = keyed.drop_duplicates("report").sort_values([*REPORT_KEYS, "report"])
+    for path in reports["report"]:
+        section.blocks += _conformance_of_report(keyed[keyed["report"] == path])
+    section.blocks.append(Paragraph("Per report, spec type and device: `conformance_matrix.png`."))
     return section
 
 
-def _conformance_of_backend(backend: str, group: pd.DataFrame) -> list[Block]:
+def matrix_blocks(keyed: pd.DataFrame, duplicates: Sequence[Duplicate] = ()) -> list[Block]:
+    """The matrix of every report (rows backend x version, columns revision x device x
+    machine), and the reports set aside as repeats of a newer one."""
+    table = conformance_matrix.cells(keyed)
+    machines = keyed["machine"].nunique()
+    blocks: list[Block] = [
+        Paragraph(
+            f"{keyed['report'].nunique()} report(s) from {machines} machine(s): a row per "
+            "backend and version, a column per spec revision, device and machine (reports "
+            "that differ in any of those are never merged); a cell counts the outcomes of "
+            "its checks, and a failing one names what fails (click it in `report.html`; "
+            "numbered under the table in `summary.md`)."
+        )
+    ]
+    for duplicate in duplicates:
+        blocks.append(
+            Paragraph(
+                f"Same key ({' · '.join(duplicate.key)}) in {len(duplicate.dropped) + 1} "
+                f"reports: kept the newest, `{duplicate.kept}`; set aside "
+                + ", ".join(f"`{d}`" for d in duplicate.dropped)
+                + "."
+            )
+        )
+    columns = conformance_matrix.column_order(table)
+    undeclared = _undeclared_columns(keyed)
+    if undeclared:
+        columns = [c for c in columns if c not in undeclared]
+        devices = sorted({device for _, device, _ in undeclared})
+        blocks.append(
+            Paragraph(
+                f"Not shown: {', '.join(devices)} where no backend declares the device "
+                "(every check there skipped, `device-not-declared`; they are in "
+                "`conformance-matrix.csv`)."
+            )
+        )
+    by_cell = {
+        tuple(str(r[k]) for k in (*ROW_KEYS, *COLUMN_KEYS)): r for r in table.to_dict("records")
+    }
+    failing_of = {
+        key: conformance_matrix.failing_behaviours(group)
+        for key, group in keyed.groupby(list(CELL_KEYS), sort=True, observed=True)
+    }
+    rows = []
+    for row in conformance_matrix.row_order(table):
+        cells: list[GridCell | None] = []
+        for column in columns:
+            cell = by_cell.get((*row, *column))
+            if cell is None:
+                cells.append(None)
+                continue
+            failing = failing_of.get((*row, *column), [])
+            cells.append(
+                GridCell(
+                    conformance_matrix.cell_text(cell),
+                    failing=bool(cell["bad"]),
+                    details=tuple(f"`{name}` ({counts})" for name, counts in failing),
+                )
+            )
+        rows.append(((f"`{row[0]}`", row[1]), tuple(cells)))
+    blocks.append(
+        Grid(
+            row_head=("backend", "version"),
+            levels=("spec revision", "device", "machine"),
+            columns=tuple(columns),
+            rows=tuple(rows),
+        )
+    )
+    return blocks
+
+
+def _undeclared_columns(keyed: pd.DataFrame) -> set[tuple[str, str, str]]:
+    """Columns whose every check was skipped because no backend declares the device."""
+    undeclared = (keyed["outcome"] == "skipped") & (keyed["skip_cause"] == DEVICE_NOT_DECLARED)
+    marked = keyed.assign(_undeclared=undeclared)
+    found = set()
+    for (revision, device, machine), group in marked.groupby(list(COLUMN_KEYS), sort=True):
+        if bool(group["_undeclared"].all()):
+            found.add((str(revision), str(device), str(machine)))
+    return found
+
+
+def _conformance_of_report(group: pd.DataFrame) -> list[Block]:
     first = group.iloc[0]
+    backend = str(first["backend"])
     tally = row_kinds.conformance_tally(group)
     source = present_or_dash(first.get("spec_revision_source"))
     declared = present_or_dash(first.get("devices_declared"))
     blocks: list[Block] = [
+        Heading(
+            f"`{backend}` {first['backend_version']}, spec {first['spec_revision']}, "
+            f"on {first['machine']}"
+        ),
         Paragraph(
             f"Backend `{backend}` (module `{first['backend_module']}`, "
-            f"version {first['backend_version'] or 'unknown'}), "
+            f"version {first['backend_version']}), "
             f"spec {first['spec_revision']}"
             + (f" (chosen by {source})" if source else "")
             + f", suite {first['suite_version']}; "
             + (f"devices declared: {declared}; " if declared else "")
             + f"devices available: {first['devices_available'] or 'not recorded'}. Outcomes: "
             + ", ".join(f"{tally[o]} {o}" for o in OUTCOMES)
-            + "."
+            + f". Report `{first['report']}`."
         ),
-        _conformance_grid(group),
     ]
+    where = _where_it_ran(first)
+    if where:
+        blocks.append(Paragraph(where))
+    blocks.append(_conformance_grid(group))
     bad = group[group["outcome"].isin(BAD_OUTCOMES)]
     if not bad.empty:
         shown = bad.head(FAILING_CHECKS_SHOWN)
         with_behaviour = shown["behaviour"].notna().any()
-        blocks.append(Heading(f"Failing checks of `{backend}`"))
+        blocks.append(Heading(f"Failing checks of `{backend}` at {first['spec_revision']}"))
         blocks.append(
             Table.of(
                 (
@@ -85,9 +186,28 @@ def _conformance_of_backend(backend: str, group: pd.DataFrame) -> list[Block]:
             )
     skipped = group[group["outcome"] == "skipped"]
     if not skipped.empty:
-        blocks.append(Heading(f"Skipped checks of `{backend}`, by cause"))
+        blocks.append(
+            Heading(f"Skipped checks of `{backend}` at {first['spec_revision']}, by cause")
+        )
         blocks.append(_skip_causes(skipped))
     return blocks
+
+
+def _where_it_ran(first: pd.Series) -> str:
+    """Where the report says it ran (a report of an older suite does not say)."""
+    parts = []
+    if present_or_dash(first.get("machine_os")):
+        parts.append(f"OS {first['machine_os']}")
+    for column, label in (("python", "Python"), ("torch", "torch")):
+        if present_or_dash(first.get(column)):
+            parts.append(f"{label} {first[column]}")
+    if present_or_dash(first.get("device_names")):
+        parts.append(f"devices: {first['device_names']}")
+    if present_or_dash(first.get("vllm")):
+        parts.append(f"vLLM judged: {first['vllm']}")
+    if present_or_dash(first.get("run_id")):
+        parts.append(f"run `{first['run_id']}` started {present_or_dash(first.get('run_started'))}")
+    return f"Ran on {first['machine']}: " + "; ".join(parts) + "." if parts else ""
 
 
 def _conformance_grid(group: pd.DataFrame) -> Table:

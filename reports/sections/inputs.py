@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 
 from reports.compare import Comparison
+from reports.conformance_diff import ConformanceDiff
+from reports.conformance_matrix import Duplicate
 
 
 @dataclass
@@ -21,5 +23,9 @@ class ReportInput:
     plots: Sequence[tuple[str, str, Path | None]] = ()
     comparison: Comparison | None = None
     machines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Conformance reports set aside as repeats of a newer one of the same key.
+    conformance_duplicates: Sequence[Duplicate] = ()
+    #: ``--conformance-diff``: what changed between two runs.
+    conformance_changes: ConformanceDiff | None = None
     #: The vLLM texts the conformance reports judged, and their bumps.
     vllm_changes: Sequence[Any] = ()

@@ -77,6 +77,18 @@ def verdict_section(data: ReportInput) -> Section:
                     f"{tally['skipped']} skipped",
                 )
             )
+    if data.conformance_changes is not None:
+        changes = data.conformance_changes
+        fresh = len(changes.newly_failing)
+        items.append(
+            Verdict(
+                f"Conformance changes `{changes.base}` -> `{changes.new}`",
+                FAIL if fresh else PASS,
+                f"{fresh} behaviour(s) newly failing (under 'Conformance changes')"
+                if fresh
+                else "nothing newly failing",
+            )
+        )
     if data.comparison is not None:
         n = len(data.comparison.regressions)
         threshold = f"{data.comparison.threshold:.0%}"

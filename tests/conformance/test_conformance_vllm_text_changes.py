@@ -59,7 +59,9 @@ def test_comments_docstrings_formatting_and_spelling_never_count() -> None:
         .replace("Optional[list[int]]", "list[int] | None")
         .replace("req_idx:req_idx + num_positions", "req_idx : (req_idx + num_positions)")
         .replace("return not (", "# why\n        return not (")
-        .replace("    def is_empty(self):\n", '    def is_empty(self):\n        """True when empty."""\n')
+        .replace(
+            "    def is_empty(self):\n", '    def is_empty(self):\n        """True when empty."""\n'
+        )
     )
     assert reformatted != SMALL
     assert _changes(SMALL, reformatted) == []

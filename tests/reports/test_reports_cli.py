@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reports.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, main
+from reports.cli import EXIT_BAD_INPUT, EXIT_BAD_REPORT, EXIT_OK, EXIT_REGRESSION, main
 from reports.output import MARKER
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -155,33 +156,54 @@ def test_compare_passes_an_unchanged_pair(results_copy, asv_project, tmp_path):
     assert "No change beyond the threshold" in (out / "compare.md").read_text()
 
 
-def test_compare_two_machines(asv_project, tmp_path):
+def test_compare_never_pairs_two_machines_and_says_so(asv_project, tmp_path, capsys):
+    # Two machines' numbers differ by the machine: the gate refuses to pair them.
+    err = _bad(capsys, "--results", asv_project.results, "--out", tmp_path / "out",
+               "--compare", "m1", "m2")  # fmt: skip
+    assert "only compares a machine with itself" in err and "MACHINE@COMMIT" in err
+    assert not (tmp_path / "out").exists()
+    # Two commits: each machine with itself, the one only A ran named as not compared.
     out = tmp_path / "out"
-    code = _run(
-        "--results",
-        asv_project.results,
-        "--out",
-        out,
-        "--compare",
-        "m1",
-        "m2",
-        "--threshold",
-        "100",
+    code = _run("--results", asv_project.results, "--out", out, "--compare",
+                asv_project.commit_1[:8], asv_project.commit_2[:8], "--threshold", "100")  # fmt: skip
+    assert code == EXIT_OK
+    assert set(pd.read_csv(out / "compare.csv")["machine"]) == {"m1"}
+    md = (out / "compare.md").read_text()
+    assert (
+        f"Each machine is compared only with itself: m1 (`{asv_project.commit_1[:8]}` -> "
+        f"`{asv_project.commit_2[:8]}`). Not compared, only in B: m2." in md
     )
-    assert code == EXIT_OK  # nothing differs by 100x between two runs of the same code
-    table = pd.read_csv(out / "compare.csv")
-    assert "machine" not in table.columns  # paired across machines
-    tracks = table[table["benchmark"] == "bench_tiny.Unpad.track_bandwidth"]
-    assert (tracks["ratio"] == 1.0).all()
+
+
+def test_results_of_two_machines_folders_are_shown_side_by_side(asv_project, tmp_path):
+    # Each benchmark machine uploads its own results folder (as CI jobs do).
+    for machine in ("m1", "m2"):
+        folder = tmp_path / f"results-{machine}"
+        shutil.copytree(asv_project.results / machine, folder / machine)
+        shutil.copy(asv_project.results / "benchmarks.json", folder)
+    out = tmp_path / "out"
+    code = _run("--results", tmp_path / "results-m1", tmp_path / "results-m2", "--out", out)
+    assert code == EXIT_OK
+    frame = pd.read_csv(out / "results.csv")
+    assert set(frame["machine"]) == {"m1", "m2"}
+    text = (out / "summary.md").read_text(encoding="utf-8")
+    assert "## Machines side by side" in text
+    assert "| device | benchmark | shapes | m1 | m2 |" in text
+    row = next(line for line in text.splitlines() if "`bench_tiny.time_plain` | 1 |" in line)
+    m1_ns, m2_ns = (float(c.split(" ns")[0]) for c in row.split(" | ")[3:5])
+    assert f"{max(m1_ns, m2_ns) / min(m1_ns, m2_ns):.2f}x" in row  # the ratio of the two
+    assert (out / "machines.png").read_bytes().startswith(PNG_MAGIC)
+    # The latency table puts both machines' columns side by side too.
+    assert "| num_reqs | cpu@m1 | cpu@m2 |" in text
 
 
 # --- bad input: one message naming the file and the fix, exit 2, nothing written ---
 
 
-def _bad(capsys, *args: str | Path) -> str:
-    code = _run(*args)
+def _bad(capsys, *args: str | Path, code: int = EXIT_BAD_INPUT) -> str:
+    got = _run(*args)
     err = capsys.readouterr().err
-    assert code == EXIT_BAD_INPUT, err
+    assert got == code, err
     assert err.count("\n") == 1, err  # one line, no traceback
     return err
 
@@ -251,8 +273,16 @@ def test_unknown_machine(asv_project, tmp_path, capsys):
 def test_corrupt_conformance_report(asv_project, tmp_path, capsys):
     bad = tmp_path / "conformance.json"
     bad.write_text('{"schema": "conformance-report/1", "tests": [', encoding="utf-8")
+    # A bad conformance report is exit 4, as python -m conformance's usage errors.
     err = _bad(
-        capsys, "--results", asv_project.results, "--out", tmp_path / "out", "--conformance", bad
+        capsys,
+        "--results",
+        asv_project.results,
+        "--out",
+        tmp_path / "out",
+        "--conformance",
+        bad,
+        code=EXIT_BAD_REPORT,
     )
     assert str(bad) in err and "python -m conformance" in err
     assert not (tmp_path / "out").exists()
