@@ -203,12 +203,16 @@ def test_a_release_older_than_0_10_2_is_refused_saying_it_lacks_spec_types(tmp_p
     _assert_one_usage_error(run, "vLLM 0.10.1 lacks spec types")
 
 
-def test_a_release_newer_than_the_newest_known_names_the_newest(tmp_path) -> None:
+def test_a_release_newer_than_the_newest_known_is_judged_by_its_own_text(tmp_path) -> None:
     future = tmp_path / "outputs-0.34.0.py.txt"
     future.write_bytes((RELEASES / "outputs-0.33.0.py.txt").read_bytes())
     run = _judge(tmp_path, future)
-    _assert_one_usage_error(run, "judge it against that one explicitly with --revision 0.33.0")
-    # ... and that is what works:
+    assert run.exit_code == 0, run.output[-2000:]
+    assert (
+        "judged against vLLM outputs-0.34.0.py.txt = nearest known 0.33.0 + 0 changes"
+        in (run.report["spec_revision_detail"])
+    )
+    # ... and judging it against a release explicitly still works:
     run = _judge(tmp_path, future, "--revision", "0.33.0")
     assert run.exit_code == 0, run.output[-2000:]
     assert run.report["spec_revision_source"] == "given"
