@@ -37,6 +37,7 @@ _LAZY = {
     "selected_spec": "conformance.backends.resolve",
     "known_revisions": "conformance.oracle.revisions",
     "Step": "conformance.backends.step",
+    "StepSamplerOutput": "conformance.backends.step",
     "constructed_like_vllm": "conformance.backends.step",
 }
 
@@ -45,6 +46,7 @@ __all__ = [
     "BackendResolutionError",
     "ConformanceError",
     "Step",
+    "StepSamplerOutput",
     "__version__",
     "check_logprobs_lists",
     "check_logprobs_tensors",

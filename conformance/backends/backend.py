@@ -26,6 +26,49 @@ BUILTIN_DEVICES = ("cpu", "cuda", "xpu", "mps")
 _DEVICE_TYPE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+#: Step kinds a runner may never build, as an async output producer declares them.
+LOGPROBS_WITH_MULTI_TOKEN_ROWS = "logprobs-with-multi-token-rows"
+
+
+@dataclass(frozen=True)
+class AsyncOutputProducer:
+    """An async output class judged beside ``Backend.make_async_output``.
+
+    vLLM builds its async output in two runners (the first one's
+    ``AsyncGPUModelRunnerOutput``, Model Runner V2's ``AsyncOutput``) and a pooling one
+    in each; a backend declares the others here, each judged on the steps of its kind.
+    ``label``: its id in the checks' node ids (``model-runner-v2``); ``make``: step ->
+    ``AsyncModelRunnerOutput``; ``kind``: ``sampling`` or ``pooling``; ``judged_class``:
+    what each record names as judged; ``runner``: the runner whose shape it has;
+    ``steps_not_built``: step kinds its runner never builds (judged not applicable).
+    """
+
+    label: str
+    make: Callable[..., Any]
+    kind: str = "sampling"
+    judged_class: str = ""
+    runner: str = ""
+    steps_not_built: frozenset[str] = frozenset()
+
+    def __repr__(self) -> str:
+        return f"AsyncOutputProducer({self.label!r}, {self.describe()})"
+
+    def describe(self) -> str:
+        """``module.Class (runner)``: what the records name as judged."""
+        return describe_async_output(self.make, self.judged_class, self.runner)
+
+
+def describe_async_output(make: Any, judged_class: str = "", runner: str = "") -> str:
+    """What a record names as the async output judged: its class and its runner's shape."""
+    judged = (
+        judged_class
+        or getattr(make, "judged_class", "")
+        or getattr(make, "__qualname__", repr(make))
+    )
+    shape = runner or getattr(make, "runner", "")
+    return f"{judged} ({shape})" if shape else judged
+
+
 class BackendResolutionError(Exception):
     """A backend spec that names nothing usable; the message says what and how to fix it."""
 
@@ -52,6 +95,9 @@ class Backend:
 
     ``producer_devices``: the device types the async output runs on, when fewer than
     ``devices`` (vLLM's own is written for CUDA only); default ``devices``.
+    ``other_async_outputs``: more :class:`AsyncOutputProducer` (another runner's async
+    output, a pooling one), each judged on its own; the checks of the async output
+    then run once per producer, ``make_async_output`` first.
     Every declared producer is called once before the checks, outside the per-check
     time limit, so a producer that compiles on its first call is not timed out.
     """
@@ -66,6 +112,7 @@ class Backend:
     gather_logprobs: Callable[..., Any] | None = None
     make_async_output: Callable[..., Any] | None = None
     producer_devices: tuple[str, ...] | None = None
+    other_async_outputs: tuple[AsyncOutputProducer, ...] = ()
     # Where the spec string led (for the report header); filled in by load_backend.
     source: str = field(default="", compare=False)
     # Set by a backend that derives its revision from an installed version (vllm):
@@ -124,6 +171,16 @@ class Backend:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # Hypothesis prints failing examples (fixtures included) with this hook.
         printer.text(repr(self))
+
+    def async_output_producers(self, kind: str = "sampling") -> list[AsyncOutputProducer]:
+        """Every async output of ``kind`` the backend declares, ``make_async_output`` first."""
+        found = []
+        if kind == "sampling" and self.make_async_output is not None:
+            make = self.make_async_output
+            runner = getattr(make, "runner", "")
+            found.append(AsyncOutputProducer(runner or "backend", make, runner=runner))
+        found += [p for p in self.other_async_outputs if p.kind == kind]
+        return found
 
     @property
     def async_output_devices(self) -> tuple[str, ...]:

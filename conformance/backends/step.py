@@ -2,13 +2,20 @@
 
 vLLM's model runner, right after sampling, builds its ``ModelRunnerOutput`` without
 the sampled ids and hands its async output what it holds.  A :class:`Step` carries
-exactly that, so a backend's ``make_async_output(step)`` is judged at the same point
-vLLM's own async output of the revision is.  A class whose constructor takes the
-names vLLM's own class takes (``model_runner_output``, ``sampled_token_ids``,
-``logprobs_tensors``, ``invalid_req_indices``, ``async_output_copy_stream``,
-``vocab_size``; any subset, in any order) plugs in with one line::
+exactly that, for both of vLLM's GPU runners, so a backend's ``make_async_output(step)``
+is judged at the same point vLLM's own async output of the revision is.  A class whose
+constructor takes the names either runner's own class takes plugs in with one line::
 
     make_async_output=constructed_like_vllm(MyAsyncModelRunnerOutput)
+
+The first runner's (``gpu_model_runner.py``, ``AsyncGPUModelRunnerOutput``):
+``model_runner_output``, ``sampled_token_ids``, ``logprobs_tensors``,
+``invalid_req_indices``, ``async_output_copy_stream``, ``vocab_size``.  Model Runner
+V2's (``vllm/v1/worker/gpu/async_utils.py``, ``AsyncOutput``): ``model_runner_output``,
+``sampler_output``, ``num_sampled_tokens``, ``main_stream``, ``copy_stream``,
+``copy_event`` (0.12.0 .. 0.16.0), ``check_ep_fault``, ``pending_aux_output``; its
+``AsyncPoolingOutput`` takes ``pooler_output`` and ``is_valid`` or ``finished_mask``
+instead of the sampler's.  Any subset, in any order.
 """
 
 from __future__ import annotations
@@ -19,7 +26,32 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "constructed_like_vllm", "old_form_message"]
+__all__ = ["Step", "StepSamplerOutput", "constructed_like_vllm", "old_form_message"]
+
+#: Which of vLLM's runners an async output is shaped like (``runner`` of a producer).
+FIRST_RUNNER = "gpu-model-runner"
+MODEL_RUNNER_V2 = "model-runner-v2"
+
+
+@dataclass
+class StepSamplerOutput:
+    """What Model Runner V2's sampler hands its async output (``gpu/sample/output.py``).
+
+    ``sampled_token_ids``: the step's int32 ``[num_reqs, max_num_generated_tokens]`` on
+    the device (the same tensor as :attr:`Step.sampled_token_ids`);
+    ``logprobs_tensors``: the ``LogprobsTensors`` laid out as that runner lays them out
+    (a row per logits row, ``cu_num_generated_tokens`` counting them, where the revision
+    has the field), or None; ``num_sampled``: :attr:`Step.num_sampled`;
+    ``num_rejected``: rejected draft tokens per request on the device.  The rest are
+    None: the suite's steps carry no NaN counts and no sampling masks.
+    """
+
+    sampled_token_ids: Any
+    logprobs_tensors: Any = None
+    num_nans: Any = None
+    num_sampled: Any = None
+    num_rejected: Any = None
+    sampling_mask_tensors: Any = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +69,18 @@ class Step:
     ``vocab_size``: ids at or above it are not tokens.
     ``device``: the torch device type the step is on (``cuda``, ``npu``, ``cpu``); its
     runtime is ``torch.<device>`` (on a machine without one, a simulated runtime).
+
+    What Model Runner V2 hands over besides (None where a step has no such thing):
+    ``num_sampled``: int32 ``[num_reqs]`` on the device, the tokens each request keeps
+    this step (its accepted tokens; 0 for a discarded request), which that runner's
+    async output reads instead of unpadding.
+    ``sampler_output``: a :class:`StepSamplerOutput`.
+    ``main_stream``: the stream the step's values are computed on (the runtime's current
+    stream); the copies must wait for it.
+    ``copy_event``: an event of the runtime, for the constructors that take one.
+    A pooling step: ``pooler_output`` (``[num_reqs, hidden]`` on the device),
+    ``is_valid`` (bool ``[num_reqs]`` on the device, False for a row with no output this
+    step) and ``finished_mask`` (the same as host booleans).
     """
 
     model_runner_output: Any
@@ -46,39 +90,94 @@ class Step:
     async_output_copy_stream: Any
     vocab_size: int
     device: str
+    num_sampled: Any = None
+    sampler_output: Any = None
+    main_stream: Any = None
+    copy_event: Any = None
+    pooler_output: Any = None
+    is_valid: Any = None
+    finished_mask: list[bool] | None = None
 
     def arguments(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+#: The first runner's constructor names: the step's own fields of that name.
+_FIRST_RUNNER_NAMES = (
+    "model_runner_output",
+    "sampled_token_ids",
+    "logprobs_tensors",
+    "invalid_req_indices",
+    "async_output_copy_stream",
+    "vocab_size",
+)
+#: A first-runner-shaped constructor may take any step field by its name.
 _STEP_FIELDS = tuple(f.name for f in dataclasses.fields(Step))
+
+#: Model Runner V2's constructor names and what its runner passes for each.
+_MRV2_ARGUMENTS: dict[str, Callable[[Step], Any]] = {
+    "model_runner_output": lambda step: step.model_runner_output,
+    "sampler_output": lambda step: step.sampler_output,
+    "num_sampled_tokens": lambda step: step.num_sampled,
+    "main_stream": lambda step: step.main_stream,
+    "copy_stream": lambda step: step.async_output_copy_stream,
+    "copy_event": lambda step: step.copy_event,
+    # The expert-parallel fault query: no all2all in a conformance step.
+    "check_ep_fault": lambda step: False,
+    # The aux-output connector (0.31+): none configured.
+    "pending_aux_output": lambda step: None,
+    "pooler_output": lambda step: step.pooler_output,
+    "is_valid": lambda step: step.is_valid,
+    "finished_mask": lambda step: step.finished_mask,
+}
+#: Names only Model Runner V2's constructors take: one of them picks that shape.
+_MRV2_ONLY = frozenset(_MRV2_ARGUMENTS) - {"model_runner_output"}
 
 
 def constructed_like_vllm(cls: Callable[..., Any]) -> Callable[[Step], Any]:
-    """``make_async_output`` for a class whose constructor takes vLLM's runner arguments.
+    """``make_async_output`` for a class whose constructor takes a vLLM runner's arguments.
 
-    Each constructor parameter named like a :class:`Step` field gets that field;
-    parameters with defaults that the step does not know keep their defaults.  A
-    required parameter the step does not know is refused at once, naming it.
+    A constructor shaped like Model Runner V2's (it names any of ``sampler_output``,
+    ``num_sampled_tokens``, ``main_stream``, ``copy_stream``, ...) gets what that runner
+    passes; any other gets the :class:`Step` fields of its parameters' names, as the
+    first runner passes them.  Parameters with defaults that the shape does not know
+    keep their defaults.  A required parameter neither runner hands over is refused at
+    once, naming it and both shapes.  The function made says which shape it took
+    (``runner``: ``gpu-model-runner`` or ``model-runner-v2``).
     """
-    old_form = old_form_message(getattr(cls, "__qualname__", str(cls)), cls)
+    name = getattr(cls, "__qualname__", str(cls))
+    old_form = old_form_message(name, cls)
     if old_form is not None:
         raise TypeError(old_form)
     named = _named_parameters(cls)
-    unknown = [p.name for p in named if p.name not in _STEP_FIELDS and p.default is p.empty]
+    mrv2 = any(p.name in _MRV2_ONLY for p in named)
+    known: Any = _MRV2_ARGUMENTS if mrv2 else _STEP_FIELDS
+    unknown = [p.name for p in named if p.name not in known and p.default is p.empty]
     if unknown:
         raise TypeError(
-            f"{getattr(cls, '__qualname__', cls)}: required constructor parameter(s) "
-            f"{', '.join(unknown)} are not what vLLM's runner hands over "
-            f"({', '.join(_STEP_FIELDS)}); give them defaults or write make_async_output "
+            f"{name}: required constructor parameter(s) {', '.join(unknown)} are not what "
+            "either of vLLM's runners hands over (the first runner's: "
+            f"{', '.join(_FIRST_RUNNER_NAMES)}; Model Runner V2's: "
+            f"{', '.join(_MRV2_ARGUMENTS)}); give them defaults or write make_async_output "
             "as a function of the step"
         )
-    wanted = [p.name for p in named if p.name in _STEP_FIELDS]
+    wanted = [p.name for p in named if p.name in known]
 
-    def make_async_output(step: Step) -> Any:
-        return cls(**{name: getattr(step, name) for name in wanted})
+    if mrv2:
 
-    make_async_output.__qualname__ = f"constructed_like_vllm({getattr(cls, '__qualname__', cls)})"
+        def make_async_output(step: Step) -> Any:
+            return cls(**{n: _MRV2_ARGUMENTS[n](step) for n in wanted})
+
+    else:
+
+        def make_async_output(step: Step) -> Any:
+            return cls(**{n: getattr(step, n) for n in wanted})
+
+    make_async_output.__qualname__ = f"constructed_like_vllm({name})"
+    make_async_output.runner = MODEL_RUNNER_V2 if mrv2 else FIRST_RUNNER  # type: ignore[attr-defined]
+    make_async_output.judged_class = (  # type: ignore[attr-defined]
+        f"{getattr(cls, '__module__', '?')}.{name}"
+    )
     return make_async_output
 
 

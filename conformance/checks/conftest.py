@@ -24,6 +24,10 @@ runs: each device type the backend declares for it, the first absent accelerator
 simulated (``cuda-simulated``); ``pytest.mark.accelerator_only`` leaves out CPU.
 A check module marked ``pytest.mark.producer(name)`` is skipped when the backend
 declares no such producer.
+``async_producer`` (``pooling_producer``) is the async output judged, an
+:class:`~conformance.backends.backend.AsyncOutputProducer`: ``make_async_output``, and
+with ``Backend.other_async_outputs`` a parameter over each of that kind (ids such as
+``gpu-model-runner``, ``model-runner-v2``), so every record names the class it judged.
 """
 
 from __future__ import annotations
@@ -83,8 +87,37 @@ def step_device(producer_device: str):
         yield device
 
 
+@pytest.fixture
+def async_producer(backend: Backend):
+    """The backend's one sampling async output (parametrised when it declares several)."""
+    found = backend.async_output_producers("sampling")
+    if not found:
+        pytest.skip("producer make_async_output: not declared by the backend")
+    return found[0]
+
+
+@pytest.fixture
+def pooling_producer(backend: Backend):
+    """The backend's one pooling async output (parametrised when it declares several)."""
+    found = backend.async_output_producers("pooling")
+    if not found:
+        pytest.skip("producer pooling async output: not declared by the backend")
+    return found[0]
+
+
+def _parametrize_async_producers(metafunc: pytest.Metafunc, backend: Backend) -> None:
+    for name, kind in (("async_producer", "sampling"), ("pooling_producer", "pooling")):
+        if name not in metafunc.fixturenames:
+            continue
+        found = backend.async_output_producers(kind)
+        # One producer keeps the fixture (and the node ids as they were).
+        if len(found) > 1 or (kind == "pooling" and found):
+            metafunc.parametrize(name, found, ids=[p.label for p in found])
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run = current(metafunc.config)
+    _parametrize_async_producers(metafunc, run.backend)
     if "producer_device" in metafunc.fixturenames:
         _parametrize_producer_devices(metafunc, run.backend)
     # Every device type is listed; which run is decided in conformance/run/selection.py.

@@ -19,10 +19,12 @@ import numpy as np
 import pytest
 import torch
 
+from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.devices import new_event, synchronize
-from conformance.checks._support import expect_same, expect_type, producer
+from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, fail
+from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
 from conformance.producers.steps import (
     MULTI_TOKEN_CASES,
     ONE_TOKEN_CASES,
@@ -55,10 +57,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
 
 
-def _run(backend, step, where: str):
+def _run(backend, async_producer, step, where: str):
     """make_async_output(step).get_output(), each failure naming the call."""
-    make = producer(backend, "make_async_output")
-    async_output = attempt(where, make, step)
+    async_output = attempt(where, async_producer.make, step)
     if not isinstance(async_output, backend.module.AsyncModelRunnerOutput):
         fail(
             f"{where}: expected an instance of the backend's AsyncModelRunnerOutput, "
@@ -94,28 +95,43 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             )
 
 
-def _check_rows(backend, revision, step_device, case: StepCase) -> None:
+def _skip_unless_built(async_producer, case: StepCase) -> None:
+    """A step kind the producer's runner never builds is not applicable to it."""
+    if (
+        case.multi_token
+        and case.num_logprobs is not None
+        and LOGPROBS_WITH_MULTI_TOKEN_ROWS in async_producer.steps_not_built
+    ):
+        pytest.skip(
+            f"not applicable (declared): {async_producer.describe()} is never handed logprobs "
+            "with rows of several tokens (its runner builds no such step)"
+        )
+
+
+def _check_rows(backend, async_producer, revision, step_device, case: StepCase) -> None:
     """The output of ``case``'s step has the runner's fields and the release's rows."""
+    _skip_unless_built(async_producer, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = _where(case, step_device)
-    _expect_output(backend, _run(backend, step, where), expected, f"{where}.get_output()")
+    found = _run(backend, async_producer, step, where)
+    _expect_output(backend, found, expected, f"{where}.get_output()")
 
 
 @pytest.mark.behaviour("producer.async_output")
 @pytest.mark.parametrize("case", ONE_TOKEN_CASES, ids=str)
 def test_get_output_gives_the_runner_output_with_its_rows(
-    backend, revision, step_device, case: StepCase
+    backend, async_producer, revision, step_device, case: StepCase
 ) -> None:
-    _check_rows(backend, revision, step_device, case)
+    _check_rows(backend, async_producer, revision, step_device, case)
 
 
 @pytest.mark.behaviour("producer.async_output:unpads-multi-token-rows")
 @pytest.mark.parametrize("case", MULTI_TOKEN_CASES, ids=str)
 def test_get_output_unpads_rows_of_several_tokens(
-    backend, revision, step_device, case: StepCase
+    backend, async_producer, revision, step_device, case: StepCase
 ) -> None:
-    _check_rows(backend, revision, step_device, case)
+    _check_rows(backend, async_producer, revision, step_device, case)
 
 
 def _rows_case(revision) -> StepCase:
@@ -124,21 +140,22 @@ def _rows_case(revision) -> StepCase:
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-lists")
-def test_rows_are_lists_of_python_ints(backend, revision, step_device) -> None:
+def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_device) -> None:
     case = _rows_case(revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
-    _expect_output(backend, _run(backend, step, where), expected, where, exact_rows=True)
+    found = _run(backend, async_producer, step, where)
+    _expect_output(backend, found, expected, where, exact_rows=True)
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
-def test_rows_are_numpy_arrays(backend, revision, step_device) -> None:
+def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -> None:
     case = _rows_case(revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, step, where)
+    found = _run(backend, async_producer, step, where)
     _expect_output(backend, found, expected, where)
     for i, row in enumerate(found.sampled_token_ids):
         if not isinstance(row, np.ndarray):
@@ -150,22 +167,14 @@ def test_rows_are_numpy_arrays(backend, revision, step_device) -> None:
             fail(f"{where}.sampled_token_ids[{i}]: expected integer token ids, found {row.dtype}")
 
 
-def _check_logprobs(backend, revision, step_device, case: StepCase) -> None:
+def _logprobs_outputs(backend, async_producer, revision, step_device, case: StepCase):
+    _skip_unless_built(async_producer, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, step, where)
+    found = _run(backend, async_producer, step, where)
     _expect_output(backend, found, expected, where)
-    if expected.logprobs is None or found.logprobs is None:
-        expect_same(found.logprobs, expected.logprobs, f"{where}.logprobs")
-        return
-    expect_type(found.logprobs, backend.module.LogprobsLists, f"{where}.logprobs")
-    names = [*_LOGPROBS_FIELDS, *(["cu_num_generated_tokens"] if _has_cu(expected) else [])]
-    expect_same(
-        Members({n: getattr(found.logprobs, n, "<missing>") for n in names}),
-        Members({n: getattr(expected.logprobs, n) for n in names}),
-        f"{where}.logprobs",
-    )
+    return found, expected, where
 
 
 def _has_cu(output) -> bool:
@@ -173,14 +182,54 @@ def _has_cu(output) -> bool:
 
 
 def test_logprobs_reach_the_output_as_the_release_converts_them(
-    backend, revision, step_device, logprobs_case: StepCase
+    backend, async_producer, revision, step_device, logprobs_case: StepCase
 ) -> None:
-    # Its behaviour is the revision's logprobs rule (set with the cases, below).
-    _check_logprobs(backend, revision, step_device, logprobs_case)
+    # Its behaviour is the revision's logprobs rule (set with the cases, above).  Where
+    # vLLM's consumer reads each request's rows by slice_request, two layouts that read
+    # the same are vLLM's own (its two runners lay them out differently): the layout of
+    # the rule is then reported, not required, and the reading is judged on its own.
+    found, expected, where = _logprobs_outputs(
+        backend, async_producer, revision, step_device, logprobs_case
+    )
+    if expected.logprobs is None or found.logprobs is None:
+        expect_same(found.logprobs, expected.logprobs, f"{where}.logprobs")
+        return
+    expect_type(found.logprobs, backend.module.LogprobsLists, f"{where}.logprobs")
+    names = [*_LOGPROBS_FIELDS, *(["cu_num_generated_tokens"] if _has_cu(expected) else [])]
+    found_members = Members({n: getattr(found.logprobs, n, "<missing>") for n in names})
+    expected_members = Members({n: getattr(expected.logprobs, n) for n in names})
+    if logprobs_case.multi_token and reads_by_request(revision):
+        from conformance.oracle.compare import differences_between
+
+        if differences_between(expected_members, found_members, f"{where}.logprobs"):
+            expect_read_alike(revision, found, expected, where)
+            pytest.skip(
+                f"{where}.logprobs: laid out otherwise than the first runner's "
+                f"({revision.async_output.logprobs}); not required: vLLM's consumer reads "
+                "each request's rows alike (producer.async_output:logprobs-read-by-request)"
+            )
+    expect_same(found_members, expected_members, f"{where}.logprobs")
+
+
+@pytest.mark.behaviour("producer.async_output:logprobs-read-by-request")
+@pytest.mark.parametrize("case", MULTI_TOKEN_CASES, ids=str)
+def test_each_request_reads_its_own_logprobs(
+    backend, async_producer, revision, step_device, case: StepCase
+) -> None:
+    if not (revision.async_output.logprobs_with_multi_token_rows and reads_by_request(revision)):
+        pytest.skip(
+            f"revision {revision.name}: no logprobs with rows of several tokens read by request"
+        )
+    found, expected, where = _logprobs_outputs(
+        backend, async_producer, revision, step_device, case.with_logprobs(5)
+    )
+    expect_read_alike(revision, found, expected, where)
 
 
 @pytest.mark.behaviour("producer.async_output:independent-outputs")
-def test_an_output_shares_nothing_with_later_steps(backend, revision, step_device) -> None:
+def test_an_output_shares_nothing_with_later_steps(
+    backend, async_producer, revision, step_device
+) -> None:
     cases = [c for c in logprobs_cases(revision) if c.invalid_req_indices]
     first_case, second_case = (
         cases[0],
@@ -190,11 +239,12 @@ def test_an_output_shares_nothing_with_later_steps(backend, revision, step_devic
             num_logprobs=cases[0].num_logprobs,
         ),
     )
-    first = _run(backend, build_step(backend, revision, first_case, step_device), "first step")
+    first_step = build_step(backend, revision, first_case, step_device)
+    first = _run(backend, async_producer, first_step, "first step")
     kept = copy.deepcopy((_plain_rows(first.sampled_token_ids), first.logprobs))
     second_step = build_step(backend, revision, second_case, step_device)
     expected_second = expected_output(revision, second_step.model_runner_output, second_case)
-    second = _run(backend, second_step, "second step")
+    second = _run(backend, async_producer, second_step, "second step")
     after = (_plain_rows(first.sampled_token_ids), first.logprobs)
     expect_same(after[0], kept[0], "first step's sampled_token_ids after a second step")
     if kept[1] is not None:
@@ -237,7 +287,7 @@ def _produced_after_long_work(device: str, values: torch.Tensor) -> torch.Tensor
 
 @pytest.mark.behaviour("producer.async_output:waits-for-device")
 @pytest.mark.accelerator_only
-def test_get_output_waits_for_the_device(backend, revision, step_device) -> None:
+def test_get_output_waits_for_the_device(backend, async_producer, revision, step_device) -> None:
     values = _RACE_CASE.padded()
     runtime = step_device.simulated
     if runtime is not None:
@@ -251,7 +301,7 @@ def test_get_output_waits_for_the_device(backend, revision, step_device) -> None
             done.record()
     step = build_step(backend, revision, _RACE_CASE, step_device, sampled_token_ids=sampled)
     expected = expected_output(revision, step.model_runner_output, _RACE_CASE)
-    make = producer(backend, "make_async_output")
+    make = async_producer.make
     where = f"make_async_output(<step of 64 requests on busy {step_device.describe()}>)"
     async_output = attempt(where, make, step)
     still_busy = not runtime.idle() if runtime is not None else done is None or not done.query()

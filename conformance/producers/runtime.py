@@ -83,6 +83,25 @@ class StepDevice:
         stream = getattr(devices.device_module(self.kind), "Stream", None)
         return stream() if stream is not None and self.kind not in ("cpu", "mps") else None
 
+    def main_stream(self) -> Any:
+        """The stream the step's values are computed on: the runtime's current one (None on CPU)."""
+        runtime = self._runtime()
+        current = getattr(runtime, "current_stream", None)
+        return current() if current is not None else None
+
+    def event(self) -> Any:
+        """A new event of this device's runtime (None on CPU and runtimes without events)."""
+        runtime = self._runtime()
+        event = getattr(runtime, "Event", None)
+        return event() if event is not None else None
+
+    def _runtime(self) -> Any:
+        if self.simulated is not None:
+            return self.simulated
+        if self.kind in ("cpu", "mps"):
+            return None
+        return devices.device_module(self.kind)
+
     def describe(self) -> str:
         return f"a simulated {self.kind} runtime" if self.simulated else self.kind
 

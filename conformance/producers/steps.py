@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from conformance.backends.step import Step
+from conformance.backends.step import Step, StepSamplerOutput
 from conformance.oracle.failing import attempt
 from conformance.producers.runtime import StepDevice
 from reference.revisions import reference_module
@@ -140,6 +140,45 @@ def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepC
     )
 
 
+def num_sampled(case: StepCase) -> torch.Tensor:
+    """int32 ``[num_reqs]``: the tokens each request keeps (0 for a discarded one), as Model
+    Runner V2's rejection step counts them (its accepted tokens)."""
+    keep = kept_positions(case.padded(), case.vocab_size).sum(axis=1) if case.rows else []
+    counts = [0 if i in case.invalid_req_indices else int(n) for i, n in enumerate(keep)]
+    return torch.tensor(counts, dtype=torch.int32)
+
+
+def has_logprobs_cu(backend: Any, revision: SpecRevision) -> bool:
+    """Whether the revision's LogprobsTensors carries ``cu_num_generated_tokens`` (0.16.0+)."""
+    spec = revision.types.get("LogprobsTensors")
+    return spec is not None and "cu_num_generated_tokens" in spec.field_names
+
+
+def _mrv2_logprobs(backend: Any, revision: SpecRevision, case: StepCase, device: StepDevice) -> Any:
+    """The step's logprobs as Model Runner V2's sampler lays them out: a row per logits row
+    (every verified position, rejected drafts and discarded requests included), the
+    tensors' ``cu_num_generated_tokens`` counting them.  Without that field (before
+    0.16.0) its runner builds no logprobs with several tokens per row; the rows are then
+    the first runner's (such a step is not judged for it)."""
+    tensors = host_logprobs(case, revision)
+    if tensors is None:
+        return None
+    extra: tuple[Any, ...] = ()
+    width = len(case.rows[0]) if case.rows else 1
+    if (
+        case.multi_token
+        and has_logprobs_cu(backend, revision)
+        and _logprobs_rows(case, revision) == case.num_reqs * width
+    ):
+        extra = ([width * i for i in range(case.num_reqs + 1)],)
+    return attempt(
+        "LogprobsTensors(<Model Runner V2's step logprobs on the device>)",
+        backend.module.LogprobsTensors,
+        *(device.tensor(t) for t in tensors),
+        *extra,
+    )
+
+
 def build_step(
     backend: Any,
     revision: SpecRevision,
@@ -148,7 +187,10 @@ def build_step(
     sampled_token_ids: torch.Tensor | None = None,
     **model_runner_output_fields: Any,
 ) -> Step:
-    """The step of ``case`` on ``device``; ``sampled_token_ids`` replaces the ids (race check)."""
+    """The step of ``case`` on ``device``; ``sampled_token_ids`` replaces the ids (race check).
+
+    It carries what both of vLLM's runners hand over: the first runner's padded ids and
+    logprobs rows, and Model Runner V2's ``num_sampled``, sampler output, main stream."""
     tensors = host_logprobs(case, revision)
     logprobs = None
     if tensors is not None:
@@ -157,18 +199,30 @@ def build_step(
             backend.module.LogprobsTensors,
             *(device.tensor(t) for t in tensors),
         )
+    sampled = sampled_token_ids if sampled_token_ids is not None else device.tensor(case.padded())
+    counts = num_sampled(case)
+    width = len(case.rows[0]) if case.rows else 1
+    rejected = torch.where(counts > 0, width - counts, torch.zeros_like(counts))
+    device_counts = device.tensor(counts)
     return Step(
         model_runner_output=runner_model_runner_output(
             backend, revision, case, **model_runner_output_fields
         ),
-        sampled_token_ids=(
-            sampled_token_ids if sampled_token_ids is not None else device.tensor(case.padded())
-        ),
+        sampled_token_ids=sampled,
         logprobs_tensors=logprobs,
         invalid_req_indices=list(case.invalid_req_indices),
         async_output_copy_stream=device.stream(),
         vocab_size=case.vocab_size,
         device=device.kind,
+        num_sampled=device_counts,
+        sampler_output=StepSamplerOutput(
+            sampled_token_ids=sampled,
+            logprobs_tensors=_mrv2_logprobs(backend, revision, case, device),
+            num_sampled=device_counts,
+            num_rejected=device.tensor(rejected),
+        ),
+        main_stream=device.main_stream(),
+        copy_event=device.event(),
     )
 
 

@@ -34,6 +34,9 @@ class CheckIdentity:
     device: str | None
     #: Why it is skipped whatever happens (a device not declared or not here), if so.
     skip_cause: str | None = None
+    #: The async output class an async output check judged and its runner's shape
+    #: (``vllm.v1.worker.gpu.async_utils.AsyncOutput (model-runner-v2)``); else None.
+    producer: str | None = None
 
     def attach(self, item: pytest.Item) -> None:
         item.stash[_IDENTITY] = self
@@ -63,6 +66,7 @@ class TestRecord:
     outcome: str
     message: str
     skip_cause: str | None = None
+    producer: str | None = None
 
     @classmethod
     def unplanned(cls, nodeid: str) -> TestRecord:
@@ -87,6 +91,7 @@ class TestRecord:
             outcome=outcome,
             message=message,
             skip_cause=skip_cause,
+            producer=check.producer,
         )
 
 

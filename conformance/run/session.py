@@ -546,7 +546,19 @@ class ConformanceRun:
             behaviour=behaviour,
             device=device,
             skip_cause=skip_cause,
+            producer=self._async_output_judged(item, params),
         )
+
+    def _async_output_judged(self, item: pytest.Item, params: dict[str, Any]) -> str | None:
+        """The async output class a check judges (and its runner's shape), or None."""
+        for name in ("async_producer", "pooling_producer"):
+            if name in params:
+                return str(params[name].describe())
+        fixtures = getattr(item, "fixturenames", ())
+        if "async_producer" in fixtures:
+            found = self.backend.async_output_producers("sampling")
+            return found[0].describe() if found else None
+        return None
 
     def _check_xfails_name_something(self, items: list[pytest.Item]) -> None:
         """A node-id entry whose module was collected must name one of its checks."""

@@ -133,6 +133,17 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "the step's logprobs tensors; with rows of several tokens (a logprobs row per padded "
     "position) the rows of kept tokens only, tolists(cu) whose cu counts them (a discarded "
     "request's included)",
+    "producer.async_output:logprobs-read-by-request": "with rows of several tokens, each "
+    "request reads its own logprobs rows as vLLM's consumer reads them, "
+    "slice_request(i, len(sampled_token_ids[i])), whatever the layout (vLLM's two runners "
+    "lay them out differently and read the same)",
+    "producer.pooling_output": "a pooling async output's get_output() returns the runner's "
+    "ModelRunnerOutput with pooler_output a CPU tensor per request (an empty batch: none)",
+    "producer.pooling_output:invalid-rows": "a pooling step's rows without output this step "
+    "(is_valid False / not finished) are None in pooler_output, the others their values",
+    "producer.pooling_output:waits-for-device": "a pooling async output's get_output() waits "
+    "for the device: called while the device still computes the pooler output, it returns "
+    "those values",
     "producer.async_output:waits-for-device": "get_output() waits for the device: called "
     "while the device still computes the sampled values, it returns those values",
     "producer.async_output:independent-outputs": "the output of one step shares nothing with "

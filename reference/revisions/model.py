@@ -209,8 +209,21 @@ class AsyncOutputContract:
         }
         if self.multi_token_rows:
             named.add("producer.async_output:unpads-multi-token-rows")
+        if self.logprobs_with_multi_token_rows:
+            # What vLLM's consumer reads of them (LogprobsLists.slice_request, 0.12.0 on).
+            named.add("producer.async_output:logprobs-read-by-request")
+        named |= POOLING_BEHAVIOURS
         return frozenset(named)
 
+
+#: The behaviours of a pooling async output (vLLM's from 0.14.0), judged when declared.
+POOLING_BEHAVIOURS = frozenset(
+    {
+        "producer.pooling_output",
+        "producer.pooling_output:invalid-rows",
+        "producer.pooling_output:waits-for-device",
+    }
+)
 
 #: The producer behaviours of the backend's other operations, the same in every revision.
 OPERATION_PRODUCER_BEHAVIOURS = frozenset(
