@@ -130,8 +130,14 @@ _MRV2_ARGUMENTS: dict[str, Callable[[Step], Any]] = {
     "is_valid": lambda step: step.is_valid,
     "finished_mask": lambda step: step.finished_mask,
 }
-#: Names only Model Runner V2's constructors take: one of them picks that shape.
-_MRV2_ONLY = frozenset(_MRV2_ARGUMENTS) - {"model_runner_output"}
+#: Names only Model Runner V2's constructors take: one of them picks that shape (the
+#: first runner's take check_ep_fault and finished_mask too, with defaults).
+_MRV2_ONLY = frozenset(_MRV2_ARGUMENTS) - {
+    "model_runner_output",
+    "check_ep_fault",
+    "pending_aux_output",
+    "finished_mask",
+}
 
 
 def constructed_like_vllm(cls: Callable[..., Any]) -> Callable[[Step], Any]:

@@ -25,7 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from conformance.backends.step import constructed_like_vllm
+from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS, AsyncOutputProducer
+from conformance.backends.step import MODEL_RUNNER_V2, constructed_like_vllm
 
 # parse_output drops ids at or above the vocabulary size; "no limit" for unpadding
 # called without one.
@@ -53,7 +54,70 @@ def vllm_producers() -> FoundProducers:
                 f"vLLM's {name} ({module}) does not import here "
                 f"({type(error).__name__}: {first_line}); its {producer} is not judged"
             )
-    return FoundProducers(found, tuple(notes))
+    others, more_notes = _model_runner_v2_async_outputs()
+    if others:
+        found["other_async_outputs"] = others  # type: ignore[assignment]
+    return FoundProducers(found, (*notes, *more_notes))
+
+
+#: Model Runner V2's async outputs: (class, kind, label) in ``vllm.v1.worker.gpu.async_utils``.
+_MRV2_ASYNC_OUTPUTS = (
+    ("AsyncOutput", "sampling", MODEL_RUNNER_V2),
+    ("AsyncPoolingOutput", "pooling", MODEL_RUNNER_V2 + "-pooling"),
+)
+_MRV2_MODULE = "vllm.v1.worker.gpu.async_utils"
+
+
+def _model_runner_v2_async_outputs() -> tuple[tuple[AsyncOutputProducer, ...], list[str]]:
+    """Model Runner V2's async output classes where they import (0.12.0 on; pooling 0.17.0 on).
+
+    Its runner hands logprobs with rows of several tokens only where ``LogprobsTensors``
+    carries the ``cu_num_generated_tokens`` its async output's ``tolists()`` reads
+    (0.16.0 on); before, it builds no such step (vLLM: "TODO: Support logprobs with spec
+    decoding")."""
+    try:
+        module = importlib.import_module(_MRV2_MODULE)
+    except ModuleNotFoundError as error:
+        if error.name is not None and _MRV2_MODULE.startswith(error.name):
+            return (), []  # a release without Model Runner V2 (before 0.12.0)
+        return (), [_not_imported(error)]
+    except Exception as error:
+        return (), [_not_imported(error)]
+    outputs = importlib.import_module("vllm.v1.outputs")
+    fields = getattr(getattr(outputs, "LogprobsTensors", None), "_fields", ())
+    unbuilt = frozenset() if "cu_num_generated_tokens" in fields else frozenset(
+        {LOGPROBS_WITH_MULTI_TOKEN_ROWS}
+    )
+    found = []
+    notes = []
+    for name, kind, label in _MRV2_ASYNC_OUTPUTS:
+        cls = getattr(module, name, None)
+        if cls is None:
+            continue
+        try:
+            make = constructed_like_vllm(cls)
+        except TypeError as error:
+            notes.append(f"Model Runner V2's {name}: {error}; it is not judged")
+            continue
+        found.append(
+            AsyncOutputProducer(
+                label,
+                make,
+                kind=kind,
+                judged_class=f"{_MRV2_MODULE}.{name}",
+                runner=MODEL_RUNNER_V2,
+                steps_not_built=unbuilt if kind == "sampling" else frozenset(),
+            )
+        )
+    return tuple(found), notes
+
+
+def _not_imported(error: Exception) -> str:
+    first_line = (str(error).splitlines() or [""])[0]
+    return (
+        f"Model Runner V2's async output ({_MRV2_MODULE}) does not import here "
+        f"({type(error).__name__}: {first_line}); it is not judged"
+    )
 
 
 def producers_of_release_text(

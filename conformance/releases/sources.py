@@ -29,11 +29,12 @@ from packaging.version import InvalidVersion, Version
 
 from conformance.oracle.text_surface import Surface, surface_of_module, surface_of_snippet
 from conformance.releases.texts import (
+    MRV2_FOLDER,
     PRODUCERS_FOLDER,
     ReleaseTextError,
     producer_sections,
 )
-from conformance.releases.wheels import SECTIONS, producer_text
+from conformance.releases.wheels import SECTIONS, TAKEN, producer_text
 
 #: The spec's seven types: a text defining none of them is not vLLM's outputs.py.
 SPEC_TYPES = (
@@ -154,8 +155,9 @@ def _from_text(path: Path) -> VllmSource:
     producers = None
     if version is not None:
         beside = path.parent / PRODUCERS_FOLDER / f"producers-{version}.py.txt"
-        if beside.is_file():
-            producers = _read(beside)
+        runner_v2 = path.parent / MRV2_FOLDER / f"producers-mrv2-{version}.py.txt"
+        found = [_read(p) for p in (beside, runner_v2) if p.is_file()]
+        producers = "\n".join(found) if found else None
     return VllmSource(path, "text", _read(path), producers, version)
 
 
@@ -175,7 +177,7 @@ def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> 
             "(the folder holding vllm/), or vLLM's outputs.py itself"
         )
     texts = {
-        name: _read(root / name) for name in (*SECTIONS, OUTPUTS_FILE) if (root / name).is_file()
+        name: _read(root / name) for name in (*TAKEN, OUTPUTS_FILE) if (root / name).is_file()
     }
     version = version or _tree_version(root)
     return VllmSource(
@@ -214,7 +216,7 @@ def _from_wheel(path: Path) -> VllmSource:
                     f"{path}: this wheel has no {OUTPUTS_FILE}; give a vLLM wheel from 0.10.2 on"
                 )
             texts = {
-                n: archive.read(n).decode("utf-8") for n in (*SECTIONS, OUTPUTS_FILE) if n in names
+                n: archive.read(n).decode("utf-8") for n in (*TAKEN, OUTPUTS_FILE) if n in names
             }
     except zipfile.BadZipFile:
         raise ReleaseTextError(f"{path}: not a wheel (not a zip archive)") from None

