@@ -85,8 +85,10 @@ def _model_runner_v2_async_outputs() -> tuple[tuple[AsyncOutputProducer, ...], l
         return (), [_not_imported(error)]
     outputs = importlib.import_module("vllm.v1.outputs")
     fields = getattr(getattr(outputs, "LogprobsTensors", None), "_fields", ())
-    unbuilt = frozenset() if "cu_num_generated_tokens" in fields else frozenset(
-        {LOGPROBS_WITH_MULTI_TOKEN_ROWS}
+    unbuilt = (
+        frozenset()
+        if "cu_num_generated_tokens" in fields
+        else frozenset({LOGPROBS_WITH_MULTI_TOKEN_ROWS})
     )
     found = []
     notes = []

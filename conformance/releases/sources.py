@@ -176,9 +176,7 @@ def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> 
             f"{path}: no {OUTPUTS_FILE} in this folder; give a vLLM checkout or unpacked wheel "
             "(the folder holding vllm/), or vLLM's outputs.py itself"
         )
-    texts = {
-        name: _read(root / name) for name in (*TAKEN, OUTPUTS_FILE) if (root / name).is_file()
-    }
+    texts = {name: _read(root / name) for name in (*TAKEN, OUTPUTS_FILE) if (root / name).is_file()}
     version = version or _tree_version(root)
     return VllmSource(
         path, origin, texts[OUTPUTS_FILE], _producers_of(texts, version, str(path)), version

@@ -179,7 +179,9 @@ class AsyncOutputContract:
     ``cu-of-kept-tokens``: with several tokens per row, ``tolists(cu)`` whose cu counts
     each row's kept tokens, the tensors holding a row per kept token (0.12.0, 0.13.0);
     ``filtered-to-kept-tokens``: with several tokens per row the tensors hold a row per
-    padded position, filtered to the kept ones, then ``tolists(cu)`` (0.14.0 on).  With
+    padded position, filtered to the kept ones, then ``tolists(cu)`` (0.14.0 on; Model
+    Runner V2 keeps every row and a cu counting them, which vLLM's consumer reads alike:
+    the layout is reported, ``logprobs-read-by-request`` required).  With
     one token per row every rule but ``runner`` is ``tolists()``; the logprobs of a
     discarded request stay (only its sampled ids are emptied).
     """
@@ -188,6 +190,9 @@ class AsyncOutputContract:
     rows: RowsAs = "lists"
     multi_token_rows: bool = True
     logprobs: LogprobsBy = "cu-of-kept-tokens"
+    #: Whether the release's runners build pooling async outputs the suite judges
+    #: (Model Runner V2's AsyncPoolingOutput, 0.17.0 on).
+    pooling_output: bool = False
 
     @property
     def logprobs_with_multi_token_rows(self) -> bool:
@@ -212,7 +217,8 @@ class AsyncOutputContract:
         if self.logprobs_with_multi_token_rows:
             # What vLLM's consumer reads of them (LogprobsLists.slice_request, 0.12.0 on).
             named.add("producer.async_output:logprobs-read-by-request")
-        named |= POOLING_BEHAVIOURS
+        if self.pooling_output:
+            named |= POOLING_BEHAVIOURS
         return frozenset(named)
 
 

@@ -255,6 +255,10 @@ R_0_17_0 = derive(
         evolve(KV_CONNECTOR_OUTPUT_0_13_0, methods=(*KV_CONNECTOR_OUTPUT_0_13_0.methods, _MERGE))
     ],
     add=["KVConnectorOutput.merge"],
+    # Model Runner V2's AsyncPoolingOutput joins (vllm/v1/worker/gpu/async_utils.py).
+    async_output=AsyncOutputContract(
+        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True
+    ),
 )
 
 KV_CONNECTOR_OUTPUT_0_18_0 = evolve(

@@ -1,0 +1,148 @@
+"""A backend's pooling async output (``Backend.other_async_outputs`` of kind ``pooling``).
+
+vLLM's own: the first runner's ``AsyncGPUPoolingModelRunnerOutput`` (0.14.0 on) and
+Model Runner V2's ``AsyncPoolingOutput`` (0.17.0 on).  ``get_output()`` gives the
+runner's ``ModelRunnerOutput`` with ``pooler_output`` a CPU tensor per request (None
+for a row with no output this step, an empty batch none), and waits for the device.
+The container of the rows is not judged (vLLM's own gave a tuple in 0.17.0); their
+values, their device and the None rows are.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conformance.checks._support import expect_type
+from conformance.oracle.failing import attempt, fail
+from conformance.producers.known_defects import known_defect
+from conformance.producers.pooling_steps import (
+    INVALID_ROW_CASES,
+    POOLING_CASES,
+    RACE_CASE,
+    PoolingCase,
+    build_pooling_step,
+    expected_pooler_output,
+)
+
+pytestmark = [pytest.mark.spec_type("AsyncModelRunnerOutput")]
+
+#: How long the simulated device takes to write the pooled rows.
+SIMULATED_DELAY_S = 0.3
+
+
+def _output(backend, pooling_producer, step, where: str):
+    made = attempt(where, pooling_producer.make, step)
+    if not isinstance(made, backend.module.AsyncModelRunnerOutput):
+        fail(
+            f"{where}: expected an instance of the backend's AsyncModelRunnerOutput, "
+            f"found {type(made).__qualname__}"
+        )
+    return made
+
+
+def _expect_rows(found, case: PoolingCase, where: str) -> None:
+    expect_type(found, type(found), where)
+    rows = getattr(found, "pooler_output", None)
+    if rows is None:
+        fail(f"{where}.pooler_output: expected a row per request, found None")
+    rows = list(rows)
+    wanted = expected_pooler_output(case)
+    if len(rows) != len(wanted):
+        fail(f"{where}.pooler_output: expected {len(wanted)} rows, found {len(rows)}")
+    for i, (row, want) in enumerate(zip(rows, wanted, strict=True)):
+        if want is None:
+            if row is not None:
+                fail(
+                    f"{where}.pooler_output[{i}]: request {i} has no output this step "
+                    f"(is_valid False); expected None, found {type(row).__name__}"
+                )
+            continue
+        if not isinstance(row, torch.Tensor):
+            fail(f"{where}.pooler_output[{i}]: expected a tensor, found {type(row).__name__}")
+        if row.device.type != "cpu":
+            fail(f"{where}.pooler_output[{i}]: expected a CPU tensor, found one on {row.device}")
+        plain = torch.Tensor(row.detach().cpu()) if type(row) is not torch.Tensor else row
+        if plain.shape != want.shape or not torch.equal(plain.to(want.dtype), want):
+            fail(
+                f"{where}.pooler_output[{i}]: expected request {i}'s pooled row "
+                f"{want.tolist()}, found {plain.tolist()}"
+            )
+
+
+def _check(backend, pooling_producer, revision, step_device, case: PoolingCase) -> None:
+    step = build_pooling_step(backend, revision, case, step_device)
+    where = f"{pooling_producer.label}(<pooling step {case.name} on {step_device.describe()}>)"
+    found = attempt(
+        f"{where}.get_output()", _output(backend, pooling_producer, step, where).get_output
+    )
+    expect_type(found, backend.module.ModelRunnerOutput, f"{where}.get_output()")
+    if list(found.req_ids) != list(step.model_runner_output.req_ids):
+        fail(f"{where}.get_output().req_ids: expected the runner's, found {found.req_ids!r}")
+    _expect_rows(found, case, f"{where}.get_output()")
+
+
+@pytest.mark.behaviour("producer.pooling_output")
+@pytest.mark.parametrize("case", POOLING_CASES, ids=str)
+def test_pooling_output_gives_a_cpu_row_per_request(
+    backend, pooling_producer, revision, step_device, case: PoolingCase
+) -> None:
+    _check(backend, pooling_producer, revision, step_device, case)
+
+
+@pytest.mark.behaviour("producer.pooling_output:invalid-rows")
+@pytest.mark.parametrize("case", INVALID_ROW_CASES, ids=str)
+def test_pooling_output_leaves_rows_without_output_none(
+    backend, pooling_producer, revision, step_device, case: PoolingCase
+) -> None:
+    try:
+        _check(backend, pooling_producer, revision, step_device, case)
+    except pytest.fail.Exception as failure:
+        defect = known_defect(
+            backend, pooling_producer, "producer.pooling_output:invalid-rows", str(failure)
+        )
+        if defect is None:
+            raise
+        pytest.xfail(f"{defect}: {failure}")
+
+
+@pytest.mark.behaviour("producer.pooling_output:waits-for-device")
+@pytest.mark.accelerator_only
+def test_pooling_output_waits_for_the_device(
+    backend, pooling_producer, revision, step_device
+) -> None:
+    runtime = step_device.simulated
+    if runtime is None:
+        pytest.skip(
+            "the pooling race check runs on a simulated runtime (a real device: the "
+            "async output's race check covers its copies)"
+        )
+    values = RACE_CASE.values()
+    rows = runtime.device_tensor(torch.zeros_like(values))
+    runtime.write_later(rows, values, SIMULATED_DELAY_S)
+    step = build_pooling_step(backend, revision, RACE_CASE, step_device, pooler_output=rows)
+    where = (
+        f"{pooling_producer.label}(<pooling step of 64 requests on busy {step_device.describe()}>)"
+    )
+    made = _output(backend, pooling_producer, step, where)
+    still_busy = not runtime.idle()
+    found = attempt(f"{where}.get_output() right away", made.get_output)
+    rows_found = [
+        torch.Tensor(r.detach().cpu()) if r is not None else None for r in found.pooler_output
+    ]
+    stale = sum(
+        1
+        for row, want in zip(rows_found, values, strict=False)
+        if row is None or not torch.equal(row, want)
+    )
+    if stale or len(rows_found) != len(values):
+        fail(
+            f"{where}.get_output(): expected the rows the device computed, found stale data "
+            f"({stale} of {len(values)} rows differ): it read the host copies before they "
+            "were complete, or copied on a stream that did not wait for the one computing them"
+        )
+    if not still_busy:
+        pytest.skip(
+            f"race check inconclusive on {step_device.describe()}: the device was already "
+            "idle when the async output was made (it may block)"
+        )
