@@ -35,6 +35,12 @@ class ReportedRun(Protocol):
     provenance: Any
 
 
+def async_outputs_key(backend: Any, revision: Any) -> dict[str, Any]:
+    from conformance.producers.runners import async_outputs_key as key
+
+    return key(backend, revision)
+
+
 def build(run: ReportedRun) -> dict[str, Any]:
     """The JSON report of DESIGN.md section 3, with where it ran (``machine``, ``vllm``, ``run``)."""
     import torch
@@ -67,6 +73,7 @@ def build(run: ReportedRun) -> dict[str, Any]:
         "machine": run.provenance.machine,
         "vllm": run.provenance.vllm,
         "run": run.provenance.stamp.as_json(),
+        "async_outputs": async_outputs_key(backend, run.revision),
         "summary": run.results.summary(),
         "tests": [asdict(r) for r in run.results.sorted_records()],
         # The vLLM text judged and what it changed (conformance.report.vllm_changes).

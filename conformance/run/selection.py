@@ -32,6 +32,19 @@ def kept(behaviour: str, applicable: frozenset[str]) -> bool:
     return behaviour in applicable
 
 
+#: Parameters a check is collected for only when the backend has one to give (an
+#: empty set deselects the check: it does not belong to that backend at all).
+_PER_PRODUCER = ("runner_v2",)
+
+
+def unparametrized(item: pytest.Item) -> bool:
+    """Whether ``item`` is a check of a per-producer parameter the backend has none of."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    fixtures = getattr(item, "fixturenames", ())
+    return any(name in fixtures and name not in params for name in _PER_PRODUCER)
+
+
 def skip_of(item: pytest.Item, backend: Backend) -> Skip | None:
     """Why ``item`` cannot run for ``backend`` on this machine; None when it can."""
     callspec = getattr(item, "callspec", None)

@@ -433,6 +433,7 @@ class ConformanceRun:
                     else ""
                 )
             )
+        lines += self._runners_header()
         lines += self._text_header()
         if self.bump is not None:
             lines.append(
@@ -478,7 +479,9 @@ class ConformanceRun:
                 kept.append(item)
                 continue
             behaviour = self._behaviour_of(item)
-            if not selection.kept(behaviour, self.applicable_behaviours):
+            if not selection.kept(
+                behaviour, self.applicable_behaviours
+            ) or selection.unparametrized(item):
                 deselected.append(item)
                 continue
             skip = selection.skip_of(item, self.backend)
@@ -548,6 +551,23 @@ class ConformanceRun:
             skip_cause=skip_cause,
             producer=self._async_output_judged(item, params),
         )
+
+    def _runners_header(self) -> list[str]:
+        """The release's default GPU runner and each async output class judged."""
+        from conformance.producers.runners import async_outputs_key
+
+        key = async_outputs_key(self.backend, self.revision)
+        lines = []
+        default = key["default_runner"]
+        release = self.backend.version if self.backend.name == "vllm" else None
+        if default is not None:
+            of = f"vLLM {release}" if release else f"revision {self.revision.name}"
+            lines.append(
+                f"conformance: {of}'s default GPU runner: {default['runner']} ({default['why']})"
+            )
+        if len(key["judged"]) > 1:
+            lines.append(f"conformance: async outputs judged: {'; '.join(key['judged'])}")
+        return lines
 
     def _async_output_judged(self, item: pytest.Item, params: dict[str, Any]) -> str | None:
         """The async output class a check judges (and its runner's shape), or None."""
