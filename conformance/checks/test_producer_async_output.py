@@ -21,6 +21,7 @@ import torch
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.devices import new_event, synchronize
+from conformance.backends.step import MODEL_RUNNER_V2
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, fail
@@ -31,6 +32,7 @@ from conformance.producers.steps import (
     StepCase,
     build_step,
     expected_output,
+    has_logprobs_cu,
     logprobs_cases,
 )
 from conformance.run.session import current
@@ -95,22 +97,26 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             )
 
 
-def _skip_unless_built(async_producer, case: StepCase) -> None:
+def _skip_unless_built(backend, async_producer, revision, case: StepCase) -> None:
     """A step kind the producer's runner never builds is not applicable to it."""
-    if (
-        case.multi_token
-        and case.num_logprobs is not None
-        and LOGPROBS_WITH_MULTI_TOKEN_ROWS in async_producer.steps_not_built
-    ):
+    if not (case.multi_token and case.num_logprobs is not None):
+        return
+    if LOGPROBS_WITH_MULTI_TOKEN_ROWS in async_producer.steps_not_built:
         pytest.skip(
             f"not applicable (declared): {async_producer.describe()} is never handed logprobs "
             "with rows of several tokens (its runner builds no such step)"
+        )
+    if async_producer.runner == MODEL_RUNNER_V2 and not has_logprobs_cu(backend, revision):
+        pytest.skip(
+            f"not applicable: Model Runner V2 of revision {revision.name} builds no logprobs "
+            "with rows of several tokens (its LogprobsTensors has no cu_num_generated_tokens "
+            "for its async output's tolists() to read)"
         )
 
 
 def _check_rows(backend, async_producer, revision, step_device, case: StepCase) -> None:
     """The output of ``case``'s step has the runner's fields and the release's rows."""
-    _skip_unless_built(async_producer, case)
+    _skip_unless_built(backend, async_producer, revision, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = _where(case, step_device)
@@ -168,7 +174,7 @@ def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -
 
 
 def _logprobs_outputs(backend, async_producer, revision, step_device, case: StepCase):
-    _skip_unless_built(async_producer, case)
+    _skip_unless_built(backend, async_producer, revision, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"

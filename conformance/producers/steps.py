@@ -149,9 +149,16 @@ def num_sampled(case: StepCase) -> torch.Tensor:
 
 
 def has_logprobs_cu(backend: Any, revision: SpecRevision) -> bool:
-    """Whether the revision's LogprobsTensors carries ``cu_num_generated_tokens`` (0.16.0+)."""
+    """Whether the revision's LogprobsTensors, and the backend's, carry
+    ``cu_num_generated_tokens`` (0.16.0+): Model Runner V2's runner hands logprobs with
+    rows of several tokens only then (its async output's ``tolists()`` reads that cu)."""
     spec = revision.types.get("LogprobsTensors")
-    return spec is not None and "cu_num_generated_tokens" in spec.field_names
+    own = getattr(getattr(backend.module, "LogprobsTensors", None), "_fields", ())
+    return (
+        spec is not None
+        and "cu_num_generated_tokens" in spec.field_names
+        and "cu_num_generated_tokens" in own
+    )
 
 
 def _mrv2_logprobs(backend: Any, revision: SpecRevision, case: StepCase, device: StepDevice) -> Any:

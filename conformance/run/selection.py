@@ -34,7 +34,7 @@ def kept(behaviour: str, applicable: frozenset[str]) -> bool:
 
 #: Parameters a check is collected for only when the backend has one to give (an
 #: empty set deselects the check: it does not belong to that backend at all).
-_PER_PRODUCER = ("runner_v2",)
+_PER_PRODUCER = ("runner_v2", "pooling_producer")
 
 
 def unparametrized(item: pytest.Item) -> bool:

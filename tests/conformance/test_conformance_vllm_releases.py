@@ -11,6 +11,7 @@ registry tests check).
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,7 @@ def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
     summary = report["summary"]
     assert summary["failed"] == summary["errors"] == summary["xpassed"] == 0
     assert summary["passed"] >= 100
-    ran = {t["behaviour"] for t in report["tests"] if t["outcome"] == "passed"}
+    ran = _judged(report)
     assert sorted(revision.all_behaviours - ran) == []
     # vLLM's own producers of the release (its texts lie beside) are judged too.
     if producer_text_beside(DISTINCT[version], version) is not None:
@@ -79,6 +80,16 @@ def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
 
 #: vLLM has no standalone padding producer.
 UNDECLARED_BY_VLLM = {"producer.pad_sampled_token_ids"}
+
+
+def _judged(report: dict) -> set[str]:
+    """Behaviours that passed, or caught a known defect of vLLM's own release (named)."""
+    return {
+        t["behaviour"]
+        for t in report["tests"]
+        if t["outcome"] == "passed"
+        or (t["outcome"] == "xfailed" and "known defect of vLLM" in t["message"])
+    }
 
 
 def _distinct_producers() -> dict[str, Path]:
@@ -107,10 +118,19 @@ def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> No
     run = _judge(tmp_path, DISTINCT_PRODUCERS[version], "-k", "producer or get_kv_connector")
     assert run.exit_code == 0, run.output[-3000:]
     revision = revisions.revision(revisions.revision_for_vllm_version(version))
-    passed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "passed"}
+    passed = _judged(run.report)
     assert sorted(revision.producer_behaviours - passed - UNDECLARED_BY_VLLM) == []
     race = [t for t in run.report["tests"] if t["behaviour"].endswith(":waits-for-device")]
-    assert [(t["device"], t["outcome"]) for t in race] == [("cuda-simulated", "passed")]
+    assert {(t["device"], t["outcome"]) for t in race} == {("cuda-simulated", "passed")}
+    # Both runners' async outputs are judged where the release has Model Runner V2.
+    judged = {t["producer"] for t in race}
+    if _version(version) >= (0, 12):
+        assert any("gpu.async_utils.AsyncOutput (model-runner-v2)" in str(p) for p in judged)
+        assert any("AsyncGPUModelRunnerOutput (gpu-model-runner)" in str(p) for p in judged)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
 
 
 @pytest.mark.parametrize("version", ["0.11.0", "0.32.0"])
@@ -158,7 +178,10 @@ def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
     broken |= {b.partition(".")[0] for b in other.behaviours - own.behaviours}
     # vLLM's own async output of the release (its producer text lies beside) keeps the
     # contract of its own release: judged by another contract, it fails.
-    if own.async_output != other.async_output:
+    # (Model Runner V2's pooling class joining is no change of the other contracts.)
+    if replace(own.async_output, pooling_output=False) != replace(
+        other.async_output, pooling_output=False
+    ):
         broken.add("AsyncModelRunnerOutput")
     held = {t.name: t.spec_type for r in (own, other) for t in r.types.values()}
     return {held.get(name, name) for name in broken} - {"module"}
