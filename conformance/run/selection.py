@@ -43,9 +43,7 @@ def unparametrized(item: pytest.Item) -> bool:
     params = callspec.params if callspec is not None else {}
     fixtures = getattr(item, "fixturenames", ())
     # pytest collects an empty parameter set as one item with a placeholder value.
-    return any(
-        name in fixtures and not hasattr(params.get(name), "make") for name in _PER_PRODUCER
-    )
+    return any(name in fixtures and not hasattr(params.get(name), "make") for name in _PER_PRODUCER)
 
 
 def skip_of(item: pytest.Item, backend: Backend) -> Skip | None:

@@ -18,7 +18,12 @@ import pytest
 import suite_runner
 
 from conformance.oracle import revisions
-from conformance.releases.texts import producer_text_beside, release_texts, write_stub_tree
+from conformance.releases.texts import (
+    mrv2_text_beside,
+    producer_text_beside,
+    release_texts,
+    write_stub_tree,
+)
 
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 pytestmark = pytest.mark.skipif(
@@ -103,6 +108,9 @@ def _distinct_producers() -> dict[str, Path]:
         if producers is None or version not in revisions.known_releases():
             continue
         body = producers.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
+        runner_v2 = mrv2_text_beside(path, version)
+        if runner_v2 is not None:  # Model Runner V2's producers are judged with them
+            body += runner_v2.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
         digest = hashlib.sha256(path.read_bytes() + body.encode()).hexdigest()
         if digest not in seen:
             seen.add(digest)

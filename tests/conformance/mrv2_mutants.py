@@ -1,0 +1,74 @@
+"""Model Runner V2's own AsyncOutput of the release on the path, changed to race.
+
+``make()``: a backend judging two mutants of the class side by side (the race check's
+self-test for that runner): ``without-wait``, whose ``get_output()`` no longer waits for
+its copy event, and ``copy-first``, whose copies no longer wait for the main stream's
+work (its ``copy_stream.wait_stream(main_stream)`` gone).  Import it only with a release
+(installed or a stub tree) first on the path.
+"""
+
+from __future__ import annotations
+
+import vllm
+from vllm.v1 import outputs
+from vllm.v1.worker.gpu.async_utils import AsyncOutput
+
+from conformance import Backend, constructed_like_vllm
+from conformance.backends.backend import AsyncOutputProducer
+
+
+class WithoutWait(AsyncOutput):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.copy_event.synchronize = lambda: None
+
+
+class _StreamThatNeverWaits:
+    """The copy stream, but ``wait_stream`` does nothing: as if the class never called it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def wait_stream(self, other):
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+class CopyFirst(AsyncOutput):
+    def __init__(self, *args, **kwargs):
+        kwargs["copy_stream"] = _StreamThatNeverWaits(kwargs["copy_stream"])
+        super().__init__(*args, **kwargs)
+
+
+def make() -> Backend:
+    copy_first = constructed_like_vllm(CopyFirst)
+    return Backend(
+        name="vllm-mrv2-mutants",
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        make_async_output=constructed_like_vllm(WithoutWait),
+        other_async_outputs=(
+            AsyncOutputProducer("copy-first", copy_first, runner=copy_first.runner),
+        ),
+    )
+
+
+def pooling_copy() -> Backend:
+    """A plugin whose pooling async output is Model Runner V2's of the release, unchanged."""
+    from vllm.v1.worker.gpu.async_utils import AsyncPoolingOutput
+
+    pooling = constructed_like_vllm(AsyncPoolingOutput)
+    return Backend(
+        name="plugin-with-mrv2-pooling",
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        other_async_outputs=(
+            AsyncOutputProducer("pooling", pooling, kind="pooling", runner=pooling.runner),
+        ),
+    )

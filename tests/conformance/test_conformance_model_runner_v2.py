@@ -1,0 +1,199 @@
+"""vLLM's second runner, Model Runner V2: its async outputs plug in and are judged.
+
+``constructed_like_vllm`` builds a class shaped like either runner's async output as
+that runner does; Model Runner V2's own class changed to race fails the race check
+(both ways it can); a backend's logprobs are judged by what vLLM's consumer reads of
+them, per request; 0.17.0's pooling defect is caught.  The release texts come from
+``../shared/spec/vllm-releases``; without them the tests that need them skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import suite_runner
+
+from conformance import Step, StepSamplerOutput, constructed_like_vllm
+from conformance.releases.texts import write_stub_tree
+
+RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
+needs_texts = pytest.mark.skipif(
+    not (RELEASES / "producers-mrv2").is_dir(), reason=f"no Model Runner V2 texts in {RELEASES}"
+)
+
+
+class _Recorded:
+    def __init__(self, **given):
+        self.given = given
+
+
+class ShapedLike033(_Recorded):
+    """vLLM 0.33.0's AsyncOutput constructor."""
+
+    def __init__(
+        self,
+        model_runner_output,
+        sampler_output,
+        num_sampled_tokens,
+        main_stream,
+        copy_stream,
+        check_ep_fault,
+        pending_aux_output,
+    ):
+        super().__init__(**{k: v for k, v in locals().items() if k not in ("self", "__class__")})
+
+
+class ShapedLike016(_Recorded):
+    """vLLM 0.16.0's: the runner hands over its copy event."""
+
+    def __init__(
+        self, model_runner_output, sampler_output, num_sampled_tokens, copy_stream, copy_event
+    ):
+        super().__init__(**{k: v for k, v in locals().items() if k not in ("self", "__class__")})
+
+
+class PoolingShapedLike018(_Recorded):
+    def __init__(
+        self, model_runner_output, pooler_output, is_valid, main_stream, copy_stream, copy_event
+    ):
+        super().__init__(**{k: v for k, v in locals().items() if k not in ("self", "__class__")})
+
+
+def _step() -> Step:
+    sampler = StepSamplerOutput(sampled_token_ids="ids", logprobs_tensors="lp", num_sampled="n")
+    return Step(
+        model_runner_output="mro",
+        sampled_token_ids="ids",
+        logprobs_tensors="first-runner-lp",
+        invalid_req_indices=[1],
+        async_output_copy_stream="copy",
+        vocab_size=100,
+        device="cuda",
+        num_sampled="n",
+        sampler_output=sampler,
+        main_stream="main",
+        copy_event="event",
+        pooler_output="pooled",
+        is_valid="valid",
+        finished_mask=[True],
+    )
+
+
+def test_a_model_runner_v2_shaped_class_is_built_as_that_runner_builds_it() -> None:
+    step = _step()
+    made = constructed_like_vllm(ShapedLike033)
+    assert made.runner == "model-runner-v2"
+    assert made(step).given == {
+        "model_runner_output": "mro",
+        "sampler_output": step.sampler_output,
+        "num_sampled_tokens": "n",
+        "main_stream": "main",
+        "copy_stream": "copy",
+        "check_ep_fault": False,
+        "pending_aux_output": None,
+    }
+    assert constructed_like_vllm(ShapedLike016)(step).given["copy_event"] == "event"
+    pooled = constructed_like_vllm(PoolingShapedLike018)(step).given
+    assert (pooled["pooler_output"], pooled["is_valid"]) == ("pooled", "valid")
+
+
+def test_a_constructor_neither_runner_fills_is_refused_naming_both_shapes() -> None:
+    class Odd:
+        def __init__(self, model_runner_output, sampler_output, my_queue):
+            pass
+
+    with pytest.raises(TypeError) as refused:
+        constructed_like_vllm(Odd)
+    words = str(refused.value)
+    assert "my_queue" in words and "sampler_output" not in words.split("(")[0]
+    assert "first runner's: model_runner_output, sampled_token_ids" in words
+    assert "Model Runner V2's: model_runner_output, sampler_output, num_sampled_tokens" in words
+
+
+@needs_texts
+@pytest.mark.parametrize("version", ["0.12.0", "0.32.0"])
+def test_model_runner_v2_racing_fails_waits_for_device(tmp_path, version: str) -> None:
+    # Its own class passes (the release runs); without its wait, or with its copies not
+    # waiting for the main stream, it must fail.
+    tree = write_stub_tree(RELEASES / f"outputs-{version}.py.txt", version, tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "mrv2_mutants:make",
+        "-k",
+        "waits_for_the_device",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    race = {t["nodeid"].rpartition("[")[2].split("-cuda")[0]: t for t in run.report["tests"]}
+    assert set(race) == {"model-runner-v2", "copy-first"}, run.output[-2000:]
+    for record in race.values():
+        assert record["outcome"] == "failed" and "stale data" in record["message"], record
+        assert record["behaviour"] == "producer.async_output:waits-for-device"
+        assert "(model-runner-v2)" in record["producer"]
+
+
+def _layouts(tmp_path: Path, name: str) -> suite_runner.Run:
+    return suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path("test_producer_async_output.py"),
+        "--conformance-backend",
+        f"broken_backends.async_output_logprobs_layouts:{name}",
+    )
+
+
+def test_logprobs_laid_out_as_neither_runner_but_read_right_pass(tmp_path) -> None:
+    run = _layouts(tmp_path, "READS_RIGHT")
+    assert run.exit_code == pytest.ExitCode.OK
+    tests = run.report["tests"]
+    read = [t for t in tests if t["behaviour"] == "producer.async_output:logprobs-read-by-request"]
+    assert read and {t["outcome"] for t in read if t["device"] == "cuda-simulated"} == {"passed"}
+    layout = [
+        t for t in tests if "multi-token" in t["nodeid"] and "release_converts" in t["nodeid"]
+    ]
+    assert layout and all(
+        "not required" in t["message"] for t in layout if t["outcome"] == "skipped"
+    )
+
+
+def test_logprobs_one_request_reads_wrong_fails_naming_it(tmp_path) -> None:
+    run = _layouts(tmp_path, "READS_WRONG")
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    read = [t for t in failed if t["behaviour"] == "producer.async_output:logprobs-read-by-request"]
+    assert len(read) == 2
+    for record in read:
+        assert "request 2 (req-2) reads the wrong logprobs" in record["message"]
+        assert "slice_request(2, " in record["message"] and " row " in record["message"]
+    # One token per request is unchanged, and no other request is named.
+    assert all("request 2" in t["message"] for t in failed)
+
+
+@needs_texts
+def test_0_17_pooling_defect_is_caught(tmp_path) -> None:
+    own = suite_runner.subprocess_run(
+        tmp_path,
+        "--vllm-outputs",
+        str(RELEASES / "outputs-0.17.0.py.txt"),
+        "-k",
+        "pooling",
+        module="conformance",
+    )
+    assert own.exit_code == 0, own.output[-2000:]
+    [caught] = [t for t in own.report["tests"] if t["outcome"] == "xfailed"]
+    assert "known defect of vLLM 0.17.0" in caught["message"]
+    assert "'tuple' object does not support item assignment" in caught["message"]
+    tree = write_stub_tree(RELEASES / "outputs-0.17.0.py.txt", "0.17.0", tmp_path / "tree")
+    copied = suite_runner.subprocess_run(
+        tmp_path / "copied" if (tmp_path / "copied").mkdir() is None else tmp_path,
+        "--backend",
+        "mrv2_mutants:pooling_copy",
+        "-k",
+        "pooling",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    [failed] = [t for t in copied.report["tests"] if t["outcome"] == "failed"]
+    assert failed["behaviour"] == "producer.pooling_output:invalid-rows"
+    assert "TypeError" in failed["message"], failed
