@@ -6,6 +6,8 @@ own rows, so it conforms.  ``READS_WRONG``: the first runner's layout, but reque
 cu entry one row late, so request 2 reads rows that are not its own.
 """
 
+from itertools import pairwise
+
 import numpy as np
 
 from conformance import Backend, constructed_like_vllm
@@ -18,7 +20,7 @@ module = reference_module(REVISION)
 def _with_a_spare_row_per_request(lists):
     cu = lists.cu_num_generated_tokens
     ids, values, ranks, new_cu = [], [], [], [0]
-    for start, end in zip(cu[:-1], cu[1:], strict=True):
+    for start, end in pairwise(cu):
         ids += [*lists.logprob_token_ids[start:end], np.full_like(lists.logprob_token_ids[0], 7)]
         values += [*lists.logprobs[start:end], np.full_like(lists.logprobs[0], -9.0)]
         ranks += [*lists.sampled_token_ranks[start:end], 99]
