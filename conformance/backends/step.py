@@ -111,8 +111,10 @@ _FIRST_RUNNER_NAMES = (
     "async_output_copy_stream",
     "vocab_size",
 )
-#: A first-runner-shaped constructor may take any step field by its name.
-_STEP_FIELDS = tuple(f.name for f in dataclasses.fields(Step))
+#: A first-runner-shaped constructor may take any step field by its name, and its
+#: pooling class's ``raw_pooler_output`` (0.14.0 on) is the step's ``pooler_output``.
+_FIRST_RUNNER_ALIASES = {"raw_pooler_output": "pooler_output"}
+_STEP_FIELDS = (*(f.name for f in dataclasses.fields(Step)), *_FIRST_RUNNER_ALIASES)
 
 #: Model Runner V2's constructor names and what its runner passes for each.
 _MRV2_ARGUMENTS: dict[str, Callable[[Step], Any]] = {
@@ -177,7 +179,7 @@ def constructed_like_vllm(cls: Callable[..., Any]) -> Callable[[Step], Any]:
     else:
 
         def make_async_output(step: Step) -> Any:
-            return cls(**{n: getattr(step, n) for n in wanted})
+            return cls(**{n: getattr(step, _FIRST_RUNNER_ALIASES.get(n, n)) for n in wanted})
 
     make_async_output.__qualname__ = f"constructed_like_vllm({name})"
     make_async_output.runner = MODEL_RUNNER_V2 if mrv2 else FIRST_RUNNER  # type: ignore[attr-defined]

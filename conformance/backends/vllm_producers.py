@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS, AsyncOutputProducer
-from conformance.backends.step import MODEL_RUNNER_V2, constructed_like_vllm
+from conformance.backends.step import FIRST_RUNNER, MODEL_RUNNER_V2, constructed_like_vllm
 
 # parse_output drops ids at or above the vocabulary size; "no limit" for unpadding
 # called without one.
@@ -55,6 +55,7 @@ def vllm_producers() -> FoundProducers:
                 f"({type(error).__name__}: {first_line}); its {producer} is not judged"
             )
     others, more_notes = _model_runner_v2_async_outputs()
+    others = (*_first_runner_pooling(), *others)
     if others:
         found["other_async_outputs"] = others  # type: ignore[assignment]
     return FoundProducers(found, (*notes, *more_notes))
@@ -112,6 +113,32 @@ def _model_runner_v2_async_outputs() -> tuple[tuple[AsyncOutputProducer, ...], l
             )
         )
     return tuple(found), notes
+
+
+def _first_runner_pooling() -> tuple[AsyncOutputProducer, ...]:
+    """The first runner's ``AsyncGPUPoolingModelRunnerOutput`` (0.14.0 on), where its copy
+    helper is vLLM's own: an installed vLLM (a release text holds only the class)."""
+    module_name = "vllm.v1.worker.gpu_model_runner"
+    try:
+        module = importlib.import_module(module_name)
+        cls = module.AsyncGPUPoolingModelRunnerOutput
+    except Exception:
+        return ()
+    if "_copy_pooler_output_to_cpu" in getattr(module, "SUITE_STUBS", ()):
+        return ()
+    try:
+        make = constructed_like_vllm(cls)
+    except TypeError:
+        return ()
+    return (
+        AsyncOutputProducer(
+            "gpu-model-runner-pooling",
+            make,
+            kind="pooling",
+            judged_class=f"{module_name}.AsyncGPUPoolingModelRunnerOutput",
+            runner=FIRST_RUNNER,
+        ),
+    )
 
 
 def _not_imported(error: Exception) -> str:
