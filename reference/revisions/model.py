@@ -300,7 +300,12 @@ class SpecRevision:
     @property
     def producer_behaviours(self) -> frozenset[str]:
         """The behaviours of a backend's producers judged at this revision."""
-        return OPERATION_PRODUCER_BEHAVIOURS | self.async_output.behaviours
+        named = OPERATION_PRODUCER_BEHAVIOURS | self.async_output.behaviours
+        lists = self.types.get("LogprobsLists")
+        if lists is None or not any(m.name == "slice_request" for m in lists.methods):
+            # vLLM's consumer reads logprobs by request from slice_request only (0.12.0 on).
+            named -= {"producer.async_output:logprobs-read-by-request"}
+        return named
 
 
 def surface_behaviour(type_name: str) -> str:
