@@ -37,6 +37,10 @@ class Step:
     ``vocab_size``: ids at or above it are not tokens.
     ``device``: the torch device type the step is on (``cuda``, ``npu``, ``cpu``); its
     runtime is ``torch.<device>`` (on a machine without one, a simulated runtime).
+    ``num_nans``: the count of NaN logits per request on the device, where the runner
+    counts them (vLLM 0.28+ passes it as ``num_nans``), else None.
+    ``routed_experts``: the revision's ``RoutedExpertsTensors`` on the device, where the
+    runner records routed experts (vLLM 0.22 to 0.30), else None.
     """
 
     model_runner_output: Any
@@ -46,6 +50,8 @@ class Step:
     async_output_copy_stream: Any
     vocab_size: int
     device: str
+    num_nans: Any = None
+    routed_experts: Any = None
 
     def arguments(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -29,6 +29,7 @@ from conformance.producers.steps import (
     StepCase,
     build_step,
     expected_output,
+    host_logprobs,
     logprobs_cases,
 )
 from conformance.run.session import current
@@ -53,6 +54,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(
             "logprobs_case", [pytest.param(c, id=c.name, marks=rule) for c in cases]
         )
+    if "race_case" in metafunc.fixturenames:
+        revision = current(metafunc.config).revision
+        metafunc.parametrize("race_case", _race_cases(revision), ids=str)
 
 
 def _run(backend, step, where: str):
@@ -220,6 +224,14 @@ SIMULATED_DELAY_S = 0.3
 _BUSY_SIZE = 2048
 _BUSY_ITERATIONS = 200
 _RACE_CASE = StepCase("race", tuple((130_000 + 7 * i,) for i in range(64)))
+_RACE_MULTI_TOKEN_CASE = StepCase(
+    "race-multi-token",
+    tuple(
+        (130_000 + 7 * i, 140_000 + i, -1) if i % 3 else (130_000 + 7 * i, -1, -1)
+        for i in range(32)
+    ),
+    invalid_req_indices=(5,),
+)
 
 
 def _produced_after_long_work(device: str, values: torch.Tensor) -> torch.Tensor:
@@ -235,27 +247,130 @@ def _produced_after_long_work(device: str, values: torch.Tensor) -> torch.Tensor
     return out
 
 
-@pytest.mark.behaviour("producer.async_output:waits-for-device")
-@pytest.mark.accelerator_only
-def test_get_output_waits_for_the_device(backend, revision, step_device) -> None:
-    values = _RACE_CASE.padded()
+def _race_cases(revision) -> list[StepCase]:
+    """The busy steps: 64 requests with logprobs, and rows of several tokens where the
+    revision's runner hands them over (with logprobs where it hands both)."""
+    cases = [_RACE_CASE.with_logprobs(5)]
+    if revision.async_output.multi_token_rows:
+        k = 5 if revision.async_output.logprobs_with_multi_token_rows else None
+        cases.append(_RACE_MULTI_TOKEN_CASE.with_logprobs(k))
+    return cases
+
+
+def _late_device_tensor(runtime, name: str, values: torch.Tensor) -> torch.Tensor:
+    """A device tensor named ``name`` holding zeros until a kernel writes ``values``, late.
+
+    The kernels queue on one stream: only the first sleeps, the others follow it at once
+    (so every tensor of the step is late, and the step costs one delay)."""
+    tensor = runtime.device_tensor(torch.zeros_like(values), label=name)
+    runtime.write_later(tensor, values, SIMULATED_DELAY_S if runtime.idle() else 0.0)
+    return tensor
+
+
+def _late_logprobs(backend, revision, case: StepCase, runtime):
+    """The step's logprobs tensors, every part written late on the simulated device; the
+    device ``cu_num_generated_tokens_tensor`` too where the revision's type has it and the
+    rows are one token each (vLLM's ``filter`` of rows of several tokens refuses it)."""
+    host = host_logprobs(case, revision)
+    if host is None:
+        return None
+    cls = backend.module.LogprobsTensors
+    parts = [
+        _late_device_tensor(runtime, f"logprobs.{name}", values)
+        for name, values in zip(_LOGPROBS_FIELDS, host, strict=True)
+    ]
+    extra = {}
+    if "cu_num_generated_tokens_tensor" in getattr(cls, "_fields", ()) and not case.multi_token:
+        cu = torch.arange(case.num_reqs + 1, dtype=torch.int32)
+        extra["cu_num_generated_tokens_tensor"] = _late_device_tensor(
+            runtime, "logprobs.cu_num_generated_tokens_tensor", cu
+        )
+    return attempt("LogprobsTensors(<step logprobs, written late>)", cls, *parts, **extra)
+
+
+def _late_extras(backend, revision, case: StepCase, runtime) -> dict:
+    """What else the revision's runner may hand its async output on the device, written
+    late: NaN counts per request, and the routed experts where the revision has them."""
+    extras = {}
+    if "num_nans_in_logits" in revision.types["ModelRunnerOutput"].field_names:
+        counts = torch.arange(case.num_reqs, dtype=torch.int32) % 2
+        extras["num_nans"] = _late_device_tensor(runtime, "num_nans", counts)
+    routed = getattr(backend.module, "RoutedExpertsTensors", None)
+    if routed is not None and getattr(routed, "_fields", None) == ("routing_data", "slot_mapping"):
+        tokens = case.num_reqs * len(case.rows[0])
+        extras["routed_experts"] = attempt(
+            "RoutedExpertsTensors(<step routed experts, written late>)",
+            routed,
+            _late_device_tensor(
+                runtime,
+                "routed_experts.routing_data",
+                torch.arange(tokens * 4, dtype=torch.int32).reshape(tokens, 2, 2) % 8,
+            ),
+            _late_device_tensor(
+                runtime, "routed_experts.slot_mapping", torch.arange(tokens, dtype=torch.int64)
+            ),
+        )
+    return extras
+
+
+def _race_step(backend, revision, step_device, case: StepCase):
+    """The step of ``case`` on a busy device, and a probe saying whether it is still busy."""
+    values = case.padded()
     runtime = step_device.simulated
     if runtime is not None:
-        sampled = runtime.device_tensor(torch.zeros_like(values))
-        runtime.write_later(sampled, values, SIMULATED_DELAY_S)
-        done = None
-    else:
-        sampled = _produced_after_long_work(step_device.kind, values)
-        done = new_event(step_device.kind)
-        if done is not None:
-            done.record()
-    step = build_step(backend, revision, _RACE_CASE, step_device, sampled_token_ids=sampled)
-    expected = expected_output(revision, step.model_runner_output, _RACE_CASE)
+        step = build_step(
+            backend,
+            revision,
+            case,
+            step_device,
+            sampled_token_ids=_late_device_tensor(runtime, "sampled_token_ids", values),
+            logprobs_tensors=_late_logprobs(backend, revision, case, runtime),
+            **_late_extras(backend, revision, case, runtime),
+        )
+        return step, lambda: not runtime.idle()
+    sampled = _produced_after_long_work(step_device.kind, values)
+    done = new_event(step_device.kind)
+    if done is not None:
+        done.record()
+    step = build_step(backend, revision, case, step_device, sampled_token_ids=sampled)
+    return step, lambda: done is None or not done.query()
+
+
+def _late_copies(runtime) -> list[str]:
+    """What the simulated runtime saw of copies read or left before their wait."""
+    if runtime is None:
+        return []
+    early = runtime.early_reads()
+    never = [
+        f"{label}: get_output() returned before its copy arrived (never waited for)"
+        for label in runtime.copies_not_arrived()
+        if f"{label} read before its copy arrived" not in early
+    ]
+    return [*early, *never]
+
+
+@pytest.mark.behaviour("producer.async_output:waits-for-device")
+@pytest.mark.accelerator_only
+def test_get_output_waits_for_the_device(backend, revision, step_device, race_case) -> None:
+    case = race_case
+    step, busy = _race_step(backend, revision, step_device, case)
+    expected = expected_output(revision, step.model_runner_output, case)
     make = producer(backend, "make_async_output")
-    where = f"make_async_output(<step of 64 requests on busy {step_device.describe()}>)"
+    where = (
+        f"make_async_output(<step {case.name} of {case.num_reqs} requests on busy "
+        f"{step_device.describe()}>)"
+    )
     async_output = attempt(where, make, step)
-    still_busy = not runtime.idle() if runtime is not None else done is None or not done.query()
+    still_busy = busy()
     output = attempt(f"{where}.get_output() right away", async_output.get_output)
+    late = _late_copies(step_device.simulated)
+    if late:
+        fail(
+            f"{where}.get_output() on {step_device.describe()}: {'; '.join(late)}: a copy "
+            "is complete only once the host waited for an event recorded after it (or for "
+            "its stream, or the device); record the event after every copy and wait for it "
+            "before reading any"
+        )
     found, want = _plain_rows(output.sampled_token_ids), _plain_rows(expected.sampled_token_ids)
     if found != want:
         stale = sum(
@@ -266,6 +381,12 @@ def test_get_output_waits_for_the_device(backend, revision, step_device) -> None
             f"computed, found stale data ({stale} of {len(want)} token ids differ): it read the "
             "host copies before they were complete, or copied on a stream that did not wait "
             "for the one computing the values"
+        )
+    if expected.logprobs is not None and output.logprobs is not None:
+        expect_same(
+            Members({n: getattr(output.logprobs, n, "<missing>") for n in _LOGPROBS_FIELDS}),
+            Members({n: getattr(expected.logprobs, n) for n in _LOGPROBS_FIELDS}),
+            f"{where}.get_output().logprobs (the values the device computed)",
         )
     if not still_busy:
         pytest.skip(

@@ -146,12 +146,16 @@ def build_step(
     case: StepCase,
     device: StepDevice,
     sampled_token_ids: torch.Tensor | None = None,
+    logprobs_tensors: Any = None,
+    num_nans: Any = None,
+    routed_experts: Any = None,
     **model_runner_output_fields: Any,
 ) -> Step:
-    """The step of ``case`` on ``device``; ``sampled_token_ids`` replaces the ids (race check)."""
+    """The step of ``case`` on ``device``; ``sampled_token_ids`` and ``logprobs_tensors``
+    replace the ids and the logprobs (the race check's, written late)."""
     tensors = host_logprobs(case, revision)
-    logprobs = None
-    if tensors is not None:
+    logprobs = logprobs_tensors
+    if tensors is not None and logprobs is None:
         logprobs = attempt(
             "LogprobsTensors(<step logprobs on the device>)",
             backend.module.LogprobsTensors,
@@ -169,6 +173,8 @@ def build_step(
         async_output_copy_stream=device.stream(),
         vocab_size=case.vocab_size,
         device=device.kind,
+        num_nans=num_nans,
+        routed_experts=routed_experts,
     )
 
 

@@ -110,7 +110,9 @@ def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> No
     passed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "passed"}
     assert sorted(revision.producer_behaviours - passed - UNDECLARED_BY_VLLM) == []
     race = [t for t in run.report["tests"] if t["behaviour"].endswith(":waits-for-device")]
-    assert [(t["device"], t["outcome"]) for t in race] == [("cuda-simulated", "passed")]
+    # One busy step, and one with rows of several tokens where the runner hands them over.
+    assert {(t["device"], t["outcome"]) for t in race} == {("cuda-simulated", "passed")}
+    assert len(race) == (2 if revision.async_output.multi_token_rows else 1)
 
 
 @pytest.mark.parametrize("version", ["0.11.0", "0.32.0"])
@@ -127,9 +129,10 @@ def test_release_async_output_without_synchronize_fails_the_race_check(
         module="conformance",
         env={"PYTHONPATH": str(tree)},
     )
-    [race] = run.report["tests"]
-    assert race["outcome"] == "failed", run.output[-2000:]
-    assert "stale data" in race["message"]
+    race = run.report["tests"]
+    assert race and all(r["outcome"] == "failed" for r in race), run.output[-2000:]
+    # It names the copy it read before the copy arrived.
+    assert all("sampled_token_ids read before its copy arrived" in r["message"] for r in race)
 
 
 def _unmet(judged, release) -> bool:
