@@ -34,7 +34,8 @@ class BackendResolutionError(Exception):
 class Backend:
     """A backend as the suite sees it.
 
-    ``module`` exposes the spec names of the revision it targets.  ``devices`` are
+    ``module`` exposes the spec names of the revision it targets: a module, or any
+    object holding them as attributes (a ``types.SimpleNamespace``, a class).  ``devices`` are
     the torch device types it supports: any type torch can name (``cuda``, ``xpu``,
     ``npu``, ``hpu``, a PrivateUse1 name); device checks run on those present here.
     ``spec_revision`` is the revision it targets (a revision name or a vLLM
@@ -57,7 +58,7 @@ class Backend:
     """
 
     name: str
-    module: ModuleType
+    module: ModuleType | Any
     devices: tuple[str, ...] = ("cpu",)
     spec_revision: str | None = None
     version: str | None = None
@@ -117,13 +118,23 @@ class Backend:
     def __repr__(self) -> str:
         # Short and free of memory addresses: it appears in failure messages and reports.
         return (
-            f"Backend({self.name!r}, module {self.module.__name__!r}, "
+            f"Backend({self.name!r}, module {self.module_name!r}, "
             f"devices {', '.join(self.devices)}, spec {self.spec_revision or 'not declared'})"
         )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # Hypothesis prints failing examples (fixtures included) with this hook.
         printer.text(repr(self))
+
+    @property
+    def module_name(self) -> str:
+        """The name of :attr:`module` for the report: a module's ``__name__``; any other
+        object holding the spec names (a ``types.SimpleNamespace``) is named by its type
+        and where it was made."""
+        name = getattr(self.module, "__name__", None)
+        if isinstance(name, str):
+            return name
+        return f"<{type(self.module).__qualname__} of backend {self.name}>"
 
     @property
     def async_output_devices(self) -> tuple[str, ...]:

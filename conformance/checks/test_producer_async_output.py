@@ -219,7 +219,7 @@ def test_an_output_shares_nothing_with_later_steps(backend, revision, step_devic
 # --- the race: get_output() must wait for the device ------------------------------------
 
 #: How long the simulated device takes to write the sampled values.
-SIMULATED_DELAY_S = 0.3
+SIMULATED_DELAY_S = 0.2
 # Long enough to keep a real accelerator busy for tens of milliseconds or more.
 _BUSY_SIZE = 2048
 _BUSY_ITERATIONS = 200

@@ -122,7 +122,7 @@ def vllm_judged(backend: Any) -> dict[str, Any]:
 
     none: dict[str, Any] = {"version": None, "distribution": None, "text": None}
     module = backend.module
-    if module.__name__.startswith(RELEASE_MODULE_PREFIX):
+    if backend.module_name.startswith(RELEASE_MODULE_PREFIX):
         # vllm-release:X, a release text loaded under a module name of its own.
         return {**none, "version": backend.version, "text": getattr(module, "__file__", None)}
     if not _holds_vllm_code(backend):
@@ -150,6 +150,6 @@ def _holds_vllm_code(backend: Any) -> bool:
         backend.gather_logprobs,
         backend.make_async_output,
     ]
-    return from_vllm(module.__name__) or any(
+    return from_vllm(backend.module_name) or any(
         from_vllm(getattr(thing, "__module__", None)) for thing in (*held, *producers) if thing
     )

@@ -50,7 +50,7 @@ def build(run: ReportedRun) -> dict[str, Any]:
         "spec_revision_releases": list(run.revision.releases),
         "backend": {
             "name": backend.name,
-            "module": backend.module.__name__,
+            "module": backend.module_name,
             "version": backend.version,
             "devices_declared": list(backend.devices),
         },

@@ -413,7 +413,7 @@ class ConformanceRun:
         b = self.backend
         lines = [
             f"conformance: backend {b.name} {b.version or '(no version)'} "
-            f"(module {b.module.__name__}, from {b.source!r})",
+            f"(module {b.module_name}, from {b.source!r})",
             f"conformance: spec revision {self.choice.describe()}, "
             f"suite {suite_version() or '(unknown)'}",
             f"conformance: devices declared {', '.join(b.devices)}; "
