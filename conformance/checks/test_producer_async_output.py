@@ -42,21 +42,53 @@ pytestmark = [
 _LOGPROBS_FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
 
 
+def _step_param(case: StepCase, behaviour: str | None = None) -> object:
+    """``case`` as a parameter marked with its step kinds (a kind the backend does not
+    declare makes the check not applicable) and, when given, its behaviour."""
+    marks = [pytest.mark.step_kinds(*sorted(case.kinds))]
+    if behaviour is not None:
+        marks.append(pytest.mark.behaviour(behaviour))
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+def _one_token_behaviour(case: StepCase) -> str:
+    """Each kind of step is a behaviour of its own, so an xfail can name exactly one."""
+    for kind in ("empty-batch", "prompt-logprobs", "discarded-rows"):
+        if kind in case.kinds:
+            return f"producer.async_output:step-{kind}"
+    return "producer.async_output"
+
+
+def _undeclared(backend) -> frozenset[str]:
+    """The step kinds the backend declares its runner never builds."""
+    return frozenset(backend.steps_not_declared())
+
+
+def _declared_case(backend, case: StepCase, fallback: StepCase) -> StepCase:
+    """``case`` without the parts the backend's runner never builds; ``fallback`` (likewise)
+    where it cannot do without them (rows of several tokens)."""
+    undeclared = _undeclared(backend)
+    adapted = case.without(undeclared)
+    return adapted if not adapted.kinds & undeclared else fallback.without(undeclared)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "logprobs_case" in metafunc.fixturenames:
         revision = current(metafunc.config).revision
         # One check, judged under the rule of the revision (logprobs-runner, -tolists,
         # -cu-of-kept-tokens or -filtered-to-kept-tokens): a case carries its behaviour.
-        rule = pytest.mark.behaviour(
-            f"producer.async_output:logprobs-{revision.async_output.logprobs}"
-        )
+        rule = f"producer.async_output:logprobs-{revision.async_output.logprobs}"
         cases = logprobs_cases(revision)
-        metafunc.parametrize(
-            "logprobs_case", [pytest.param(c, id=c.name, marks=rule) for c in cases]
-        )
+        metafunc.parametrize("logprobs_case", [_step_param(c, rule) for c in cases])
     if "race_case" in metafunc.fixturenames:
-        revision = current(metafunc.config).revision
-        metafunc.parametrize("race_case", _race_cases(revision), ids=str)
+        run = current(metafunc.config)
+        cases = _race_cases(run.revision)
+        # The one-token race is for every backend (without what it does not declare); the
+        # one of several tokens is not applicable where rows of several tokens are not.
+        first = cases[0].without(_undeclared(run.backend))
+        rest = [c.without(_undeclared(run.backend) - {"multi-token-rows"}) for c in cases[1:]]
+        params = [pytest.param(first, id=cases[0].name), *(_step_param(c) for c in rest)]
+        metafunc.parametrize("race_case", params)
 
 
 def _run(backend, step, where: str):
@@ -91,6 +123,11 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
     for name in type(expected).__dataclass_fields__:
         if name in ("sampled_token_ids", "logprobs"):
             continue
+        if name == "prompt_logprobs_dict":  # tensors: compared by value, not by ==
+            expect_same(
+                getattr(found, name, "<missing>"), expected.prompt_logprobs_dict, f"{where}.{name}"
+            )
+            continue
         if getattr(found, name, "<missing>") != getattr(expected, name):
             fail(
                 f"{where}.{name}: expected the value the runner handed over, "
@@ -106,8 +143,7 @@ def _check_rows(backend, revision, step_device, case: StepCase) -> None:
     _expect_output(backend, _run(backend, step, where), expected, f"{where}.get_output()")
 
 
-@pytest.mark.behaviour("producer.async_output")
-@pytest.mark.parametrize("case", ONE_TOKEN_CASES, ids=str)
+@pytest.mark.parametrize("case", [_step_param(c, _one_token_behaviour(c)) for c in ONE_TOKEN_CASES])
 def test_get_output_gives_the_runner_output_with_its_rows(
     backend, revision, step_device, case: StepCase
 ) -> None:
@@ -115,21 +151,24 @@ def test_get_output_gives_the_runner_output_with_its_rows(
 
 
 @pytest.mark.behaviour("producer.async_output:unpads-multi-token-rows")
-@pytest.mark.parametrize("case", MULTI_TOKEN_CASES, ids=str)
+@pytest.mark.parametrize("case", [_step_param(c) for c in MULTI_TOKEN_CASES])
 def test_get_output_unpads_rows_of_several_tokens(
     backend, revision, step_device, case: StepCase
 ) -> None:
     _check_rows(backend, revision, step_device, case)
 
 
-def _rows_case(revision) -> StepCase:
+def _rows_case(backend, revision) -> StepCase:
+    """A step with discarded rows (and several tokens where the runner hands them over),
+    of the kinds the backend declares."""
+    one = next(c for c in ONE_TOKEN_CASES if c.invalid_req_indices)
     cases = MULTI_TOKEN_CASES if revision.async_output.multi_token_rows else ONE_TOKEN_CASES
-    return next(c for c in cases if c.invalid_req_indices)
+    return _declared_case(backend, next(c for c in cases if c.invalid_req_indices), one)
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-lists")
 def test_rows_are_lists_of_python_ints(backend, revision, step_device) -> None:
-    case = _rows_case(revision)
+    case = _rows_case(backend, revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
@@ -138,7 +177,7 @@ def test_rows_are_lists_of_python_ints(backend, revision, step_device) -> None:
 
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
 def test_rows_are_numpy_arrays(backend, revision, step_device) -> None:
-    case = _rows_case(revision)
+    case = _rows_case(backend, revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
@@ -186,13 +225,11 @@ def test_logprobs_reach_the_output_as_the_release_converts_them(
 @pytest.mark.behaviour("producer.async_output:independent-outputs")
 def test_an_output_shares_nothing_with_later_steps(backend, revision, step_device) -> None:
     cases = [c for c in logprobs_cases(revision) if c.invalid_req_indices]
-    first_case, second_case = (
-        cases[0],
-        StepCase(
-            "second-step",
-            tuple((t + 1,) for (t,) in cases[0].rows),
-            num_logprobs=cases[0].num_logprobs,
-        ),
+    first_case = cases[0].without(_undeclared(backend))
+    second_case = StepCase(
+        "second-step",
+        tuple((t + 1,) for (t,) in first_case.rows),
+        num_logprobs=first_case.num_logprobs,
     )
     first = _run(backend, build_step(backend, revision, first_case, step_device), "first step")
     kept = copy.deepcopy((_plain_rows(first.sampled_token_ids), first.logprobs))

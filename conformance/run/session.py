@@ -433,6 +433,10 @@ class ConformanceRun:
                     else ""
                 )
             )
+        from conformance.run.selection import steps_not_declared_line
+
+        if b.make_async_output is not None and (unsupported := steps_not_declared_line(b)):
+            lines.append(f"conformance: {unsupported}")
         lines += self._text_header()
         if self.bump is not None:
             lines.append(
