@@ -126,10 +126,24 @@ def test_model_runner_v2_racing_fails_waits_for_device(tmp_path, version: str) -
         module="conformance",
         env={"PYTHONPATH": str(tree)},
     )
-    race = {t["nodeid"].rpartition("[")[2].split("-cuda")[0]: t for t in run.report["tests"]}
-    assert set(race) == {"model-runner-v2", "copy-first"}, run.output[-2000:]
-    for record in race.values():
-        assert record["outcome"] == "failed" and "stale data" in record["message"], record
+    race = run.report["tests"]
+    labels = {
+        label
+        for t in race
+        for label in ("model-runner-v2", "copy-first")
+        if f"-{label}-" in t["nodeid"]
+    }
+    assert labels == {"model-runner-v2", "copy-first"}, run.output[-2000:]
+    # 0.12.0's runner builds no logprobs with rows of several tokens: that race step is
+    # not applicable to it; every other fails.
+    skipped = [t for t in race if t["outcome"] == "skipped"]
+    assert all("not applicable" in t["message"] for t in skipped)
+    assert len(skipped) == (2 if version == "0.12.0" else 0)
+    for record in race:
+        if record["outcome"] == "skipped":
+            continue
+        assert record["outcome"] == "failed", record
+        assert "stale data" in record["message"] or "before its copy arrived" in record["message"]
         assert record["behaviour"] == "producer.async_output:waits-for-device"
         assert "(model-runner-v2)" in record["producer"]
 
