@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from conformance.backends.backend import Backend, BackendResolutionError
+from conformance.backends.backend import AsyncOutputProducer, Backend, BackendResolutionError
 
 _LAZY = {
     "ConformanceError": "conformance.oracle.invariants",
@@ -42,6 +42,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AsyncOutputProducer",
     "Backend",
     "BackendResolutionError",
     "ConformanceError",

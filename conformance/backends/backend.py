@@ -139,6 +139,7 @@ class Backend:
         object.__setattr__(self, "devices", tuple(devices))
         if isinstance(self.producer_devices, str):
             object.__setattr__(self, "producer_devices", (self.producer_devices,))
+        self._check_other_async_outputs()
         declared = (*self.devices, *(self.producer_devices or ()))
         bad = [d for d in declared if not isinstance(d, str) or not _DEVICE_TYPE.match(d)]
         if bad:
@@ -176,6 +177,29 @@ class Backend:
                 raise BackendResolutionError(
                     f"backend {self.name!r} targets {error}; set spec_revision to one of them"
                 ) from None
+
+    def _check_other_async_outputs(self) -> None:
+        others = self.other_async_outputs
+        if not isinstance(others, tuple):
+            others = tuple(others) if isinstance(others, list) else (others,)
+            object.__setattr__(self, "other_async_outputs", others)
+        for other in others:
+            if not isinstance(other, AsyncOutputProducer) or other.kind not in (
+                "sampling",
+                "pooling",
+            ):
+                raise BackendResolutionError(
+                    f"backend {self.name!r}: other_async_outputs holds {other!r}; give "
+                    "conformance.AsyncOutputProducer(label, make, "
+                    "kind='sampling' or 'pooling') for each"
+                )
+        labels = [p.label for p in self.async_output_producers("sampling")]
+        labels += [p.label for p in self.async_output_producers("pooling")]
+        if len(set(labels)) != len(labels):
+            raise BackendResolutionError(
+                f"backend {self.name!r}: async outputs share a label ({', '.join(labels)}); "
+                "give each AsyncOutputProducer a label of its own"
+            )
 
     def __repr__(self) -> str:
         # Short and free of memory addresses: it appears in failure messages and reports.
