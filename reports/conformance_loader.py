@@ -34,7 +34,8 @@ __all__ = ["BAD_OUTCOMES", "GOOD_OUTCOMES", "OUTCOMES", "SCHEMA", "SKIP_CAUSES",
 #: writers add (``skip_cause``, ``behaviour``, ``spec_revision_source``,
 #: ``backend.devices_declared``, then where it ran: ``machine``, ``platform``'s python
 #: and torch, ``vllm``, ``run``, and ``steps_not_declared``: what the backend's step
-#: declaration leaves unsupported); they are empty for reports that lack them.
+#: declaration leaves unsupported; ``producer``: the async output class a record judged,
+#: with its runner's shape); they are empty for reports that lack them.
 COLUMNS = (
     "backend",
     "backend_module",
@@ -62,6 +63,7 @@ COLUMNS = (
     "run_id",
     "run_started",
     "steps_not_declared",
+    "producer",
 )
 
 #: Device label of checks that run on no particular device (module-level,
@@ -207,6 +209,7 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "nodeid": test.get("nodeid"),
             "skip_cause": test.get("skip_cause"),
             "behaviour": test.get("behaviour"),
+            "producer": test.get("producer"),
         }
 
 
