@@ -99,7 +99,7 @@ def representative_shapes() -> bool:
     return os.environ.get(SHAPES_ENV_VAR, "").strip().lower() == REPRESENTATIVE
 
 
-class Sizes(list):  # type: ignore[type-arg]
+class Sizes(list[Any]):
     """A size parameter's values, knowing which one represents them (:func:`sizes`)."""
 
     representative: Any
@@ -115,7 +115,7 @@ def sizes(values: Sequence[Any], representative: Any, *, target: bool = False) -
     return out
 
 
-def representative_shape(cls: type) -> dict[str, Any]:
+def representative_shape(cls: type[Benchmark]) -> dict[str, Any]:
     """The representative value of each size parameter of benchmark class ``cls``."""
     return {
         name: values.representative
@@ -307,6 +307,11 @@ class Benchmark:
         sample_time = 0.005
         warmup_time = 0.02
     subject: Subject
+    # Declared, not set: a class without parameters has none (asv reads them by name).
+    params: ClassVar[list[list[Any]]]
+    param_names: ClassVar[list[str]]
+    #: Each benchmark class's own setup, taking its parameters (asv calls it by name).
+    setup: Callable[..., None]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
