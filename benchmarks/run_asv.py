@@ -6,7 +6,9 @@ Run from the repository root; every argument goes to ``asv run``::
     python benchmarks/run_asv.py --python=same --set-commit-hash=$(git rev-parse HEAD)
 
 Failures, tracebacks and result tables print as asv prints them; each skip
-reason prints once, with its count, at the end.  Exits with asv's status.
+reason prints once, with its count, at the end.  First it prints which path the
+reference's hot loops take here (the C extension built at install, or the pure
+Python one): the reference's numbers measure that path.  Exits with asv's status.
 """
 
 from __future__ import annotations
@@ -20,8 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from asv_output import SkipFolder  # run as a script: asv_output.py is beside it
 
 
+def reference_path() -> str:
+    """``reference_speedups.path()``, asked in a child process: asv's forkserver
+    imports the benchmarks afresh, and this process must not load torch for it."""
+    asked = subprocess.run(
+        [sys.executable, "-c", "import reference_speedups as r; print(r.path())"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    lines = asked.stdout.strip().splitlines()
+    return lines[-1] if asked.returncode == 0 and lines else "pure Python (no reference_speedups)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    print(f"the reference's hot loops on CPU: {reference_path()}", flush=True)
     command = [sys.executable, "-m", "asv", "run", "--show-stderr", *args]
     print("+", " ".join(command), flush=True)
     process = subprocess.Popen(
