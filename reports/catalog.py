@@ -48,6 +48,11 @@ TRANSFER = Family(
 TOLISTS = Family("tolists", "tolists", re.compile(r"tolist", re.I))
 UNPAD = Family("unpad", "Unpad sampled token ids", re.compile(r"unpad", re.I))
 GATHER = Family("gather", "gather_logprobs", re.compile(r"gather", re.I))
+DECODE_STEP = Family(
+    "decode_step",
+    "A whole decode step (async output: get_output())",
+    re.compile(r"decode_step", re.I),
+)
 
 #: A unit that is a throughput in GB/s.
 GBPS_UNIT = re.compile(r"^\s*Gi?B/s\s*$", re.I)
@@ -89,6 +94,9 @@ class RatioTarget:
     #: the peer cannot read the input meaningfully faster either, so the two tie.
     #: Only for a slowdown allowance (``higher_is_better`` False).
     floor: re.Pattern[str] | None = None
+    #: The ratio is a count (bytes allocated), the same in every run: no spread
+    #: between processes makes it too close to call.
+    exact: bool = False
 
     def __post_init__(self) -> None:
         if self.floor is not None and self.higher_is_better:
@@ -158,6 +166,31 @@ TARGETS = (
         ratio_label="our time / vLLM's own (x)",
         direct=re.compile(r"gather_ratio_to_vllm$", re.I),
         floor=re.compile(r"gather_ratio_to_read_floor$", re.I),
+    ),
+    RatioTarget(
+        key="decode_step_vs_vllm",
+        title="A whole decode step (the async output built, get_output()) at most 0.5x the "
+        "time of vLLM 0.33.0's own AsyncGPUModelRunnerOutput, every shape",
+        family=DECODE_STEP,
+        baseline=re.compile(r"vllm_0_33_own", re.I),
+        subject=re.compile(r"time_decode_step$", re.I),
+        limit=0.5,
+        higher_is_better=False,
+        ratio_label="our time / vLLM 0.33.0's own (x)",
+        direct=re.compile(r"decode_step_ratio_to_vllm_0_33$", re.I),
+    ),
+    RatioTarget(
+        key="decode_step_memory_vs_vllm",
+        title="A whole decode step's peak Python heap at most that of vLLM 0.33.0's own, "
+        "every shape",
+        family=DECODE_STEP,
+        baseline=re.compile(r"vllm_0_33_own", re.I),
+        subject=re.compile(r"peakmem_decode_step$", re.I),
+        limit=1.0,
+        higher_is_better=False,
+        ratio_label="our peak heap / vLLM 0.33.0's own (x)",
+        direct=re.compile(r"decode_step_peak_bytes_ratio_to_vllm_0_33$", re.I),
+        exact=True,
     ),
 )
 
