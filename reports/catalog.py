@@ -94,9 +94,6 @@ class RatioTarget:
     #: the peer cannot read the input meaningfully faster either, so the two tie.
     #: Only for a slowdown allowance (``higher_is_better`` False).
     floor: re.Pattern[str] | None = None
-    #: The ratio is a count (bytes allocated), the same in every run: no spread
-    #: between processes makes it too close to call.
-    exact: bool = False
 
     def __post_init__(self) -> None:
         if self.floor is not None and self.higher_is_better:
@@ -190,7 +187,6 @@ TARGETS = (
         higher_is_better=False,
         ratio_label="our peak heap / vLLM 0.33.0's own (x)",
         direct=re.compile(r"decode_step_peak_bytes_ratio_to_vllm_0_33$", re.I),
-        exact=True,
     ),
 )
 
