@@ -273,9 +273,6 @@ def _too_close(rows: pd.DataFrame, target: RatioTarget) -> pd.Series:
     """Shapes whose verdict a rerun could turn: the ratio within :data:`PROCESS_SPREAD`
     of the limit, or its 99% interval (within the run) holding the limit."""
     ratio = pd.to_numeric(rows["ratio"], errors="coerce")
-    if target.exact:
-        # A count: every run measures the same ratio, so none is too close to call.
-        return pd.Series(False, index=rows.index)
     low = pd.to_numeric(rows["ci_low"], errors="coerce")
     high = pd.to_numeric(rows["ci_high"], errors="coerce")
     near = (ratio - target.limit).abs() <= PROCESS_SPREAD * target.limit
