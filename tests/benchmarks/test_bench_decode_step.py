@@ -41,7 +41,9 @@ def test_ours_and_vllms_own_give_the_same_output(
         assert _plain(list(ours.logprobs)) == _plain(list(theirs.logprobs))
     # The floor copies the step's tensors and nothing else.
     copies = bench.floor()
-    assert copies[0].tolist() == [list(row) for row in step_case(num_reqs, num_logprobs, num_drafts).rows]
+    assert copies[0].tolist() == [
+        list(row) for row in step_case(num_reqs, num_logprobs, num_drafts).rows
+    ]
     assert (
         bench.track_decode_step_peak_bytes_ratio_to_vllm_0_33(
             "reference", num_reqs, num_logprobs, num_drafts
