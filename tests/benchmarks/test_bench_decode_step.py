@@ -5,13 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks import common
+from benchmarks import async_output, common
 from benchmarks.decode_step import DEFAULT_RELEASES, DecodeStepTargets, step_case
 
 pytestmark = pytest.mark.skipif(
     not (DEFAULT_RELEASES / "producers").is_dir(),
     reason=f"vLLM's producer texts are not beside the checkout ({DEFAULT_RELEASES})",
 )
+
+
+@pytest.fixture
+def simulated_runtime():
+    """The benchmark installs a simulated ``torch.cuda`` for its process: uninstalled
+    after the test, so the tests after it see this machine's devices."""
+    yield
+    while async_output._INSTALLED:
+        async_output._INSTALLED.pop().close()
+    async_output._simulated.cache_clear()
 
 
 def _plain(value: object) -> object:
@@ -24,6 +34,7 @@ def _plain(value: object) -> object:
 
 
 @pytest.mark.parametrize(("num_reqs", "num_logprobs", "num_drafts"), [(64, 20, 3), (5, -1, 0)])
+@pytest.mark.usefixtures("simulated_runtime")
 def test_ours_and_vllms_own_give_the_same_output(
     num_reqs: int, num_logprobs: int, num_drafts: int
 ) -> None:
