@@ -33,9 +33,27 @@ def reference_path() -> str:
     return lines[-1] if asked.returncode == 0 and lines else "pure Python (no reference_speedups)"
 
 
+#: Beside asv's results (not a ``.json``: asv reads every one there): one line per
+#: recorded commit, ``COMMIT<TAB>PATH``, read by the report's header.
+REFERENCE_PATHS = Path(".asv") / "results" / "reference-paths.txt"
+
+
+def record_reference_path(args: Sequence[str], path: str, file: Path = REFERENCE_PATHS) -> None:
+    """Note ``path`` against the commit ``--set-commit-hash=`` records, if any."""
+    commit = next((a.split("=", 1)[1] for a in args if a.startswith("--set-commit-hash=")), "")
+    if not commit:
+        return
+    lines = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []
+    kept = [line for line in lines if not line.startswith(f"{commit}\t")]
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text("\n".join([*kept, f"{commit}\t{path}"]) + "\n", encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    print(f"the reference's hot loops on CPU: {reference_path()}", flush=True)
+    path = reference_path()
+    print(f"the reference's hot loops on CPU: {path}", flush=True)
+    record_reference_path(args, path)
     command = [sys.executable, "-m", "asv", "run", "--show-stderr", *args]
     print("+", " ".join(command), flush=True)
     process = subprocess.Popen(
