@@ -619,6 +619,12 @@ def sentinel_fill(host: torch.Tensor, label: str) -> None:
             host.fill_(torch.iinfo(dtype).max - k)
 
 
+#: Host-tensor calls whose result aliases the buffer without reading it.
+_SHARES_MEMORY: frozenset[Any] = frozenset(
+    {torch.Tensor.numpy, torch.Tensor.data_ptr, torch.Tensor.untyped_storage}
+)
+
+
 class InFlightHostTensor(torch.Tensor):
     """The host tensor ``device_tensor.to("cpu", non_blocking=True)`` returns.
 
@@ -643,6 +649,10 @@ class InFlightHostTensor(torch.Tensor):
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
         if func in _METADATA or func in (_DEVICE_GETTER, _IS_CUDA_GETTER, _IS_CPU_GETTER):
+            return result
+        if func in _SHARES_MEMORY:
+            # The array aliases the buffer: read after the wait it is right, as on hardware
+            # (read before, it holds the sentinels, and the values compared show it).
             return result
         pending = [t for t in _tensors_in((args, kwargs)) if isinstance(t, InFlightHostTensor)]
         pending = [t for t in pending if not t._copy.landed]
