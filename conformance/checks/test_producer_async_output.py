@@ -433,7 +433,7 @@ def _late_copies(runtime) -> list[str]:
         return []
     early = runtime.early_reads()
     never = [
-        f"{label}: get_output() returned before its copy arrived (never waited for)"
+        f"{label}: get_output() returned before its copy arrived (no wait covered it)"
         for label in runtime.copies_not_arrived()
         if f"{label} read before its copy arrived" not in early
     ]

@@ -450,6 +450,7 @@ _HOST_READS: frozenset[Any] = frozenset(
 
 _DEVICE_GETTER = inspect.getattr_static(torch.Tensor, "device").__get__
 _IS_CUDA_GETTER = inspect.getattr_static(torch.Tensor, "is_cuda").__get__
+_IS_CPU_GETTER = inspect.getattr_static(torch.Tensor, "is_cpu").__get__
 
 
 class SimulatedDevice:
@@ -513,6 +514,10 @@ class SimulatedDeviceTensor(torch.Tensor):
             return _device_of(args[0]._runtime)
         if func == _IS_CUDA_GETTER and isinstance(args[0], SimulatedDeviceTensor):
             return args[0]._runtime.device_type == "cuda"
+        if func == _IS_CPU_GETTER and isinstance(args[0], SimulatedDeviceTensor):
+            return False
+        if func is torch.Tensor.get_device and isinstance(args[0], SimulatedDeviceTensor):
+            return 0
         if func is torch.Tensor.copy_:
             host = _nonblocking_copy_into_host(args, kwargs)
             if host is not None:
@@ -625,6 +630,12 @@ def sentinel_fill(host: torch.Tensor, label: str) -> None:
             host.fill_(torch.iinfo(dtype).max - k)
 
 
+#: Host-tensor calls whose result aliases the buffer without reading it.
+_SHARES_MEMORY: frozenset[Any] = frozenset(
+    {torch.Tensor.numpy, torch.Tensor.data_ptr, torch.Tensor.untyped_storage}
+)
+
+
 class InFlightHostTensor(torch.Tensor):
     """The host tensor ``device_tensor.to("cpu", non_blocking=True)`` returns.
 
@@ -648,7 +659,11 @@ class InFlightHostTensor(torch.Tensor):
         kwargs = kwargs or {}
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
-        if func in _METADATA or func in (_DEVICE_GETTER, _IS_CUDA_GETTER):
+        if func in _METADATA or func in (_DEVICE_GETTER, _IS_CUDA_GETTER, _IS_CPU_GETTER):
+            return result
+        if func in _SHARES_MEMORY:
+            # The array aliases the buffer: read after the wait it is right, as on hardware
+            # (read before, it holds the sentinels, and the values compared show it).
             return result
         pending = [t for t in _tensors_in((args, kwargs)) if isinstance(t, InFlightHostTensor)]
         pending = [t for t in pending if not t._copy.landed]

@@ -279,3 +279,16 @@ def test_an_event_recorded_after_a_wait_covers_the_side_stream_copy() -> None:
         event.synchronize()
         assert host.tolist() == WRITTEN
         assert runtime.early_reads() == []
+
+
+def test_a_numpy_array_taken_before_the_wait_and_read_after_it_is_right() -> None:
+    # The array aliases the pinned buffer: legal on hardware when read after the wait.
+    with installed(SimulatedRuntime("npu")) as runtime:
+        npu = runtime_module("npu")
+        host = _pending_tensor(runtime).to("cpu", non_blocking=True)
+        event = npu.Event() if hasattr(npu, "Event") else torch.Event()
+        event.record()
+        array = host.numpy()
+        event.synchronize()
+        assert array.tolist() == WRITTEN
+        assert runtime.early_reads() == [] and runtime.copies_not_arrived() == []
