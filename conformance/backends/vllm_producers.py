@@ -55,7 +55,14 @@ def vllm_producers() -> FoundProducers:
                 f"({type(error).__name__}: {first_line}); its {producer} is not judged"
             )
     others, more_notes = _model_runner_v2_async_outputs()
-    others = (*_first_runner_pooling(), *others)
+    if _first_runner_pooling():
+        # Its partial-finished path makes a tensor with the pooler output's device
+        # (torch.tensor(..., device=...)), which a simulated runtime cannot stand in for.
+        more_notes.append(
+            "the first runner's AsyncGPUPoolingModelRunnerOutput is not judged here: it "
+            "makes tensors on the device itself, which the simulated runtime cannot; "
+            "Model Runner V2's AsyncPoolingOutput is"
+        )
     if others:
         found["other_async_outputs"] = others  # type: ignore[assignment]
     return FoundProducers(found, (*notes, *more_notes))
