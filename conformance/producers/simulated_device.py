@@ -12,14 +12,19 @@ race visible without hardware:
   is a FIFO run by its own daemon thread.
 * :meth:`SimulatedRuntime.device_tensor` makes a :class:`SimulatedDeviceTensor`, whose
   values a "kernel" (:meth:`SimulatedRuntime.write_later`) writes after a delay.  A
-  non-blocking copy to the host returns a buffer at once and fills it only when its
-  stream gets there, so reading it too early shows stale values.  Any other use of the
-  tensor is a blocking read: it waits for the whole runtime first, as real hardware does.
+  non-blocking copy to the host (:class:`HostCopy`) returns a buffer of sentinel values
+  at once; its stream reads the device values when it gets there, and the host sees
+  them only once it *waited* for that point (an event recorded after the copy, the
+  stream, the runtime).  So a read before the wait it belongs to sees the sentinels on
+  every run, and is named (:meth:`SimulatedRuntime.early_reads`,
+  :meth:`SimulatedRuntime.copies_not_arrived`).  Any other use of the tensor is a
+  blocking read: it waits for the whole runtime first, as real hardware does.
 * :func:`installed` puts the runtime in place of ``torch.<device>`` (and ``torch.Event``
   / ``torch.Stream``) for a with-block, so that unchanged producer code drives it.
 
-The simulated tensors live in CPU memory and report ``device`` ``cpu``: torch cannot be
-made to name another device type for them.
+The simulated tensors live in CPU memory, but answer ``device``, ``is_cpu``, ``is_cuda``
+and ``get_device()`` as tensors of the simulated type (a :class:`SimulatedDevice` where
+torch cannot name the type), so producers take their device path.
 """
 
 from __future__ import annotations
@@ -735,7 +740,11 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
 
 def _check_broadcast(source: torch.Size, target: torch.Size) -> None:
     # Checked when queued: an error in a stream thread would surface far from its cause.
-    if torch.broadcast_shapes(source, target) != target:
+    # By hand: torch.broadcast_shapes imports torch._refs on first use (0.6 s).
+    fits = len(source) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
+    )
+    if not fits:
         raise ValueError(f"cannot copy values of shape {tuple(source)} into {tuple(target)}")
 
 

@@ -292,3 +292,13 @@ def test_a_numpy_array_taken_before_the_wait_and_read_after_it_is_right() -> Non
         event.synchronize()
         assert array.tolist() == WRITTEN
         assert runtime.early_reads() == [] and runtime.copies_not_arrived() == []
+
+
+def test_a_kernel_or_copy_of_a_shape_that_does_not_fit_is_refused_when_queued() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = runtime.device_tensor(torch.zeros(2, 3))
+        runtime.write_later(tensor, torch.ones(3), 0.0)  # broadcasts: fine
+        with pytest.raises(ValueError, match=r"shape \(2,\) into \(2, 3\)"):
+            runtime.write_later(tensor, torch.ones(2), 0.0)
+        with pytest.raises(ValueError, match="cannot copy"):
+            torch.zeros(4).copy_(tensor, non_blocking=True)

@@ -163,13 +163,9 @@ def test_release_async_output_without_synchronize_fails_the_race_check(
     )
     race = run.report["tests"]
     assert race and all(r["outcome"] == "failed" for r in race), run.output[-2000:]
-    # It names the sampled ids' copy: read before it arrived, or never waited for (a step
-    # of several tokens reads the other copies first).
-    assert all(
-        "sampled_token_ids read before its copy arrived" in r["message"]
-        or "sampled_token_ids: get_output() returned before its copy arrived" in r["message"]
-        for r in race
-    )
+    # It names the copy read (or returned) before the copy arrived.
+    assert all("sampled_token_ids" in r["message"] for r in race), race
+    assert all("before its copy arrived" in r["message"] for r in race), race
 
 
 def _unmet(judged, release) -> bool:
