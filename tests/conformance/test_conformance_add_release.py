@@ -21,6 +21,9 @@ import vllm_texts
 
 import conformance
 
+#: One worker runs this module (nox -s tests: --dist loadgroup): its fixture is built once.
+pytestmark = pytest.mark.xdist_group("add-release")
+
 CHECKOUT = Path(conformance.__file__).resolve().parents[1]
 
 

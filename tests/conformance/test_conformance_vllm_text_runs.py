@@ -19,6 +19,9 @@ import vllm_texts
 from conformance.releases.text_revision import text_revision
 from conformance.run.text_judging import superseded_checks
 
+#: One worker runs this module (nox -s tests: --dist loadgroup): its fixture is built once.
+pytestmark = pytest.mark.xdist_group("vllm-text-runs")
+
 #: The check modules of each variant's changed type (the own runs judge those and the
 #: changes; the self-run before them judged every check).
 MODULES = {
