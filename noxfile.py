@@ -85,9 +85,9 @@ def install_project(session: nox.Session, *extras: str) -> None:
         session.install("-c", constraints_file(), "-e", target)
 
 
-#: Tests that share a module fixture carry ``xdist_group``: each group runs on one
-#: worker, so its fixture is built once, not once per worker that picked one of them.
-XDIST = ("-n", "auto", "--dist", "loadgroup")
+#: In parallel: a module fixture that costs a run is built once for all workers
+#: (``tests/shared_once.py``), so xdist's plain load balancing serves.
+XDIST = ("-n", "auto")
 
 
 @nox.session(python=PYTHON)

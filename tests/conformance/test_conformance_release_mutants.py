@@ -26,15 +26,10 @@ import pytest
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 HERE = Path(__file__).resolve().parent
 
-#: One worker runs this module (nox -s tests: --dist loadgroup), so the other never
-#: waits on the lock of its shared runs.
-pytestmark = [
-    pytest.mark.xdist_group("release-mutants"),
-    pytest.mark.skipif(
-        not RELEASES.is_dir(),
-        reason=f"the vLLM release texts are not beside the checkout ({RELEASES})",
-    ),
-]
+pytestmark = pytest.mark.skipif(
+    not RELEASES.is_dir(),
+    reason=f"the vLLM release texts are not beside the checkout ({RELEASES})",
+)
 
 
 def _catalogue():

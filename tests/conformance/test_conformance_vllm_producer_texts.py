@@ -36,14 +36,9 @@ from conformance.releases.texts import (
 
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 PRODUCERS = RELEASES / PRODUCERS_FOLDER
-#: One worker runs this module (nox -s tests: --dist loadgroup), so the other never
-#: waits on the lock of its shared runs.
-pytestmark = [
-    pytest.mark.xdist_group("producer-probes"),
-    pytest.mark.skipif(
-        not PRODUCERS.is_dir(), reason=f"vLLM's producer texts are not here ({PRODUCERS})"
-    ),
-]
+pytestmark = pytest.mark.skipif(
+    not PRODUCERS.is_dir(), reason=f"vLLM's producer texts are not here ({PRODUCERS})"
+)
 
 
 def _version(text: str) -> tuple[int, ...]:

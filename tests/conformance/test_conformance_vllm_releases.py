@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import suite_runner
+from once_per_session import once_per_session
 
 from conformance.oracle import revisions
 from conformance.releases.texts import producer_text_beside, release_texts, write_stub_tree
@@ -68,9 +69,50 @@ def _judge(tmp_path: Path, path: Path, *options: str) -> suite_runner.Run:
     )
 
 
+def _matrix_run(item: pytest.Item) -> tuple[str, list[str]] | None:
+    """The run of the release matrix a test of this module reads: ``(label, argv)``."""
+    params = getattr(item, "callspec", None)
+    if Path(str(item.path)) != Path(__file__) or params is None:
+        return None
+    name, version = item.originalname, params.params.get("version")
+    if name == "test_release_passes_its_own_revision":
+        return f"own-{version}", ["--vllm-outputs", str(DISTINCT[version])]
+    if name == "test_release_own_producers_pass_their_revision":
+        path = str(DISTINCT_PRODUCERS[version])
+        return f"producers-{version}", ["--vllm-outputs", path, "-k", PRODUCER_CHECKS]
+    if (
+        name
+        == "test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_that_differ"
+    ):
+        judged = params.params["judged"]
+        argv = ["--vllm-outputs", str(DISTINCT[version]), "--revision", judged]
+        return f"{version}-as-{judged}", argv
+    return None
+
+
+@pytest.fixture(scope="module")
+def matrix(request: pytest.FixtureRequest, tmp_path_factory) -> dict[str, suite_runner.Run]:
+    """Every run of the release matrix this session's tests read, made once (for every
+    xdist worker) before the first of them: ``python -m conformance --vllm-outputs ...``,
+    each in a process of its own forked from a warm parent (``warm_runs.py``)."""
+    argvs = dict(filter(None, map(_matrix_run, request.session.items)))
+
+    def run_all(folder: Path) -> dict[str, list]:
+        made = suite_runner.warm_runs(folder, argvs)
+        return {label: [r.exit_code, r.report, r.output] for label, r in made.items()}
+
+    made = once_per_session(tmp_path_factory, "release-matrix", run_all)
+    return {label: suite_runner.Run(*made[label]) for label in argvs}
+
+
+def _matrix(matrix: dict[str, suite_runner.Run], request: pytest.FixtureRequest):
+    label, _ = _matrix_run(request.node)
+    return matrix[label]
+
+
 @pytest.mark.parametrize("version", _quick_or_long(list(DISTINCT)))
-def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
-    run = _judge(tmp_path, DISTINCT[version])
+def test_release_passes_its_own_revision(matrix, request, version: str) -> None:
+    run = _matrix(matrix, request)
     assert run.exit_code == 0, run.output[-3000:]
     report = run.report
     assert report is not None
@@ -101,6 +143,8 @@ def _assert_own_producers_pass(report: dict, revision) -> None:
     assert [(t["device"], t["outcome"]) for t in race] == [("cuda-simulated", "passed")]
 
 
+#: The checks of a run of vLLM's own producers alone.
+PRODUCER_CHECKS = "producer or get_kv_connector"
 #: vLLM has no standalone padding producer.
 UNDECLARED_BY_VLLM = {"producer.pad_sampled_token_ids"}
 
@@ -131,8 +175,8 @@ DISTINCT_PRODUCERS = _distinct_producers()
 
 @pytest.mark.long
 @pytest.mark.parametrize("version", list(DISTINCT_PRODUCERS))
-def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> None:
-    run = _judge(tmp_path, DISTINCT_PRODUCERS[version], "-k", "producer or get_kv_connector")
+def test_release_own_producers_pass_their_revision(matrix, request, version: str) -> None:
+    run = _matrix(matrix, request)
     assert run.exit_code == 0, run.output[-3000:]
     revision = revisions.revision(revisions.revision_for_vllm_version(version))
     _assert_own_producers_pass(run.report, revision)
@@ -201,9 +245,9 @@ def _neighbour_pairs() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("version", "judged"), _quick_or_long(_neighbour_pairs()))
 def test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_that_differ(
-    tmp_path, version: str, judged: str
+    matrix, request, version: str, judged: str
 ) -> None:
-    run = _judge(tmp_path, DISTINCT[version], "--revision", judged)
+    run = _matrix(matrix, request)
     report = run.report
     assert report is not None and report["spec_revision_source"] == "given"
     failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
