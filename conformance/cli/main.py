@@ -10,10 +10,10 @@ Two more jobs:
 
 * ``--list-revisions`` prints one line per spec revision: its name, then the vLLM
   releases it covers;
-* ``--vllm-outputs PATH`` judges a vLLM release's ``outputs.py`` without installing
-  vLLM (see :mod:`conformance.releases.texts`): PATH is one ``outputs-X.py.txt`` or a
-  folder of them; a folder gives one report per release and a release x revision
-  summary.
+* ``--vllm-outputs PATH`` judges a vLLM ``outputs.py`` without installing vLLM (see
+  :mod:`conformance.releases.texts`): PATH is one text of any name, a vLLM source tree,
+  or a folder of release texts; a folder gives one report per release and a
+  release x revision summary.
 """
 
 from __future__ import annotations
@@ -65,8 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--vllm-outputs",
         metavar="PATH",
-        help="judge a vLLM release's outputs.py without installing vLLM: a file named "
-        "outputs-<version>.py.txt, or a folder of them (one report per release in --report-dir)",
+        help="judge a vLLM outputs.py without installing vLLM: any file (its version read from "
+        "a name such as outputs-0.34.0.dev3+g1a2b3c4.py.txt; a release's text is judged as that "
+        "release, any other as its nearest known release plus what it changed), a vLLM source "
+        "tree, or a folder of release texts (one report per release in --report-dir)",
     )
     parser.add_argument(
         "--vllm-release",
