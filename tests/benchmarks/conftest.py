@@ -15,3 +15,20 @@ if str(ROOT) not in sys.path:
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True)
+def _no_simulated_runtime_left_installed():
+    """Uninstall the simulated runtime a test made ``benchmarks.async_output`` install.
+
+    That module keeps one installed for the rest of its process (an asv benchmark
+    process times many outputs on it).  In a test worker it would stay patched into
+    ``torch.cuda`` for every later test there: the conformance runs made in that
+    process would find a CUDA device that is not there.
+    """
+    yield
+    async_output = sys.modules.get("benchmarks.async_output")
+    if async_output is not None:
+        while async_output._INSTALLED:
+            async_output._INSTALLED.pop().close()
+        async_output._simulated.cache_clear()
