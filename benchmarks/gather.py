@@ -121,7 +121,8 @@ class _BesideAPeer(DeviceBenchmark):
 
     def our_steady(self) -> None:
         """Ours at steady state too: the reference's rank count tiers up after repeated
-        large calls, compiling in the background (``reference.compiled_ranks``)."""
+        large calls off the CPU, compiling in the background
+        (``reference_speedups.compiled_count``)."""
         at_steady_state(
             lambda: self.gather(self.logprobs, self.k, self.token_ids), timeout=self.timeout / 2
         )

@@ -10,6 +10,7 @@ Both start from the same device tensor and both return the same lists.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -143,6 +144,9 @@ class UnpadBesideVllm(DeviceBenchmark):
         sizes(NUM_DRAFTS_VALUES, 3, target=vllm_installed()),
     ]
     param_names: ClassVar[list[str]] = Unpad.param_names
+    # Set by Unpad.setup, which this class's setup borrows.
+    unpad: Callable[..., Any]
+    sampled: torch.Tensor
 
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
         self.parse_output = vllm_parse_output()

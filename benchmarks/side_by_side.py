@@ -37,6 +37,7 @@ from . import (
     transfer,
 )
 from .common import (
+    Benchmark,
     DeviceBenchmark,
     backend_params,
     device_params,
@@ -48,7 +49,7 @@ from .common import (
 from .interleaved import ratio_samples
 
 #: The backend-dependent timed operations compared side by side.
-COMPARED: tuple[tuple[type, str], ...] = (
+COMPARED: tuple[tuple[type[Benchmark], str], ...] = (
     (tolists.ToLists, "time_tolists"),
     (tolists.ToListsWithCu, "time_tolists_with_cu"),
     (tolists.ToListsWithCuTensor, "time_tolists_with_cu_tensor"),
@@ -68,13 +69,13 @@ COMPARED: tuple[tuple[type, str], ...] = (
 )
 
 
-def operation_label(cls: type, method: str) -> str:
+def operation_label(cls: type[Benchmark], method: str) -> str:
     """``ToLists.time_tolists(num_tokens=1024, num_logprobs=5)``."""
     shape = ", ".join(f"{k}={v}" for k, v in representative_shape(cls).items())
     return f"{cls.__name__}.{method}({shape})"
 
 
-OPERATIONS: dict[str, tuple[type, str]] = {
+OPERATIONS: dict[str, tuple[type[Benchmark], str]] = {
     operation_label(cls, method): (cls, method) for cls, method in COMPARED
 }
 

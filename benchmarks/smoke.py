@@ -10,7 +10,7 @@ interpreter.  asv exits 2 when a benchmark failed and 1 when the suite cannot be
 imported; this script also fails when no benchmark ran at all, and lists the
 failed benchmarks last so a CI log shows them without scrolling.  A benchmark
 that raises ``NotImplementedError`` in ``setup`` (device absent, producer missing)
-is skipped, not failed.  The reference's compiled tiers stay eager here
+is skipped, not failed.  The reference's run-time build stays off here
 (``OUTPUTS_REFERENCE_COMPILE=0`` unless set): a smoke run times nothing.
 """
 
@@ -58,12 +58,11 @@ def ran_any(output: str) -> bool:
 
 
 def smoke_environment() -> dict[str, str]:
-    """This process's environment, the reference's compiled tiers (its rank count,
-    its unpadding's list builder) kept eager unless the caller chose: a smoke run
-    times nothing, and every benchmark process would otherwise wait for its own
-    background build (their speed is for the timed runs; ``tests/reference``
-    tests the compiled tiers themselves)."""
-    from reference.background_build import SWITCH
+    """This process's environment, the reference's run-time build (``torch.compile`` of
+    the rank count) forbidden unless the caller chose: a smoke run times nothing, and
+    every benchmark process would otherwise wait for its own background build (its
+    speed is for the timed runs; ``tests/reference`` tests the tier itself)."""
+    from reference_speedups.hot_build import SWITCH
 
     return {SWITCH: "0", **os.environ}
 

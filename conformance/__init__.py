@@ -13,7 +13,8 @@ Run it with ``python -m conformance --backend SPEC [--revision R]`` or
 * ``known_revisions()`` lists the revisions;
 * :class:`Step` is what a backend's ``make_async_output(step)`` receives (what vLLM's
   runner hands its async output), and ``constructed_like_vllm(cls)`` plugs in a class
-  whose constructor is vLLM's own.
+  whose constructor is vLLM's own; ``STEP_KINDS`` names the kinds of step a backend
+  declares its runner builds (``Backend(steps=...)``).
 
 Everything but :class:`Backend` is imported on first use, so loading the pytest
 plugin (which happens in every pytest run of an environment that has this
@@ -37,10 +38,12 @@ _LAZY = {
     "selected_spec": "conformance.backends.resolve",
     "known_revisions": "conformance.oracle.revisions",
     "Step": "conformance.backends.step",
+    "STEP_KINDS": "conformance.backends.step",
     "constructed_like_vllm": "conformance.backends.step",
 }
 
 __all__ = [
+    "STEP_KINDS",
     "Backend",
     "BackendResolutionError",
     "ConformanceError",

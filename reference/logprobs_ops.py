@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from reference._arguments import require_int, require_tensor
-from reference.compiled_ranks import compiled_count
 from reference.outputs import LogprobsTensors
+from reference_speedups import count_at_least
 
 __all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks", "top_k"]
 
@@ -164,13 +164,12 @@ def pessimistic_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> t
     comparison and count are vectorised and release the GIL, so large batches are
     split over torch's intra-op threads: no compile step, the same numbers.
     Elsewhere the count is taken in int32 (any vocabulary fits) on the device.
-    Once a device counts large batches again and again, a compiled one-pass count
-    takes over, built in the background (:mod:`reference.compiled_ranks`: a C loop
-    on CPU, ``torch.compile`` elsewhere).
+    A faster path gives the same counts where one is present
+    (:mod:`reference_speedups`: a C loop built at install).
     """
-    compiled = compiled_count(logprobs, token_logprobs)
-    if compiled is not None:
-        return compiled
+    faster = count_at_least(logprobs, token_logprobs)
+    if faster is not None:
+        return faster
     if logprobs.device.type != "cpu":
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
     rows = logprobs.detach().numpy()

@@ -15,9 +15,9 @@ from itertools import chain
 import numpy as np
 import torch
 
-from reference import compiled_unpad
 from reference._arguments import require_int, require_list_of_int_lists, require_tensor
 from reference.constants import PLACEHOLDER_TOKEN_ID
+from reference_speedups import unpad as faster_unpad
 
 __all__ = ["pad_sampled_token_ids", "unpad_sampled_token_ids"]
 
@@ -120,9 +120,8 @@ def unpad_sampled_token_ids(
     with a single ``ndarray.tolist()`` and the rows are cut out of that list by
     their counts, and the common all-valid case is a single ``tolist()``.  A small
     batch is converted whole and filtered in Python, which is cheaper than numpy's
-    fixed per-call costs there.  Once calls repeat (a decode loop), a C loop that
-    builds the lists in one pass takes over int32 and int64 batches of 16 ids or
-    more (:mod:`reference.compiled_unpad`); every path gives the same lists.
+    fixed per-call costs there.  A faster path gives the same lists where one is
+    present (:mod:`reference_speedups`: a C loop built at install).
     """
     # The common call (a plain 2-D signed-int tensor, a positive int or None) passes
     # these cheap tests; anything else goes through the full checks, which accept or
@@ -134,8 +133,8 @@ def unpad_sampled_token_ids(
         vocab_size = require_int("vocab_size", vocab_size, minimum=1)
     num_rows, width = sampled.shape
     size = num_rows * width
-    if plain and size >= compiled_unpad.MIN_ELEMENTS:
-        rows = compiled_unpad.compiled_unpad(sampled, vocab_size)
+    if plain:
+        rows = faster_unpad(sampled, vocab_size)
         if rows is not None:
             return rows
     if plain and size <= (_SMALL_DECODE_ELEMENTS if width == 1 else _SMALL_DRAFT_ELEMENTS):

@@ -107,7 +107,26 @@ def load_results(
 
     frame = _to_frame(rows)
     frame.attrs["machines"] = machines
+    frame.attrs["reference_paths"] = reference_paths(root)
     return frame
+
+
+#: Written by ``benchmarks/run_asv.py`` beside the results: ``COMMIT<TAB>PATH`` lines.
+REFERENCE_PATHS_FILE = "reference-paths.txt"
+
+
+def reference_paths(root: Path) -> dict[str, str]:
+    """Per commit, the path the reference's hot loops took when it was measured (the
+    C extension built at install, or pure Python); empty where nothing was noted."""
+    file = root / REFERENCE_PATHS_FILE
+    if not file.is_file():
+        return {}
+    found = {}
+    for line in file.read_text(encoding="utf-8").splitlines():
+        commit, _, path = line.partition("\t")
+        if commit and path:
+            found[commit] = path
+    return found
 
 
 def load_results_folders(
@@ -125,14 +144,17 @@ def load_results_folders(
     if len(frames) == 1:
         return frames[0]
     machines: dict[str, dict[str, Any]] = {}
+    paths: dict[str, str] = {}
     for frame in frames:
         machines.update(frame.attrs.get("machines", {}))
+        paths.update(frame.attrs.get("reference_paths", {}))
     merged = pd.concat(frames, ignore_index=True)
     keys = ["machine", "commit", "env", "benchmark", "params"]
     merged = merged.drop_duplicates(keys, keep="last")
     merged = merged.sort_values(["machine", "date", "commit", "benchmark", "env"], kind="stable")
     merged = merged.reset_index(drop=True)
     merged.attrs["machines"] = machines
+    merged.attrs["reference_paths"] = paths
     return merged
 
 

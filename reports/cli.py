@@ -288,6 +288,7 @@ def _run(args: argparse.Namespace, progress: _Progress) -> _Outcome:
                 plots=drawn,
                 comparison=comparison,
                 machines=frame.attrs.get("machines", {}),
+                reference_paths=frame.attrs.get("reference_paths", {}),
                 conformance_duplicates=matrix.duplicates if matrix is not None else (),
                 conformance_changes=changes,
                 vllm_changes=load_vllm_changes(matrix.files) if matrix is not None else (),

@@ -33,7 +33,8 @@ __all__ = ["BAD_OUTCOMES", "GOOD_OUTCOMES", "OUTCOMES", "SCHEMA", "SKIP_CAUSES",
 #: Columns of the frame, in order.  From ``skip_cause`` on they come from keys newer
 #: writers add (``skip_cause``, ``behaviour``, ``spec_revision_source``,
 #: ``backend.devices_declared``, then where it ran: ``machine``, ``platform``'s python
-#: and torch, ``vllm``, ``run``); they are empty for reports that lack them.
+#: and torch, ``vllm``, ``run``, and ``steps_not_declared``: what the backend's step
+#: declaration leaves unsupported); they are empty for reports that lack them.
 COLUMNS = (
     "backend",
     "backend_module",
@@ -60,6 +61,7 @@ COLUMNS = (
     "vllm",
     "run_id",
     "run_started",
+    "steps_not_declared",
 )
 
 #: Device label of checks that run on no particular device (module-level,
@@ -186,6 +188,7 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
         "vllm": _vllm_text(data.get("vllm")),
         "run_id": run.get("id"),
         "run_started": run.get("started"),
+        "steps_not_declared": _steps_not_declared(data.get("steps_not_declared")),
     }
     for index, test in enumerate(data["tests"]):
         if not isinstance(test, dict) or test.get("outcome") not in OUTCOMES:
@@ -205,6 +208,14 @@ def _rows_of(path: Path, data: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "skip_cause": test.get("skip_cause"),
             "behaviour": test.get("behaviour"),
         }
+
+
+def _steps_not_declared(entries: Any) -> str | None:
+    """What the step declaration leaves unsupported, one cell ("a; b"); None where nothing."""
+    if not isinstance(entries, list):
+        return None
+    found = [str(e.get("unsupported")) for e in entries if isinstance(e, dict)]
+    return "; ".join(found) or None
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ this module only describes it, and imports neither torch nor the reference.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -34,7 +34,8 @@ class BackendResolutionError(Exception):
 class Backend:
     """A backend as the suite sees it.
 
-    ``module`` exposes the spec names of the revision it targets.  ``devices`` are
+    ``module`` exposes the spec names of the revision it targets: a module, or any
+    object holding them as attributes (a ``types.SimpleNamespace``, a class).  ``devices`` are
     the torch device types it supports: any type torch can name (``cuda``, ``xpu``,
     ``npu``, ``hpu``, a PrivateUse1 name); device checks run on those present here.
     ``spec_revision`` is the revision it targets (a revision name or a vLLM
@@ -52,12 +53,18 @@ class Backend:
 
     ``producer_devices``: the device types the async output runs on, when fewer than
     ``devices`` (vLLM's own is written for CUDA only); default ``devices``.
+    ``steps``: the kinds of step the backend's runner hands its async output
+    (:data:`conformance.STEP_KINDS`: ``multi-token-rows``, ``discarded-rows``,
+    ``logprobs``, ``prompt-logprobs``, ``pooling-outputs``, ``empty-batch``); one token
+    per request is always built.  Default None: every kind the revision's runner builds.
+    A check of a step kind not declared is skipped as not applicable
+    (``skip_cause`` ``step-not-declared``), never passed.
     Every declared producer is called once before the checks, outside the per-check
     time limit, so a producer that compiles on its first call is not timed out.
     """
 
     name: str
-    module: ModuleType
+    module: ModuleType | Any
     devices: tuple[str, ...] = ("cpu",)
     spec_revision: str | None = None
     version: str | None = None
@@ -66,6 +73,7 @@ class Backend:
     gather_logprobs: Callable[..., Any] | None = None
     make_async_output: Callable[..., Any] | None = None
     producer_devices: tuple[str, ...] | None = None
+    steps: tuple[str, ...] | None = None
     # Where the spec string led (for the report header); filled in by load_backend.
     source: str = field(default="", compare=False)
     # Set by a backend that derives its revision from an installed version (vllm):
@@ -91,6 +99,14 @@ class Backend:
                 f"backend {self.name!r} declares device types {bad}, which are not torch device "
                 "type names; write them as torch does (e.g. 'cpu', 'cuda', 'npu', 'hpu')"
             )
+        if self.steps is not None:
+            from conformance.backends.step import unknown_step_kinds
+
+            steps = (self.steps,) if isinstance(self.steps, str) else tuple(self.steps)
+            problem = unknown_step_kinds(steps)
+            if problem is not None:
+                raise BackendResolutionError(f"backend {self.name!r}: {problem}")
+            object.__setattr__(self, "steps", steps)
         if self.make_async_output is not None:
             from conformance.backends.step import old_form_message
 
@@ -117,13 +133,35 @@ class Backend:
     def __repr__(self) -> str:
         # Short and free of memory addresses: it appears in failure messages and reports.
         return (
-            f"Backend({self.name!r}, module {self.module.__name__!r}, "
+            f"Backend({self.name!r}, module {self.module_name!r}, "
             f"devices {', '.join(self.devices)}, spec {self.spec_revision or 'not declared'})"
         )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # Hypothesis prints failing examples (fixtures included) with this hook.
         printer.text(repr(self))
+
+    @property
+    def module_name(self) -> str:
+        """The name of :attr:`module` for the report: a module's ``__name__``; any other
+        object holding the spec names (a ``types.SimpleNamespace``) is named by its type
+        and where it was made."""
+        name = getattr(self.module, "__name__", None)
+        if isinstance(name, str):
+            return name
+        return f"<{type(self.module).__qualname__} of backend {self.name}>"
+
+    def declares_steps(self, kinds: Iterable[str]) -> bool:
+        """Whether the backend's runner builds steps of every kind in ``kinds``."""
+        return self.steps is None or all(k in self.steps for k in kinds)
+
+    def steps_not_declared(self) -> list[str]:
+        """The step kinds the backend declares its runner never builds, in STEP_KINDS order."""
+        from conformance.backends.step import STEP_KINDS
+
+        if self.steps is None:
+            return []
+        return [kind for kind in STEP_KINDS if kind not in self.steps]
 
     @property
     def async_output_devices(self) -> tuple[str, ...]:

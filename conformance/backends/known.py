@@ -340,7 +340,7 @@ def _version(distribution: str) -> str | None:
 
 def retarget_reference(backend: Backend, revision: str) -> Backend:
     """The reference backend judged at ``revision`` is the reference *of* that revision."""
-    if backend.name != "reference" or not backend.module.__name__.startswith("reference"):
+    if backend.name != "reference" or not backend.module_name.startswith("reference"):
         return backend
     from dataclasses import replace
 

@@ -218,11 +218,14 @@ def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
     )
 
 
-def require_spec_names(module: ModuleType, shown_as: str) -> None:
+def require_spec_names(module: Any, shown_as: str) -> None:
+    """``module`` (a module, or any object holding the names) has the seven spec names."""
     missing = [name for name in SPEC_NAMES if not hasattr(module, name)]
     if missing:
+        name = getattr(module, "__name__", None)
+        what = f"module {name!r}" if isinstance(name, str) else f"its {type(module).__name__}"
         raise BackendResolutionError(
-            f"backend {shown_as}: module {module.__name__!r} lacks spec name(s) "
+            f"backend {shown_as}: {what} lacks spec name(s) "
             f"{', '.join(missing)}; export all of {', '.join(SPEC_NAMES)} from it"
         )
 

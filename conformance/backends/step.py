@@ -19,7 +19,40 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "constructed_like_vllm", "old_form_message"]
+__all__ = [
+    "STEP_KINDS",
+    "Step",
+    "constructed_like_vllm",
+    "old_form_message",
+    "unknown_step_kinds",
+]
+
+#: The kinds of step vLLM's runner may hand its async output beyond one token per request,
+#: and what a backend that does not declare one leaves unsupported.  ``Backend(steps=...)``
+#: declares those its runner builds; the checks of any other kind are not applicable.
+STEP_KINDS: dict[str, str] = {
+    "multi-token-rows": "rows of several tokens: speculative decoding under async scheduling",
+    "discarded-rows": "discarded rows: requests whose sampled tokens a step throws away "
+    "(invalid_req_indices, e.g. a partial prefill)",
+    "logprobs": "logprobs: requests asking for the sampled tokens' logprobs",
+    "prompt-logprobs": "prompt logprobs: requests asking for the prompt's logprobs under "
+    "async scheduling",
+    "pooling-outputs": "pooling outputs: steps of a pooling model",
+    "empty-batch": "an empty batch: a step with no requests",
+}
+
+
+def unknown_step_kinds(kinds: tuple[Any, ...]) -> str | None:
+    """Why ``kinds`` is no declaration of step kinds, or None when it is one."""
+    if not all(isinstance(k, str) for k in kinds):
+        return f"steps must be a tuple of step kind names ({', '.join(STEP_KINDS)})"
+    unknown = [k for k in kinds if k not in STEP_KINDS]
+    if unknown:
+        return (
+            f"declares unknown step kind(s) {', '.join(map(repr, unknown))}; "
+            f"the step kinds are {', '.join(STEP_KINDS)}"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -37,6 +70,10 @@ class Step:
     ``vocab_size``: ids at or above it are not tokens.
     ``device``: the torch device type the step is on (``cuda``, ``npu``, ``cpu``); its
     runtime is ``torch.<device>`` (on a machine without one, a simulated runtime).
+    ``num_nans``: the count of NaN logits per request on the device, where the runner
+    counts them (vLLM 0.28+ passes it as ``num_nans``), else None.
+    ``routed_experts``: the revision's ``RoutedExpertsTensors`` on the device, where the
+    runner records routed experts (vLLM 0.22 to 0.30), else None.
     """
 
     model_runner_output: Any
@@ -46,6 +83,8 @@ class Step:
     async_output_copy_stream: Any
     vocab_size: int
     device: str
+    num_nans: Any = None
+    routed_experts: Any = None
 
     def arguments(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

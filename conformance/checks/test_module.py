@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("module.spe
 def test_spec_names_are_classes(backend: Backend) -> None:
     # The seven; the types their fields hold are their own surface checks' business.
     wrong = [
-        f"{backend.module.__name__}.{name}: expected a class, found "
+        f"{backend.module_name}.{name}: expected a class, found "
         f"{type(value).__name__ if value is not None else 'no such name'}"
         for name in SPEC_NAMES
         if not isinstance(value := backend.spec_type(name), type)
@@ -28,6 +28,6 @@ def test_placeholder_token_id_is_minus_one(backend: Backend) -> None:
     value = backend.module.PLACEHOLDER_TOKEN_ID
     if type(value) is not int or value != -1:
         fail(
-            f"{backend.module.__name__}.PLACEHOLDER_TOKEN_ID: expected the int -1, "
+            f"{backend.module_name}.PLACEHOLDER_TOKEN_ID: expected the int -1, "
             f"found {type(value).__name__} {value!r}"
         )

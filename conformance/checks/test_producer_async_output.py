@@ -29,6 +29,7 @@ from conformance.producers.steps import (
     StepCase,
     build_step,
     expected_output,
+    host_logprobs,
     logprobs_cases,
 )
 from conformance.run.session import current
@@ -41,18 +42,53 @@ pytestmark = [
 _LOGPROBS_FIELDS = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
 
 
+def _step_param(case: StepCase, behaviour: str | None = None) -> object:
+    """``case`` as a parameter marked with its step kinds (a kind the backend does not
+    declare makes the check not applicable) and, when given, its behaviour."""
+    marks = [pytest.mark.step_kinds(*sorted(case.kinds))]
+    if behaviour is not None:
+        marks.append(pytest.mark.behaviour(behaviour))
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+def _one_token_behaviour(case: StepCase) -> str:
+    """Each kind of step is a behaviour of its own, so an xfail can name exactly one."""
+    for kind in ("empty-batch", "prompt-logprobs", "discarded-rows"):
+        if kind in case.kinds:
+            return f"producer.async_output:step-{kind}"
+    return "producer.async_output"
+
+
+def _undeclared(backend) -> frozenset[str]:
+    """The step kinds the backend declares its runner never builds."""
+    return frozenset(backend.steps_not_declared())
+
+
+def _declared_case(backend, case: StepCase, fallback: StepCase) -> StepCase:
+    """``case`` without the parts the backend's runner never builds; ``fallback`` (likewise)
+    where it cannot do without them (rows of several tokens)."""
+    undeclared = _undeclared(backend)
+    adapted = case.without(undeclared)
+    return adapted if not adapted.kinds & undeclared else fallback.without(undeclared)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "logprobs_case" in metafunc.fixturenames:
         revision = current(metafunc.config).revision
         # One check, judged under the rule of the revision (logprobs-runner, -tolists,
         # -cu-of-kept-tokens or -filtered-to-kept-tokens): a case carries its behaviour.
-        rule = pytest.mark.behaviour(
-            f"producer.async_output:logprobs-{revision.async_output.logprobs}"
-        )
+        rule = f"producer.async_output:logprobs-{revision.async_output.logprobs}"
         cases = logprobs_cases(revision)
-        metafunc.parametrize(
-            "logprobs_case", [pytest.param(c, id=c.name, marks=rule) for c in cases]
-        )
+        metafunc.parametrize("logprobs_case", [_step_param(c, rule) for c in cases])
+    if "race_case" in metafunc.fixturenames:
+        run = current(metafunc.config)
+        cases = _race_cases(run.revision)
+        # The one-token race is for every backend (without what it does not declare); the
+        # one of several tokens is not applicable where rows of several tokens are not.
+        first = cases[0].without(_undeclared(run.backend))
+        rest = [c.without(_undeclared(run.backend) - {"multi-token-rows"}) for c in cases[1:]]
+        params = [pytest.param(first, id=cases[0].name), *(_step_param(c) for c in rest)]
+        metafunc.parametrize("race_case", params)
 
 
 def _run(backend, step, where: str):
@@ -87,6 +123,11 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
     for name in type(expected).__dataclass_fields__:
         if name in ("sampled_token_ids", "logprobs"):
             continue
+        if name == "prompt_logprobs_dict":  # tensors: compared by value, not by ==
+            expect_same(
+                getattr(found, name, "<missing>"), expected.prompt_logprobs_dict, f"{where}.{name}"
+            )
+            continue
         if getattr(found, name, "<missing>") != getattr(expected, name):
             fail(
                 f"{where}.{name}: expected the value the runner handed over, "
@@ -102,8 +143,7 @@ def _check_rows(backend, revision, step_device, case: StepCase) -> None:
     _expect_output(backend, _run(backend, step, where), expected, f"{where}.get_output()")
 
 
-@pytest.mark.behaviour("producer.async_output")
-@pytest.mark.parametrize("case", ONE_TOKEN_CASES, ids=str)
+@pytest.mark.parametrize("case", [_step_param(c, _one_token_behaviour(c)) for c in ONE_TOKEN_CASES])
 def test_get_output_gives_the_runner_output_with_its_rows(
     backend, revision, step_device, case: StepCase
 ) -> None:
@@ -111,21 +151,24 @@ def test_get_output_gives_the_runner_output_with_its_rows(
 
 
 @pytest.mark.behaviour("producer.async_output:unpads-multi-token-rows")
-@pytest.mark.parametrize("case", MULTI_TOKEN_CASES, ids=str)
+@pytest.mark.parametrize("case", [_step_param(c) for c in MULTI_TOKEN_CASES])
 def test_get_output_unpads_rows_of_several_tokens(
     backend, revision, step_device, case: StepCase
 ) -> None:
     _check_rows(backend, revision, step_device, case)
 
 
-def _rows_case(revision) -> StepCase:
+def _rows_case(backend, revision) -> StepCase:
+    """A step with discarded rows (and several tokens where the runner hands them over),
+    of the kinds the backend declares."""
+    one = next(c for c in ONE_TOKEN_CASES if c.invalid_req_indices)
     cases = MULTI_TOKEN_CASES if revision.async_output.multi_token_rows else ONE_TOKEN_CASES
-    return next(c for c in cases if c.invalid_req_indices)
+    return _declared_case(backend, next(c for c in cases if c.invalid_req_indices), one)
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-lists")
 def test_rows_are_lists_of_python_ints(backend, revision, step_device) -> None:
-    case = _rows_case(revision)
+    case = _rows_case(backend, revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
@@ -134,7 +177,7 @@ def test_rows_are_lists_of_python_ints(backend, revision, step_device) -> None:
 
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
 def test_rows_are_numpy_arrays(backend, revision, step_device) -> None:
-    case = _rows_case(revision)
+    case = _rows_case(backend, revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
@@ -182,13 +225,11 @@ def test_logprobs_reach_the_output_as_the_release_converts_them(
 @pytest.mark.behaviour("producer.async_output:independent-outputs")
 def test_an_output_shares_nothing_with_later_steps(backend, revision, step_device) -> None:
     cases = [c for c in logprobs_cases(revision) if c.invalid_req_indices]
-    first_case, second_case = (
-        cases[0],
-        StepCase(
-            "second-step",
-            tuple((t + 1,) for (t,) in cases[0].rows),
-            num_logprobs=cases[0].num_logprobs,
-        ),
+    first_case = cases[0].without(_undeclared(backend))
+    second_case = StepCase(
+        "second-step",
+        tuple((t + 1,) for (t,) in first_case.rows),
+        num_logprobs=first_case.num_logprobs,
     )
     first = _run(backend, build_step(backend, revision, first_case, step_device), "first step")
     kept = copy.deepcopy((_plain_rows(first.sampled_token_ids), first.logprobs))
@@ -215,11 +256,19 @@ def test_an_output_shares_nothing_with_later_steps(backend, revision, step_devic
 # --- the race: get_output() must wait for the device ------------------------------------
 
 #: How long the simulated device takes to write the sampled values.
-SIMULATED_DELAY_S = 0.3
+SIMULATED_DELAY_S = 0.2
 # Long enough to keep a real accelerator busy for tens of milliseconds or more.
 _BUSY_SIZE = 2048
 _BUSY_ITERATIONS = 200
 _RACE_CASE = StepCase("race", tuple((130_000 + 7 * i,) for i in range(64)))
+_RACE_MULTI_TOKEN_CASE = StepCase(
+    "race-multi-token",
+    tuple(
+        (130_000 + 7 * i, 140_000 + i, -1) if i % 3 else (130_000 + 7 * i, -1, -1)
+        for i in range(32)
+    ),
+    invalid_req_indices=(5,),
+)
 
 
 def _produced_after_long_work(device: str, values: torch.Tensor) -> torch.Tensor:
@@ -235,27 +284,130 @@ def _produced_after_long_work(device: str, values: torch.Tensor) -> torch.Tensor
     return out
 
 
-@pytest.mark.behaviour("producer.async_output:waits-for-device")
-@pytest.mark.accelerator_only
-def test_get_output_waits_for_the_device(backend, revision, step_device) -> None:
-    values = _RACE_CASE.padded()
+def _race_cases(revision) -> list[StepCase]:
+    """The busy steps: 64 requests with logprobs, and rows of several tokens where the
+    revision's runner hands them over (with logprobs where it hands both)."""
+    cases = [_RACE_CASE.with_logprobs(5)]
+    if revision.async_output.multi_token_rows:
+        k = 5 if revision.async_output.logprobs_with_multi_token_rows else None
+        cases.append(_RACE_MULTI_TOKEN_CASE.with_logprobs(k))
+    return cases
+
+
+def _late_device_tensor(runtime, name: str, values: torch.Tensor) -> torch.Tensor:
+    """A device tensor named ``name`` holding zeros until a kernel writes ``values``, late.
+
+    The kernels queue on one stream: only the first sleeps, the others follow it at once
+    (so every tensor of the step is late, and the step costs one delay)."""
+    tensor = runtime.device_tensor(torch.zeros_like(values), label=name)
+    runtime.write_later(tensor, values, SIMULATED_DELAY_S if runtime.idle() else 0.0)
+    return tensor
+
+
+def _late_logprobs(backend, revision, case: StepCase, runtime):
+    """The step's logprobs tensors, every part written late on the simulated device; the
+    device ``cu_num_generated_tokens_tensor`` too where the revision's type has it and the
+    rows are one token each (vLLM's ``filter`` of rows of several tokens refuses it)."""
+    host = host_logprobs(case, revision)
+    if host is None:
+        return None
+    cls = backend.module.LogprobsTensors
+    parts = [
+        _late_device_tensor(runtime, f"logprobs.{name}", values)
+        for name, values in zip(_LOGPROBS_FIELDS, host, strict=True)
+    ]
+    extra = {}
+    if "cu_num_generated_tokens_tensor" in getattr(cls, "_fields", ()) and not case.multi_token:
+        cu = torch.arange(case.num_reqs + 1, dtype=torch.int32)
+        extra["cu_num_generated_tokens_tensor"] = _late_device_tensor(
+            runtime, "logprobs.cu_num_generated_tokens_tensor", cu
+        )
+    return attempt("LogprobsTensors(<step logprobs, written late>)", cls, *parts, **extra)
+
+
+def _late_extras(backend, revision, case: StepCase, runtime) -> dict:
+    """What else the revision's runner may hand its async output on the device, written
+    late: NaN counts per request, and the routed experts where the revision has them."""
+    extras = {}
+    if "num_nans_in_logits" in revision.types["ModelRunnerOutput"].field_names:
+        counts = torch.arange(case.num_reqs, dtype=torch.int32) % 2
+        extras["num_nans"] = _late_device_tensor(runtime, "num_nans", counts)
+    routed = getattr(backend.module, "RoutedExpertsTensors", None)
+    if routed is not None and getattr(routed, "_fields", None) == ("routing_data", "slot_mapping"):
+        tokens = case.num_reqs * len(case.rows[0])
+        extras["routed_experts"] = attempt(
+            "RoutedExpertsTensors(<step routed experts, written late>)",
+            routed,
+            _late_device_tensor(
+                runtime,
+                "routed_experts.routing_data",
+                torch.arange(tokens * 4, dtype=torch.int32).reshape(tokens, 2, 2) % 8,
+            ),
+            _late_device_tensor(
+                runtime, "routed_experts.slot_mapping", torch.arange(tokens, dtype=torch.int64)
+            ),
+        )
+    return extras
+
+
+def _race_step(backend, revision, step_device, case: StepCase):
+    """The step of ``case`` on a busy device, and a probe saying whether it is still busy."""
+    values = case.padded()
     runtime = step_device.simulated
     if runtime is not None:
-        sampled = runtime.device_tensor(torch.zeros_like(values))
-        runtime.write_later(sampled, values, SIMULATED_DELAY_S)
-        done = None
-    else:
-        sampled = _produced_after_long_work(step_device.kind, values)
-        done = new_event(step_device.kind)
-        if done is not None:
-            done.record()
-    step = build_step(backend, revision, _RACE_CASE, step_device, sampled_token_ids=sampled)
-    expected = expected_output(revision, step.model_runner_output, _RACE_CASE)
+        step = build_step(
+            backend,
+            revision,
+            case,
+            step_device,
+            sampled_token_ids=_late_device_tensor(runtime, "sampled_token_ids", values),
+            logprobs_tensors=_late_logprobs(backend, revision, case, runtime),
+            **_late_extras(backend, revision, case, runtime),
+        )
+        return step, lambda: not runtime.idle()
+    sampled = _produced_after_long_work(step_device.kind, values)
+    done = new_event(step_device.kind)
+    if done is not None:
+        done.record()
+    step = build_step(backend, revision, case, step_device, sampled_token_ids=sampled)
+    return step, lambda: done is None or not done.query()
+
+
+def _late_copies(runtime) -> list[str]:
+    """What the simulated runtime saw of copies read or left before their wait."""
+    if runtime is None:
+        return []
+    early = runtime.early_reads()
+    never = [
+        f"{label}: get_output() returned before its copy arrived (no wait covered it)"
+        for label in runtime.copies_not_arrived()
+        if f"{label} read before its copy arrived" not in early
+    ]
+    return [*early, *never]
+
+
+@pytest.mark.behaviour("producer.async_output:waits-for-device")
+@pytest.mark.accelerator_only
+def test_get_output_waits_for_the_device(backend, revision, step_device, race_case) -> None:
+    case = race_case
+    step, busy = _race_step(backend, revision, step_device, case)
+    expected = expected_output(revision, step.model_runner_output, case)
     make = producer(backend, "make_async_output")
-    where = f"make_async_output(<step of 64 requests on busy {step_device.describe()}>)"
+    where = (
+        f"make_async_output(<step {case.name} of {case.num_reqs} requests on busy "
+        f"{step_device.describe()}>)"
+    )
     async_output = attempt(where, make, step)
-    still_busy = not runtime.idle() if runtime is not None else done is None or not done.query()
+    still_busy = busy()
     output = attempt(f"{where}.get_output() right away", async_output.get_output)
+    late = _late_copies(step_device.simulated)
+    if late:
+        fail(
+            f"{where}.get_output() on {step_device.describe()}: {'; '.join(late)}: a copy "
+            "is complete only once the host waited for an event recorded after it (or for "
+            "its stream, or the device); record the event after every copy and wait for it "
+            "before reading any"
+        )
     found, want = _plain_rows(output.sampled_token_ids), _plain_rows(expected.sampled_token_ids)
     if found != want:
         stale = sum(
@@ -266,6 +418,12 @@ def test_get_output_waits_for_the_device(backend, revision, step_device) -> None
             f"computed, found stale data ({stale} of {len(want)} token ids differ): it read the "
             "host copies before they were complete, or copied on a stream that did not wait "
             "for the one computing the values"
+        )
+    if expected.logprobs is not None and output.logprobs is not None:
+        expect_same(
+            Members({n: getattr(output.logprobs, n, "<missing>") for n in _LOGPROBS_FIELDS}),
+            Members({n: getattr(expected.logprobs, n) for n in _LOGPROBS_FIELDS}),
+            f"{where}.get_output().logprobs (the values the device computed)",
         )
     if not still_busy:
         pytest.skip(

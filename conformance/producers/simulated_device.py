@@ -12,14 +12,19 @@ race visible without hardware:
   is a FIFO run by its own daemon thread.
 * :meth:`SimulatedRuntime.device_tensor` makes a :class:`SimulatedDeviceTensor`, whose
   values a "kernel" (:meth:`SimulatedRuntime.write_later`) writes after a delay.  A
-  non-blocking copy to the host returns a buffer at once and fills it only when its
-  stream gets there, so reading it too early shows stale values.  Any other use of the
-  tensor is a blocking read: it waits for the whole runtime first, as real hardware does.
+  non-blocking copy to the host (:class:`HostCopy`) returns a buffer of sentinel values
+  at once; its stream reads the device values when it gets there, and the host sees
+  them only once it *waited* for that point (an event recorded after the copy, the
+  stream, the runtime).  So a read before the wait it belongs to sees the sentinels on
+  every run, and is named (:meth:`SimulatedRuntime.early_reads`,
+  :meth:`SimulatedRuntime.copies_not_arrived`).  Any other use of the tensor is a
+  blocking read: it waits for the whole runtime first, as real hardware does.
 * :func:`installed` puts the runtime in place of ``torch.<device>`` (and ``torch.Event``
   / ``torch.Stream``) for a with-block, so that unchanged producer code drives it.
 
-The simulated tensors live in CPU memory and report ``device`` ``cpu``: torch cannot be
-made to name another device type for them.
+The simulated tensors live in CPU memory, but answer ``device``, ``is_cpu``, ``is_cuda``
+and ``get_device()`` as tensors of the simulated type (a :class:`SimulatedDevice` where
+torch cannot name the type), so producers take their device path.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import inspect
 import queue
 import threading
 import types
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -35,6 +41,9 @@ from typing import Any, ClassVar
 import torch
 
 __all__ = [
+    "HostCopy",
+    "InFlightHostTensor",
+    "SimulatedDevice",
     "SimulatedDeviceTensor",
     "SimulatedEvent",
     "SimulatedRuntime",
@@ -84,7 +93,32 @@ class SimulatedStream:
         self._lock = threading.Lock()
         self._last: threading.Event | None = None
         self._thread: threading.Thread | None = None
+        # The order the host can see: job numbers, what later work on this stream is
+        # ordered after on other streams (by their job numbers), and the host copies
+        # queued here that have not landed yet.
+        self._seq = 0
+        self._clock: dict[SimulatedStream, int] = {}
+        self._in_flight: list[tuple[int, HostCopy]] = []
         self._runtime._register(self)
+
+    def _coverage(self) -> dict[SimulatedStream, int]:
+        """What a host wait for the work queued here so far covers, on every stream."""
+        with self._lock:
+            return {**self._clock, self: self._seq}
+
+    def _order_after(self, coverage: dict[SimulatedStream, int]) -> None:
+        with self._lock:
+            for stream, seq in coverage.items():
+                if stream is not self and seq > self._clock.get(stream, 0):
+                    self._clock[stream] = seq
+
+    def _land(self, up_to: int) -> None:
+        """Host copies queued here up to job ``up_to`` are visible to the host from now."""
+        with self._lock:
+            due = [copy for seq, copy in self._in_flight if seq <= up_to]
+            self._in_flight = [(seq, copy) for seq, copy in self._in_flight if seq > up_to]
+        for copy in due:
+            copy.land()
 
     def _submit(self, work: Callable[[], object]) -> threading.Event:
         """Queue ``work``; the returned flag is set once it (and all before it) ran."""
@@ -101,7 +135,16 @@ class SimulatedStream:
                 self._thread.start()
             self._queue.put((work, done))
             self._last = done
+            self._seq += 1
         return done
+
+    def _submit_copy(self, copy: HostCopy) -> None:
+        """Queue ``copy``: the stream reads the device values in its order; the host sees
+        them only once it waited for work queued at or after it."""
+        with self._lock:
+            seq = self._seq + 1
+            self._in_flight.append((seq, copy))
+        self._submit(copy.stage)
 
     def _work(self) -> None:
         runtime = self._runtime
@@ -125,12 +168,14 @@ class SimulatedStream:
             marker = stream._last
         if stream is not self and marker is not None:
             self._submit(lambda: self._runtime._wait(marker))
+            self._order_after(stream._coverage())
 
     def wait_event(self, event: SimulatedEvent) -> None:
         """Later work on this stream waits for ``event`` (as last recorded; none: no wait)."""
         marker = event._done
         if marker is not None:
             self._submit(lambda: self._runtime._wait(marker))
+            self._order_after(event._covers)
 
     def record_event(self, event: SimulatedEvent | None = None) -> SimulatedEvent:
         event = event if event is not None else self._runtime.Event()
@@ -138,15 +183,21 @@ class SimulatedStream:
         return event
 
     def query(self) -> bool:
+        coverage = self._coverage()
         with self._lock:
             marker = self._last
-        return marker is None or marker.is_set()
+        done = marker is None or marker.is_set()
+        if done:
+            self._runtime._land(coverage)
+        return done
 
     def synchronize(self) -> None:
+        coverage = self._coverage()
         with self._lock:
             marker = self._last
         if marker is not None:
             self._runtime._wait(marker)
+        self._runtime._land(coverage)
         self._runtime._raise_errors()
 
 
@@ -168,20 +219,27 @@ class SimulatedEvent:
             raise TypeError("create events through a runtime: SimulatedRuntime(...).Event()")
         # None until recorded: CUDA treats an unrecorded event as complete.
         self._done: threading.Event | None = None
+        # The work a wait for this event covers, per stream (job numbers).
+        self._covers: dict[SimulatedStream, int] = {}
 
     def record(self, stream: SimulatedStream | None = None) -> None:
         stream = stream if stream is not None else self._runtime.current_stream()
         # A no-op job: the FIFO runs it only after everything queued before the record.
         self._done = stream._submit(lambda: None)
+        self._covers = stream._coverage()
 
     def query(self) -> bool:
         marker = self._done
-        return marker is None or marker.is_set()
+        done = marker is None or marker.is_set()
+        if done:
+            self._runtime._land(self._covers)
+        return done
 
     def synchronize(self) -> None:
         marker = self._done
         if marker is not None:
             self._runtime._wait(marker)
+        self._runtime._land(self._covers)
         self._runtime._raise_errors()
 
     def wait(self, stream: SimulatedStream | None = None) -> None:
@@ -206,6 +264,7 @@ class SimulatedRuntime:
         self._lock = threading.Lock()  # guards _streams and _errors
         self._streams: list[SimulatedStream] = []
         self._errors: list[BaseException] = []
+        self._early_reads: list[str] = []  # labels, once each
         self._local = threading.local()  # the current stream is per host thread, as in torch
         # Classes bound to this runtime, so that torch.<device>.Stream() needs no argument.
         self.Stream = type("Stream", (SimulatedStream,), {"_runtime": self})
@@ -241,11 +300,13 @@ class SimulatedRuntime:
         """Wait for the work of every stream of this runtime."""
         with self._lock:
             streams = list(self._streams)
+        coverage = {stream: stream._coverage()[stream] for stream in streams}
         for stream in streams:
             with stream._lock:
                 marker = stream._last
             if marker is not None:
                 self._wait(marker)
+        self._land(coverage)
         self._raise_errors()
 
     def is_available(self) -> bool:
@@ -259,12 +320,15 @@ class SimulatedRuntime:
 
     # Simulated tensors and the kernels writing them.
 
-    def device_tensor(self, initial: torch.Tensor) -> SimulatedDeviceTensor:
-        """A device tensor holding a copy of ``initial``'s values."""
+    def device_tensor(
+        self, initial: torch.Tensor, label: str | None = None
+    ) -> SimulatedDeviceTensor:
+        """A device tensor holding a copy of ``initial``'s values; ``label`` names it in
+        race reports (its host copies and what is computed from it carry it)."""
         data = initial.detach().clone()
         with torch._C.DisableTorchFunctionSubclass():
             data = data.as_subclass(torch.Tensor)  # a simulated initial becomes plain data
-        return _wrap_tensor(data, self)
+        return _wrap_tensor(data, self, label)
 
     def write_later(
         self, target: SimulatedDeviceTensor, values: torch.Tensor, delay_s: float
@@ -314,6 +378,30 @@ class SimulatedRuntime:
             if self._closed.is_set():
                 return
 
+    def _land(self, coverage: dict[SimulatedStream, int]) -> None:
+        for stream, seq in coverage.items():
+            stream._land(seq)
+
+    def _note_early_read(self, copy: HostCopy) -> None:
+        with self._lock:
+            if copy.label not in self._early_reads:
+                self._early_reads.append(copy.label)
+
+    def early_reads(self) -> list[str]:
+        """One line per host copy read before the wait it belongs to, in the order read."""
+        with self._lock:
+            return [f"{label} read before its copy arrived" for label in self._early_reads]
+
+    def copies_not_arrived(self) -> list[str]:
+        """The labels of the host copies queued and not yet waited for, in queue order."""
+        with self._lock:
+            streams = list(self._streams)
+        labels: list[str] = []
+        for stream in streams:
+            with stream._lock:
+                labels += [c.label for _, c in stream._in_flight if c.label not in labels]
+        return labels
+
     def _record_error(self, error: BaseException) -> None:
         with self._lock:
             self._errors.append(error)
@@ -337,7 +425,7 @@ _METADATA: frozenset[Any] = frozenset(
     [
         *(
             inspect.getattr_static(torch.Tensor, name).__get__
-            for name in ("shape", "dtype", "device", "ndim", "layout", "requires_grad", "is_cuda")
+            for name in ("shape", "dtype", "ndim", "layout", "requires_grad")
         ),
         torch.Tensor.dim,
         torch.Tensor.size,
@@ -354,10 +442,55 @@ _HOST_READS: frozenset[Any] = frozenset(
 )
 
 
+_DEVICE_GETTER = inspect.getattr_static(torch.Tensor, "device").__get__
+_IS_CUDA_GETTER = inspect.getattr_static(torch.Tensor, "is_cuda").__get__
+_IS_CPU_GETTER = inspect.getattr_static(torch.Tensor, "is_cpu").__get__
+
+
+class SimulatedDevice:
+    """``tensor.device`` of a simulated tensor whose type torch cannot name (``npu``, ``tt``).
+
+    Compares equal to ``"npu"``, ``"npu:0"`` and to another of its kind; ``.type`` and
+    ``.index`` as on ``torch.device``.
+    """
+
+    def __init__(self, device_type: str) -> None:
+        self.type = device_type
+        self.index = 0
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type={self.type!r}, index={self.index})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SimulatedDevice):
+            return other.type == self.type
+        return isinstance(other, str) and other in (self.type, str(self))
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+def _device_of(runtime: SimulatedRuntime) -> Any:
+    """What ``tensor.device`` says for a tensor of ``runtime``: its device type, never cpu
+    (so producers take their device path: ``to_cpu_nonblocking`` copies only off the CPU)."""
+    try:
+        return torch.device(runtime.device_type, 0)
+    except RuntimeError:
+        return SimulatedDevice(runtime.device_type)
+
+
 class SimulatedDeviceTensor(torch.Tensor):
-    """A tensor "on" a simulated device: its values are what that runtime's kernels wrote."""
+    """A tensor "on" a simulated device: its values are what that runtime's kernels wrote.
+
+    ``_label`` names it in race reports (``logprobs.logprob_token_ids``); a tensor computed
+    from labelled ones carries the first one's label.
+    """
 
     _runtime: SimulatedRuntime
+    _label: str | None = None
 
     @classmethod
     def __torch_function__(
@@ -371,6 +504,14 @@ class SimulatedDeviceTensor(torch.Tensor):
         if func in _METADATA:
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
+        if func == _DEVICE_GETTER and isinstance(args[0], SimulatedDeviceTensor):
+            return _device_of(args[0]._runtime)
+        if func == _IS_CUDA_GETTER and isinstance(args[0], SimulatedDeviceTensor):
+            return args[0]._runtime.device_type == "cuda"
+        if func == _IS_CPU_GETTER and isinstance(args[0], SimulatedDeviceTensor):
+            return False
+        if func is torch.Tensor.get_device and isinstance(args[0], SimulatedDeviceTensor):
+            return 0
         if func is torch.Tensor.copy_:
             host = _nonblocking_copy_into_host(args, kwargs)
             if host is not None:
@@ -403,13 +544,173 @@ class SimulatedDeviceTensor(torch.Tensor):
             result = func(*plain_args, **plain_kwargs)
         if host_read:
             return result
-        return _rewrap(result, originals, runtimes[0])
+        return _rewrap(result, originals, runtimes[0], _label_in((args, kwargs)))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Pickled as its values: the runtime it belongs to does not travel.
+        return _plain(self).clone().__reduce_ex__(protocol)
 
 
-def _wrap_tensor(data: torch.Tensor, runtime: SimulatedRuntime) -> SimulatedDeviceTensor:
+def _wrap_tensor(
+    data: torch.Tensor, runtime: SimulatedRuntime, label: str | None = None
+) -> SimulatedDeviceTensor:
     tensor = data.as_subclass(SimulatedDeviceTensor)
     tensor._runtime = runtime
+    if label is not None:
+        tensor._label = label
     return tensor
+
+
+def _label_in(tree: Any) -> str | None:
+    if isinstance(tree, SimulatedDeviceTensor):
+        return tree._label
+    if isinstance(tree, (list, tuple)):
+        items: Any = tree
+    elif isinstance(tree, dict):
+        items = tree.values()
+    else:
+        return None
+    for item in items:
+        label = _label_in(item)
+        if label is not None:
+            return label
+    return None
+
+
+class HostCopy:
+    """One non-blocking device-to-host copy: queued on a stream, visible to the host late.
+
+    The host buffer holds sentinel values (:func:`sentinel_fill`) from the moment the
+    copy is queued.  The stream reads the device values when it gets there (so a
+    stream that did not wait for the one computing them reads stale ones); the host
+    sees them only once it waited for that work: an event recorded after the copy, the
+    stream, or the whole runtime.  So a read before the wait it belongs to sees the
+    sentinels, on every run, and is named by the copy's label.
+    """
+
+    def __init__(self, label: str, host: torch.Tensor, source: torch.Tensor) -> None:
+        self.label = label
+        self.host = host  # plain, the destination's memory
+        self._source = source  # plain, the device tensor's memory
+        self._staged: torch.Tensor | None = None
+        self.landed = False
+
+    def stage(self) -> None:
+        """Run on the stream: read the device values as they are at this point of its order."""
+        with torch._C.DisableTorchFunctionSubclass():
+            self._staged = self._source.to(dtype=self.host.dtype, copy=True)
+
+    def land(self) -> None:
+        """Run on the host once it waited for the copy: the values appear in the buffer."""
+        staged = self._staged
+        if staged is not None:
+            with torch._C.DisableTorchFunctionSubclass():
+                self.host.copy_(staged)
+        self.landed = True
+
+
+def sentinel_fill(host: torch.Tensor, label: str) -> None:
+    """Fill ``host`` with values no real copy of ``label`` holds: far out of range, one per label."""
+    k = zlib.crc32(label.encode()) % 97
+    dtype = host.dtype
+    with torch._C.DisableTorchFunctionSubclass():
+        if dtype == torch.bool:
+            host.fill_(True)
+        elif dtype.is_floating_point or dtype.is_complex:
+            host.fill_(torch.finfo(dtype).min / 4 * (1 + k / 100))
+        elif dtype.is_signed:
+            host.fill_(torch.iinfo(dtype).min + 1 + k)
+        else:
+            host.fill_(torch.iinfo(dtype).max - k)
+
+
+#: Host-tensor calls whose result aliases the buffer without reading it.
+_SHARES_MEMORY: frozenset[Any] = frozenset(
+    {torch.Tensor.numpy, torch.Tensor.data_ptr, torch.Tensor.untyped_storage}
+)
+
+
+class InFlightHostTensor(torch.Tensor):
+    """The host tensor ``device_tensor.to("cpu", non_blocking=True)`` returns.
+
+    Until its copy lands (:class:`HostCopy`), reading its values is noted as an early
+    read of the copy's label (and yields the sentinels); taking a view of it (a slice,
+    a reshape) is not a read, and the view shares its copy.  Once landed it is a plain
+    host tensor: what it computes is plain, and it pickles as one.
+    """
+
+    _copy: HostCopy
+    _runtime: SimulatedRuntime
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        with torch._C.DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+        if func in _METADATA or func in (_DEVICE_GETTER, _IS_CUDA_GETTER, _IS_CPU_GETTER):
+            return result
+        if func in _SHARES_MEMORY:
+            # The array aliases the buffer: read after the wait it is right, as on hardware
+            # (read before, it holds the sentinels, and the values compared show it).
+            return result
+        pending = [t for t in _tensors_in((args, kwargs)) if isinstance(t, InFlightHostTensor)]
+        pending = [t for t in pending if not t._copy.landed]
+        if not pending:
+            return _plain_result(result)
+        # A view of an in-flight buffer is the buffer still; anything else read its values.
+        first = pending[0]
+        if (
+            isinstance(result, torch.Tensor)
+            and len(pending) == 1
+            and _shares_memory(result, first._copy.host)
+        ):
+            return _in_flight(result, first._copy, first._runtime)
+        for tensor in pending:
+            tensor._runtime._note_early_read(tensor._copy)
+        return _plain_result(result)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return _plain(self).clone().__reduce_ex__(protocol)
+
+
+def _in_flight(data: torch.Tensor, copy: HostCopy, runtime: SimulatedRuntime) -> torch.Tensor:
+    with torch._C.DisableTorchFunctionSubclass():
+        tensor = _plain(data).as_subclass(InFlightHostTensor)
+    tensor._copy = copy
+    tensor._runtime = runtime
+    return tensor
+
+
+def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    with torch._C.DisableTorchFunctionSubclass():
+        try:
+            return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+        except (RuntimeError, NotImplementedError):
+            return False
+
+
+def _plain_result(result: Any) -> Any:
+    if isinstance(result, InFlightHostTensor):
+        return _plain(result)
+    if isinstance(result, (list, tuple)) and any(isinstance(r, InFlightHostTensor) for r in result):
+        return type(result)(_plain_result(r) for r in result)
+    return result
+
+
+def _tensors_in(tree: Any) -> list[torch.Tensor]:
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, (list, tuple)):
+        return [t for item in tree for t in _tensors_in(item)]
+    if isinstance(tree, dict):
+        return [t for item in tree.values() for t in _tensors_in(item)]
+    return []
 
 
 def _plain(tensor: torch.Tensor) -> torch.Tensor:
@@ -422,7 +723,11 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
 
 def _check_broadcast(source: torch.Size, target: torch.Size) -> None:
     # Checked when queued: an error in a stream thread would surface far from its cause.
-    if torch.broadcast_shapes(source, target) != target:
+    # By hand: torch.broadcast_shapes imports torch._refs on first use (0.6 s).
+    fits = len(source) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
+    )
+    if not fits:
         raise ValueError(f"cannot copy values of shape {tuple(source)} into {tuple(target)}")
 
 
@@ -451,10 +756,14 @@ def _nonblocking_to_host(source: SimulatedDeviceTensor, dtype: torch.dtype | Non
     """The host buffer of ``source.to("cpu", non_blocking=True)``: stale now, right once the
     copy queued on the current stream ran."""
     device_data = _plain(source)
+    runtime = source._runtime
+    label = source._label or "a device tensor"
     with torch._C.DisableTorchFunctionSubclass():
-        host = device_data.to(dtype=dtype or device_data.dtype, copy=True)
-    source._runtime.current_stream()._submit(lambda: host.copy_(device_data))
-    return host
+        host = torch.empty_like(device_data, dtype=dtype or device_data.dtype, device="cpu")
+    sentinel_fill(host, label)
+    copy = HostCopy(label, host, device_data)
+    runtime.current_stream()._submit_copy(copy)
+    return _in_flight(host, copy, runtime)
 
 
 def _nonblocking_copy_into_host(
@@ -474,7 +783,12 @@ def _nonblocking_copy_into_host(
         return None
     device_data = _plain(source)
     _check_broadcast(device_data.shape, host.shape)
-    source._runtime.current_stream()._submit(lambda: host.copy_(device_data))
+    label = source._label or "a device tensor"
+    plain_host = _plain(host)
+    sentinel_fill(plain_host, label)
+    with torch._C.DisableTorchFunctionSubclass():
+        expanded = device_data.expand(plain_host.shape)
+    source._runtime.current_stream()._submit_copy(HostCopy(label, plain_host, expanded))
     return host
 
 
@@ -519,15 +833,20 @@ def _unwrap(tree: Any, originals: dict[int, torch.Tensor], snapshot: bool) -> An
     return tree
 
 
-def _rewrap(result: Any, originals: dict[int, torch.Tensor], runtime: SimulatedRuntime) -> Any:
+def _rewrap(
+    result: Any,
+    originals: dict[int, torch.Tensor],
+    runtime: SimulatedRuntime,
+    label: str | None = None,
+) -> Any:
     """Tensors computed from device tensors stay on the device."""
     if isinstance(result, torch.Tensor):
         if id(result) in originals:
             return originals[id(result)]
-        return _wrap_tensor(result, runtime)
+        return _wrap_tensor(result, runtime, label)
     if isinstance(result, (list, tuple)):
         # torch.return_types are built from one sequence, like list and tuple.
-        return type(result)(_rewrap(item, originals, runtime) for item in result)
+        return type(result)(_rewrap(item, originals, runtime, label) for item in result)
     return result
 
 

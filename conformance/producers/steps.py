@@ -9,7 +9,7 @@ async output returns for it, computed on the host by the reference's contract.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -34,6 +34,8 @@ class StepCase:
     invalid_req_indices: tuple[int, ...] = ()
     num_logprobs: int | None = None
     vocab_size: int = VOCAB_SIZES[1]
+    #: Prompt tokens of the first request whose prompt logprobs the step carries (None: none).
+    prompt_tokens: int | None = None
 
     @property
     def num_reqs(self) -> int:
@@ -43,13 +45,42 @@ class StepCase:
     def multi_token(self) -> bool:
         return any(len(row) != 1 for row in self.rows)
 
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The step kinds (:data:`conformance.STEP_KINDS`) this step is one of."""
+        found = set()
+        if not self.rows:
+            found.add("empty-batch")
+        if self.invalid_req_indices:
+            found.add("discarded-rows")
+        if self.multi_token:
+            found.add("multi-token-rows")
+        if self.num_logprobs is not None:
+            found.add("logprobs")
+        if self.prompt_tokens is not None:
+            found.add("prompt-logprobs")
+        return frozenset(found)
+
+    def without(self, kinds: frozenset[str]) -> StepCase:
+        """This step with the parts of ``kinds`` it can do without dropped (discarded rows,
+        logprobs, prompt logprobs); rows of several tokens and an empty batch stay."""
+        case = self
+        if "discarded-rows" in kinds and case.invalid_req_indices:
+            case = replace(case, name=case.name + "-kept", invalid_req_indices=())
+        if "logprobs" in kinds and case.num_logprobs is not None:
+            case = replace(case, name=case.name.removesuffix(f"-k{case.num_logprobs}"))
+            case = replace(case, num_logprobs=None)
+        if "prompt-logprobs" in kinds and case.prompt_tokens is not None:
+            case = replace(case, prompt_tokens=None)
+        return case
+
     def padded(self) -> torch.Tensor:
         width = len(self.rows[0]) if self.rows else 1
         return torch.tensor(self.rows, dtype=torch.int32).reshape(len(self.rows), width)
 
     def with_logprobs(self, k: int | None) -> StepCase:
         suffix = "" if k is None else f"-k{k}"
-        return StepCase(self.name + suffix, self.rows, self.invalid_req_indices, k, self.vocab_size)
+        return replace(self, name=self.name + suffix, num_logprobs=k)
 
     def __str__(self) -> str:
         return self.name
@@ -66,6 +97,7 @@ ONE_TOKEN_CASES = (
     StepCase("discarded-rows", _tokens(4), invalid_req_indices=(1, 3)),
     StepCase("256-requests", _tokens(256), invalid_req_indices=(7,)),
     StepCase("vocabulary-32000", _tokens(3, start=31_000), vocab_size=VOCAB_SIZES[0]),
+    StepCase("prompt-logprobs", _tokens(2), prompt_tokens=6),
 )
 
 MULTI_TOKEN_CASES = (
@@ -114,6 +146,21 @@ def host_logprobs(case: StepCase, revision: SpecRevision) -> tuple[torch.Tensor,
     return ids, logprobs, ranks
 
 
+def _prompt_logprobs(backend: Any, case: StepCase) -> dict[str, Any]:
+    """The prompt logprobs the runner puts on its output: host tensors, per request id."""
+    if case.prompt_tokens is None:
+        return {}
+    n, width = case.prompt_tokens - 1, 3  # none for the first prompt token; top-2 beside it
+    cells = torch.arange(n * width).reshape(n, width)
+    tensors = (
+        (90_000 + cells).to(torch.int32),
+        -(cells.to(torch.float32)) / 4,
+        torch.arange(1, n + 1, dtype=torch.int64),
+    )
+    made = attempt("LogprobsTensors(<prompt logprobs>)", backend.module.LogprobsTensors, *tensors)
+    return {"req-0": made}
+
+
 def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepCase, **extra: Any):
     """The backend's ModelRunnerOutput as the revision's runner builds it before handing over."""
     req_ids = [f"req-{i}" for i in range(case.num_reqs)]
@@ -122,7 +169,7 @@ def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepC
         "req_id_to_index": {r: i for i, r in enumerate(req_ids)},
         "sampled_token_ids": [],
         "logprobs": None,
-        "prompt_logprobs_dict": {},
+        "prompt_logprobs_dict": _prompt_logprobs(backend, case),
         "pooler_output": [],
         **extra,
     }
@@ -146,12 +193,16 @@ def build_step(
     case: StepCase,
     device: StepDevice,
     sampled_token_ids: torch.Tensor | None = None,
+    logprobs_tensors: Any = None,
+    num_nans: Any = None,
+    routed_experts: Any = None,
     **model_runner_output_fields: Any,
 ) -> Step:
-    """The step of ``case`` on ``device``; ``sampled_token_ids`` replaces the ids (race check)."""
+    """The step of ``case`` on ``device``; ``sampled_token_ids`` and ``logprobs_tensors``
+    replace the ids and the logprobs (the race check's, written late)."""
     tensors = host_logprobs(case, revision)
-    logprobs = None
-    if tensors is not None:
+    logprobs = logprobs_tensors
+    if tensors is not None and logprobs is None:
         logprobs = attempt(
             "LogprobsTensors(<step logprobs on the device>)",
             backend.module.LogprobsTensors,
@@ -169,6 +220,8 @@ def build_step(
         async_output_copy_stream=device.stream(),
         vocab_size=case.vocab_size,
         device=device.kind,
+        num_nans=num_nans,
+        routed_experts=routed_experts,
     )
 
 

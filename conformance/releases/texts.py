@@ -443,11 +443,9 @@ class CpuPlatform:
 current_platform = CpuPlatform()
 '''
 
-#: Stubs of names the sections use on paths our checks never take (NaN counting, EP
-#: fault checks, pooling): each raises NotImplementedError when used.
+#: Stubs of names the sections use on paths our checks never take (EP fault checks,
+#: pooling): each raises NotImplementedError when used.
 _RAISING_FUNCTIONS = (
-    "nans_to_dict",
-    "raise_if_nan_logits",
     "get_ep_all2all_manager",
     "json_map_leaves",
     "_copy_pooler_output_to_cpu",
@@ -455,13 +453,27 @@ _RAISING_FUNCTIONS = (
 
 _RAISING_ENVS = '''\
 class _StubEnvs:
-    """Stand-in for vllm.envs: every read raises (only the NaN path reads it)."""
+    """Stand-in for vllm.envs: NaN counts are reported, not raised; any other read raises."""
+
+    VLLM_RAISE_ON_LOGIT_NANS = False
 
     def __getattr__(self, name):
         raise NotImplementedError(f"vllm.envs.{name}: a stub of vllm-outputs-suite")
 
 
 envs = _StubEnvs()
+'''
+
+#: The NaN path of the async output (the race check hands it NaN counts on the device):
+#: the counts per request id, and nothing raised.
+_NAN_COUNTS = '''\
+def nans_to_dict(num_nans, req_id_to_index):
+    """Stand-in made by vllm-outputs-suite: each request id's count of NaN logits."""
+    return {req_id: int(num_nans[index]) for req_id, index in req_id_to_index.items()}
+
+
+def raise_if_nan_logits(num_nans_in_logits):
+    """Stand-in made by vllm-outputs-suite: VLLM_RAISE_ON_LOGIT_NANS is off."""
 '''
 
 #: ``gpu_sync_allowed`` is on gather_logprobs' own path (0.28+): on CPU there is no
@@ -569,6 +581,7 @@ def _preamble(path: str, version: str, defined: set[str], present: set[str]) -> 
         blocks.append(_GPU_SYNC_ALLOWED)
     if path == "vllm/v1/worker/gpu_model_runner.py":
         blocks.append(_RAISING_ENVS)
+        blocks.append(_NAN_COUNTS)
         blocks += [_raising_function(name) for name in _RAISING_FUNCTIONS]
     return "\n\n\n".join(block.strip("\n") for block in blocks) + "\n"
 

@@ -122,7 +122,7 @@ def vllm_judged(backend: Any) -> dict[str, Any]:
 
     none: dict[str, Any] = {"version": None, "distribution": None, "text": None}
     module = backend.module
-    if module.__name__.startswith(RELEASE_MODULE_PREFIX):
+    if _module_name(backend).startswith(RELEASE_MODULE_PREFIX):
         # vllm-release:X, a release text loaded under a module name of its own.
         return {**none, "version": backend.version, "text": getattr(module, "__file__", None)}
     if not _holds_vllm_code(backend):
@@ -133,6 +133,12 @@ def vllm_judged(backend: Any) -> dict[str, Any]:
     if installed.text is not None:
         return {**none, "version": installed.version, "text": installed.text}
     return {**none, "version": installed.version, "distribution": installed.distribution}
+
+
+def _module_name(backend: Any) -> str:
+    """The backend's module name (``Backend.module_name``; any object with a ``module``)."""
+    name = getattr(backend, "module_name", None)
+    return name if isinstance(name, str) else str(getattr(backend.module, "__name__", ""))
 
 
 def _holds_vllm_code(backend: Any) -> bool:
@@ -150,6 +156,6 @@ def _holds_vllm_code(backend: Any) -> bool:
         backend.gather_logprobs,
         backend.make_async_output,
     ]
-    return from_vllm(module.__name__) or any(
+    return from_vllm(_module_name(backend)) or any(
         from_vllm(getattr(thing, "__module__", None)) for thing in (*held, *producers) if thing
     )

@@ -50,10 +50,15 @@ def build(run: ReportedRun) -> dict[str, Any]:
         "spec_revision_releases": list(run.revision.releases),
         "backend": {
             "name": backend.name,
-            "module": backend.module.__name__,
+            "module": backend.module_name,
             "version": backend.version,
             "devices_declared": list(backend.devices),
+            # The step kinds its runner builds (None: all the revision's runner builds).
+            "steps_declared": None if backend.steps is None else list(backend.steps),
         },
+        # What the step declaration leaves unsupported, one entry per kind: its checks
+        # are skipped as not applicable (skip_cause step-not-declared).
+        "steps_not_declared": _steps_not_declared(backend),
         "suite": {"version": suite_version()},
         "platform": {
             "python": platform.python_version(),
@@ -72,6 +77,14 @@ def build(run: ReportedRun) -> dict[str, Any]:
         # The vLLM text judged and what it changed (conformance.report.vllm_changes).
         **text_keys(run),
     }
+
+
+def _steps_not_declared(backend: Backend) -> list[dict[str, str]]:
+    from conformance.backends.step import STEP_KINDS
+
+    if backend.make_async_output is None:
+        return []
+    return [{"kind": k, "unsupported": STEP_KINDS[k]} for k in backend.steps_not_declared()]
 
 
 def _simulated_devices(backend: Any) -> list[str]:

@@ -24,6 +24,8 @@ MARKERS = (
     "producer(name): the backend producer a check needs (skipped without it)",
     "accelerator_only: an async output check that needs an accelerator (real or simulated)",
     "surface_of(name): the held type whose surface a check describes",
+    "step_kinds(*kinds): the step kinds an async output check's step is of (skipped as not "
+    "applicable when the backend's steps do not declare one)",
 )
 
 

@@ -17,6 +17,8 @@ from conformance.backends import devices
 from conformance.backends.backend import Backend
 
 PRODUCER_NOT_DECLARED = "producer-not-declared"
+#: The skip cause of a check of a step kind the backend declares its runner never builds.
+STEP_NOT_DECLARED = "step-not-declared"
 #: The ``producer_device`` value of a backend whose async output has no accelerator.
 NO_ACCELERATOR = "none"
 
@@ -48,7 +50,37 @@ def skip_of(item: pytest.Item, backend: Backend) -> Skip | None:
         return Skip(
             PRODUCER_NOT_DECLARED, f"producer {producer.args[0]}: not declared by the backend"
         )
-    return None
+    return _step_skip(item, backend)
+
+
+def _step_skip(item: pytest.Item, backend: Backend) -> Skip | None:
+    """A check of a step kind outside ``Backend.steps``: not applicable, as declared."""
+    from conformance.backends.step import STEP_KINDS
+
+    kinds = {kind for marker in item.iter_markers("step_kinds") for kind in marker.args}
+    undeclared = [
+        kind for kind in STEP_KINDS if kind in kinds and not backend.declares_steps([kind])
+    ]
+    if not undeclared:
+        return None
+    return Skip(
+        STEP_NOT_DECLARED,
+        "not applicable (declared): "
+        + "; ".join(STEP_KINDS[kind] for kind in undeclared)
+        + " (the backend's runner builds no such step: Backend.steps)",
+    )
+
+
+def steps_not_declared_line(backend: Backend) -> str | None:
+    """One line saying what the backend's step declaration leaves unsupported, or None."""
+    from conformance.backends.step import STEP_KINDS
+
+    undeclared = backend.steps_not_declared()
+    if not undeclared:
+        return None
+    return "steps not declared, their checks not applicable: " + "; ".join(
+        STEP_KINDS[kind] for kind in undeclared
+    )
 
 
 def _producer_device_skip(backend: Backend, value: str) -> devices.DeviceSkip | None:

@@ -413,7 +413,7 @@ class ConformanceRun:
         b = self.backend
         lines = [
             f"conformance: backend {b.name} {b.version or '(no version)'} "
-            f"(module {b.module.__name__}, from {b.source!r})",
+            f"(module {b.module_name}, from {b.source!r})",
             f"conformance: spec revision {self.choice.describe()}, "
             f"suite {suite_version() or '(unknown)'}",
             f"conformance: devices declared {', '.join(b.devices)}; "
@@ -433,6 +433,10 @@ class ConformanceRun:
                     else ""
                 )
             )
+        from conformance.run.selection import steps_not_declared_line
+
+        if b.make_async_output is not None and (unsupported := steps_not_declared_line(b)):
+            lines.append(f"conformance: {unsupported}")
         lines += self._text_header()
         if self.bump is not None:
             lines.append(

@@ -116,6 +116,13 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "ModelRunnerOutput the runner built, its other fields as handed over, each request's "
     "sampled token as its row and the discarded requests' (invalid_req_indices) rows empty; "
     "a second call is the caller's mistake (it may raise or repeat)",
+    "producer.async_output:step-empty-batch": "make_async_output(step).get_output() of a step "
+    "with no requests returns the runner's ModelRunnerOutput with no rows",
+    "producer.async_output:step-discarded-rows": "make_async_output(step).get_output() of a "
+    "step that discards some requests' tokens (invalid_req_indices) empties exactly their rows",
+    "producer.async_output:step-prompt-logprobs": "make_async_output(step).get_output() of a "
+    "step carrying prompt logprobs (prompt_logprobs_dict, CPU tensors) hands them over as the "
+    "runner put them",
     "producer.async_output:rows-as-lists": "get_output() gives sampled_token_ids as lists of "
     "Python ints, a discarded request's row an empty list",
     "producer.async_output:rows-as-arrays": "get_output() gives sampled_token_ids as one numpy "

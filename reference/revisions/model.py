@@ -204,6 +204,9 @@ class AsyncOutputContract:
             "producer.async_output",
             "producer.async_output:waits-for-device",
             "producer.async_output:independent-outputs",
+            "producer.async_output:step-empty-batch",
+            "producer.async_output:step-discarded-rows",
+            "producer.async_output:step-prompt-logprobs",
             f"producer.async_output:rows-as-{self.rows}",
             f"producer.async_output:logprobs-{self.logprobs}",
         }

@@ -150,6 +150,14 @@ def _conformance_of_report(group: pd.DataFrame) -> list[Block]:
     where = _where_it_ran(first)
     if where:
         blocks.append(Paragraph(where))
+    unsupported = present_or_dash(first.get("steps_not_declared"))
+    if unsupported:
+        blocks.append(
+            Paragraph(
+                f"Not applicable (declared): the backend's runner builds no steps of "
+                f"{unsupported}; their checks are skipped (`step-not-declared`), never passed."
+            )
+        )
     blocks.append(_conformance_grid(group))
     bad = group[group["outcome"].isin(BAD_OUTCOMES)]
     if not bad.empty:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from reports import row_kinds
 from reports.document import (
+    Block,
     Paragraph,
     Section,
     Table,
@@ -52,4 +53,15 @@ def header_section(data: ReportInput) -> Section:
         ),
         body,
     )
-    return Section("header", "", [Paragraph(intro), table])
+    blocks: list[Block] = [Paragraph(intro), table]
+    commits = sorted(set(current["commit"])) if "commit" in current else []
+    noted = [(c, data.reference_paths[c]) for c in commits if c in data.reference_paths]
+    if noted:
+        blocks.append(
+            Paragraph(
+                "The reference's numbers measured its hot loops on CPU as: "
+                + "; ".join(f"`{commit[:10]}`: {path}" for commit, path in noted)
+                + "."
+            )
+        )
+    return Section("header", "", blocks)

@@ -23,6 +23,8 @@ class ReportInput:
     plots: Sequence[tuple[str, str, Path | None]] = ()
     comparison: Comparison | None = None
     machines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Per commit, the path the reference's hot loops took when measured.
+    reference_paths: dict[str, str] = field(default_factory=dict)
     #: Conformance reports set aside as repeats of a newer one of the same key.
     conformance_duplicates: Sequence[Duplicate] = ()
     #: ``--conformance-diff``: what changed between two runs.

@@ -123,3 +123,17 @@ def test_a_local_reference_folder_that_shadows_the_suite_is_a_usage_error(tmp_pa
         tmp_path, "--backend", "reference", module="conformance", report=False
     )
     _assert_usage_error(run, "shadows it; run from another directory or rename that folder")
+
+
+def test_a_backend_whose_module_is_any_object_holding_the_names_runs(tmp_path) -> None:
+    # A types.SimpleNamespace holding the seven names: judged like a module, no INTERNALERROR.
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path("test_module.py"),
+        "--conformance-backend",
+        "broken_backends.names_in_a_namespace:BACKEND",
+    )
+    assert run.exit_code == 0
+    assert run.report is not None
+    assert run.report["backend"]["module"] == "<SimpleNamespace of backend names-in-a-namespace>"
+    assert run.report["summary"]["failed"] == 0 and run.report["summary"]["passed"] > 0

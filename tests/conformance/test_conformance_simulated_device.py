@@ -18,6 +18,7 @@ from conformance.producers.simulated_device import (
 STALE = [0, 0, 0, 0]  # what the device tensors hold until the kernel writes
 WRITTEN = [11, 12, 13, 14]
 DELAY_S = 0.3
+SENTINEL_OFFSET = __import__("zlib").crc32(b"sampled ids") % 97
 _MISSING = object()
 _CUDA_NAMES = (
     "Event",
@@ -40,7 +41,7 @@ def runtime_module(device_type: str) -> Any:
 
 def _pending_tensor(runtime: SimulatedRuntime, delay_s: float = DELAY_S) -> SimulatedDeviceTensor:
     """A device tensor of zeros that a kernel on the default stream overwrites after delay_s."""
-    tensor = runtime.device_tensor(torch.zeros(4, dtype=torch.int64))
+    tensor = runtime.device_tensor(torch.zeros(4, dtype=torch.int64), label="sampled ids")
     runtime.write_later(tensor, torch.tensor(WRITTEN), delay_s)
     return tensor
 
@@ -81,11 +82,17 @@ class AsyncOutput:
 
 
 def _run_producer(device_type: str, **flags: bool) -> list[list[Any]]:
+    return _run_producer_noting_reads(device_type, **flags)[0]
+
+
+def _run_producer_noting_reads(
+    device_type: str, **flags: bool
+) -> tuple[list[list[Any]], list[str]]:
     with installed(SimulatedRuntime(device_type)) as runtime:
         device_ids = _pending_tensor(runtime)
         copy_stream = runtime_module(device_type).Stream()
         output = AsyncOutput(device_type, device_ids, copy_stream, **flags)
-        return output.get_output()
+        return output.get_output(), runtime.early_reads()
 
 
 @pytest.mark.parametrize("device_type", ["cuda", "npu"])
@@ -103,9 +110,11 @@ def test_a_producer_that_waits_on_its_event_reads_the_written_values(device_type
 @pytest.mark.parametrize("device_type", ["cuda", "npu"])
 def test_a_producer_that_reads_before_waiting_reads_stale_values(device_type: str) -> None:
     had_npu = hasattr(torch, "npu")
-    ids, as_float, again = _run_producer(device_type, synchronize=False)
-    assert ids == again == STALE
-    assert as_float == [0.0] * 4
+    (ids, as_float, again), early = _run_producer_noting_reads(device_type, synchronize=False)
+    # Sentinels, whatever the device held: a read before the wait never sees real values.
+    assert ids == again == [torch.iinfo(torch.int64).min + 1 + SENTINEL_OFFSET] * 4
+    assert all(v < -1e300 for v in as_float)
+    assert early == ["sampled ids read before its copy arrived"]
     assert hasattr(torch, "npu") == had_npu
 
 
@@ -134,7 +143,10 @@ def test_host_reads_are_plain_tensors_and_device_ops_stay_on_the_device() -> Non
     with installed(SimulatedRuntime("cuda")) as runtime:
         tensor = _pending_tensor(runtime)
         assert type(tensor.cpu()) is torch.Tensor
-        assert type(tensor.to("cpu", non_blocking=True)) is torch.Tensor
+        in_flight = tensor.to("cpu", non_blocking=True)
+        torch.cuda.synchronize()
+        # Once its copy landed, what it computes is a plain host tensor.
+        assert type(in_flight + 0) is torch.Tensor and (in_flight + 0).tolist() == WRITTEN
         plus_one = tensor + 1
         both = torch.cat([tensor, plus_one[:2]])
         assert isinstance(plus_one, SimulatedDeviceTensor)
@@ -177,7 +189,10 @@ def test_a_nonblocking_copy_into_a_host_buffer(synchronize: bool) -> None:
         assert host.copy_(_pending_tensor(runtime), non_blocking=True) is host
         if synchronize:
             runtime_module("npu").synchronize()
-        assert host.tolist() == (WRITTEN if synchronize else [-1] * 4)
+        # Until the host waits, the buffer holds the copy's sentinels, never real values.
+        sentinels = [torch.iinfo(torch.int64).min + 1 + SENTINEL_OFFSET] * 4
+        assert host.tolist() == (WRITTEN if synchronize else sentinels)
+        assert runtime.copies_not_arrived() == ([] if synchronize else ["sampled ids"])
 
 
 def test_event_query_says_whether_the_work_before_it_is_done() -> None:
@@ -217,7 +232,7 @@ def test_metadata_reads_do_not_wait_and_close_abandons_pending_work() -> None:
         started = time.monotonic()
         assert tensor.shape == (4,) and tensor.size() == (4,) and len(tensor) == 4
         assert tensor.dtype == torch.int64 and tensor.dim() == 1 and tensor.numel() == 4
-        assert tensor.device.type == "cpu"
+        assert tensor.device.type == "npu" and str(tensor.device) == "npu:0"
         assert time.monotonic() - started < 0.5
         assert not runtime.idle()
     assert time.monotonic() - started < 0.5  # close() did not sit out the 1 s kernel
@@ -232,3 +247,58 @@ def test_a_failed_kernel_surfaces_at_the_next_synchronize() -> None:
         with pytest.raises(RuntimeError, match="work failed"):
             torch.cuda.synchronize()
         torch.cuda.synchronize()  # reported once
+
+
+def test_views_of_an_in_flight_copy_see_it_arrive_and_note_early_reads() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = _pending_tensor(runtime)
+        event = torch.cuda.Event()
+        host = tensor.to("cpu", non_blocking=True)
+        event.record()
+        view = host[1:]  # a view is not a read
+        late = tensor.to("cpu", non_blocking=True)  # after the event: not covered by it
+        assert runtime.early_reads() == []
+        event.synchronize()
+        assert view.tolist() == WRITTEN[1:] and host.numpy().tolist() == WRITTEN
+        assert runtime.copies_not_arrived() == ["sampled ids"]
+        assert late.tolist() != WRITTEN
+        assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
+
+
+def test_an_event_recorded_after_a_wait_covers_the_side_stream_copy() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = _pending_tensor(runtime)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            host = tensor.to("cpu", non_blocking=True)
+        # The default stream waits for the side stream: its event covers the copy.
+        torch.cuda.current_stream().wait_stream(side)
+        event = torch.cuda.Event()
+        event.record()
+        event.synchronize()
+        assert host.tolist() == WRITTEN
+        assert runtime.early_reads() == []
+
+
+def test_a_numpy_array_taken_before_the_wait_and_read_after_it_is_right() -> None:
+    # The array aliases the pinned buffer: legal on hardware when read after the wait.
+    with installed(SimulatedRuntime("npu")) as runtime:
+        npu = runtime_module("npu")
+        host = _pending_tensor(runtime).to("cpu", non_blocking=True)
+        event = npu.Event() if hasattr(npu, "Event") else torch.Event()
+        event.record()
+        array = host.numpy()
+        event.synchronize()
+        assert array.tolist() == WRITTEN
+        assert runtime.early_reads() == [] and runtime.copies_not_arrived() == []
+
+
+def test_a_kernel_or_copy_of_a_shape_that_does_not_fit_is_refused_when_queued() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = runtime.device_tensor(torch.zeros(2, 3))
+        runtime.write_later(tensor, torch.ones(3), 0.0)  # broadcasts: fine
+        with pytest.raises(ValueError, match=r"shape \(2,\) into \(2, 3\)"):
+            runtime.write_later(tensor, torch.ones(2), 0.0)
+        with pytest.raises(ValueError, match="cannot copy"):
+            torch.zeros(4).copy_(tensor, non_blocking=True)

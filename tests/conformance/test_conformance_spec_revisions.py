@@ -118,6 +118,14 @@ def _check_behaviours() -> dict[str, set[str]]:
             behaviour = next((m.args[0] for m in marks if m.name == "behaviour"), None)
             if behaviour is not None:
                 found.setdefault(behaviour, set()).add(path.name)
+            # A parametrised check may give each case its own behaviour (a kind of step).
+            for mark in marks:
+                if mark.name != "parametrize":
+                    continue
+                for param in mark.args[1]:
+                    for param_mark in getattr(param, "marks", ()):
+                        if param_mark.name == "behaviour":
+                            found.setdefault(param_mark.args[0], set()).add(path.name)
     return found
 
 

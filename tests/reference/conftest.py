@@ -11,7 +11,6 @@ by path under a name nothing else uses, and the tests import it by that name.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from reference import compiled_unpad
-from reference.background_build import SWITCH
+import reference_speedups
 
 STRATEGIES_MODULE = "reference_strategies"
 
@@ -36,9 +34,9 @@ def _load_helper_module(name: str, filename: str) -> None:
 
 
 _load_helper_module(STRATEGIES_MODULE, "reference_strategies.py")
-_load_helper_module("native_tiers", "native_tiers.py")
+_load_helper_module("speed_paths", "speed_paths.py")
 
-from native_tiers import UNPAD_TIERS, unpad_build_on  # noqa: E402 (loaded just above)
+from speed_paths import UNPAD_TIERS, unpad_path_on  # noqa: E402 (loaded just above)
 
 
 def available_accelerators() -> list[str]:
@@ -63,20 +61,11 @@ def accelerator(request: pytest.FixtureRequest) -> torch.device:
 
 @pytest.fixture(params=UNPAD_TIERS, scope="module")
 def unpad_tier(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each tier of ``unpad_sampled_token_ids`` in turn, for a whole module (hypothesis
-    tests take no function-scoped fixture); the numpy tier with the switch off, so
-    nothing tiers up under it."""
-    saved_build, saved_switch = compiled_unpad._BUILD, os.environ.get(SWITCH)
+    """Each path of ``unpad_sampled_token_ids`` in turn, for a whole module (hypothesis
+    tests take no function-scoped fixture): pure Python, then the C extension."""
+    saved = reference_speedups._EXT
     try:
-        if request.param == "numpy":
-            os.environ[SWITCH] = "0"
-        else:
-            os.environ.pop(SWITCH, None)
-        unpad_build_on(request.param)
+        unpad_path_on(request.param)
         yield request.param
     finally:
-        compiled_unpad._BUILD = saved_build
-        if saved_switch is None:
-            os.environ.pop(SWITCH, None)
-        else:
-            os.environ[SWITCH] = saved_switch
+        reference_speedups._EXT = saved

@@ -13,7 +13,7 @@ import reference_strategies as rst
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from native_tiers import per_row_mask
+from speed_paths import per_row_mask
 
 from reference import PLACEHOLDER_TOKEN_ID, pad_sampled_token_ids, unpad_sampled_token_ids
 

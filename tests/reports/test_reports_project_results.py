@@ -59,20 +59,9 @@ def test_summary_of_the_real_run(frame, tmp_path):
     unpad = next(line for line in text.splitlines() if line.startswith("- unpad_sampled"))
     assert ("**PASS**" in unpad) == (worst >= 2.0)
     assert f"worst {worst:.2f}x" in unpad
-    # The ndarray target holds from 64 tokens up (a fixed per-call cost dominates below).
-    ratios = frame.loc[
-        (frame["benchmark"] == "tolists.ToLists.track_tolists_vs_ndarray_tolist")
-        & (frame["status"] == "ok")
-        & (frame["num_tokens"] >= 64),
-        "value",
-    ]
-    tolists = next(line for line in text.splitlines() if "of ndarray.tolist()" in line)
-    assert ("**PASS**" in tolists) == bool((ratios <= 1.2 * 0.95).all())
-    # Over 1.2 but within 5% of it (runs disagree by that much) is not yet a miss.
-    clear_miss = bool((ratios > 1.2 * 1.05).any())
-    assert ("**FAIL**" in tolists) == clear_miss
-    worded = "miss it" if clear_miss else "over the limit"
-    assert f"{int((ratios > 1.2).sum())}/{len(ratios)} shapes {worded}" in tolists
+    # tolists() against ndarray.tolist() is measured, but no target any more.
+    assert not any("of ndarray.tolist()" in line for line in text.splitlines())
+    assert any("of torch's Tensor.tolist()" in line for line in text.splitlines())
     assert "skipped on every device here" in text  # why there is no GB/s
     assert "`bandwidth.png`: no data" in text
     for name in ("latency.png", "tolists_ns_per_element.png", "unpad_speedup.png"):

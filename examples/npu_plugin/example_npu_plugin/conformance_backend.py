@@ -12,4 +12,7 @@ BACKEND = Backend(
     gather_logprobs=worker.gather_logprobs,
     unpad_sampled_token_ids=worker.unpad_sampled_token_ids,
     make_async_output=constructed_like_vllm(worker.NPUAsyncModelRunnerOutput),
+    # The kinds of step our runner hands the async output (all but pooling: we serve no
+    # pooling models); a runner of one token per request would declare ("logprobs",).
+    steps=("multi-token-rows", "discarded-rows", "logprobs", "prompt-logprobs", "empty-batch"),
 )

@@ -1,7 +1,9 @@
 """A faster path built off the caller's thread, once calls show it is worth building.
 
-The reference never makes a caller wait for a compile (a user's first check must
-not wait for a C compiler or inductor).  A :class:`HotBuild` is the tiering JIT
+Only in a process that asks for run-time builds (:func:`allow`, or
+``$OUTPUTS_REFERENCE_COMPILE=1``): the benchmarks do, a conformance run never does
+(its checks need the rules, not the speed), so it never starts a compiler.  Even
+then no caller waits for a compile.  A :class:`HotBuild` is the tiering JIT
 runtimes do: callers keep their eager path and report each call that a built path
 would serve (:meth:`HotBuild.note_hot_call`); the :data:`HOT_CALLS`-th starts the
 build on a daemon thread; from the moment it is ready, :attr:`HotBuild.run` holds
@@ -20,20 +22,30 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-__all__ = ["HOT_CALLS", "SWITCH", "HotBuild", "enabled", "root_cause", "wait_all"]
+__all__ = ["HOT_CALLS", "SWITCH", "HotBuild", "allow", "enabled", "root_cause", "wait_all"]
 
 #: Calls a built path would serve before its build starts: a decode loop, a
 #: benchmark; not a one-off check.
 HOT_CALLS = 16
-#: The environment variable that turns every build off (``0``).
+#: The environment variable that allows run-time builds (``1``) or forbids them
+#: even after :func:`allow` (``0``).
 SWITCH = "OUTPUTS_REFERENCE_COMPILE"
+_allowed = False
 
 Built = TypeVar("Built")
 
 
+def allow(allowed: bool = True) -> None:
+    """Let this process build faster paths at run time (a benchmark's, not a check's)."""
+    global _allowed
+    _allowed = allowed
+
+
 def enabled() -> bool:
-    """Whether builds may run (``$OUTPUTS_REFERENCE_COMPILE`` is not ``0``)."""
-    return os.environ.get(SWITCH, "1") != "0"
+    """Whether builds may run: allowed by :func:`allow` or ``$OUTPUTS_REFERENCE_COMPILE=1``,
+    and not forbidden by ``$OUTPUTS_REFERENCE_COMPILE=0``."""
+    switch = os.environ.get(SWITCH, "")
+    return switch == "1" or (_allowed and switch != "0")
 
 
 class HotBuild(Generic[Built]):

@@ -1,31 +1,29 @@
-"""The rank count's compiled tier: eager at once, one compiled pass once it is ready.
+"""The rank count compiled at run time by ``torch.compile``, where no built path serves.
 
 Counting, per row, the entries ``>=`` the sampled token's logprob reads the whole
-``[rows, vocab]`` batch; with ``k = 0`` it is all of gathering.  vLLM compiles it
-into one pass on its first call, a compile of seconds to a minute.  The reference
-never makes a caller wait for a compile, tiering it the way JIT runtimes do:
+``[rows, vocab]`` batch; with ``k = 0`` it is all of gathering.  On CPU the C
+extension built at install counts it (:func:`reference_speedups.count_at_least`);
+on another device (or a CPU without the extension) vLLM's way is to compile the
+count into one pass on its first call, a compile of seconds to a minute.  This is
+that compile, in a process that allows run-time builds
+(:func:`reference_speedups.hot_build.allow`: the benchmarks; never a conformance
+run), tiered the way JIT runtimes do, so no caller waits for it:
 
-* every call runs eagerly (:func:`reference.logprobs_ops.pessimistic_ranks`) until
-  a device has seen :data:`HOT_CALLS` counts worth compiling (a decode loop, a
-  benchmark; not a one-off check): on CPU of at least :data:`NATIVE_MIN_ELEMENTS`
-  entries, one row included, elsewhere of at least :data:`MIN_ELEMENTS` entries
-  in two rows or more;
-* then a background thread builds the one-pass count for that device: on CPU a C
-  loop (:mod:`reference.native_count`, a tenth of a second, and twice inductor's
-  speed on a batch in cache), elsewhere, or where no C compiler with OpenMP is
-  found, ``torch.compile`` of the count, warmed for the states a caller counts in
-  (``no_grad`` and ``inference_mode``);
+* every call runs eagerly (the reference's own count) until a device has seen
+  :data:`HOT_CALLS` counts of at least :data:`MIN_ELEMENTS` entries in two rows or
+  more (a decode loop, a benchmark; not a one-off check);
+* then a background thread compiles the count for that device, warmed for the
+  states a caller counts in (``no_grad`` and ``inference_mode``); inductor keeps
+  what it built in its cache on disk, so the next process loads it;
 * from the moment it is ready, each such call uses it.
 
-``torch.compile``'s count runs in dynamo's run-only mode: a call whose state it
-was not warmed for (another stride, another thread count) is never compiled on the
+The compiled count runs in dynamo's run-only mode: a call whose state it was not
+warmed for (another stride, another thread count) is never compiled on the
 caller's thread; it is counted eagerly instead.  Either way the counts are the
-same integers.  While a compile runs, calls count with torch's two eager ops
-rather than numpy's per-row ones: each op hands the GIL over, and the compile
-holds it for seconds.  A compile that fails (no C++ compiler, no Triton) leaves its
-device eager for the rest of the process and says why in :func:`states`.
-
-``$OUTPUTS_REFERENCE_COMPILE=0`` keeps every call eager.
+same integers.  While a compile runs, calls count with torch's two eager ops: each
+op hands the GIL over, and the compile holds it for seconds.  A compile that fails
+(no C++ compiler, no Triton) leaves its device eager for the rest of the process
+and says why in :func:`states`.
 """
 
 from __future__ import annotations
@@ -38,13 +36,11 @@ from typing import Any
 
 import torch
 
-from reference import native_count
-from reference.background_build import HOT_CALLS, SWITCH, HotBuild, enabled, root_cause, wait_all
+from reference_speedups.hot_build import HOT_CALLS, SWITCH, HotBuild, enabled, wait_all
 
 __all__ = [
     "HOT_CALLS",
     "MIN_ELEMENTS",
-    "NATIVE_MIN_ELEMENTS",
     "SWITCH",
     "compiled_count",
     "settle",
@@ -58,10 +54,6 @@ Count = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | None"]
 #: Counts of at least this many entries are worth ``torch.compile``'s pass (below
 #: it the eager count is as fast as the compiled call's own overhead, dynamo's guards).
 MIN_ELEMENTS = 1 << 18
-#: The same for the C loop, whose call costs about 5 us: from a few thousand
-#: entries on it beats numpy's compare-and-count, a single row included (one
-#: request decoding: 1 x 151936 counts in 12 us instead of 25).
-NATIVE_MIN_ELEMENTS = 1 << 13
 
 #: Warm-up shapes: two, so the sizes are traced as symbols; at least two rows,
 #: because dynamo specialises a size of 1 (such calls stay eager, see below).
@@ -90,11 +82,6 @@ _TIERS: dict[str, HotBuild[Count]] = {}
 _LOCK = threading.Lock()
 #: What ``torch.compile`` compiles with: inductor, or a test's stand-in.
 _BACKEND: Any = "inductor"
-#: Whether a CPU tries the C loop before ``torch.compile`` (a test turns it off to
-#: see the ``torch.compile`` path on CPU).
-_NATIVE_ON_CPU = True
-#: The C loop's name in :func:`states`.
-_C_LOOP = "C loop"
 
 
 def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:
@@ -107,30 +94,19 @@ def compiled_count(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torc
         or token_logprobs.dtype != torch.float32
         or not logprobs.is_contiguous()
         or not enabled()
+        or not _worth_compiling(logprobs)
     ):
         return None
     tier = _TIERS.get(str(logprobs.device))
-    # Which count serves the call decides whether it is worth one: the built one,
-    # or the one this device would build.
     if tier is not None and tier.run is not None:
-        if not _worth_compiling(logprobs, tier.kind == _C_LOOP):
-            return None
         return tier.run(logprobs, token_logprobs)
-    if not _worth_compiling(logprobs, _tries_c_loop(logprobs.device)):
-        return None
     if tier is not None and tier.building:
         return (logprobs >= token_logprobs).sum(-1, dtype=torch.int32).long()
     _note_hot_call(logprobs.device)
     return None
 
 
-def _tries_c_loop(device: torch.device) -> bool:
-    return device.type == "cpu" and _NATIVE_ON_CPU
-
-
-def _worth_compiling(logprobs: torch.Tensor, native: bool) -> bool:
-    if native:
-        return logprobs.numel() >= NATIVE_MIN_ELEMENTS
+def _worth_compiling(logprobs: torch.Tensor) -> bool:
     # Dynamo specialises a size of 1: one row would miss the compiled code.
     return logprobs.numel() >= MIN_ELEMENTS and logprobs.shape[0] >= 2
 
@@ -150,24 +126,13 @@ def _note_hot_call(device: torch.device) -> None:
         with _LOCK:
             tier = _TIERS.setdefault(
                 str(device),
-                HotBuild(functools.partial(_built, device), f"reference-ranks-compile-{device}"),
+                HotBuild(functools.partial(_built, device), f"reference-count-compile-{device}"),
             )
     tier.note_hot_call()
 
 
 def _built(device: torch.device) -> tuple[str, Count]:
-    """The fastest count that builds for ``device``, and what it is."""
-    if not _tries_c_loop(device):
-        return "torch.compile", _torch_compiled(device)
-    try:
-        return _C_LOOP, native_count.build()
-    except Exception as error:
-        native_failure = root_cause(error)
-    try:
-        count = _torch_compiled(device)
-    except Exception as error:
-        raise RuntimeError(f"{root_cause(error)}; the C loop: {native_failure}") from None
-    return f"torch.compile; the C loop did not build: {native_failure}", count
+    return "torch.compile", _torch_compiled(device)
 
 
 def _torch_compiled(device: torch.device) -> Count:

@@ -1,9 +1,11 @@
-"""The rank count's compiled tier: never a compile on the caller's thread, the same counts.
+"""The rank count's run-time compiled tier: only where allowed, never a compile on the
+caller's thread, the same counts.
 
-The mechanism is tested with a stand-in ``torch.compile`` backend (it records its
-thread and can be slow or fail), the C loop turned off; the C loop and inductor
-are each built for real and their counts compared with the eager ones over ties,
-infinities, NaNs and the states a caller counts in.
+The mechanism is tested on CPU with the C extension set aside (so calls reach the
+tier) and a stand-in ``torch.compile`` backend (it records its thread and can be
+slow or fail); inductor is built for real and its counts compared with the eager
+ones over ties, infinities, NaNs and the states a caller counts in.  The extension's
+own count: ``test_speedups_extension.py``.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from native_tiers import HAS_C_COMPILER
 
-from reference import compiled_ranks, native_build
+import reference_speedups
 from reference.logprobs_ops import pessimistic_ranks
+from reference_speedups import compiled_count as compiled_ranks
+from reference_speedups import hot_build
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Large enough to count as hot: 8 rows over a 32768 vocabulary.
@@ -54,19 +57,21 @@ class StandIn:
 
 @pytest.fixture
 def fresh_tiers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
-    """No device hot yet, compiled with inductor unless a test sets a stand-in."""
+    """No device hot yet, run-time builds allowed, the CPU's extension set aside;
+    compiled with inductor unless a test sets a stand-in."""
     tiers: dict = {}
     monkeypatch.setattr(compiled_ranks, "_TIERS", tiers)
     monkeypatch.delenv(compiled_ranks.SWITCH, raising=False)
+    monkeypatch.setattr(hot_build, "_allowed", True)
+    monkeypatch.setattr(reference_speedups, "_EXT", None)
     yield tiers
     compiled_ranks.settle(timeout=60)
     torch._dynamo.reset()  # each test's compiled code goes, not counting towards dynamo's limit
 
 
 def use_stand_in(monkeypatch: pytest.MonkeyPatch, stand_in: object) -> None:
-    """``torch.compile`` with ``stand_in`` on CPU too (no C loop first)."""
+    """``torch.compile`` with ``stand_in``."""
     monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
-    monkeypatch.setattr(compiled_ranks, "_NATIVE_ON_CPU", False)
 
 
 def heat_and_settle(
@@ -139,32 +144,6 @@ def test_one_row_and_small_counts_never_heat_up_torch_compile(
     assert compiled_ranks.states() == {}
 
 
-@pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler")
-def test_the_c_loop_heats_up_on_one_row_but_not_on_tiny_counts(fresh_tiers: dict) -> None:
-    tiny, tiny_tokens = batch(4, compiled_ranks.NATIVE_MIN_ELEMENTS // 4 - 1)
-    for _ in range(compiled_ranks.HOT_CALLS + 1):
-        pessimistic_ranks(tiny, tiny_tokens)
-    assert compiled_ranks.states() == {}
-
-    # One request decoding over Qwen's vocabulary: below torch.compile's limit,
-    # worth the C loop.
-    logprobs, token_logprobs = batch(1, 151936)
-    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
-    counts = compiled_ranks.compiled_count(logprobs, token_logprobs)
-    assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
-    assert compiled_ranks.compiled_count(tiny, tiny_tokens) is None
-
-
-@pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler")
-def test_cc_may_name_a_compiler_with_flags(
-    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    compiler = native_build.compiler()[0]
-    monkeypatch.setenv("CC", f"{compiler} -Wall")
-    logprobs, token_logprobs = batch()
-    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
-
-
 def test_the_switch_keeps_every_call_eager(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,6 +153,24 @@ def test_the_switch_keeps_every_call_eager(
     for _ in range(compiled_ranks.HOT_CALLS + 1):
         pessimistic_ranks(logprobs, token_logprobs)
     assert compiled_ranks.states() == {}
+
+
+def test_a_process_that_does_not_allow_builds_never_compiles(
+    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A conformance run: the checks need the rules, not the speed.
+    stand_in = StandIn()
+    use_stand_in(monkeypatch, stand_in)
+    monkeypatch.setattr(hot_build, "_allowed", False)
+    logprobs, token_logprobs = batch()
+    for _ in range(compiled_ranks.HOT_CALLS + 1):
+        assert pessimistic_ranks(logprobs, token_logprobs).tolist() == eager_ranks(
+            logprobs, token_logprobs
+        )
+    assert compiled_ranks.states() == {} and stand_in.threads == []
+    # $OUTPUTS_REFERENCE_COMPILE=1 allows them without the call.
+    monkeypatch.setenv(compiled_ranks.SWITCH, "1")
+    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (torch.compile)"}
 
 
 def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
@@ -191,25 +188,12 @@ def test_a_state_the_compile_was_not_warmed_for_counts_eagerly(
     )
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(
-            "C loop",
-            marks=pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler"),
-        ),
-        pytest.param(
-            "torch.compile",
-            marks=pytest.mark.skipif(not HAS_CXX_COMPILER, reason="inductor needs a C++ compiler"),
-        ),
-    ],
-)
-def test_each_compiled_count_equals_the_eager_one(
-    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch, kind: str
-) -> None:
-    monkeypatch.setattr(compiled_ranks, "_NATIVE_ON_CPU", kind == "C loop")
+@pytest.mark.skipif(not HAS_CXX_COMPILER, reason="inductor needs a C++ compiler")
+def test_the_compiled_count_equals_the_eager_one(fresh_tiers: dict) -> None:
     logprobs, token_logprobs = batch()
-    assert heat_and_settle(logprobs, token_logprobs, timeout=600) == {"cpu": f"compiled ({kind})"}
+    assert heat_and_settle(logprobs, token_logprobs, timeout=600) == {
+        "cpu": "compiled (torch.compile)"
+    }
 
     odd = logprobs.clone()
     odd[0, :100] = odd[0, 5]  # a hundred-way tie with the token
@@ -249,79 +233,21 @@ def test_each_compiled_count_equals_the_eager_one(
     assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
 
 
-@pytest.mark.skipif(not HAS_C_COMPILER, reason="the C loop needs a C compiler")
-def test_the_c_loop_counts_what_torch_would_for_every_call_it_is_given(
-    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    logprobs, token_logprobs = batch()
-    assert heat_and_settle(logprobs, token_logprobs) == {"cpu": "compiled (C loop)"}
-
-    def torch_counts(rows: torch.Tensor, tokens: torch.Tensor) -> list[int]:
-        return (rows >= tokens).sum(-1).tolist()
-
-    wide = torch.randn(ROWS, 2 * VOCAB)
-    # One value for all rows is not one per row: the loop must not read past it.
-    assert compiled_ranks.compiled_count(logprobs, token_logprobs[:1]) is None
-    calls = {
-        # Calls it does not take go to the eager count.
-        "a column view": (wide[:, ::2], wide[:, :1].contiguous()),
-        "values not contiguous": (logprobs, wide[:, 4:5]),
-        "float64": (logprobs.double(), token_logprobs.double()),
-    }
-    for name, (rows, tokens) in calls.items():
-        assert pessimistic_ranks(rows, tokens).tolist() == torch_counts(rows, tokens), name
-    # The count is split over torch's threads; one thread gives the same counts.
-    threads = torch.get_num_threads()
-    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
-    assert compiled_ranks.compiled_count(logprobs, token_logprobs).tolist() == torch_counts(
-        logprobs, token_logprobs
-    )
-    monkeypatch.setattr(torch, "get_num_threads", lambda: threads + 3)
-    assert compiled_ranks.compiled_count(logprobs, token_logprobs).tolist() == torch_counts(
-        logprobs, token_logprobs
-    )
-
-
-def test_without_a_c_compiler_the_cpu_compiles_with_torch_and_says_why(
-    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stand_in = StandIn()
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", stand_in)
-    monkeypatch.setenv("CC", "/nonexistent/cc")
-    logprobs, token_logprobs = batch()
-    state = heat_and_settle(logprobs, token_logprobs)["cpu"]
-    assert state.startswith("compiled (torch.compile; the C loop did not build: ")
-    assert "/nonexistent/cc" in state
-    assert stand_in.threads and threading.main_thread() not in stand_in.threads
-    counts = compiled_ranks.compiled_count(logprobs, token_logprobs)
-    assert counts is not None and counts.tolist() == eager_ranks(logprobs, token_logprobs)
-
-
-def test_when_neither_count_builds_the_state_names_both_reasons(
-    fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(compiled_ranks, "_BACKEND", StandIn(fail=True))
-    monkeypatch.setenv("CC", "/nonexistent/cc")
-    logprobs, token_logprobs = batch()
-    state = heat_and_settle(logprobs, token_logprobs)["cpu"]
-    assert state.startswith("eager: compile failed (")
-    assert "no C++ compiler found" in state and "/nonexistent/cc" in state
-    assert compiled_ranks.compiled_count(logprobs, token_logprobs) is None
-
-
 def test_the_process_exits_cleanly_while_a_compile_runs() -> None:
     script = textwrap.dedent(
         f"""
         import time, torch
-        from reference import compiled_ranks, native_build
+        import reference_speedups
         from reference.logprobs_ops import pessimistic_ranks
+        from reference_speedups import compiled_count as compiled_ranks, hot_build
 
         def slow(graph, inputs):
             time.sleep(60)
             return graph.forward
 
         compiled_ranks._BACKEND = slow
-        compiled_ranks._NATIVE_ON_CPU = False
+        hot_build.allow()
+        reference_speedups._EXT = None
         logprobs = torch.randn({ROWS}, {VOCAB})
         for _ in range(compiled_ranks.HOT_CALLS):
             pessimistic_ranks(logprobs, logprobs[:, :1].contiguous())

@@ -1,0 +1,274 @@
+"""A whole decode step's host side, the backend's against vLLM 0.33.0's own.
+
+What a backend pays per decode step is not one piece (a transfer, ``tolists``, the
+unpadding) but the host side of its async output as a whole: the constructor
+vLLM's runner calls (it queues the copies), then ``get_output()``, which waits for
+them, unpads the sampled ids, converts the logprobs to lists, drops the discarded
+requests and returns the ``ModelRunnerOutput``.  Timed here for the backend's
+``make_async_output`` and for vLLM 0.33.0's own ``AsyncGPUModelRunnerOutput``,
+loaded from its producer texts (``vllm-release:0.33.0``, from
+``$OUTPUTS_VLLM_RELEASES``, else ``../shared/spec/vllm-releases`` beside the
+checkout), each on the step its own release's runner builds, on the simulated
+runtime of its accelerator (:mod:`benchmarks.async_output`): both pay the same
+simulated copies, so what differs is their own host work.
+
+The reference (``backend=reference``) is measured at 0.33.0's revision
+(``reference@0.33.0``): the same output as the peer's, so the two do the same work.
+Its 2025.10 revision returns other values (its ``LogprobsLists`` hold Python lists,
+0.33.0's numpy arrays: at 1024 requests with 20 logprobs that conversion alone made
+the 2025.10 step 5x 0.33.0's), which compares contracts, not speed.  Any other
+backend is measured at its own revision.
+
+Shapes: 1 to 1024 requests (request 0 discarded), no logprobs, the sampled token's
+only (``num_logprobs=0``) or 20 top logprobs, one token per request
+(``num_drafts=0``) or speculative rows of 1 to 4 tokens (``num_drafts=3``).
+
+* ``track_decode_step_ratio_to_vllm_0_33``: our time over 0.33.0's, the two
+  interleaved in one process (the target: at most 0.5x at every shape);
+* ``track_decode_step_peak_bytes_ratio_to_vllm_0_33``: the peak of Python's heap
+  (``tracemalloc``) during one step, the least of 25, ours over 0.33.0's (the
+  target: at most 1.0x).  ``tracemalloc`` sees Python objects and numpy's buffers,
+  not torch's CPU allocator: host tensors a step makes with torch ops are not in it
+  (for either side);
+* ``track_decode_step_ratio_to_copies_floor`` and
+  ``track_vllm_0_33_ratio_to_copies_floor``: each side's time over the floor under
+  every async output, the copies and the wait alone: where vLLM's is below 2x the
+  floor, the 0.5x target cannot be met by any backend;
+* ``time_decode_step`` and ``peakmem_decode_step``: each side's own time and the
+  process's peak resident memory (asv's ``peakmem_``), for the tables and plots.
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .async_output import _simulated
+from .backends import RELEASES_ENV_VAR, Subject, resolve
+from .common import (
+    TARGET_SECONDS,
+    HostBenchmark,
+    accepted_token_lists,
+    at_steady_state,
+    backend_params,
+    baseline,
+    sizes,
+)
+from .interleaved import ratio_samples
+
+#: The release whose own async output the target is stated against.
+VLLM_RELEASE = "0.33.0"
+VLLM_SPEC = f"vllm-release:{VLLM_RELEASE}"
+#: The release texts beside this checkout (``../shared`` of the repository).
+DEFAULT_RELEASES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vllm-releases"
+
+NUM_REQS_VALUES = [1, 64, 256, 1024]
+NUM_LOGPROBS_VALUES = [-1, 0, 20]  # -1: the step asks for no logprobs
+NUM_DRAFTS_VALUES = [0, 3]
+#: Steps whose peak heap is measured per ``track`` (the least of them counts).
+_MEMORY_STEPS = 25
+
+
+@cache
+def vllm_own() -> Subject:
+    """vLLM 0.33.0's types and producers from its texts; skipped where they are absent."""
+    if not os.environ.get(RELEASES_ENV_VAR) and DEFAULT_RELEASES.is_dir():
+        os.environ[RELEASES_ENV_VAR] = str(DEFAULT_RELEASES)
+    folder = Path(os.environ.get(RELEASES_ENV_VAR, ""))
+    if not (folder / "producers" / f"producers-{VLLM_RELEASE}.py.txt").is_file():
+        raise NotImplementedError(
+            f"vLLM {VLLM_RELEASE}'s producer texts not found under {folder} "
+            f"(set ${RELEASES_ENV_VAR} to the folder of release texts)"
+        )
+    subject = resolve(VLLM_SPEC)
+    subject.producer("make_async_output")
+    return subject
+
+
+def _warm_peer() -> None:
+    """Load 0.33.0's texts in asv's forkserver parent, once: every forked child
+    inherits them instead of loading them itself (about a second each)."""
+    try:
+        vllm_own()
+    except Exception:  # absent texts: each benchmark's setup says why
+        vllm_own.cache_clear()
+
+
+def step_case(num_reqs: int, num_logprobs: int, num_drafts: int) -> Any:
+    """The step as host data: rows padded with -1, request 0 discarded."""
+    from conformance.producers.steps import StepCase
+
+    lists = accepted_token_lists(num_reqs, num_drafts)
+    # Ids in the tens of thousands (no small-int caching), each row padded to one width.
+    rows = tuple(
+        tuple(100_000 + tok % 50_000 for tok in row) + (-1,) * (num_drafts + 1 - len(row))
+        for row in lists
+    )
+    case = StepCase(f"decode-{num_reqs}", rows, invalid_req_indices=(0,))
+    return case.with_logprobs(num_logprobs if num_logprobs >= 0 else None)
+
+
+def runner_step(subject: Subject, case: Any) -> Any:
+    """The step ``subject``'s own release's runner holds, on its simulated accelerator."""
+    from conformance.producers.steps import build_step
+
+    if subject.revision is None:
+        raise NotImplementedError(f"{subject.spec}: no revision data to build its runner's step")
+    return build_step(subject, subject.revision, case, _simulated(subject.async_output_device))
+
+
+def decode_step(subject: Subject, step: Any) -> Callable[[], object]:
+    """One step of ``subject``: its async output built from the step, then ``get_output()``."""
+    make = subject.producer("make_async_output")
+    return lambda: make(step).get_output()
+
+
+def copies_and_wait(step: Any) -> Callable[[], object]:
+    """The least any async output of ``step`` does: queue the copies of the sampled ids
+    and the logprobs tensors on the copy stream, record an event, wait for it.  No
+    unpadding, no lists, no output: the floor under every backend's step."""
+    import torch
+
+    runtime = getattr(torch, step.device)
+    stream = step.async_output_copy_stream
+    tensors = [step.sampled_token_ids]
+    if step.logprobs_tensors is not None:
+        tensors += [t for t in step.logprobs_tensors if isinstance(t, torch.Tensor)]
+
+    def floor() -> object:
+        with runtime.stream(stream):
+            stream.wait_stream(runtime.current_stream())
+            host = [t.to("cpu", non_blocking=True) for t in tensors]
+            event = runtime.Event()
+            event.record()
+        event.synchronize()
+        return host
+
+    return floor
+
+
+def peak_heap_bytes(step: Callable[[], object]) -> float:
+    """The peak of Python's heap over one call of ``step``, in bytes: the least of a few
+    calls, since the simulated runtime's copy thread allocates into the same heap at
+    moments that differ from call to call (noise only adds; the step's own need is
+    the least)."""
+    peaks = []
+    tracemalloc.start()
+    try:
+        for _ in range(_MEMORY_STEPS):
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+            output = step()
+            peaks.append(tracemalloc.get_traced_memory()[1] - before)
+            del output
+    finally:
+        tracemalloc.stop()
+    return float(min(peaks))
+
+
+class _Steps(HostBenchmark):
+    """Both sides' steps, set up at steady state."""
+
+    param_names: ClassVar[list[str]] = ["backend", "num_reqs", "num_logprobs", "num_drafts"]
+    # The peer's step builds from its texts on first use: a few seconds per process.
+    timeout = 180.0
+
+    def setup(self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int) -> None:
+        subject = self.use_backend(backend)
+        if backend == "reference":
+            subject = resolve(f"reference@{VLLM_RELEASE}")
+        peer = vllm_own()
+        case = step_case(num_reqs, num_logprobs, num_drafts)
+        self.ours = decode_step(subject, runner_step(subject, case))
+        their_step = runner_step(peer, case)
+        self.theirs = decode_step(peer, their_step)
+        self.floor = copies_and_wait(their_step)
+        # The first calls pay imports and thread starts; the reference's run-time
+        # tier (if any) is built here, as vLLM's compile is paid outside its steps.
+        at_steady_state(self.ours)
+        for _ in range(3):
+            self.theirs()
+
+
+class DecodeStepTargets(_Steps):
+    """The two targets over the whole grid: time and peak heap against 0.33.0's own."""
+
+    params: ClassVar[list[list[Any]]] = [
+        backend_params("make_async_output"),
+        sizes(NUM_REQS_VALUES, 256, target=True),
+        sizes(NUM_LOGPROBS_VALUES, 0, target=True),
+        sizes(NUM_DRAFTS_VALUES, 0, target=True),
+    ]
+
+    def track_decode_step_ratio_to_vllm_0_33(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> dict[str, Any]:
+        return ratio_samples(self.ours, self.theirs, TARGET_SECONDS)
+
+    track_decode_step_ratio_to_vllm_0_33.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_decode_step_peak_bytes_ratio_to_vllm_0_33(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> float:
+        return peak_heap_bytes(self.ours) / peak_heap_bytes(self.theirs)
+
+    track_decode_step_peak_bytes_ratio_to_vllm_0_33.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_vllm_0_33_ratio_to_copies_floor(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> dict[str, Any]:
+        """vLLM 0.33.0's time over the floor under every async output (the copies and
+        the wait alone): where it is below 2, no async output can take half of vLLM's
+        time, since every one pays the floor."""
+        return ratio_samples(self.theirs, self.floor, TARGET_SECONDS)
+
+    track_vllm_0_33_ratio_to_copies_floor.unit = "ratio"  # type: ignore[attr-defined]
+
+
+class DecodeStep(_Steps):
+    """Each side's own time and peak memory, and ours over the floor (representative
+    shape in the main job, the whole grid in ``nox -s bench``)."""
+
+    params: ClassVar[list[list[Any]]] = [
+        backend_params("make_async_output"),
+        sizes(NUM_REQS_VALUES, 256),
+        sizes(NUM_LOGPROBS_VALUES, 0),
+        sizes(NUM_DRAFTS_VALUES, 0),
+    ]
+
+    def time_decode_step(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> None:
+        self.ours()
+
+    @baseline
+    def time_decode_step_vllm_0_33_own(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> None:
+        self.theirs()
+
+    def peakmem_decode_step(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> None:
+        self.ours()
+
+    @baseline
+    def peakmem_decode_step_vllm_0_33_own(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> None:
+        self.theirs()
+
+    def track_decode_step_ratio_to_copies_floor(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> dict[str, Any]:
+        """Our time over the copies and the wait alone (:func:`copies_and_wait`)."""
+        return ratio_samples(self.ours, self.floor, TARGET_SECONDS)
+
+    track_decode_step_ratio_to_copies_floor.unit = "ratio"  # type: ignore[attr-defined]
+
+
+_warm_peer()

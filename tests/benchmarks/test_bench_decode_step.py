@@ -1,0 +1,72 @@
+"""The whole decode step benchmark: both sides do the same work on the same step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks import async_output, common
+from benchmarks.decode_step import DEFAULT_RELEASES, DecodeStepTargets, step_case
+
+pytestmark = pytest.mark.skipif(
+    not (DEFAULT_RELEASES / "producers").is_dir(),
+    reason=f"vLLM's producer texts are not beside the checkout ({DEFAULT_RELEASES})",
+)
+
+
+@pytest.fixture
+def simulated_runtime():
+    """The benchmark installs a simulated ``torch.cuda`` for its process: uninstalled
+    after the test, so the tests after it see this machine's devices."""
+    yield
+    while async_output._INSTALLED:
+        async_output._INSTALLED.pop().close()
+    async_output._simulated.cache_clear()
+
+
+def _plain(value: object) -> object:
+    """Lists and numpy arrays alike as nested lists, to compare two releases' outputs."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize(("num_reqs", "num_logprobs", "num_drafts"), [(64, 20, 3), (5, -1, 0)])
+@pytest.mark.usefixtures("simulated_runtime")
+def test_ours_and_vllms_own_give_the_same_output(
+    num_reqs: int, num_logprobs: int, num_drafts: int
+) -> None:
+    bench = DecodeStepTargets()
+    bench.setup("reference", num_reqs, num_logprobs, num_drafts)
+    ours, theirs = bench.ours(), bench.theirs()
+    # The reference at 0.33.0's revision: the same values as 0.33.0's own output.
+    assert type(ours).__module__.startswith("reference.revisions")
+    assert type(theirs).__module__.startswith("vllm_release_0_33_0")
+    assert ours.sampled_token_ids == theirs.sampled_token_ids
+    assert ours.sampled_token_ids[0] == []  # request 0 discarded
+    if num_logprobs < 0:
+        assert ours.logprobs is None and theirs.logprobs is None
+    else:
+        assert _plain(list(ours.logprobs)) == _plain(list(theirs.logprobs))
+    # The floor copies the step's tensors and nothing else.
+    copies = bench.floor()
+    assert copies[0].tolist() == [
+        list(row) for row in step_case(num_reqs, num_logprobs, num_drafts).rows
+    ]
+    assert (
+        bench.track_decode_step_peak_bytes_ratio_to_vllm_0_33(
+            "reference", num_reqs, num_logprobs, num_drafts
+        )
+        > 0.0
+    )
+
+
+def test_the_step_rows_are_the_accepted_tokens_padded() -> None:
+    case = step_case(32, 5, 3)
+    lengths = [len(row) for row in common.accepted_token_lists(32, 3)]
+    assert {len(row) for row in case.rows} == {4}
+    assert [sum(t != -1 for t in row) for row in case.rows] == lengths
+    assert all(t >= 100_000 for row in case.rows for t in row if t != -1)
+    assert case.invalid_req_indices == (0,) and case.num_logprobs == 5
