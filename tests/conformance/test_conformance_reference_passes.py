@@ -57,7 +57,18 @@ def test_reference_passes_and_the_report_does_not_depend_on_xdist(tmp_path) -> N
     )  # the table
 
 
-@pytest.mark.parametrize("revision", revisions.known_revisions())
+#: The revisions whose reference runs in ``nox -s tests``: the default and the newest.  The
+#: others (the whole release matrix) are marked ``long``: ``nox -s tests-long``, in CI too.
+QUICK_REVISIONS = {revisions.DEFAULT_REVISION, revisions.known_revisions()[-1]}
+
+
+@pytest.mark.parametrize(
+    "revision",
+    [
+        pytest.param(r, marks=() if r in QUICK_REVISIONS else (pytest.mark.long,))
+        for r in revisions.known_revisions()
+    ],
+)
 def test_the_reference_of_every_revision_passes_it(tmp_path, revision: str) -> None:
     run = suite_runner.in_process(
         tmp_path, "--pyargs", "conformance", "--conformance-backend", "reference",

@@ -6,6 +6,10 @@ revision it fails in exactly the types that differ.  The texts are read from
 tests skip.  Releases whose texts are byte for byte identical run once, under the
 first version that ships the text (the others map to the same revision, which the
 registry tests check).
+
+The whole matrix is long (a process per run, about 60 runs): the newest release's runs
+are part of ``nox -s tests``; every other release's are marked ``long`` and run in
+``nox -s tests-long``, which CI runs too.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import suite_runner
+from once_per_session import once_per_session
 
 from conformance.oracle import revisions
 from conformance.releases.texts import (
@@ -50,6 +55,18 @@ def _distinct_texts() -> dict[str, Path]:
 
 
 DISTINCT = _distinct_texts()
+#: The release whose runs stay in the quick session: the newest, which backends move to.
+QUICK = max(DISTINCT, key=lambda v: tuple(map(int, v.split("."))), default="")
+
+
+def _quick_or_long(values: list) -> list:
+    """Each value as a parameter; all but those of the newest release marked ``long``."""
+    params = []
+    for value in values:
+        version = value[0] if isinstance(value, tuple) else value
+        marks = () if version == QUICK else (pytest.mark.long,)
+        params.append(pytest.param(*(value if isinstance(value, tuple) else (value,)), marks=marks))
+    return params
 
 
 def _judge(tmp_path: Path, path: Path, *options: str) -> suite_runner.Run:
@@ -58,9 +75,50 @@ def _judge(tmp_path: Path, path: Path, *options: str) -> suite_runner.Run:
     )
 
 
-@pytest.mark.parametrize("version", list(DISTINCT))
-def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
-    run = _judge(tmp_path, DISTINCT[version])
+def _matrix_run(item: pytest.Item) -> tuple[str, list[str]] | None:
+    """The run of the release matrix a test of this module reads: ``(label, argv)``."""
+    params = getattr(item, "callspec", None)
+    if Path(str(item.path)) != Path(__file__) or params is None:
+        return None
+    name, version = item.originalname, params.params.get("version")
+    if name == "test_release_passes_its_own_revision":
+        return f"own-{version}", ["--vllm-outputs", str(DISTINCT[version])]
+    if name == "test_release_own_producers_pass_their_revision":
+        path = str(DISTINCT_PRODUCERS[version])
+        return f"producers-{version}", ["--vllm-outputs", path, "-k", PRODUCER_CHECKS]
+    if (
+        name
+        == "test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_that_differ"
+    ):
+        judged = params.params["judged"]
+        argv = ["--vllm-outputs", str(DISTINCT[version]), "--revision", judged]
+        return f"{version}-as-{judged}", argv
+    return None
+
+
+@pytest.fixture(scope="module")
+def matrix(request: pytest.FixtureRequest, tmp_path_factory) -> dict[str, suite_runner.Run]:
+    """Every run of the release matrix this session's tests read, made once (for every
+    xdist worker) before the first of them: ``python -m conformance --vllm-outputs ...``,
+    each in a process of its own forked from a warm parent (``warm_runs.py``)."""
+    argvs = dict(filter(None, map(_matrix_run, request.session.items)))
+
+    def run_all(folder: Path) -> dict[str, list]:
+        made = suite_runner.warm_runs(folder, argvs)
+        return {label: [r.exit_code, r.report, r.output] for label, r in made.items()}
+
+    made = once_per_session(tmp_path_factory, "release-matrix", run_all)
+    return {label: suite_runner.Run(*made[label]) for label in argvs}
+
+
+def _matrix(matrix: dict[str, suite_runner.Run], request: pytest.FixtureRequest):
+    label, _ = _matrix_run(request.node)
+    return matrix[label]
+
+
+@pytest.mark.parametrize("version", _quick_or_long(list(DISTINCT)))
+def test_release_passes_its_own_revision(matrix, request, version: str) -> None:
+    run = _matrix(matrix, request)
     assert run.exit_code == 0, run.output[-3000:]
     report = run.report
     assert report is not None
@@ -79,57 +137,16 @@ def test_release_passes_its_own_revision(tmp_path, version: str) -> None:
     assert summary["passed"] >= 100
     ran = _judged(report)
     assert sorted(revision.all_behaviours - ran) == []
-    # vLLM's own producers of the release (its texts lie beside) are judged too.
+    # vLLM's own producers of the release (its texts lie beside) are judged too, and its
+    # async output waits for the (simulated) device.
     if producer_text_beside(DISTINCT[version], version) is not None:
-        assert sorted(revision.producer_behaviours - ran - UNDECLARED_BY_VLLM) == []
+        _assert_own_producers_pass(report, revision, version)
 
 
-#: vLLM has no standalone padding producer.
-UNDECLARED_BY_VLLM = {"producer.pad_sampled_token_ids"}
-
-
-def _judged(report: dict) -> set[str]:
-    """Behaviours that passed, or caught a known defect of vLLM's own release (named)."""
-    return {
-        t["behaviour"]
-        for t in report["tests"]
-        if t["outcome"] == "passed"
-        or (t["outcome"] == "xfailed" and "known defect of vLLM" in t["message"])
-    }
-
-
-def _distinct_producers() -> dict[str, Path]:
-    """One version per distinct pair of outputs.py and producers text (producers changed alone)."""
-    if not RELEASES.is_dir():
-        return {}
-    seen: set[str] = set()
-    distinct = {}
-    for version, path in release_texts(RELEASES).items():
-        producers = producer_text_beside(path, version)
-        if producers is None or version not in revisions.known_releases():
-            continue
-        body = producers.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
-        runner_v2 = mrv2_text_beside(path, version)
-        if runner_v2 is not None:  # Model Runner V2's producers are judged with them
-            body += runner_v2.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
-        digest = hashlib.sha256(path.read_bytes() + body.encode()).hexdigest()
-        if digest not in seen:
-            seen.add(digest)
-            distinct[version] = path
-    return distinct
-
-
-DISTINCT_PRODUCERS = _distinct_producers()
-
-
-@pytest.mark.parametrize("version", list(DISTINCT_PRODUCERS))
-def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> None:
-    run = _judge(tmp_path, DISTINCT_PRODUCERS[version], "-k", "producer or get_kv_connector")
-    assert run.exit_code == 0, run.output[-3000:]
-    revision = revisions.revision(revisions.revision_for_vllm_version(version))
-    passed = _judged(run.report)
+def _assert_own_producers_pass(report: dict, revision, version: str) -> None:
+    passed = _judged(report)
     assert sorted(revision.producer_behaviours - passed - UNDECLARED_BY_VLLM) == []
-    race = [t for t in run.report["tests"] if t["behaviour"].endswith(":waits-for-device")]
+    race = [t for t in report["tests"] if t["behaviour"].endswith(":waits-for-device")]
     # One busy step, and one with rows of several tokens where the runner hands them over,
     # per runner's async output (Model Runner V2's only on the steps its runner builds).
     judged = [t for t in race if t["outcome"] != "skipped"]
@@ -145,6 +162,58 @@ def test_release_own_producers_pass_their_revision(tmp_path, version: str) -> No
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
+
+
+#: The checks of a run of vLLM's own producers alone.
+PRODUCER_CHECKS = "producer or get_kv_connector"
+#: vLLM has no standalone padding producer.
+UNDECLARED_BY_VLLM = {"producer.pad_sampled_token_ids"}
+
+
+def _judged(report: dict) -> set[str]:
+    """Behaviours that passed, or caught a known defect of vLLM's own release (named)."""
+    return {
+        t["behaviour"]
+        for t in report["tests"]
+        if t["outcome"] == "passed"
+        or (t["outcome"] == "xfailed" and "known defect of vLLM" in t["message"])
+    }
+
+
+def _distinct_producers() -> dict[str, Path]:
+    """One version per distinct pair of outputs.py and producers text whose producers changed
+    alone: the first version of each outputs.py text has its producers judged by its own run
+    (:func:`test_release_passes_its_own_revision`), the same checks on the same texts."""
+    if not RELEASES.is_dir():
+        return {}
+    seen: set[str] = set()
+    distinct = {}
+    for version, path in release_texts(RELEASES).items():
+        producers = producer_text_beside(path, version)
+        if producers is None or version not in revisions.known_releases():
+            continue
+        body = producers.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
+        runner_v2 = mrv2_text_beside(path, version)
+        if runner_v2 is not None:  # Model Runner V2's producers are judged with them
+            body += runner_v2.read_text(encoding="utf-8").split("\n# ---- ", 1)[-1]
+        digest = hashlib.sha256(path.read_bytes() + body.encode()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            if version not in DISTINCT:
+                distinct[version] = path
+    return distinct
+
+
+DISTINCT_PRODUCERS = _distinct_producers()
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("version", list(DISTINCT_PRODUCERS))
+def test_release_own_producers_pass_their_revision(matrix, request, version: str) -> None:
+    run = _matrix(matrix, request)
+    assert run.exit_code == 0, run.output[-3000:]
+    revision = revisions.revision(revisions.revision_for_vllm_version(version))
+    _assert_own_producers_pass(run.report, revision, version)
 
 
 @pytest.mark.parametrize("version", ["0.11.0", "0.32.0"])
@@ -213,11 +282,11 @@ def _neighbour_pairs() -> list[tuple[str, str]]:
     return pairs
 
 
-@pytest.mark.parametrize(("version", "judged"), _neighbour_pairs())
+@pytest.mark.parametrize(("version", "judged"), _quick_or_long(_neighbour_pairs()))
 def test_release_judged_by_a_neighbouring_revision_fails_in_exactly_the_types_that_differ(
-    tmp_path, version: str, judged: str
+    matrix, request, version: str, judged: str
 ) -> None:
-    run = _judge(tmp_path, DISTINCT[version], "--revision", judged)
+    run = _matrix(matrix, request)
     report = run.report
     assert report is not None and report["spec_revision_source"] == "given"
     failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
@@ -263,12 +332,15 @@ def test_a_folder_gives_a_report_per_release_and_the_matrix(tmp_path) -> None:
     for version in ("0.10.1", "0.11.2", "0.12.0"):
         name = f"outputs-{version}.py.txt"
         (folder / name).write_bytes((RELEASES / name).read_bytes())
+    # The releases' own runs above judge them whole; here a few checks each show the folder.
     run = suite_runner.subprocess_run(
         tmp_path,
         "--vllm-outputs",
         str(folder),
         "--report-dir",
         "out",
+        "-k",
+        "draft_token_ids",
         module="conformance",
         report=False,
     )

@@ -3,7 +3,8 @@
 Each text is the 0.33.0 text with one change (``vllm_texts.VARIANTS``), or a source tree
 shaped like vLLM's with one producer changed.  The suite runs in this process (the
 self-run of each text, which finds the rules it supersedes, is one process per text,
-cached for the module in ``XDG_CACHE_HOME``); runs are shared by the tests that read them.
+cached in ``XDG_CACHE_HOME``, one cache for every xdist worker); runs are shared by the
+tests that read them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import suite_runner
 import vllm_texts
+from once_per_session import session_folder
 
 from conformance.releases.text_revision import text_revision
 from conformance.run.text_judging import superseded_checks
@@ -62,12 +64,18 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory):
+    from filelock import FileLock
+
     vllm_texts.release_text()
-    cache = tmp_path_factory.mktemp("cache")
+    # One cache for every xdist worker, filled under a lock: the self-runs are made once
+    # (the cache is keyed by the texts, so each worker's copies of them hit it).
+    shared = session_folder(tmp_path_factory)
     saved = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache)
+    os.environ["XDG_CACHE_HOME"] = str(shared / "text-runs-cache")
     try:
-        yield Runs(tmp_path_factory.mktemp("texts"))
+        with FileLock(str(shared / "text-runs-cache.lock")):
+            made = Runs(tmp_path_factory.mktemp("texts"))
+        yield made
     finally:
         if saved is None:
             os.environ.pop("XDG_CACHE_HOME", None)
