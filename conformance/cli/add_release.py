@@ -54,7 +54,12 @@ from conformance.oracle.revisions import (
 )
 from conformance.oracle.text_surface import OUTPUTS_MODULE
 from conformance.releases.sources import VllmSource, read_source
-from conformance.releases.text_revision import TextRevision, of_source, spec_type_of
+from conformance.releases.text_revision import (
+    TextRevision,
+    changes_count,
+    of_source,
+    spec_type_of,
+)
 from conformance.releases.texts import PRODUCERS_FOLDER, ReleaseTextError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _write_known_surface(judged, version, args.root)
     _write_data(plan, args.root)
     _regenerate_readme(args.root)
-    print(f"vLLM {version} = nearest known {judged.nearest} + {len(judged.changes)} changes")
+    print(f"vLLM {version} = nearest known {judged.nearest} + {changes_count(judged.changes)}")
     for change in judged.changes:
         print(f"  {change.describe()}: {change.known or '-'} -> {change.new or '-'}")
     print(f"texts: {', '.join(str(p) for p in written)}")

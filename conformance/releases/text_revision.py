@@ -92,7 +92,7 @@ class TextRevision:
 
     def headline(self) -> str:
         """``vLLM outputs-0.34.0.dev3.py.txt = nearest known 0.33.0 + 3 changes``."""
-        return f"vLLM {self.what} = nearest known {self.nearest} + {len(self.changes)} changes"
+        return f"vLLM {self.what} = nearest known {self.nearest} + {changes_count(self.changes)}"
 
     def spec_revision(self) -> SpecRevision:
         """The base revision, with one behaviour per judged change."""
@@ -264,3 +264,8 @@ def _side_surface(release: str | None, text: TextRevision | None) -> Surface | N
 
 def _has_producers(surface: Surface) -> bool:
     return any(m.module != OUTPUTS_MODULE for m in surface.values())
+
+
+def changes_count(changes: tuple[Change, ...]) -> str:
+    """``1 change``, ``3 changes``: the headline's count of what vLLM changed."""
+    return f"{len(changes)} change" + ("" if len(changes) == 1 else "s")

@@ -79,7 +79,7 @@ def test_the_texts_go_where_the_suite_reads_them(added) -> None:
 
 def test_the_revision_is_derived_from_its_nearest_plus_the_change(added) -> None:
     folder, root, _, _, done = added
-    assert "vLLM 0.34.0 = nearest known 0.33.0 + 1 changes" in done.stdout
+    assert "vLLM 0.34.0 = nearest known 0.33.0 + 1 change" in done.stdout
     assert "field added ModelRunnerOutput.npu_stream_id" in done.stdout
     code = (
         "from reference.revisions import revision, revision_for_vllm_version, reference_module\n"

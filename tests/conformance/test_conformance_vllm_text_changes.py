@@ -157,7 +157,7 @@ def test_a_text_with_one_change_lists_exactly_that_change(tmp_path, name) -> Non
     _, expected = vllm_texts.VARIANTS[name]
     assert judged.nearest == vllm_texts.BASE
     assert [(c.type, c.member, c.change) for c in judged.changes] == [expected]
-    assert judged.headline() == "vLLM outputs.py = nearest known 0.33.0 + 1 changes"
+    assert judged.headline() == "vLLM outputs.py = nearest known 0.33.0 + 1 change"
     [behaviour] = [j.behaviour for j in judged.judged]
     assert behaviour == f"vllm-change:{expected[0]}.{expected[1]}"
     assert behaviour in judged.spec_revision().behaviours
@@ -194,7 +194,7 @@ def test_a_dev_version_file_is_read_with_its_version(tmp_path) -> None:
     judged = text_revision(path)
     assert judged.source.version == "0.34.0.dev3+g1a2b3c4"
     assert judged.headline() == (
-        "vLLM outputs-0.34.0.dev3+g1a2b3c4.py.txt = nearest known 0.33.0 + 1 changes"
+        "vLLM outputs-0.34.0.dev3+g1a2b3c4.py.txt = nearest known 0.33.0 + 1 change"
     )
 
 

@@ -104,7 +104,7 @@ def test_vllm_own_text_passes_itself_with_exactly_its_change_listed(runs, name) 
     [entry] = report["vllm_changes"]
     assert entry["behaviour"] == f"vllm-change:{type_name}.{member}"
     assert report["vllm_text"]["headline"] == (
-        f"vLLM outputs-{name}.py = nearest known 0.33.0 + 1 changes"
+        f"vLLM outputs-{name}.py = nearest known 0.33.0 + 1 change"
     )
     assert report["spec_revision"] == "0.33.0"
     # The change is judged (against the text's own code), and passes.

@@ -62,7 +62,7 @@ def test_a_fork_with_an_extra_field_is_judged_with_that_change(tmp_path) -> None
     assert version == "0.33.0+ascend"
     assert chosen == "detected 0.33.0"
     assert detail.startswith("installed vllm 0.33.0+ascend; judged against vLLM tree")
-    assert detail.endswith("= nearest known 0.33.0 + 1 changes")
+    assert detail.endswith("= nearest known 0.33.0 + 1 change")
 
 
 def test_a_known_release_installed_is_judged_by_its_version_as_before(tmp_path) -> None:

@@ -39,14 +39,14 @@ def _summary(tmp_path: Path, report: Path) -> str:
 
 def test_the_text_judged_and_each_change_are_shown(tmp_path) -> None:
     text = {
-        "headline": "vLLM outputs-x.py = nearest known 0.33.0 + 1 changes",
+        "headline": "vLLM outputs-x.py = nearest known 0.33.0 + 1 change",
         "revision": "0.33.0",
     }
     summary = _summary(
         tmp_path, _report(tmp_path / "r.json", vllm_text=text, vllm_changes=[CHANGE])
     )
     section = summary.partition("## What vLLM changed")[2].partition("\n## ")[0]
-    assert "judged against vLLM outputs-x.py = nearest known 0.33.0 + 1 changes" in section
+    assert "judged against vLLM outputs-x.py = nearest known 0.33.0 + 1 change" in section
     assert (
         "| field added | `ModelRunnerOutput` | `npu_stream_id` | - | npu_stream_id: int = 0 |"
         in section
