@@ -265,7 +265,6 @@ class SimulatedRuntime:
         self._streams: list[SimulatedStream] = []
         self._errors: list[BaseException] = []
         self._early_reads: list[str] = []  # labels, once each
-        self._numpy_views: list[HostCopy] = []  # copies viewed as numpy while in flight
         self._local = threading.local()  # the current stream is per host thread, as in torch
         # Classes bound to this runtime, so that torch.<device>.Stream() needs no argument.
         self.Stream = type("Stream", (SimulatedStream,), {"_runtime": self})
@@ -388,20 +387,13 @@ class SimulatedRuntime:
             if copy.label not in self._early_reads:
                 self._early_reads.append(copy.label)
 
-    def _note_numpy_view(self, copy: HostCopy) -> None:
-        with self._lock:
-            if all(seen is not copy for seen in self._numpy_views):
-                self._numpy_views.append(copy)
-
     def early_reads(self) -> list[str]:
         """One line per host copy read before the wait it belongs to, in the order read.
 
-        A ``.numpy()`` view of a copy still in flight now counts as read early: its values
-        can be read only through it, and the host never waited for them."""
+        A ``.numpy()`` view aliases the buffer and is no read (:class:`InFlightHostTensor`):
+        a copy never waited for is named by :meth:`copies_not_arrived` instead."""
         with self._lock:
-            labels = list(self._early_reads)
-            labels += [c.label for c in self._numpy_views if not c.landed and c.label not in labels]
-            return [f"{label} read before its copy arrived" for label in labels]
+            return [f"{label} read before its copy arrived" for label in self._early_reads]
 
     def copies_not_arrived(self) -> list[str]:
         """The labels of the host copies queued and not yet waited for, in queue order."""
@@ -676,12 +668,6 @@ class InFlightHostTensor(torch.Tensor):
             return _plain_result(result)
         # A view of an in-flight buffer is the buffer still; anything else read its values.
         first = pending[0]
-        if func is torch.Tensor.numpy and len(pending) == 1:
-            # ``.numpy()`` is a view of the buffer too (Model Runner V2's async output takes
-            # one right after queuing each copy): a read only if the copy has not arrived
-            # by the time the values are judged (``early_reads``).
-            first._runtime._note_numpy_view(first._copy)
-            return result
         if (
             isinstance(result, torch.Tensor)
             and len(pending) == 1
