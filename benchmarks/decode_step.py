@@ -25,11 +25,13 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
 
 * ``track_decode_step_ratio_to_vllm_0_33``: our time over 0.33.0's, the two
   interleaved in one process (the target: at most 0.5x at every shape);
-* ``track_decode_step_peak_bytes_ratio_to_vllm_0_33``: the peak of Python's heap
-  (``tracemalloc``) during one step, the least of 25, ours over 0.33.0's (the
-  target: at most 1.0x).  ``tracemalloc`` sees Python objects and numpy's buffers,
-  not torch's CPU allocator: host tensors a step makes with torch ops are not in it
-  (for either side);
+* ``track_decode_step_peak_bytes_ratio_to_vllm_0_33``: the step's peak host memory,
+  ours over 0.33.0's (the target: at most 1.0x): Python's heap and torch's CPU
+  allocator together (:mod:`benchmarks.host_memory`, the median of 25 steps), the
+  simulated copies run inline so that no copy thread's allocations enter the count;
+* ``track_decode_step_peak_bytes_ratio_to_floor``: ours over the least any output
+  holds (the host copies and the lists of ids), for one token per request, where
+  both sides build exactly that output and a ratio near 1.0 is a tie;
 * ``track_decode_step_ratio_to_copies_floor`` and
   ``track_vllm_0_33_ratio_to_copies_floor``: each side's time over the floor under
   every async output, the copies and the wait alone: where vLLM's is below 2x the
@@ -40,9 +42,10 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
 
 from __future__ import annotations
 
+import math
 import os
-import tracemalloc
 from collections.abc import Callable
+from contextlib import ExitStack
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -58,6 +61,7 @@ from .common import (
     baseline,
     sizes,
 )
+from .host_memory import peak_host_bytes
 from .interleaved import ratio_samples
 
 #: The release whose own async output the target is stated against.
@@ -69,8 +73,6 @@ DEFAULT_RELEASES = Path(__file__).resolve().parents[1].parent / "shared" / "spec
 NUM_REQS_VALUES = [1, 64, 256, 1024]
 NUM_LOGPROBS_VALUES = [-1, 0, 20]  # -1: the step asks for no logprobs
 NUM_DRAFTS_VALUES = [0, 3]
-#: Steps whose peak heap is measured per ``track`` (the least of them counts).
-_MEMORY_STEPS = 25
 
 
 @cache
@@ -151,23 +153,46 @@ def copies_and_wait(step: Any) -> Callable[[], object]:
     return floor
 
 
-def peak_heap_bytes(step: Callable[[], object]) -> float:
-    """The peak of Python's heap over one call of ``step``, in bytes: the least of a few
-    calls, since the simulated runtime's copy thread allocates into the same heap at
-    moments that differ from call to call (noise only adds; the step's own need is
-    the least)."""
-    peaks = []
-    tracemalloc.start()
-    try:
-        for _ in range(_MEMORY_STEPS):
-            tracemalloc.reset_peak()
-            before = tracemalloc.get_traced_memory()[0]
-            output = step()
-            peaks.append(tracemalloc.get_traced_memory()[1] - before)
-            del output
-    finally:
-        tracemalloc.stop()
-    return float(min(peaks))
+def held_at_least(step: Any) -> Callable[[], object]:
+    """The least an async output of a step of one token per request does, as host
+    memory goes: an object holding the host copies (:func:`copies_and_wait`), then the
+    runner's output given the rows as lists of Python ints (``tolist()`` of the host
+    ids, as 0.33.0's revision gives them) and the logprobs as numpy views of their
+    host copies.  No unpadding, no discarding: a floor, not an output to judge."""
+    copies = copies_and_wait(step)
+    output = step.model_runner_output
+
+    def floor() -> object:
+        held = _Held(copies())
+        output.sampled_token_ids = held.host[0].tolist()
+        output.logprobs = [t.numpy() for t in held.host[1:]] or None
+        return output
+
+    return floor
+
+
+class _Held:
+    """The one object an async output is: here, the host copies alone."""
+
+    __slots__ = ("host",)
+
+    def __init__(self, host: Any) -> None:
+        self.host = host
+
+
+def peak_bytes_ratio(
+    ours: Callable[[], object], theirs: Callable[[], object], *devices: str
+) -> float:
+    """Our step's peak host memory over theirs (:func:`benchmarks.host_memory.peak_host_bytes`),
+    each measured with the copies of the simulated runtimes of ``devices`` run inline: the
+    copy thread's own allocations would enter the count at moments that differ from
+    call to call, and a copy engine takes no host memory."""
+    with ExitStack() as inline:
+        for device in dict.fromkeys(devices):
+            runtime = _simulated(device).simulated
+            if runtime is not None:
+                inline.enter_context(runtime.copies_inline())
+        return peak_host_bytes(ours).total / peak_host_bytes(theirs).total
 
 
 class _Steps(HostBenchmark):
@@ -182,11 +207,13 @@ class _Steps(HostBenchmark):
         if backend == "reference":
             subject = resolve(f"reference@{VLLM_RELEASE}")
         peer = vllm_own()
+        self.devices = (subject.async_output_device, peer.async_output_device)
         case = step_case(num_reqs, num_logprobs, num_drafts)
         self.ours = decode_step(subject, runner_step(subject, case))
         their_step = runner_step(peer, case)
         self.theirs = decode_step(peer, their_step)
         self.floor = copies_and_wait(their_step)
+        self.floor_held = held_at_least(their_step)
         # The first calls pay imports and thread starts; the reference's run-time
         # tier (if any) is built here, as vLLM's compile is paid outside its steps.
         at_steady_state(self.ours)
@@ -214,9 +241,22 @@ class DecodeStepTargets(_Steps):
     def track_decode_step_peak_bytes_ratio_to_vllm_0_33(
         self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
     ) -> float:
-        return peak_heap_bytes(self.ours) / peak_heap_bytes(self.theirs)
+        return peak_bytes_ratio(self.ours, self.theirs, *self.devices)
 
     track_decode_step_peak_bytes_ratio_to_vllm_0_33.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_decode_step_peak_bytes_ratio_to_floor(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> float:
+        """Our peak host memory over the least any output holds (:func:`held_at_least`):
+        near 1, no backend can hold meaningfully less, so a ratio to vLLM's near the
+        limit is a tie.  Exact for one token per request only; NaN for speculative
+        rows (their padded lists are more than an output must hold)."""
+        if num_drafts:
+            return math.nan
+        return peak_bytes_ratio(self.ours, self.floor_held, *self.devices)
+
+    track_decode_step_peak_bytes_ratio_to_floor.unit = "ratio"  # type: ignore[attr-defined]
 
     def track_vllm_0_33_ratio_to_copies_floor(
         self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int

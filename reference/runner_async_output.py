@@ -15,7 +15,7 @@ function, on host copies of a step, as the oracle of every backend's async outpu
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, ClassVar
@@ -28,7 +28,13 @@ from reference.constants import PLACEHOLDER_TOKEN_ID
 from reference.revisions.model import AsyncOutputContract
 from reference.sampler_ops import unpad_sampled_token_ids
 
-__all__ = ["RunnerAsyncOutputCopies", "finished_output", "kept_positions", "runner_async_class"]
+__all__ = [
+    "RunnerAsyncOutputCopies",
+    "finish_in_place",
+    "finished_output",
+    "kept_positions",
+    "runner_async_class",
+]
 
 
 def kept_positions(host_token_ids: torch.Tensor, vocab_size: int | None) -> np.ndarray:
@@ -52,22 +58,44 @@ def finished_output(
 
     ``host_token_ids`` is the ``[num_reqs, max_len]`` host copy of the sampled ids
     (padded with -1), ``host_logprobs`` the host ``LogprobsTensors`` or None.  The
-    result is a new object: the one handed over is left as it was.
+    result is a new object: the one handed over is left as it was (the suite's oracle
+    hands one step's output to every backend it judges).
     """
-    discarded = set(invalid_req_indices)
+    return finish_in_place(
+        copy.copy(model_runner_output),
+        host_token_ids,
+        host_logprobs,
+        invalid_req_indices,
+        vocab_size,
+        contract,
+    )
+
+
+def finish_in_place(
+    output: Any,
+    host_token_ids: torch.Tensor,
+    host_logprobs: Any,
+    invalid_req_indices: Sequence[int],
+    vocab_size: int | None,
+    contract: AsyncOutputContract,
+) -> Any:
+    """:func:`finished_output` setting the fields on ``output`` itself and returning it,
+    as vLLM's runner does: the output it hands an async output is that one's to finish
+    (no second object is built on the hot path of every step)."""
     multi_token = host_token_ids.shape[-1] != 1
     keep = kept_positions(host_token_ids, vocab_size) if multi_token else None
-    rows = _rows(host_token_ids, keep, discarded, contract, vocab_size)
-    changes: dict[str, Any] = {"sampled_token_ids": rows}
+    output.sampled_token_ids = _rows(
+        host_token_ids, keep, invalid_req_indices, contract, vocab_size
+    )
     if contract.logprobs != "runner":
-        changes["logprobs"] = _logprobs_lists(host_logprobs, keep, contract)
-    return dataclasses.replace(model_runner_output, **changes)
+        output.logprobs = _logprobs_lists(host_logprobs, keep, contract)
+    return output
 
 
 def _rows(
     host_token_ids: torch.Tensor,
     keep: np.ndarray | None,
-    discarded: set[int],
+    invalid_req_indices: Sequence[int],
     contract: AsyncOutputContract,
     vocab_size: int | None,
 ) -> list[Any]:
@@ -79,10 +107,11 @@ def _rows(
             if keep is None
             else unpad_sampled_token_ids(host_token_ids, vocab_size=vocab_size)
         )
-        for i in discarded:
+        for i in invalid_req_indices:
             if 0 <= i < len(as_lists):
                 as_lists[i] = []
         return as_lists
+    discarded = set(invalid_req_indices)
     array = host_token_ids.numpy()
     rows: list[Any] = []
     for i, row in enumerate(array):
@@ -140,7 +169,8 @@ class RunnerAsyncOutputCopies:
         device: str | None = None,
     ) -> None:
         self._model_runner_output = model_runner_output
-        self._invalid_req_indices = list(invalid_req_indices)
+        # Held as handed over, as vLLM's own does (the runner makes a new one each step).
+        self._invalid_req_indices = invalid_req_indices
         self._vocab_size = vocab_size
         self._event: Any = None
         self._output: Any = None
@@ -171,7 +201,7 @@ class RunnerAsyncOutputCopies:
             self._wait_for_copies()
             self._device_tensors = None
             host_token_ids, host_logprobs = self._host
-            self._output = finished_output(
+            self._output = finish_in_place(
                 self._model_runner_output,
                 host_token_ids,
                 host_logprobs,
@@ -198,12 +228,13 @@ def _copy_to_host(token_ids: torch.Tensor, logprobs: Any) -> tuple[torch.Tensor,
     if logprobs is None:
         return host_ids, None
     # Field by field: 0.10.2 and 0.11.0's LogprobsTensors have no to_cpu_nonblocking().
-    copies = {
-        name: value.to("cpu", non_blocking=True)
-        for name, value in logprobs._asdict().items()
-        if isinstance(value, torch.Tensor)
-    }
-    return host_ids, logprobs._replace(**copies)
+    # Built straight from the fields (no dict of them): this runs every decode step.
+    return host_ids, type(logprobs)._make(
+        [
+            value.to("cpu", non_blocking=True) if isinstance(value, torch.Tensor) else value
+            for value in logprobs
+        ]
+    )
 
 
 def runner_async_class(async_model_runner_output: type, contract: AsyncOutputContract) -> type:

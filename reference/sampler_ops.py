@@ -126,7 +126,9 @@ def unpad_sampled_token_ids(
     # The common call (a plain 2-D signed-int tensor, a positive int or None) passes
     # these cheap tests; anything else goes through the full checks, which accept or
     # reject it exactly as before.  Called once per decode step, so ~0.5 us matters.
-    plain = type(sampled) is torch.Tensor and sampled.dtype in _SIGNED_INT_DTYPES
+    # A subclass counts as plain: the host copy a runtime hands back may be one (the
+    # suite's simulated device gives its pending copies a class of their own).
+    plain = isinstance(sampled, torch.Tensor) and sampled.dtype in _SIGNED_INT_DTYPES
     if not plain or sampled.dim() != 2:
         sampled = require_tensor("sampled", sampled, ndim=2, kind="integer")
     if vocab_size is not None and (type(vocab_size) is not int or vocab_size < 1):

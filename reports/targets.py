@@ -239,6 +239,9 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         near = _too_close(rows, target)
         at_floor = near & _decided_at_floor(rows, target)
         close = near & ~at_floor
+        if target.tie_at_floor_meets_limit:
+            # A tie at the floor meets the limit: neither side can hold meaningfully less.
+            rows = rows.assign(passed=rows["passed"].astype(bool) | at_floor)
         out.append(
             {
                 "machine": machine,
@@ -284,15 +287,19 @@ AT_FLOOR = 1.0 + PROCESS_SPREAD
 
 
 def _decided_at_floor(rows: pd.DataFrame, target: RatioTarget) -> pd.Series:
-    """Shapes a rerun cannot turn even where their ratio is close to the limit: the
-    ratio meets the limit and ours runs at the memory floor (within
-    :data:`PROCESS_SPREAD` of one plain read of the input), where the peer, which
-    must read the same input, cannot be meaningfully faster.  A tie at the
-    bandwidth the machine has, not a miss."""
+    """Shapes a rerun cannot turn even where their ratio is close to the limit: ours
+    runs at the floor (within :data:`PROCESS_SPREAD` of the least work any way must
+    do: one plain read of the input, or the least memory any output holds), where the
+    peer, which must do the same, cannot do meaningfully less.  The ratio must meet
+    the limit too, unless the target counts a tie there as meeting it
+    (``tie_at_floor_meets_limit``)."""
     if target.floor is None or "floor_ratio" not in rows.columns:
         return pd.Series(False, index=rows.index)
     floor_ratio = pd.to_numeric(rows["floor_ratio"], errors="coerce")
-    return rows["passed"].astype(bool) & (floor_ratio <= AT_FLOOR)
+    at_floor = floor_ratio <= AT_FLOOR
+    if target.tie_at_floor_meets_limit:
+        return at_floor
+    return rows["passed"].astype(bool) & at_floor
 
 
 def _status(passed: pd.Series, too_close: pd.Series) -> str:

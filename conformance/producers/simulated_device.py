@@ -124,6 +124,8 @@ class SimulatedStream:
         """Queue ``work``; the returned flag is set once it (and all before it) ran."""
         runtime = self._runtime
         done = threading.Event()
+        if runtime.inline:
+            return self._run_inline(work, done)
         with self._lock:
             if runtime._closed.is_set():
                 raise RuntimeError(f"simulated {runtime.device_type} runtime is closed")
@@ -138,13 +140,32 @@ class SimulatedStream:
             self._seq += 1
         return done
 
+    def _run_inline(self, work: Callable[[], object], done: threading.Event) -> threading.Event:
+        """Run ``work`` now, on the caller's thread, after the work queued before it."""
+        runtime = self._runtime
+        with self._lock:
+            if runtime._closed.is_set():
+                raise RuntimeError(f"simulated {runtime.device_type} runtime is closed")
+            before = self._last
+            self._last = done
+            self._seq += 1
+        if before is not None:
+            before.wait()
+        try:
+            work()
+        except BaseException as error:  # surfaces at the next synchronize, as threaded
+            runtime._record_error(error)
+        finally:
+            done.set()
+        return done
+
     def _submit_copy(self, copy: HostCopy) -> None:
         """Queue ``copy``: the stream reads the device values in its order; the host sees
         them only once it waited for work queued at or after it."""
         with self._lock:
             seq = self._seq + 1
             self._in_flight.append((seq, copy))
-        self._submit(copy.stage)
+        self._submit(copy.stage_view if self._runtime.inline else copy.stage)
 
     def _work(self) -> None:
         runtime = self._runtime
@@ -260,6 +281,8 @@ class SimulatedRuntime:
         if not device_type.isidentifier() or device_type == "cpu":
             raise ValueError(f"not a device type to simulate: {device_type!r}")
         self.device_type = device_type
+        #: Work runs as it is queued, on the queuing thread (:meth:`copies_inline`).
+        self.inline = False
         self._closed = threading.Event()
         self._lock = threading.Lock()  # guards _streams and _errors
         self._streams: list[SimulatedStream] = []
@@ -270,6 +293,19 @@ class SimulatedRuntime:
         self.Stream = type("Stream", (SimulatedStream,), {"_runtime": self})
         self.Event = type("Event", (SimulatedEvent,), {"_runtime": self})
         self._default = self.Stream()
+
+    @contextmanager
+    def copies_inline(self) -> Iterator[SimulatedRuntime]:
+        """Within the block, a copy engine that finishes each piece of work as it is
+        queued, on the queuing thread: the host still sees a copy only once it waited
+        for it, but no thread runs beside the host.  For measuring what the host
+        itself allocates (a count no other thread's allocations may enter); the race
+        check needs the threads, whose delays make an early read visible."""
+        previous, self.inline = self.inline, True
+        try:
+            yield self
+        finally:
+            self.inline = previous
 
     # The runtime-module surface.
 
@@ -602,6 +638,15 @@ class HostCopy:
         """Run on the stream: read the device values as they are at this point of its order."""
         with torch._C.DisableTorchFunctionSubclass():
             self._staged = self._source.to(dtype=self.host.dtype, copy=True)
+
+    def stage_view(self) -> None:
+        """:meth:`stage` for a runtime whose copies run inline: the device values as they
+        are when the copy lands (no buffer the host would not have, where the dtypes
+        match), which is the same values wherever nothing writes the source in between."""
+        if self._source.dtype != self.host.dtype:
+            self.stage()
+            return
+        self._staged = self._source
 
     def land(self) -> None:
         """Run on the host once it waited for the copy: the values appear in the buffer."""

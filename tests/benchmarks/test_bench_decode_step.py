@@ -61,6 +61,14 @@ def test_ours_and_vllms_own_give_the_same_output(
         )
         > 0.0
     )
+    to_floor = bench.track_decode_step_peak_bytes_ratio_to_floor(
+        "reference", num_reqs, num_logprobs, num_drafts
+    )
+    if num_drafts:
+        assert to_floor != to_floor  # NaN: no floor for padded speculative rows
+    else:
+        # Ours holds the output the floor holds, plus its own few objects.
+        assert 0.9 < to_floor < 2.0
 
 
 def test_the_step_rows_are_the_accepted_tokens_padded() -> None:

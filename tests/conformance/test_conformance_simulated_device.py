@@ -302,3 +302,42 @@ def test_a_kernel_or_copy_of_a_shape_that_does_not_fit_is_refused_when_queued() 
             runtime.write_later(tensor, torch.ones(2), 0.0)
         with pytest.raises(ValueError, match="cannot copy"):
             torch.zeros(4).copy_(tensor, non_blocking=True)
+
+
+def test_inline_copies_run_on_the_host_thread_and_still_land_only_at_the_wait() -> None:
+    import threading
+
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        device_ids = runtime.device_tensor(torch.tensor(WRITTEN), label="sampled ids")
+        copy_stream = torch.cuda.Stream()
+        with runtime.copies_inline():
+            threads_before = threading.active_count()
+            output = AsyncOutput("cuda", device_ids, copy_stream)
+            early = output._ids.tolist()  # the copy ran, but nobody waited for it
+            assert runtime.idle() and threading.active_count() == threads_before
+            assert early != WRITTEN
+            assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
+            assert output.get_output()[0] == WRITTEN
+        assert not runtime.inline
+
+
+def test_the_reference_on_inline_copies_gives_what_it_gives_threaded() -> None:
+    from reference.revisions import reference_module
+
+    module = reference_module("0.33.0")
+    found = []
+    for inline in (False, True):
+        with installed(SimulatedRuntime("cuda")) as runtime:
+            ids = runtime.device_tensor(torch.tensor([[101, -1], [102, 103]], dtype=torch.int32))
+            with runtime.copies_inline() if inline else runtime.stream(None):
+                made = module.RunnerAsyncModelRunnerOutput(
+                    model_runner_output=module.ModelRunnerOutput(
+                        req_ids=["a", "b"], req_id_to_index={"a": 0, "b": 1}
+                    ),
+                    sampled_token_ids=ids,
+                    async_output_copy_stream=torch.cuda.Stream(),
+                    vocab_size=1000,
+                )
+                found.append(made.get_output().sampled_token_ids)
+            assert runtime.early_reads() == []
+    assert found == [[[101], [102, 103]]] * 2
