@@ -54,15 +54,10 @@ def vllm_producers() -> FoundProducers:
                 f"vLLM's {name} ({module}) does not import here "
                 f"({type(error).__name__}: {first_line}); its {producer} is not judged"
             )
-    others, more_notes = _model_runner_v2_async_outputs()
-    if _first_runner_pooling():
-        # Its partial-finished path makes a tensor with the pooler output's device
-        # (torch.tensor(..., device=...)), which a simulated runtime cannot stand in for.
-        more_notes.append(
-            "the first runner's AsyncGPUPoolingModelRunnerOutput is not judged here: it "
-            "makes tensors on the device itself, which the simulated runtime cannot; "
-            "Model Runner V2's AsyncPoolingOutput is"
-        )
+    mrv2, more_notes = _model_runner_v2_async_outputs()
+    pooling, pooling_notes = _first_runner_pooling()
+    others = (*pooling, *mrv2)
+    more_notes += pooling_notes
     if others:
         found["other_async_outputs"] = others  # type: ignore[assignment]
     return FoundProducers(found, (*notes, *more_notes))
@@ -122,30 +117,41 @@ def _model_runner_v2_async_outputs() -> tuple[tuple[AsyncOutputProducer, ...], l
     return tuple(found), notes
 
 
-def _first_runner_pooling() -> tuple[AsyncOutputProducer, ...]:
-    """The first runner's ``AsyncGPUPoolingModelRunnerOutput`` (0.14.0 on), where its copy
-    helper is vLLM's own: an installed vLLM (a release text holds only the class)."""
+def _first_runner_pooling() -> tuple[tuple[AsyncOutputProducer, ...], list[str]]:
+    """The first runner's ``AsyncGPUPoolingModelRunnerOutput`` (0.14.0 on).
+
+    Its copy helper (``json_map_leaves`` to 0.16.x, ``_copy_pooler_output_to_cpu`` from
+    0.17.0) is vLLM's own in an installed vLLM; a release text holds only the class, so
+    there it runs with the suite's stand-in of the helper, and a note says so."""
     module_name = "vllm.v1.worker.gpu_model_runner"
     try:
         module = importlib.import_module(module_name)
         cls = module.AsyncGPUPoolingModelRunnerOutput
     except Exception:
-        return ()
-    if "_copy_pooler_output_to_cpu" in getattr(module, "SUITE_STUBS", ()):
-        return ()
+        return (), []
     try:
         make = constructed_like_vllm(cls)
-    except TypeError:
-        return ()
-    return (
-        AsyncOutputProducer(
-            "gpu-model-runner-pooling",
-            make,
-            kind="pooling",
-            judged_class=f"{module_name}.AsyncGPUPoolingModelRunnerOutput",
-            runner=FIRST_RUNNER,
-        ),
+    except TypeError as error:
+        return (), [
+            f"the first runner's AsyncGPUPoolingModelRunnerOutput: {error}; it is not judged"
+        ]
+    notes = []
+    called = set(getattr(getattr(cls.__init__, "__code__", None), "co_names", ()))
+    stand_ins = sorted(called & set(getattr(module, "SUITE_STAND_INS", ())))
+    if stand_ins:
+        notes.append(
+            "the first runner's AsyncGPUPoolingModelRunnerOutput is judged with the suite's "
+            f"stand-in for {' and '.join(stand_ins)} (a release text holds the class, not "
+            "its copy helper)"
+        )
+    producer = AsyncOutputProducer(
+        FIRST_RUNNER + "-pooling",
+        make,
+        kind="pooling",
+        judged_class=f"{module_name}.AsyncGPUPoolingModelRunnerOutput",
+        runner=FIRST_RUNNER,
     )
+    return (producer,), notes
 
 
 def _not_imported(error: Exception) -> str:

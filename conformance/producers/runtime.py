@@ -108,10 +108,11 @@ class StepDevice:
 
 @contextmanager
 def step_device(value: str) -> Iterator[StepDevice]:
-    """The :class:`StepDevice` of a parameter value; a simulated runtime is installed meanwhile."""
+    """The :class:`StepDevice` of a parameter value; a simulated runtime is installed meanwhile,
+    and a tensor the producer makes for its device is one of it."""
     if not value.endswith(SIMULATED):
         yield StepDevice(value)
         return
     kind = value.removesuffix(SIMULATED)
-    with installed(SimulatedRuntime(kind)) as runtime:
+    with installed(SimulatedRuntime(kind)) as runtime, runtime.device_factories():
         yield StepDevice(kind, runtime)

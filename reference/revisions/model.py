@@ -191,7 +191,8 @@ class AsyncOutputContract:
     multi_token_rows: bool = True
     logprobs: LogprobsBy = "cu-of-kept-tokens"
     #: Whether the release's runners build pooling async outputs the suite judges
-    #: (Model Runner V2's AsyncPoolingOutput, 0.17.0 on).
+    #: (the first runner's AsyncGPUPoolingModelRunnerOutput, 0.14.0 on; Model Runner V2's
+    #: AsyncPoolingOutput, 0.17.0 on).
     pooling_output: bool = False
 
     @property

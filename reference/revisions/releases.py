@@ -226,8 +226,11 @@ R_0_14_0 = derive(
     "LogprobsTensors.filter",
     types=[MODEL_RUNNER_OUTPUT_0_14_0, LOGPROBS_TENSORS_0_14_0],
     add=["LogprobsTensors.filter"],
-    # parse_output filters the logprobs rows of padded positions itself.
-    async_output=AsyncOutputContract(rows="lists", logprobs="filtered-to-kept-tokens"),
+    # parse_output filters the logprobs rows of padded positions itself; the first
+    # runner's AsyncGPUPoolingModelRunnerOutput joins (vllm/v1/worker/gpu_model_runner.py).
+    async_output=AsyncOutputContract(
+        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True
+    ),
 )
 
 _CU_FIELD = FieldSpec("cu_num_generated_tokens", "list[int] | None", default=None)
@@ -255,10 +258,8 @@ R_0_17_0 = derive(
         evolve(KV_CONNECTOR_OUTPUT_0_13_0, methods=(*KV_CONNECTOR_OUTPUT_0_13_0.methods, _MERGE))
     ],
     add=["KVConnectorOutput.merge"],
-    # Model Runner V2's AsyncPoolingOutput joins (vllm/v1/worker/gpu/async_utils.py).
-    async_output=AsyncOutputContract(
-        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True
-    ),
+    # Model Runner V2's AsyncPoolingOutput joins (vllm/v1/worker/gpu/async_utils.py),
+    # judged by the pooling contract of 0.14.0.
 )
 
 KV_CONNECTOR_OUTPUT_0_18_0 = evolve(

@@ -265,6 +265,47 @@ def test_views_of_an_in_flight_copy_see_it_arrive_and_note_early_reads() -> None
         assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
 
 
+@pytest.mark.parametrize(
+    "rows_of", [list, lambda t: t.unbind(0), lambda t: t.split(1)], ids=["iter", "unbind", "split"]
+)
+def test_the_rows_of_an_in_flight_copy_are_views_not_reads(rows_of: Callable[[Any], Any]) -> None:
+    # vLLM's pooling copy hands out list(host_rows) before its wait: no read yet.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        device = runtime.device_tensor(torch.zeros(2, 2), label="pooled rows")
+        runtime.write_later(device, torch.tensor([[1.0, 2.0], [3.0, 4.0]]), DELAY_S)
+        event = torch.cuda.Event()
+        rows = rows_of(device.to("cpu", non_blocking=True))
+        event.record()
+        assert runtime.early_reads() == []
+        event.synchronize()
+        assert [row.flatten().tolist() for row in rows] == [[1.0, 2.0], [3.0, 4.0]]
+        assert runtime.early_reads() == [] and runtime.copies_not_arrived() == []
+        # Reading a row before its wait is still named.
+        late = device.to("cpu", non_blocking=True)
+        next(iter(late)).sum()
+        assert runtime.early_reads() == ["pooled rows read before its copy arrived"]
+
+
+def test_device_factories_make_tensors_of_the_simulated_device_within_their_block() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        rows = runtime.device_tensor(torch.arange(6.0).reshape(3, 2), label="pooled rows")
+        with runtime.device_factories():
+            index = torch.tensor([0, 2], device=rows.device, dtype=torch.long)
+            empty = torch.empty(4, device="cuda")
+            moved = torch.tensor([1, 2]).to("cuda:0", non_blocking=True)
+            on_host = torch.zeros(2)
+            picked = rows.index_select(0, index)
+        for made in (index, empty, moved, picked):
+            assert isinstance(made, SimulatedDeviceTensor) and made.device.type == "cuda"
+        assert type(on_host) is torch.Tensor and on_host.device.type == "cpu"
+        assert picked.cpu().tolist() == [[0.0, 1.0], [4.0, 5.0]]
+        assert moved.cpu().tolist() == [1, 2] and index.dtype == torch.long
+        # Outside the block a CPU-only torch refuses the device, as before.
+        if not torch.backends.cuda.is_built():
+            with pytest.raises((AssertionError, RuntimeError)):
+                torch.tensor([0], device="cuda")
+
+
 def test_an_event_recorded_after_a_wait_covers_the_side_stream_copy() -> None:
     with installed(SimulatedRuntime("cuda")) as runtime:
         tensor = _pending_tensor(runtime)

@@ -1,0 +1,75 @@
+"""The first runner's own AsyncGPUPoolingModelRunnerOutput of the release on the path, changed
+to race.
+
+``make()``: a backend judging two mutants of the class side by side (the pooling race
+check's self-test for that runner): ``without-wait``, whose ``get_output()`` no longer waits
+for its copy event, and ``copy-first``, whose copy no longer waits for the compute stream
+(its ``async_output_copy_stream.wait_stream(default_stream)`` gone).  ``unchanged()``: the
+class as vLLM ships it, declared by a plugin.  Import it only with a release (installed or
+a stub tree) first on the path.
+"""
+
+from __future__ import annotations
+
+import vllm
+from vllm.v1 import outputs
+from vllm.v1.worker.gpu_model_runner import AsyncGPUPoolingModelRunnerOutput
+
+from conformance import Backend, constructed_like_vllm
+from conformance.backends.backend import AsyncOutputProducer
+
+
+class WithoutWait(AsyncGPUPoolingModelRunnerOutput):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.async_copy_ready_event.synchronize = lambda: None
+
+
+class _StreamThatNeverWaits:
+    """The copy stream, but ``wait_stream`` does nothing: as if the class never called it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def wait_stream(self, other):
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+class CopyFirst(AsyncGPUPoolingModelRunnerOutput):
+    def __init__(self, *args, **kwargs):
+        kwargs["async_output_copy_stream"] = _StreamThatNeverWaits(
+            kwargs["async_output_copy_stream"]
+        )
+        super().__init__(*args, **kwargs)
+
+
+def _backend(name: str, *classes: tuple[str, type]) -> Backend:
+    producers = []
+    for label, cls in classes:
+        made = constructed_like_vllm(cls)
+        producers.append(AsyncOutputProducer(label, made, kind="pooling", runner=made.runner))
+    return Backend(
+        name=name,
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        other_async_outputs=tuple(producers),
+    )
+
+
+def make() -> Backend:
+    return _backend(
+        "vllm-first-runner-pooling-mutants",
+        ("without-wait", WithoutWait),
+        ("copy-first", CopyFirst),
+    )
+
+
+def unchanged() -> Backend:
+    return _backend(
+        "plugin-with-first-runner-pooling", ("pooling", AsyncGPUPoolingModelRunnerOutput)
+    )

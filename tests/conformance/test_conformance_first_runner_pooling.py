@@ -1,0 +1,110 @@
+"""The first runner's pooling async output, vLLM's ``AsyncGPUPoolingModelRunnerOutput``
+(0.14.0 on), is judged like Model Runner V2's: vLLM's own class passes its revision, from
+a release text (its copy helper the suite's stand-in, and a note says so), and the same
+class changed to race fails the pooling race check, both ways it can.  The release texts
+come from ``../shared/spec/vllm-releases``; without them these tests skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import suite_runner
+
+from conformance.releases.texts import write_stub_tree
+
+RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
+needs_texts = pytest.mark.skipif(
+    not (RELEASES / "producers").is_dir(), reason=f"no producer texts in {RELEASES}"
+)
+JUDGED = "vllm.v1.worker.gpu_model_runner.AsyncGPUPoolingModelRunnerOutput (gpu-model-runner)"
+
+
+def _pooling_records(run: suite_runner.Run, producer: str) -> list[dict]:
+    assert run.report is not None, run.output[-2000:]
+    return [t for t in run.report["tests"] if t.get("producer") == producer]
+
+
+# 0.14.0 copies through json_map_leaves, 0.17.0 on through _copy_pooler_output_to_cpu.
+@needs_texts
+@pytest.mark.parametrize(("version", "helper"), [
+    ("0.14.0", "json_map_leaves"),
+    ("0.33.0", "_copy_pooler_output_to_cpu"),
+])  # fmt: skip
+def test_the_first_runners_own_pooling_output_passes_its_release(
+    tmp_path, version: str, helper: str
+) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--vllm-outputs",
+        str(RELEASES / f"outputs-{version}.py.txt"),
+        "-k",
+        "pooling",
+        module="conformance",
+    )
+    assert run.exit_code == 0, run.output[-2000:]
+    records = _pooling_records(run, JUDGED)
+    behaviours = {r["behaviour"] for r in records}
+    assert behaviours == {
+        "producer.pooling_output",
+        "producer.pooling_output:invalid-rows",
+        "producer.pooling_output:waits-for-device",
+    }
+    assert all(r["outcome"] == "passed" for r in records), records
+    # The race ran (the device still busy when the output was made), not skipped.
+    assert any(r["behaviour"].endswith("waits-for-device") for r in records)
+    assert f"the suite's stand-in for {helper}" in run.output
+
+
+@needs_texts
+@pytest.mark.parametrize("version", ["0.14.0", "0.17.0"])
+def test_the_first_runners_pooling_output_racing_fails_waits_for_device(
+    tmp_path, version: str
+) -> None:
+    tree = write_stub_tree(RELEASES / f"outputs-{version}.py.txt", version, tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "first_runner_pooling_mutants:make",
+        "-k",
+        "pooling",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    assert run.report is not None, run.output[-2000:]
+    race = [
+        t for t in run.report["tests"]
+        if t["behaviour"] == "producer.pooling_output:waits-for-device"
+    ]  # fmt: skip
+    assert {t["nodeid"].split("[")[1].split("-")[0] for t in race} == {"without", "copy"}
+    for record in race:
+        assert record["outcome"] == "failed", record
+        assert "stale data" in record["message"], record
+    # Copying first is only wrong while the device is still computing: on an idle one
+    # the rest of the contract holds.  Not waiting reads every copy before it arrived
+    # (the simulated copies land only at a wait), except in the empty batch.
+    for record in run.report["tests"]:
+        if record in race:
+            continue
+        empty = record["nodeid"].endswith("-empty-batch]")
+        expected = "passed" if "[copy-first-" in record["nodeid"] or empty else "failed"
+        assert record["outcome"] == expected, record
+
+
+@needs_texts
+def test_a_plugin_declaring_the_first_runners_pooling_class_unchanged_passes(tmp_path) -> None:
+    tree = write_stub_tree(RELEASES / "outputs-0.22.0.py.txt", "0.22.0", tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "first_runner_pooling_mutants:unchanged",
+        "-k",
+        "pooling",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    assert run.exit_code == 0, run.output[-2000:]
+    assert run.report is not None
+    assert len(run.report["tests"]) == 4
+    assert all(t["outcome"] == "passed" for t in run.report["tests"])
