@@ -27,11 +27,14 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
   interleaved in one process (the target: at most 0.5x at every shape);
 * ``track_decode_step_peak_bytes_ratio_to_vllm_0_33``: the step's peak host memory,
   ours over 0.33.0's (the target: at most 1.0x): Python's heap and torch's CPU
-  allocator together (:mod:`benchmarks.host_memory`, the median of 25 steps), the
-  simulated copies run inline so that no copy thread's allocations enter the count;
-* ``track_decode_step_peak_bytes_ratio_to_floor``: ours over the least any output
-  holds (the host copies and the lists of ids), for one token per request, where
-  both sides build exactly that output and a ratio near 1.0 is a tie;
+  allocator together (:mod:`benchmarks.host_memory`, the median of 25 steps, the two
+  sides' steps interleaved), the simulated copies run inline so that no copy thread's
+  allocations enter the count;
+* ``track_decode_step_peak_bytes_ratio_to_floor``: ours over the least any async
+  output holds (:func:`minimal_async_output_class`: the copies, what it must keep until
+  ``get_output()``, the rows as lists), built and called as both sides are, for one
+  token per request, where both sides build exactly that output and a ratio near 1.0
+  is a tie;
 * ``track_decode_step_ratio_to_copies_floor`` and
   ``track_vllm_0_33_ratio_to_copies_floor``: each side's time over the floor under
   every async output, the copies and the wait alone: where vLLM's is below 2x the
@@ -61,7 +64,7 @@ from .common import (
     baseline,
     sizes,
 )
-from .host_memory import peak_host_bytes
+from .host_memory import peak_host_bytes_side_by_side
 from .interleaved import ratio_samples
 
 #: The release whose own async output the target is stated against.
@@ -153,46 +156,95 @@ def copies_and_wait(step: Any) -> Callable[[], object]:
     return floor
 
 
-def held_at_least(step: Any) -> Callable[[], object]:
-    """The least an async output of a step of one token per request does, as host
-    memory goes: an object holding the host copies (:func:`copies_and_wait`), then the
-    runner's output given the rows as lists of Python ints (``tolist()`` of the host
-    ids, as 0.33.0's revision gives them) and the logprobs as numpy views of their
-    host copies.  No unpadding, no discarding: a floor, not an output to judge."""
-    copies = copies_and_wait(step)
-    output = step.model_runner_output
+def held_at_least(step: Any, types: Any) -> Callable[[], object]:
+    """The least an async output of a step of one token per request holds, as host memory
+    goes: :func:`minimal_async_output_class` of the revision's types (``types``: the module
+    holding them), built from the step the way both sides are
+    (:func:`conformance.constructed_like_vllm`), then its ``get_output()``.  A floor, not
+    an output to judge: it does only what every conforming one must."""
+    from conformance import constructed_like_vllm
 
-    def floor() -> object:
-        held = _Held(copies())
-        output.sampled_token_ids = held.host[0].tolist()
-        output.logprobs = [t.numpy() for t in held.host[1:]] or None
-        return output
-
-    return floor
+    make = constructed_like_vllm(minimal_async_output_class(types))
+    return lambda: make(step).get_output()
 
 
-class _Held:
-    """The one object an async output is: here, the host copies alone."""
+@cache
+def minimal_async_output_class(types: Any) -> type:
+    """The smallest async output of a step of one token per request that vLLM's scheduler
+    can read: an instance of the revision's ``AsyncModelRunnerOutput`` that queues the
+    copies (:func:`copies_and_wait`'s, the event recorded on the copy stream) and keeps,
+    each in a slot (no instance dict), what every one must keep until ``get_output()``:
+    the runner's output it finishes, the device tensors (alive until their copies are
+    done, as vLLM's own keeps them), the host copies, the event, the discarded requests.
+    ``get_output()`` waits, then gives the rows as lists of Python ints (``tolist()`` of
+    the host ids, as 0.33.0's revision gives them, the discarded emptied) and the
+    logprobs as the revision's ``LogprobsLists`` of numpy views of their host copies."""
+    import torch
 
-    __slots__ = ("host",)
+    lists = types.LogprobsLists
 
-    def __init__(self, host: Any) -> None:
-        self.host = host
+    def __init__(
+        self: Any,
+        model_runner_output: Any,
+        sampled_token_ids: Any,
+        logprobs_tensors: Any,
+        invalid_req_indices: Any,
+        async_output_copy_stream: Any,
+        device: str,
+    ) -> None:
+        runtime = getattr(torch, device)
+        self.output, self.invalid = model_runner_output, invalid_req_indices
+        self.device = (sampled_token_ids, logprobs_tensors)
+        tensors = [sampled_token_ids]
+        if logprobs_tensors is not None:
+            tensors += [t for t in logprobs_tensors if isinstance(t, torch.Tensor)]
+        stream = async_output_copy_stream
+        stream.wait_stream(runtime.current_stream())
+        with runtime.stream(stream):
+            self.host = [t.to("cpu", non_blocking=True) for t in tensors]
+            self.event = runtime.Event()
+            self.event.record(stream)
+
+    def get_output(self: Any) -> Any:
+        self.event.synchronize()
+        rows = self.host[0].tolist()
+        for i in self.invalid:
+            rows[i].clear()
+        arrays = [t.numpy() for t in self.host[1:]]
+        self.output.sampled_token_ids = rows
+        self.output.logprobs = lists(*arrays) if arrays else None
+        return self.output
+
+    def get_kv_connector_output(self: Any) -> Any:
+        return self.output.kv_connector_output
+
+    return type(
+        "MinimalAsyncOutput",
+        (types.AsyncModelRunnerOutput,),
+        {
+            "__slots__": ("output", "device", "host", "event", "invalid"),
+            "__init__": __init__,
+            "get_output": get_output,
+            "get_kv_connector_output": get_kv_connector_output,
+        },
+    )
 
 
 def peak_bytes_ratio(
     ours: Callable[[], object], theirs: Callable[[], object], *devices: str
 ) -> float:
-    """Our step's peak host memory over theirs (:func:`benchmarks.host_memory.peak_host_bytes`),
-    each measured with the copies of the simulated runtimes of ``devices`` run inline: the
-    copy thread's own allocations would enter the count at moments that differ from
-    call to call, and a copy engine takes no host memory."""
+    """Our step's peak host memory over theirs, the two measured side by side
+    (:func:`benchmarks.host_memory.peak_host_bytes_side_by_side`), with the copies of the
+    simulated runtimes of ``devices`` run inline: the copy thread's own allocations would
+    enter the count at moments that differ from call to call, and a copy engine takes no
+    host memory."""
     with ExitStack() as inline:
         for device in dict.fromkeys(devices):
             runtime = _simulated(device).simulated
             if runtime is not None:
                 inline.enter_context(runtime.copies_inline())
-        return peak_host_bytes(ours).total / peak_host_bytes(theirs).total
+        mine, other = peak_host_bytes_side_by_side(ours, theirs)
+        return mine.total / other.total
 
 
 class _Steps(HostBenchmark):
@@ -213,7 +265,7 @@ class _Steps(HostBenchmark):
         their_step = runner_step(peer, case)
         self.theirs = decode_step(peer, their_step)
         self.floor = copies_and_wait(their_step)
-        self.floor_held = held_at_least(their_step)
+        self.floor_held = held_at_least(their_step, peer.module)
         # The first calls pay imports and thread starts; the reference's run-time
         # tier (if any) is built here, as vLLM's compile is paid outside its steps.
         at_steady_state(self.ours)
@@ -248,7 +300,7 @@ class DecodeStepTargets(_Steps):
     def track_decode_step_peak_bytes_ratio_to_floor(
         self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
     ) -> float:
-        """Our peak host memory over the least any output holds (:func:`held_at_least`):
+        """Our peak host memory over the least any async output holds (:func:`held_at_least`):
         near 1, no backend can hold meaningfully less, so a ratio to vLLM's near the
         limit is a tie.  Exact for one token per request only; NaN for speculative
         rows (their padded lists are more than an output must hold)."""

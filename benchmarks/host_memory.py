@@ -10,9 +10,9 @@ the call, above what it held before.  The two marks may fall at different moment
 so the sum can exceed the joint peak, never fall below it, and it is measured the
 same way for every side compared.
 
-The simulated runtime's copy thread allocates into the same heap and frees from it at
-moments that differ from call to call, so a call's count moves both ways by a few
-hundred bytes: the median over a few calls is the figure, steady from run to run.
+A call's count moves both ways by a few hundred bytes from call to call (the simulated
+runtime's bookkeeping, containers that grow and shrink): the median over 25 calls is the
+figure, and sides compared are measured interleaved (:func:`peak_host_bytes_side_by_side`).
 """
 
 from __future__ import annotations
@@ -40,40 +40,62 @@ class PeakBytes:
         return self.python_heap + self.torch_cpu
 
 
-def peak_host_bytes(call: Callable[[], object], calls: int = CALLS) -> PeakBytes:
-    """The median, over ``calls`` calls of ``call``, of its peak host memory."""
+def peak_host_bytes(call: Callable[[], object], calls: int | None = None) -> PeakBytes:
+    """The median, over ``calls`` calls of ``call`` (default :data:`CALLS`), of its peak
+    host memory."""
+    return peak_host_bytes_side_by_side(call, rounds=calls)[0]
+
+
+def peak_host_bytes_side_by_side(
+    *sides: Callable[[], object], rounds: int | None = None
+) -> tuple[PeakBytes, ...]:
+    """Per side, the median over ``rounds`` calls (default :data:`CALLS`) of its peak host
+    memory, the sides' calls interleaved (one of each per round).
+
+    Side by side, because what a call's count drifts with (the state of the heap and of
+    the long-lived containers it touches) drifts alike for every side: measured apart, the
+    same step's median moved by 5 % from one process to the next at one request; measured
+    interleaved, two sides' medians stay within 0.5 % of each other from run to run."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    heap_peaks = []
+    rounds = CALLS if rounds is None else rounds
+    heap_peaks: list[list[int]] = [[] for _ in sides]
     tracemalloc.start()
     try:
         with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-            for _ in range(calls):
-                # A full collection empties CPython's free lists (lists, dicts, floats):
-                # otherwise a call's objects come partly from memory an earlier call
-                # freed into them, which tracemalloc does not count, and the count would
-                # depend on what ran before.
-                gc.collect()
-                with record_function(_STEP_RANGE):
-                    # Reset inside the range: the profiler's own objects are no part of it.
-                    tracemalloc.reset_peak()
-                    before = tracemalloc.get_traced_memory()[0]
-                    output = call()
-                    heap_peaks.append(tracemalloc.get_traced_memory()[1] - before)
-                    del output
+            for _ in range(rounds):
+                for side, call in enumerate(sides):
+                    # A full collection empties CPython's free lists (lists, dicts, floats):
+                    # otherwise a call's objects come partly from memory an earlier call
+                    # freed into them, which tracemalloc does not count, and the count would
+                    # depend on what ran before.
+                    gc.collect()
+                    with record_function(_STEP_RANGE):
+                        # Reset inside the range: the profiler's own objects are no part of it.
+                        tracemalloc.reset_peak()
+                        before = tracemalloc.get_traced_memory()[0]
+                        output = call()
+                        heap_peaks[side].append(tracemalloc.get_traced_memory()[1] - before)
+                        del output
     finally:
         tracemalloc.stop()
     torch_peaks = _torch_peaks_per_range(prof)
-    if len(torch_peaks) != calls:
+    expected = rounds * len(sides)
+    if len(torch_peaks) != expected:
         raise RuntimeError(
-            f"torch's profiler recorded {len(torch_peaks)} of {calls} measured calls: "
+            f"torch's profiler recorded {len(torch_peaks)} of {expected} measured calls: "
             "another profiler is running in this process; measure without it"
         )
-    totals = sorted(
-        (PeakBytes(h, t) for h, t in zip(heap_peaks, torch_peaks, strict=True)),
-        key=lambda peak: peak.total,
-    )
-    return totals[len(totals) // 2]
+    medians = []
+    for side, heap in enumerate(heap_peaks):
+        # The ranges come in call order: side i's are every len(sides)-th from i.
+        torch_side = torch_peaks[side :: len(sides)]
+        totals = sorted(
+            (PeakBytes(h, t) for h, t in zip(heap, torch_side, strict=True)),
+            key=lambda peak: peak.total,
+        )
+        medians.append(totals[len(totals) // 2])
+    return tuple(medians)
 
 
 def _torch_peaks_per_range(prof: Any) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks import async_output, common
+from benchmarks import async_output, common, host_memory
 from benchmarks.decode_step import DEFAULT_RELEASES, DecodeStepTargets, step_case
 
 pytestmark = pytest.mark.skipif(
@@ -33,11 +33,15 @@ def _plain(value: object) -> object:
     return value
 
 
-@pytest.mark.parametrize(("num_reqs", "num_logprobs", "num_drafts"), [(64, 20, 3), (5, -1, 0)])
+@pytest.mark.parametrize(
+    ("num_reqs", "num_logprobs", "num_drafts"), [(64, 20, 3), (5, -1, 0), (5, 20, 0)]
+)
 @pytest.mark.usefixtures("simulated_runtime")
 def test_ours_and_vllms_own_give_the_same_output(
-    num_reqs: int, num_logprobs: int, num_drafts: int
+    num_reqs: int, num_logprobs: int, num_drafts: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The memory tracks run here for what they return, not for a figure: a few calls.
+    monkeypatch.setattr(host_memory, "CALLS", 3)
     bench = DecodeStepTargets()
     bench.setup("reference", num_reqs, num_logprobs, num_drafts)
     ours, theirs = bench.ours(), bench.theirs()
@@ -69,6 +73,14 @@ def test_ours_and_vllms_own_give_the_same_output(
     else:
         # Ours holds the output the floor holds, plus its own few objects.
         assert 0.9 < to_floor < 2.0
+        # The floor is an async output vLLM's scheduler reads as it reads ours.
+        least = bench.floor_held()
+        assert least.sampled_token_ids == ours.sampled_token_ids
+        if num_logprobs < 0:
+            assert least.logprobs is None
+        else:
+            assert type(least.logprobs).__name__ == "LogprobsLists"
+            assert _plain(list(least.logprobs)[:3]) == _plain(list(ours.logprobs)[:3])
 
 
 def test_the_step_rows_are_the_accepted_tokens_padded() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from benchmarks.host_memory import peak_host_bytes
+from benchmarks.host_memory import peak_host_bytes, peak_host_bytes_side_by_side
 
 MIB = 1 << 20
 
@@ -39,3 +39,15 @@ def test_memory_held_before_the_call_is_not_counted() -> None:
     held = torch.empty(4 * MIB, dtype=torch.uint8)
     peak = peak_host_bytes(lambda: held.view(-1)[:10], calls=3)
     assert peak.torch_cpu == 0
+
+
+def test_sides_measured_side_by_side_each_get_their_own_count() -> None:
+    torch_side, numpy_side, nothing = peak_host_bytes_side_by_side(
+        lambda: torch.empty(2 * MIB, dtype=torch.uint8),
+        lambda: np.empty(MIB, dtype=np.uint8),
+        lambda: None,
+        rounds=3,
+    )
+    assert 2 * MIB <= torch_side.torch_cpu < 3 * MIB and torch_side.python_heap < MIB
+    assert MIB <= numpy_side.python_heap < 2 * MIB and numpy_side.torch_cpu == 0
+    assert nothing.torch_cpu == 0 and nothing.python_heap < 4096
