@@ -32,9 +32,9 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
   allocations enter the count;
 * ``track_decode_step_peak_bytes_ratio_to_floor``: ours over the least any async
   output holds (:func:`minimal_async_output_class`: the copies, what it must keep until
-  ``get_output()``, the rows as lists), built and called as both sides are, for one
-  token per request, where both sides build exactly that output and a ratio near 1.0
-  is a tie;
+  ``get_output()``, the rows as lists of their kept ids, the kept rows' logprobs),
+  built and called as both sides are: near 1.0, no backend holds meaningfully less,
+  and a ratio to vLLM's near the limit is a tie;
 * ``track_decode_step_ratio_to_copies_floor`` and
   ``track_vllm_0_33_ratio_to_copies_floor``: each side's time over the floor under
   every async output, the copies and the wait alone: where vLLM's is below 2x the
@@ -45,7 +45,6 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -157,8 +156,8 @@ def copies_and_wait(step: Any) -> Callable[[], object]:
 
 
 def held_at_least(step: Any, types: Any) -> Callable[[], object]:
-    """The least an async output of a step of one token per request holds, as host memory
-    goes: :func:`minimal_async_output_class` of the revision's types (``types``: the module
+    """The least an async output of ``step`` holds, as host memory goes:
+    :func:`minimal_async_output_class` of the revision's types (``types``: the module
     holding them), built from the step the way both sides are
     (:func:`conformance.constructed_like_vllm`), then its ``get_output()``.  A floor, not
     an output to judge: it does only what every conforming one must."""
@@ -170,15 +169,22 @@ def held_at_least(step: Any, types: Any) -> Callable[[], object]:
 
 @cache
 def minimal_async_output_class(types: Any) -> type:
-    """The smallest async output of a step of one token per request that vLLM's scheduler
-    can read: an instance of the revision's ``AsyncModelRunnerOutput`` that queues the
-    copies (:func:`copies_and_wait`'s, the event recorded on the copy stream) and keeps,
-    each in a slot (no instance dict), what every one must keep until ``get_output()``:
-    the runner's output it finishes, the device tensors (alive until their copies are
-    done, as vLLM's own keeps them), the host copies, the event, the discarded requests.
-    ``get_output()`` waits, then gives the rows as lists of Python ints (``tolist()`` of
-    the host ids, as 0.33.0's revision gives them, the discarded emptied) and the
-    logprobs as the revision's ``LogprobsLists`` of numpy views of their host copies."""
+    """A plain async output of 0.33.0's revision that vLLM's scheduler can read, doing
+    only what every one must: no object, copy or list beyond those below.
+
+    An instance of the revision's ``AsyncModelRunnerOutput`` that queues the copies
+    (:func:`copies_and_wait`'s, the event recorded on the copy stream) and keeps, each in
+    a slot (no instance dict), what every one must keep until ``get_output()``: the
+    runner's output it finishes, the device tensors (alive until their copies are done,
+    as vLLM's own keeps them), the host copies, the event, the discarded requests and the
+    vocabulary size.  ``get_output()`` waits, then gives the rows as lists of Python ints
+    (the discarded emptied) and the logprobs as the revision's ``LogprobsLists``.  One
+    token per request: ``tolist()`` of the host ids, the logprobs numpy views of their
+    host copies.  Rows of several tokens: each row's kept ids (not -1, below the
+    vocabulary) made at their final size one row at a time, so no padded list is ever
+    held; the logprobs rows of the kept positions (the revision filters them), with the
+    cu counting them."""
+    import numpy as np
     import torch
 
     lists = types.LogprobsLists
@@ -190,10 +196,11 @@ def minimal_async_output_class(types: Any) -> type:
         logprobs_tensors: Any,
         invalid_req_indices: Any,
         async_output_copy_stream: Any,
+        vocab_size: int,
         device: str,
     ) -> None:
         runtime = getattr(torch, device)
-        self.output, self.invalid = model_runner_output, invalid_req_indices
+        self.output, self.invalid, self.vocab = model_runner_output, invalid_req_indices, vocab_size
         self.device = (sampled_token_ids, logprobs_tensors)
         tensors = [sampled_token_ids]
         if logprobs_tensors is not None:
@@ -207,12 +214,23 @@ def minimal_async_output_class(types: Any) -> type:
 
     def get_output(self: Any) -> Any:
         self.event.synchronize()
-        rows = self.host[0].tolist()
+        ids = self.host[0].numpy()
+        arrays = [t.numpy() for t in self.host[1:]]
+        cu = None
+        if ids.shape[1] == 1:
+            rows = ids.tolist()
+        else:
+            rows = [row[(row != -1) & (row < self.vocab)].tolist() for row in ids]
+            if arrays:
+                kept = np.flatnonzero(((ids != -1) & (ids < self.vocab)).reshape(-1))
+                arrays = [a[kept] for a in arrays]
+                cu = [0]
+                for row in rows:
+                    cu.append(cu[-1] + len(row))
         for i in self.invalid:
             rows[i].clear()
-        arrays = [t.numpy() for t in self.host[1:]]
         self.output.sampled_token_ids = rows
-        self.output.logprobs = lists(*arrays) if arrays else None
+        self.output.logprobs = lists(*arrays[:3], cu) if arrays else None
         return self.output
 
     def get_kv_connector_output(self: Any) -> Any:
@@ -222,7 +240,7 @@ def minimal_async_output_class(types: Any) -> type:
         "MinimalAsyncOutput",
         (types.AsyncModelRunnerOutput,),
         {
-            "__slots__": ("output", "device", "host", "event", "invalid"),
+            "__slots__": ("output", "device", "host", "event", "invalid", "vocab"),
             "__init__": __init__,
             "get_output": get_output,
             "get_kv_connector_output": get_kv_connector_output,
@@ -302,10 +320,7 @@ class DecodeStepTargets(_Steps):
     ) -> float:
         """Our peak host memory over the least any async output holds (:func:`held_at_least`):
         near 1, no backend can hold meaningfully less, so a ratio to vLLM's near the
-        limit is a tie.  Exact for one token per request only; NaN for speculative
-        rows (their padded lists are more than an output must hold)."""
-        if num_drafts:
-            return math.nan
+        limit is a tie."""
         return peak_bytes_ratio(self.ours, self.floor_held, *self.devices)
 
     track_decode_step_peak_bytes_ratio_to_floor.unit = "ratio"  # type: ignore[attr-defined]
