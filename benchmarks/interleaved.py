@@ -40,7 +40,7 @@ MIN_BLOCKS = 5
 
 
 def block_minima(
-    *funcs: Callable[[], object], seconds: float, clock: Clock | None = None
+    *funcs: Callable[[], object], seconds: float, clock: Clock | None = None, blocks: int = BLOCKS
 ) -> list[list[float]]:
     """Per block, the best seconds per call of each of ``funcs``, taking turns.
 
@@ -48,7 +48,7 @@ def block_minima(
     both kinds of result agree.  The first sample of each way (a warm-up) also tells
     how many calls make a sample; the rounds of samples then fill ``seconds``, with at
     least ``MIN_BLOCKS`` rounds whatever a call costs.  ``clock`` measures each sample
-    (wall time when None).
+    (wall time when None); ``blocks``: the most blocks (ratios) to make.
     """
     clock = clock or time.perf_counter
     was_enabled = gc.isenabled()
@@ -56,8 +56,8 @@ def block_minima(
     try:
         calls = [_calls_per_sample(func, clock) for func in funcs]
         round_seconds = sum(n * per_call for n, per_call in calls)
-        rounds = max(MIN_BLOCKS, int(seconds / round_seconds) if round_seconds else BLOCKS)
-        blocks = min(BLOCKS, rounds)
+        rounds = max(MIN_BLOCKS, int(seconds / round_seconds) if round_seconds else blocks)
+        blocks = min(blocks, rounds)
         minima = []
         for _ in range(blocks):
             best = [math.inf] * len(funcs)
@@ -84,10 +84,11 @@ def ratio_samples(
     denominator: Callable[[], object],
     seconds: float,
     clock: Clock | None = None,
+    blocks: int = BLOCKS,
 ) -> dict[str, Any]:
-    """Seconds per call of ``numerator`` over ``denominator``, one ratio per block, as a
-    sampled result (:func:`sampled`)."""
-    minima = block_minima(numerator, denominator, seconds=seconds, clock=clock)
+    """Seconds per call of ``numerator`` over ``denominator``, one ratio per block (at most
+    ``blocks``), as a sampled result (:func:`sampled`)."""
+    minima = block_minima(numerator, denominator, seconds=seconds, clock=clock, blocks=blocks)
     return sampled(a / b for a, b in minima)
 
 
