@@ -98,6 +98,12 @@ class RatioTarget:
     #: (a count of bytes both sides must hold); otherwise it must meet the limit itself
     #: (a time, where the floor is measured apart from the peer).
     tie_at_floor_meets_limit: bool = False
+    #: What the floor is and why being at it decides, as the report says it after "ours
+    #: runs within 5% of" (a time floor by default).
+    floor_meaning: str = (
+        "one plain read of the same input, which the peer must read too, so it cannot be "
+        "meaningfully faster: the two tie at the machine's bandwidth"
+    )
 
     def __post_init__(self) -> None:
         if self.floor is not None and self.higher_is_better:
@@ -183,6 +189,10 @@ TARGETS = (
         direct=re.compile(r"decode_step_peak_bytes_ratio_to_vllm_0_33$", re.I),
         floor=re.compile(r"decode_step_peak_bytes_ratio_to_floor$", re.I),
         tie_at_floor_meets_limit=True,
+        floor_meaning=(
+            "the least any conforming async output of the step holds, which the peer "
+            'cannot hold meaningfully less than: a tie, which meets an "at most"'
+        ),
     ),
 )
 

@@ -94,11 +94,11 @@ def targets_section(current: pd.DataFrame) -> Section:
         if target.floor is not None:
             blocks.append(
                 Paragraph(
-                    "A shape too close to call whose ratio meets the limit is decided at the "
-                    f"memory floor when ours runs within {targets.PROCESS_SPREAD:.0%} of one "
-                    "plain read of the same input (`track_"
-                    f"{target.floor.pattern.rstrip('$')}`): the peer must read that input too, so it "
-                    "cannot be meaningfully faster; the two tie at the machine's bandwidth."
+                    "A shape too close to call "
+                    f"{'' if target.tie_at_floor_meets_limit else 'whose ratio meets the limit '}"
+                    "is decided at the memory floor when ours "
+                    f"runs within {targets.PROCESS_SPREAD:.0%} of {target.floor_meaning} "
+                    f"(`track_{target.floor.pattern.rstrip('$')}`)."
                 )
             )
         missing = _missing_shapes(current, target)

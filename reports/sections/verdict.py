@@ -35,10 +35,10 @@ def verdict_section(data: ReportInput) -> Section:
             f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes "
             f"{'over the limit' if r.status == targets.UNDECIDED else 'miss it'}, worst "
             f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
-            f"{_shape_notes(r)}"
+            f"{_shape_notes(r, target)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
-            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}{_shape_notes(r)}"
+            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}{_shape_notes(r, target)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -152,17 +152,17 @@ _TOO_CLOSE = (
     f"within {targets.PROCESS_SPREAD:.0%} of the limit, or its 99% CI holds it: another "
     "run could turn the verdict",
 )
-_AT_FLOOR = (
-    "decided at the memory floor",
-    f"close to the limit, but ours runs within {targets.PROCESS_SPREAD:.0%} of one plain "
-    "read of the input, which the peer cannot beat: a tie at the machine's bandwidth",
-)
+_AT_FLOOR = "decided at the memory floor"
 
 
-def _shape_notes(verdict: Any) -> str:
+def _shape_notes(verdict: Any, target: catalog.RatioTarget) -> str:
     """The shapes one run cannot decide, and those the memory floor decided."""
+    at_floor = (
+        f"close to the limit, but ours runs within {targets.PROCESS_SPREAD:.0%} of "
+        f"{target.floor_meaning}"
+    )
     return _shapes_note(verdict.too_close_shapes, *_TOO_CLOSE) + _shapes_note(
-        verdict.at_floor_shapes, *_AT_FLOOR
+        verdict.at_floor_shapes, _AT_FLOOR, at_floor
     )
 
 
