@@ -12,6 +12,7 @@ a stub tree) first on the path.
 from __future__ import annotations
 
 import vllm
+from racing_streams import StreamThatNeverWaits
 from vllm.v1 import outputs
 from vllm.v1.worker.gpu_model_runner import AsyncGPUPoolingModelRunnerOutput
 
@@ -25,22 +26,9 @@ class WithoutWait(AsyncGPUPoolingModelRunnerOutput):
         self.async_copy_ready_event.synchronize = lambda: None
 
 
-class _StreamThatNeverWaits:
-    """The copy stream, but ``wait_stream`` does nothing: as if the class never called it."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def wait_stream(self, other):
-        return None
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
 class CopyFirst(AsyncGPUPoolingModelRunnerOutput):
     def __init__(self, *args, **kwargs):
-        kwargs["async_output_copy_stream"] = _StreamThatNeverWaits(
+        kwargs["async_output_copy_stream"] = StreamThatNeverWaits(
             kwargs["async_output_copy_stream"]
         )
         super().__init__(*args, **kwargs)

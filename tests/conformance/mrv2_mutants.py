@@ -10,6 +10,7 @@ work (its ``copy_stream.wait_stream(main_stream)`` gone).  Import it only with a
 from __future__ import annotations
 
 import vllm
+from racing_streams import StreamThatNeverWaits
 from vllm.v1 import outputs
 from vllm.v1.worker.gpu.async_utils import AsyncOutput
 
@@ -23,22 +24,9 @@ class WithoutWait(AsyncOutput):
         self.copy_event.synchronize = lambda: None
 
 
-class _StreamThatNeverWaits:
-    """The copy stream, but ``wait_stream`` does nothing: as if the class never called it."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def wait_stream(self, other):
-        return None
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
 class CopyFirst(AsyncOutput):
     def __init__(self, *args, **kwargs):
-        kwargs["copy_stream"] = _StreamThatNeverWaits(kwargs["copy_stream"])
+        kwargs["copy_stream"] = StreamThatNeverWaits(kwargs["copy_stream"])
         super().__init__(*args, **kwargs)
 
 
