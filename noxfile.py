@@ -40,7 +40,9 @@ import nox
 ROOT = Path(__file__).parent
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"
-nox.options.default_venv_backend = "venv"
+# uv makes and fills a session's virtualenv in seconds where venv and pip take most of a
+# minute (CI makes seven); where uv is not installed (``pip install nox``) nox uses venv.
+nox.options.default_venv_backend = "uv|venv"
 
 PYTHON = None  # the interpreter nox runs under; CI and this machine are 3.11
 
@@ -51,6 +53,50 @@ def constraints_file() -> str:
 
 def in_current_interpreter(session: nox.Session) -> bool:
     return session.venv_backend == "none"
+
+
+def _pip_settings_for_uv() -> None:
+    """Give uv what pip's configuration holds and uv never reads.
+
+    Machines of this kind keep torch's CPU build in pip's ``find-links``
+    (``constraints/cpu-torch.txt`` pins that version; from the index uv would fetch a
+    CUDA build of several GB).  And uv compiles no bytecode unless told: every test
+    process imports torch, and where ``PYTHONDONTWRITEBYTECODE`` is set each would
+    compile it again.  Settings the caller made (``UV_*``) win.
+    """
+    import importlib.util
+    import subprocess
+
+    if not (shutil.which("uv") or importlib.util.find_spec("uv")):
+        return
+    os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
+    if "UV_FIND_LINKS" in os.environ:
+        return
+    try:
+        listed = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return
+    links: list[str] = []
+    for line in listed.splitlines():
+        key, _, value = line.partition("=")
+        if key.endswith(".find-links"):
+            links += [link for link in value.strip("'\"").split() if link not in links]
+    if links:  # uv's list is comma-separated, pip's space-separated
+        os.environ["UV_FIND_LINKS"] = ",".join(links)
+
+
+_pip_settings_for_uv()
+
+# The sessions start hundreds of Python processes (every ``python -m conformance`` of the
+# tests, asv's benchmark processes).  pytest rewrites the assertions of every module of a
+# distribution that registers a pytest plugin (the suite's and hypothesis's: thousands of
+# lines) and, like Python, keeps the result only where bytecode may be written: with
+# PYTHONDONTWRITEBYTECODE set each process compiled them again (4.1 s a run instead of
+# 2.7 s).  Bytecode goes only into the virtualenvs and the checkout's __pycache__ folders.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 #: pip requirements (space-separated: a path, a wheel, a name) the benchmark sessions
@@ -271,7 +317,9 @@ if not hasattr(torch._C._cpu, "_is_avx512_supported"):
 """
 
 
-@nox.session(name="vllm-installed", python=PYTHON)
+# pip, not uv: vLLM's CPU build and its 3.4 GB of dependencies were resolved and
+# verified with pip, and the session runs pip itself (uninstall, install --target).
+@nox.session(name="vllm-installed", python=PYTHON, venv_backend="venv")
 def vllm_installed(session: nox.Session) -> None:
     """Real vLLM releases judged as ``--backend vllm``, the revision detected from the install.
 

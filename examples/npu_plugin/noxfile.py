@@ -46,7 +46,9 @@ MATRIX_RELEASES = ("0.11.1", "0.12.0", "0.13.0")
 #: Where the sessions write (``$OUTPUTS_CONFORMANCE_OUT``, else conformance-out/ here).
 OUT = Path(os.environ.get("OUTPUTS_CONFORMANCE_OUT") or HERE / "conformance-out")
 
-nox.options.default_venv_backend = "venv"
+# uv fills a session's virtualenv in seconds (the workflow installs nox[uv]); without
+# it nox falls back to venv and pip.
+nox.options.default_venv_backend = "uv|venv"
 
 
 def _install(session: nox.Session, *, plugin: bool = True) -> None:

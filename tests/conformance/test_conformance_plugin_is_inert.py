@@ -67,6 +67,8 @@ def test_a_foreign_project_with_the_same_option_and_fixture_names_runs(tmp_path)
         "--report",
         "out.json",
         report=False,
+        # A new interpreter: the run asserts torch is not imported (a warm parent has it).
+        fresh=True,
     )
     assert run.exit_code == 0, run.output
     assert "2 passed" in run.output
