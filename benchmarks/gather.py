@@ -39,15 +39,18 @@ NUM_LOGPROBS = sizes([0, 5, 20], 5)
 
 @cache
 def _host_inputs(num_tokens: int, vocabulary: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded log-probabilities and sampled ids, cached per process.
+    """Seeded log-probabilities and sampled ids of ``num_tokens + 1`` rows, cached per
+    process: the measured batch is the first ``num_tokens``, the whole the batch of
+    another size a peer sees first (:meth:`_BesideAPeer.their_steady`).  One draw for
+    both: at 1024 x 151936 a draw is most of a setup.
 
     The ids are uniform over the vocabulary: the rank count reads every entry
     wherever the token ranks, and most of them fall outside any top-k.
     """
     generator = torch.Generator().manual_seed(num_tokens * 7 + vocabulary)
-    logits = torch.randn(num_tokens, vocabulary, generator=generator) * 4
-    token_ids = torch.randint(0, vocabulary, (num_tokens,), generator=generator)
-    return logits.log_softmax(-1), token_ids
+    logits = torch.randn(num_tokens + 1, vocabulary, generator=generator)
+    token_ids = torch.randint(0, vocabulary, (num_tokens + 1,), generator=generator)
+    return logits.mul_(4).log_softmax(-1), token_ids
 
 
 def gather_as_described(logprobs: torch.Tensor, k: int, token_ids: torch.Tensor) -> tuple:
@@ -101,13 +104,14 @@ class _BesideAPeer(DeviceBenchmark):
         self.gather = self.use(backend, device).producer("gather_logprobs")
         self.their_gather = self.peer()
         logprobs, token_ids = _host_inputs(num_tokens, vocabulary)
-        self.logprobs, self.token_ids = logprobs.to(device), token_ids.to(device)
+        self.other_logprobs, self.other_ids = logprobs.to(device), token_ids.to(device)
+        self.logprobs, self.token_ids = self.other_logprobs[:-1], self.other_ids[:-1]
         self.k = num_logprobs
-        self.their_steady(num_tokens, vocabulary)
+        self.their_steady()
         self.our_steady()
         self.sync()
 
-    def their_steady(self, num_tokens: int, vocabulary: int) -> None:
+    def their_steady(self) -> None:
         """The peer at a serving loop's steady state, its compile paid here.
 
         A runner's batch size changes from step to step: vLLM's ``torch.compile``d
@@ -115,8 +119,7 @@ class _BesideAPeer(DeviceBenchmark):
         dimension at the second (dynamo's automatic dynamic) and keeps that kernel,
         so the peer sees another batch size first, as the conformance warm-up does.
         """
-        other, other_ids = _host_inputs(num_tokens + 1, vocabulary)
-        self.their_gather(other.to(self.device), self.k, other_ids.to(self.device))
+        self.their_gather(self.other_logprobs, self.k, self.other_ids)
         self.their_gather(self.logprobs, self.k, self.token_ids)
 
     def our_steady(self) -> None:

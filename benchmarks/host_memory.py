@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .interleaved import dry_run
+
 #: Calls measured per figure (the median counts).
 CALLS = 25
 _STEP_RANGE = "host-memory-call"
@@ -58,7 +60,7 @@ def peak_host_bytes_side_by_side(
     interleaved, two sides' medians stay within 0.5 % of each other from run to run."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    rounds = CALLS if rounds is None else rounds
+    rounds = (1 if dry_run() else CALLS) if rounds is None else rounds
     heap_peaks: list[list[int]] = [[] for _ in sides]
     # What exists now moves to the permanent generation: each call's full collection
     # below then scans only what the calls made (0.2 s a collection with torch's objects

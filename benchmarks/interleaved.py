@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from .smoke import DRY_RUN_ENV_VAR
 
 #: Seconds of calls per sample (about; one call at least).
 SAMPLE_SECONDS = 1e-3
@@ -37,6 +40,13 @@ THREAD_CPU: Clock = time.thread_time
 #: ``MIN_BLOCKS``) only when the time asked for allows fewer rounds of samples.
 BLOCKS = 10
 MIN_BLOCKS = 5
+
+
+def dry_run() -> bool:
+    """Whether this is the smoke run (:data:`benchmarks.smoke.DRY_RUN_ENV_VAR`): every
+    benchmark runs once to show it does not fail and no number is kept, so each
+    measurement is one block of one round."""
+    return os.environ.get(DRY_RUN_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def block_minima(
@@ -57,6 +67,8 @@ def block_minima(
         calls = [_calls_per_sample(func, clock) for func in funcs]
         round_seconds = sum(n * per_call for n, per_call in calls)
         rounds = max(MIN_BLOCKS, int(seconds / round_seconds) if round_seconds else blocks)
+        if dry_run():
+            rounds = 1
         blocks = min(blocks, rounds)
         minima = []
         for _ in range(blocks):

@@ -11,7 +11,8 @@ imported; this script also fails when no benchmark ran at all, and lists the
 failed benchmarks last so a CI log shows them without scrolling.  A benchmark
 that raises ``NotImplementedError`` in ``setup`` (device absent, producer missing)
 is skipped, not failed.  The reference's run-time build stays off here
-(``OUTPUTS_REFERENCE_COMPILE=0`` unless set): a smoke run times nothing.
+(``OUTPUTS_REFERENCE_COMPILE=0`` unless set) and each measurement is taken once
+(``OUTPUTS_BENCH_DRY_RUN=1``): a smoke run times nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Set in the benchmarks' processes: a dry run, whose numbers no one keeps, so each
+#: measurement is taken once (:func:`benchmarks.interleaved.dry_run`).
+DRY_RUN_ENV_VAR = "OUTPUTS_BENCH_DRY_RUN"
 # "[ 41.67%] ··· transfer.Transfer.time_x     ok" / "... 1/2 failed" / "... failed"
 _STATUS_LINE = re.compile(r"^\[\s*[\d.]+%\] ··· (?P<name>\S+)\s+(?P<status>.*\S)\s*$")
 
@@ -64,7 +68,7 @@ def smoke_environment() -> dict[str, str]:
     speed is for the timed runs; ``tests/reference`` tests the tier itself)."""
     from reference_speedups.hot_build import SWITCH
 
-    return {SWITCH: "0", **os.environ}
+    return {SWITCH: "0", **os.environ, DRY_RUN_ENV_VAR: "1"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
