@@ -1,10 +1,11 @@
 """``python -m conformance`` (or ``pytest``) runs, each in a child forked from a warm parent.
 
-Every such run's start-up is mostly torch's import (1.8 s of a run's 2.7 s).  The parent
-imports torch and numpy once, never pytest, hypothesis or the suite: each child imports ``conformance`` and ``reference`` afresh and runs
-the command as ``python -m`` does (:func:`runpy.run_module`), its environment, working
-folder, ``sys.path`` and standard streams its own, so each run is what a new process
-would be, without paying torch's import per run.  Two ways to use it:
+Every such run's start-up is mostly torch's import (1.8 s of a run's 2.7 s; 2 s more for
+dynamo in a run of a vLLM text).  The parent imports torch, dynamo and numpy once, never
+pytest, hypothesis or the suite: each child imports ``conformance`` and ``reference``
+afresh and runs the command as ``python -m`` does (:func:`runpy.run_module`), its
+environment, working folder, ``sys.path`` and standard streams its own, so each run is
+what a new process would be, without paying torch's import per run.  Two ways to use it:
 
 ``python -m warm_runs JOBS.json``
     a batch: runs each job of the list, as many at a time as there are CPUs, then
@@ -104,7 +105,10 @@ def _warm_up() -> None:
     child's environment (``$CI`` picks its profile at import).
     """
     import numpy  # noqa: F401
-    import torch  # noqa: F401
+
+    # torch and, since vLLM's texts decorate their producers with torch.compile, its
+    # dynamo: 2 s more of each run of a release text.
+    import torch._dynamo  # noqa: F401
 
     gc.collect()
     gc.freeze()
