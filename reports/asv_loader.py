@@ -185,6 +185,17 @@ def _load_config(
     return conf
 
 
+def holds_results(root: Path) -> bool:
+    """Whether ``root`` is a results folder with at least one run in it.
+
+    ``asv run --quick`` (the benchmarks' smoke run) leaves ``benchmarks.json`` and a
+    ``machine.json`` behind and no results: such a folder holds nothing to report.
+    """
+    return root.is_dir() and any(
+        p.name not in {"machine.json", "benchmarks.json"} for p in root.glob("*/*.json")
+    )
+
+
 def _result_files(root: Path) -> Iterator[tuple[Path, str, dict[str, Any]]]:
     """Each results file with its machine, as asv lays them out (``<machine>/*.json``).
 

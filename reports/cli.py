@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from reports import conformance_matrix, content, plots, render_html, render_markdown
-from reports.asv_loader import BASE_COLUMNS, load_results_folders
+from reports.asv_loader import BASE_COLUMNS, holds_results, load_results_folders
 from reports.compare import Comparison, compare
 from reports.conformance_diff import ConformanceDiff, diff
 from reports.conformance_loader import load_conformance
@@ -208,8 +208,9 @@ def _run(args: argparse.Namespace, progress: _Progress) -> _Outcome:
         changes = diff(base.frame, new.frame, base_name=base_text, new_name=new_text)
         progress(f"compared {len(base.files)} report(s) of BASE with {len(new.files)} of NEW")
         conformance_paths = conformance_paths or _side(new_text)
-    if args.results is None and conformance_paths and not Path(DEFAULT_RESULTS).exists():
-        # A backend's CI: conformance reports, no benchmarks run.
+    if args.results is None and conformance_paths and not holds_results(Path(DEFAULT_RESULTS)):
+        # A backend's CI: conformance reports, no benchmarks run (or only the smoke
+        # run, which saves none).
         frame = pd.DataFrame(columns=list(BASE_COLUMNS))
         frame.attrs["machines"] = {}
         source = "(no benchmark results)"

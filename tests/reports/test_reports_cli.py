@@ -382,9 +382,16 @@ def test_reports_imports_none_of_the_other_packages():
     assert done.stdout.strip() == "[]"
 
 
-def test_conformance_reports_alone_make_a_page(tmp_path, monkeypatch):
+@pytest.mark.parametrize("smoke_run_before", [False, True], ids=["no-folder", "smoke-leftovers"])
+def test_conformance_reports_alone_make_a_page(tmp_path, monkeypatch, smoke_run_before):
     # A backend's CI runs no benchmarks: no .asv/results here, and --results not given.
+    # The smoke run (asv run --quick) saves no results, only what asv writes first.
     monkeypatch.chdir(tmp_path)
+    if smoke_run_before:
+        machine = tmp_path / ".asv" / "results" / "vm"
+        machine.mkdir(parents=True)
+        (machine / "machine.json").write_text('{"machine": "vm", "version": 1}')
+        (machine.parent / "benchmarks.json").write_text('{"version": 2}')
     conformance = Path(__file__).parent / "fixtures" / "conformance-report.json"
     assert _run("--conformance", conformance, "--out", tmp_path / "out") == 0
     summary = (tmp_path / "out" / "summary.md").read_text()
