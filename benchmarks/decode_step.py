@@ -64,7 +64,7 @@ from .common import (
     sizes,
 )
 from .host_memory import peak_host_bytes_side_by_side
-from .interleaved import ratio_samples
+from .interleaved import ratio_samples, take_turns
 
 #: The release whose own async output the target is stated against.
 VLLM_RELEASE = "0.33.0"
@@ -289,6 +289,7 @@ class _Steps(HostBenchmark):
         at_steady_state(self.ours)
         for _ in range(3):
             self.theirs()
+        take_turns(self.ours, self.theirs, seconds=TARGET_SECONDS)
 
 
 class DecodeStepTargets(_Steps):

@@ -83,6 +83,22 @@ def block_minima(
             gc.enable()
 
 
+def take_turns(*funcs: Callable[[], object], seconds: float) -> None:
+    """Call ``funcs`` in turn for about ``seconds`` (once each in a dry run), timing nothing.
+
+    A warm-up before the first measurement of a process: right after setup a step can
+    run at half its speed for a quarter of a second or more (seen at 64 requests with
+    speculative rows: one process in three timed its first 0.25 s at 2x the next),
+    which would decide a target on a transient rather than the steady state.
+    """
+    deadline = time.perf_counter() + (0.0 if dry_run() else seconds)
+    while True:
+        for func in funcs:
+            func()
+        if time.perf_counter() >= deadline:
+            return
+
+
 def best_seconds_of(*funcs: Callable[[], object], min_time: float = 0.05) -> list[float]:
     """The best seconds per call of each of ``funcs``, timed taking turns over ``min_time``.
 

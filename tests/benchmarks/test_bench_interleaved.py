@@ -91,3 +91,38 @@ def test_best_seconds_of_is_each_ways_best_over_every_block(clock: FakeClock) ->
         clock.way("a", 10e-6, spoiled_every=250), clock.way("b", 100e-6), min_time=0.05
     )
     assert (fast, slow) == pytest.approx((10e-6, 100e-6))
+
+
+def test_take_turns_fills_its_seconds_taking_turns_and_times_nothing(clock: FakeClock) -> None:
+    # Powers of two: the fake clock's sums are exact.
+    interleaved.take_turns(clock.way("a", 2**-10), clock.way("b", 2**-10), seconds=2**-3)
+    assert clock.calls == ["a", "b"] * 64
+    assert clock.now == 2**-3
+
+
+@pytest.fixture
+def dry_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks.smoke import DRY_RUN_ENV_VAR
+
+    monkeypatch.setenv(DRY_RUN_ENV_VAR, "1")
+
+
+def test_a_dry_run_measures_one_round_and_warms_up_with_one_call_each(
+    clock: FakeClock, dry_run: None
+) -> None:
+    # The smoke run keeps no number: each measurement runs every way, once.
+    minima = interleaved.block_minima(clock.way("a", 1e-6), clock.way("b", 1e-6), seconds=1.0)
+    assert len(minima) == 1
+    clock.calls.clear()
+    interleaved.take_turns(clock.way("a", 1e-6), clock.way("b", 1e-6), seconds=1.0)
+    assert clock.calls == ["a", "b"]
+
+
+@pytest.mark.parametrize("value", ["", "0", "false", "no"])
+def test_a_dry_run_is_off_unless_switched_on(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    from benchmarks.smoke import DRY_RUN_ENV_VAR
+
+    monkeypatch.setenv(DRY_RUN_ENV_VAR, value)
+    assert not interleaved.dry_run()
+    monkeypatch.setenv(DRY_RUN_ENV_VAR, "1")
+    assert interleaved.dry_run()
