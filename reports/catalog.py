@@ -43,7 +43,7 @@ class Family:
 
 
 TRANSFER = Family(
-    "transfer", "Device-to-host transfer", re.compile(r"transfer|d2h|to_cpu|copy", re.I)
+    "transfer", "Device-to-host transfer", re.compile(r"transfer|d2h|to_cpu|copy|^link\.", re.I)
 )
 TOLISTS = Family("tolists", "tolists", re.compile(r"tolist", re.I))
 UNPAD = Family("unpad", "Unpad sampled token ids", re.compile(r"unpad", re.I))
@@ -206,13 +206,18 @@ def logprobs_payload_bytes(num_tokens: pd.Series, num_logprobs: pd.Series) -> pd
 
 
 def with_payload_bytes(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add ``payload_bytes`` to transfer rows that have num_tokens and num_logprobs."""
-    if "payload_bytes" in frame.columns or not {"num_tokens", "num_logprobs"} <= set(frame.columns):
+    """Add ``payload_bytes`` to transfer rows that have num_tokens and num_logprobs.
+
+    A row that has it as a parameter already (the link's plain copies) keeps its own.
+    """
+    if not {"num_tokens", "num_logprobs"} <= set(frame.columns):
         return frame
     tokens = pd.to_numeric(frame["num_tokens"], errors="coerce")
     logprobs = pd.to_numeric(frame["num_logprobs"], errors="coerce")
     is_transfer = frame["benchmark"].str.contains(TRANSFER.pattern, na=False)
     payload = logprobs_payload_bytes(tokens, logprobs).where(is_transfer)
+    if "payload_bytes" in frame.columns:
+        payload = pd.to_numeric(frame["payload_bytes"], errors="coerce").fillna(payload)
     return frame.assign(payload_bytes=payload.astype("Int64"))
 
 

@@ -157,6 +157,23 @@ def test_payload_bytes_follow_the_logprobs_layout():
     assert pd.isna(out["payload_bytes"].iloc[1])  # not a transfer
 
 
+def test_a_plain_copys_own_payload_is_kept_beside_the_logprobs_ones():
+    frame = _frame(
+        _row(
+            "transfer.TransferBandwidth.track_bandwidth",
+            10.0,
+            unit="GB/s",
+            kind="track",
+            num_tokens=4096,
+            num_logprobs=20,
+        ),
+        _row("link.LinkBandwidth.track_gbps", 50.0, unit="GB/s", kind="track", payload_bytes=4096),
+    )
+    out = catalog.with_payload_bytes(frame)
+    assert out["payload_bytes"].tolist() == [4096 * (21 * 8 + 8), 4096]
+    assert catalog.TRANSFER.rows(out)["benchmark"].str.startswith("link.").sum() == 1
+
+
 @pytest.mark.parametrize(
     ("unit", "higher"),
     [
