@@ -1,0 +1,284 @@
+"""The race check's verdicts on vLLM's own producers and their mutants, on a real device
+and on the simulated runtime side by side.
+
+``python tests/conformance/device_race.py --texts DIR --out OUT [--releases 0.11.0 ...]``
+
+For each release (default 0.11.0, 0.22.0, 0.33.0; ``DIR`` is a folder of release texts
+laid out as ``../shared/spec/vllm-releases``, producers beside them) it runs
+``python -m conformance``:
+
+- on vLLM's own async outputs, both runners' where the release has two, from the
+  texts (``--vllm-outputs``): every race record must pass;
+- on the same classes changed to race (:mod:`first_runner_mutants`, :mod:`mrv2_mutants`,
+  :mod:`first_runner_pooling_mutants`): every race record must fail;
+- on the broken backends whose defect is a device's (:data:`BROKEN`): some check must fail.
+
+Each run happens on the real device when torch sees one (``cuda``) and always on the
+simulated runtime (the same run with ``CUDA_VISIBLE_DEVICES`` empty).  A record whose
+verdict differs between the two is a defect of the simulation: the run says which.
+On a machine without a GPU only the simulated column is filled: the CPU dry run of
+``benchmarks/device_check.sh``, which the project's tests make.
+
+Writes ``OUT/race.json`` (every run: what it judged, what was expected, the records),
+``OUT/race.md`` (a table) and each run's report and log under ``OUT/runs/``.  Exit
+status: 0 when every verdict is as expected and the runtimes agree, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DEFAULT_TEXTS = ROOT.parent / "shared" / "spec" / "vllm-releases"
+DEFAULT_RELEASES = ("0.11.0", "0.22.0", "0.33.0")
+#: The race checks' records (``test_*_waits_for_the_device``).
+RACE = "waits_for_the_device"
+#: Broken backends whose defect is in how they reach the host from the device.
+BROKEN = (
+    "async_output_does_not_wait:BACKEND",
+    "to_cpu_copies_on_cpu",
+    "without_to_cpu_nonblocking",
+)
+SIMULATED = "-simulated"
+#: Seconds one run may take (a release text's first run compiles nothing; a few seconds).
+RUN_TIMEOUT = 300
+
+
+@dataclass
+class Job:
+    """One ``python -m conformance`` run: what it judges and what must come of it."""
+
+    release: str
+    subject: str
+    expect: str  # "pass": every record passes; "fail": every record fails; "some-fail"
+    args: list[str]
+    tree: bool  # the release's stub tree first on the path (mutants import vllm)
+    runtime: str = ""
+    outcome: str = ""  # "as expected", or what went wrong
+    records: dict[str, str] = field(default_factory=dict)  # node id -> outcome
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def jobs_of(release: str, texts: Path) -> list[Job]:
+    """The runs that judge ``release``: its own producers, its mutants, the broken backends."""
+    text = texts / f"outputs-{release}.py.txt"
+    race = ["-k", RACE]
+    jobs = [
+        Job(release, "vLLM's own", "pass", ["--vllm-outputs", str(text), *race], tree=False),
+        Job(
+            release,
+            "first runner, mutants",
+            "fail",
+            ["--backend", "first_runner_mutants:make", *race],
+            tree=True,
+        ),
+    ]
+    if (texts / "producers-mrv2" / f"producers-mrv2-{release}.py.txt").is_file():
+        jobs.append(
+            Job(
+                release,
+                "Model Runner V2, mutants",
+                "fail",
+                ["--backend", "mrv2_mutants:make", *race],
+                tree=True,
+            )
+        )
+    if _version_key(release) >= (0, 14, 0):  # the first runner's pooling output
+        jobs.append(
+            Job(
+                release,
+                "first runner pooling, mutants",
+                "fail",
+                ["--backend", "first_runner_pooling_mutants:make", *race],
+                tree=True,
+            )
+        )
+    return jobs
+
+
+def broken_jobs() -> list[Job]:
+    return [
+        Job(
+            "2025.10",
+            f"broken: {spec.split(':')[0]}",
+            "some-fail",
+            ["--backend", f"broken_backends.{spec}"],
+            tree=False,
+        )
+        for spec in BROKEN
+    ]
+
+
+def judge(job: Job, report: dict | None, exit_code: int | None) -> str:
+    """``"as expected"``, or what went wrong, in a line."""
+    if report is None:
+        return f"no report (exit {exit_code})"
+    outcomes = [t["outcome"] for t in report["tests"] if t["outcome"] != "skipped"]
+    if not outcomes:
+        return "nothing judged (every record skipped or deselected)"
+    if job.expect == "pass" and set(outcomes) != {"passed"}:
+        return f"{outcomes.count('passed')} of {len(outcomes)} passed: vLLM's own must pass"
+    if job.expect == "fail" and set(outcomes) != {"failed"}:
+        return f"{outcomes.count('failed')} of {len(outcomes)} failed: every mutant must fail"
+    if job.expect == "some-fail" and "failed" not in outcomes:
+        return "nothing failed: the broken backend must fail"
+    return "as expected"
+
+
+def run(job: Job, out: Path, trees: dict[str, Path], simulated: bool) -> Job:
+    job = Job(**{**asdict(job), "runtime": "simulated" if simulated else "real"})
+    name = f"{job.release}-{job.subject}-{job.runtime}".replace(" ", "_").replace(",", "")
+    name = name.replace(":", "").replace("'", "")
+    report_path, log_path = out / "runs" / f"{name}.json", out / "runs" / f"{name}.log"
+    env = dict(os.environ)
+    path = [str(HERE)] + ([str(trees[job.release])] if job.tree else [])
+    env["PYTHONPATH"] = os.pathsep.join([*path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    if simulated:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    command = [sys.executable, "-m", "conformance", *job.args, "--report", str(report_path)]
+    with log_path.open("w", encoding="utf-8") as log:
+        try:
+            done = subprocess.run(
+                command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT,
+                timeout=RUN_TIMEOUT, check=False,
+            )  # fmt: skip
+            exit_code: int | None = done.returncode
+        except subprocess.TimeoutExpired:
+            exit_code = None
+    report = json.loads(report_path.read_text()) if report_path.is_file() else None
+    job.outcome = judge(job, report, exit_code)
+    if report is not None:
+        job.records = {
+            t["nodeid"].replace(SIMULATED, ""): t["outcome"]
+            for t in report["tests"]
+            if t["outcome"] != "skipped"
+        }
+    return job
+
+
+def disagreements(real: Job, simulated: Job) -> list[str]:
+    """The records judged on both runtimes whose verdicts differ."""
+    return [
+        f"{nodeid}: real {outcome}, simulated {simulated.records[nodeid]}"
+        for nodeid, outcome in sorted(real.records.items())
+        if nodeid in simulated.records and simulated.records[nodeid] != outcome
+    ]
+
+
+def real_device_present() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def _cell(runs: dict[str, Job], runtime: str) -> str:
+    """A run's records counted by outcome, and its verdict."""
+    job = runs.get(runtime)
+    if job is None:
+        return "no device" if runtime == "real" else "-"
+    outcomes = list(job.records.values())
+    told = ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes)))
+    return f"{told}: {job.outcome}"
+
+
+def markdown(results: list[Job], disagreeing: dict[str, list[str]], real: bool) -> str:
+    lines = [
+        "# The race check on vLLM's own producers and their mutants",
+        "",
+        "| release | what | expected | real cuda | simulated runtime | runtimes agree |",
+        "|---|---|---|---|---|---|",
+    ]
+    by_key: dict[tuple[str, str], dict[str, Job]] = {}
+    for job in results:
+        by_key.setdefault((job.release, job.subject), {})[job.runtime] = job
+    for (release, subject), runs in by_key.items():
+        key = f"{release} {subject}"
+        agree = "yes" if real and not disagreeing.get(key) else ("no" if real else "-")
+        expected = next(iter(runs.values())).expect
+        lines.append(
+            f"| {release} | {subject} | {expected} | {_cell(runs, 'real')} "
+            f"| {_cell(runs, 'simulated')} | {agree} |"
+        )
+    for key, found in disagreeing.items():
+        if found:
+            lines += ["", f"**{key}**: the simulation disagrees with the device:", ""]
+            lines += [f"- {line}" for line in found]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=Path, default=DEFAULT_TEXTS, help="release texts folder")
+    parser.add_argument("--out", type=Path, required=True, help="folder for race.json, race.md")
+    parser.add_argument("--releases", nargs="+", default=list(DEFAULT_RELEASES))
+    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    args = parser.parse_args(argv)
+    missing = [r for r in args.releases if not (args.texts / f"outputs-{r}.py.txt").is_file()]
+    if missing:
+        print(
+            f"device_race: no release text for {', '.join(missing)} in {args.texts}. "
+            "Fix: pass --texts with the folder of outputs-X.py.txt files "
+            "(../shared/spec/vllm-releases)",
+            file=sys.stderr,
+        )
+        return 2
+    out = args.out.resolve()
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+
+    from conformance.releases.texts import write_stub_tree
+
+    jobs = [job for release in args.releases for job in jobs_of(release, args.texts)]
+    jobs += broken_jobs()
+    real = real_device_present()
+    with tempfile.TemporaryDirectory(prefix="device-race-") as scratch:
+        trees = {
+            r: write_stub_tree(args.texts / f"outputs-{r}.py.txt", r, Path(scratch) / r)
+            for r in args.releases
+        }
+        runtimes = [True, False] if real else [True]
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(
+                pool.map(
+                    lambda pair: run(pair[0], out, trees, pair[1]),
+                    [(job, simulated) for job in jobs for simulated in runtimes],
+                )
+            )
+    disagreeing: dict[str, list[str]] = {}
+    for i in range(0, len(results), len(runtimes)):
+        if real:
+            simulated_job, real_job = results[i], results[i + 1]
+            key = f"{real_job.release} {real_job.subject}"
+            disagreeing[key] = disagreements(real_job, simulated_job)
+    (out / "race.json").write_text(
+        json.dumps(
+            {
+                "real_device": "cuda" if real else None,
+                "runs": [asdict(job) for job in results],
+                "disagreements": disagreeing,
+            },
+            indent=2,
+        )
+    )
+    table = markdown(results, disagreeing, real)
+    (out / "race.md").write_text(table)
+    print(table)
+    wrong = [job for job in results if job.outcome != "as expected"]
+    for job in wrong:
+        print(f"device_race: {job.release} {job.subject} ({job.runtime}): {job.outcome}")
+    return 1 if wrong or any(disagreeing.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

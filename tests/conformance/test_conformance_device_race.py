@@ -1,0 +1,53 @@
+"""tests/conformance/device_race.py, the GPU day's race check: how it judges each run and
+compares the real device with the simulated runtime (the runs themselves are made by
+the device check's dry run, tests/benchmarks/test_bench_device_check_script.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import device_race
+import pytest
+from device_race import Job, disagreements, judge
+
+
+def _job(expect: str, **records: str) -> Job:
+    return Job("0.33.0", "what", expect, [], tree=False, records=dict(records))
+
+
+def _report(*outcomes: str) -> dict:
+    return {"tests": [{"nodeid": f"t{i}", "outcome": o} for i, o in enumerate(outcomes)]}
+
+
+@pytest.mark.parametrize(
+    ("expect", "outcomes", "verdict"),
+    [
+        ("pass", ("passed", "passed", "skipped"), "as expected"),
+        ("pass", ("passed", "failed"), "1 of 2 passed: vLLM's own must pass"),
+        ("fail", ("failed", "failed"), "as expected"),
+        ("fail", ("failed", "passed"), "1 of 2 failed: every mutant must fail"),
+        ("some-fail", ("passed", "failed"), "as expected"),
+        ("some-fail", ("passed",), "nothing failed: the broken backend must fail"),
+        ("pass", ("skipped",), "nothing judged (every record skipped or deselected)"),
+    ],
+)
+def test_each_run_is_judged_by_what_it_must_show(expect, outcomes, verdict) -> None:
+    assert judge(_job(expect), _report(*outcomes), 0) == verdict
+
+
+def test_a_run_without_a_report_says_how_it_ended() -> None:
+    assert judge(_job("pass"), None, 3) == "no report (exit 3)"
+    assert judge(_job("pass"), None, None) == "no report (exit None)"
+
+
+def test_only_records_judged_on_both_runtimes_are_compared() -> None:
+    real = _job("fail", a="failed", b="passed", c="failed")
+    simulated = _job("fail", a="failed", b="failed")
+    assert disagreements(real, simulated) == ["b: real passed, simulated failed"]
+
+
+def test_missing_release_texts_are_one_line_naming_the_fix(tmp_path: Path, capsys) -> None:
+    code = device_race.main(["--texts", str(tmp_path), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no release text for 0.11.0, 0.22.0, 0.33.0" in err
+    assert "--texts" in err and not (tmp_path / "o").exists()
