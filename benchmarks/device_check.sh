@@ -12,24 +12,38 @@
 # are installed from that folder first, offline.
 #
 # Steps, each with its own time limit (seconds, overridable by environment), so
-# the whole check fits in ~8 minutes (limits below):
+# the whole check fits in ~6 minutes (limits below):
 #   env         python, torch, devices, nvidia-smi            -> OUT/env.txt
 #   bench-*     asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
-#               in four groups: transfer, padding, gather_logprobs beside vLLM's way
-#               as described (its representative shape: each process compiles the
-#               count), and the host-only benchmarks (tolists, slice, empty_cpu: no
-#               device parameter, they run on CPU)
+#               in groups: the link itself (plain copies 4 KB-64 MB, pinned and
+#               pageable, and the small-copy latency), transfer, padding,
+#               gather_logprobs beside vLLM's way as described (its representative
+#               shape: each process compiles the count), the whole decode step's host
+#               side (representative shapes) and the host-only benchmarks (tolists,
+#               slice, empty_cpu: no device parameter, they run on CPU)
 #   publish     asv publish                                    -> OUT/html
 #   conformance python -m conformance --backend $OUTPUTS_BACKEND (default reference)
 #                                                              -> OUT/conformance.json
-#   report      python -m reports, when that package is there  -> OUT/report
+#   race        tests/conformance/device_race.py: the race check on vLLM's own async
+#               outputs of RACE_RELEASES (default 0.11.0 0.22.0 0.33.0), both runners',
+#               from the release texts in VLLM_TEXTS (default ../shared/spec/vllm-releases;
+#               the step is left out, and says so, without them), on their mutants and
+#               on the broken backends, each on the real device and on the simulated
+#               runtime side by side                           -> OUT/race (race.md first)
+#   report      python -m reports over the results, the conformance report and the
+#               race runs' reports                             -> OUT/report
 # OUT/logs/ holds each step's log, OUT/asv-results a copy of .asv/results and
 # OUT/status.txt one line per step.  Exit status: 0 only if every step passed.
 # Set OUTPUTS_BENCH_DEVICES to benchmark other devices (default: cuda), or
 # BENCH_ARGS to run one asv run with those options instead (e.g. BENCH_ARGS="-b transfer").
-# Limits: ENV_LIMIT 30, BENCH_TRANSFER_LIMIT 150, BENCH_PADDING_LIMIT 100,
-# BENCH_GATHER_LIMIT 150, BENCH_HOST_LIMIT 100 (BENCH_LIMIT 300 with BENCH_ARGS), PUBLISH_LIMIT 45,
-# CONFORMANCE_LIMIT 120, REPORT_LIMIT 60: ~5-6 minutes in practice, ~12 at worst.
+# DRY_RUN=1 proves the script without a device (the project's tests run it so, on
+# OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
+# once, nothing saved: .asv/results is left as it was), publish is left out and the
+# report is made of the conformance and race reports alone.
+# Limits: ENV_LIMIT 30, BENCH_LINK_LIMIT 60, BENCH_TRANSFER_LIMIT 90, BENCH_PADDING_LIMIT 60,
+# BENCH_GATHER_LIMIT 90, BENCH_DECODE_LIMIT 60, BENCH_HOST_LIMIT 60 (BENCH_LIMIT 300 with
+# BENCH_ARGS), PUBLISH_LIMIT 45, CONFORMANCE_LIMIT 60, RACE_LIMIT 120, REPORT_LIMIT 60:
+# ~5 minutes in practice, ~12 at worst.
 set -uo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -95,41 +109,66 @@ step env "${ENV_LIMIT:-30}" bash -c "
     nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
 
 # --- benchmarks ----------------------------------------------------------------------
-"$PYTHON" -m asv machine --yes >"$OUT/logs/asv-machine.log" 2>&1
+DRY_RUN="${DRY_RUN:-0}"
+[[ $DRY_RUN == 1 ]] || "$PYTHON" -m asv machine --yes >"$OUT/logs/asv-machine.log" 2>&1
 # asv saves a run's results only when it ends (merging them with earlier runs of
-# the same commit), so the suite runs in three groups: a group that times out
-# loses only its own results.
+# the same commit), so the suite runs in groups: a group that times out loses only
+# its own results.  A dry run is the smoke run of each group: nothing saved.
 bench() {
     local name="$1" limit="$2"
     shift 2
-    step "$name" "$limit" "$PYTHON" -m asv run --python=same \
-        --set-commit-hash="$COMMIT" --show-stderr "$@"
+    if [[ $DRY_RUN == 1 ]]; then
+        step "$name" "$limit" "$PYTHON" benchmarks/smoke.py "$@"
+    else
+        step "$name" "$limit" "$PYTHON" -m asv run --python=same \
+            --set-commit-hash="$COMMIT" --show-stderr "$@"
+    fi
 }
 if [[ -n "${BENCH_ARGS:-}" ]]; then
     # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
     bench bench "${BENCH_LIMIT:-300}" ${BENCH_ARGS}
 else
-    bench bench-transfer "${BENCH_TRANSFER_LIMIT:-150}" -b '^transfer\.'
-    bench bench-padding "${BENCH_PADDING_LIMIT:-100}" -b '^padding\.'
+    bench bench-link "${BENCH_LINK_LIMIT:-60}" -b '^link\.'
+    bench bench-transfer "${BENCH_TRANSFER_LIMIT:-90}" -b '^transfer\.'
+    bench bench-padding "${BENCH_PADDING_LIMIT:-60}" -b '^padding\.'
     OUTPUTS_BENCH_SHAPES=representative \
-        bench bench-gather "${BENCH_GATHER_LIMIT:-150}" -b '^gather\.GatherLogprobs\.'
-    bench bench-host "${BENCH_HOST_LIMIT:-100}" -b '^(tolists|lists_slice|empty_cpu)\.'
+        bench bench-gather "${BENCH_GATHER_LIMIT:-90}" -b '^gather\.GatherLogprobs\.'
+    OUTPUTS_BENCH_SHAPES=representative \
+        bench bench-decode "${BENCH_DECODE_LIMIT:-60}" -b '^decode_step\.DecodeStep\.'
+    bench bench-host "${BENCH_HOST_LIMIT:-60}" -b '^(tolists|lists_slice|empty_cpu)\.'
 fi
-mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
-step publish "${PUBLISH_LIMIT:-45}" "$PYTHON" -m asv publish &&
-    rm -rf "$OUT/html" && cp -r .asv/html "$OUT/html"
+if [[ $DRY_RUN != 1 ]]; then
+    mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
+    step publish "${PUBLISH_LIMIT:-45}" "$PYTHON" -m asv publish &&
+        rm -rf "$OUT/html" && cp -r .asv/html "$OUT/html"
+fi
 
 # --- conformance ----------------------------------------------------------------------
-step conformance "${CONFORMANCE_LIMIT:-120}" "$PYTHON" -m conformance \
+step conformance "${CONFORMANCE_LIMIT:-60}" "$PYTHON" -m conformance \
     --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
+
+# --- the race check on vLLM's own producers, real and simulated -------------------------
+VLLM_TEXTS="${VLLM_TEXTS:-$ROOT/../shared/spec/vllm-releases}"
+race_reports=()
+if [[ -d $VLLM_TEXTS ]]; then
+    # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
+    step race "${RACE_LIMIT:-120}" "$PYTHON" tests/conformance/device_race.py \
+        --texts "$VLLM_TEXTS" --out "$OUT/race" --releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0}
+    [[ -d $OUT/race/runs ]] && race_reports=("$OUT/race/runs")
+else
+    echo "race: left out (no release texts in $VLLM_TEXTS: set VLLM_TEXTS)" |
+        tee -a "$OUT/status.txt"
+fi
 
 # --- report (the reports package may not be there yet) -------------------------------------
 if "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('reports.__main__') is None)" 2>/dev/null; then
-    step report "${REPORT_LIMIT:-60}" "$PYTHON" -m reports --results .asv/results \
-        --out "$OUT/report"
+    results=()
+    [[ $DRY_RUN == 1 ]] || results=(--results .asv/results)
+    step report "${REPORT_LIMIT:-60}" "$PYTHON" -m reports "${results[@]}" \
+        --conformance "$OUT/conformance.json" "${race_reports[@]}" --out "$OUT/report"
 else
     echo "report: not available (no reports.__main__)" | tee -a "$OUT/status.txt"
 fi
 
-echo "results in $OUT (status.txt, logs/, asv-results/, html/, conformance.json, report/)"
+echo "results in $OUT (status.txt, logs/, asv-results/, html/, conformance.json, race/, report/)"
 exit $failed

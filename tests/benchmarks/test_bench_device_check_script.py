@@ -1,10 +1,15 @@
-"""benchmarks/device_check.sh: a valid script that insists on its output folder."""
+"""benchmarks/device_check.sh: a valid script that insists on its output folder, and whose
+dry run proves every step on CPU, so it cannot rot between the days a GPU is at hand."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 
 def test_device_check_script_is_executable_bash(repo_root: Path) -> None:
@@ -18,3 +23,51 @@ def test_device_check_script_requires_an_output_folder(repo_root: Path) -> None:
     result = subprocess.run([str(script)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 64
     assert "usage:" in result.stderr
+
+
+RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
+
+
+@pytest.mark.long
+@pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=f"no texts in {RELEASES}")
+def test_the_dry_run_proves_every_step_on_cpu(repo_root: Path, tmp_path: Path) -> None:
+    # What a GPU day runs, on CPU: benchmarks once each, conformance, the race check on
+    # vLLM's own producers and their mutants (simulated runtime), the report of it all.
+    out = tmp_path / "out"
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "DRY_RUN": "1",
+        "OUTPUTS_BENCH_DEVICES": "cpu",
+        "BENCH_ARGS": r"-b ^(link|transfer)\.",
+        "RACE_RELEASES": "0.33.0",
+        "VLLM_TEXTS": str(RELEASES),
+    }
+    script = repo_root / "benchmarks" / "device_check.sh"
+    done = subprocess.run(
+        [str(script), str(out)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    steps = dict(line.split(": ", 1) for line in (out / "status.txt").read_text().splitlines())
+    assert list(steps) == ["env", "bench", "conformance", "race", "report"]
+    assert all(verdict.startswith("passed") for verdict in steps.values()), steps
+    # The link's benchmarks were found (and skipped on CPU: it has no link).
+    bench_log = (out / "logs" / "bench.log").read_text()
+    assert "link.LinkBandwidth.track_gbps" in bench_log
+    assert "link.SmallCopy.time_small_copy" in bench_log
+
+    race = json.loads((out / "race" / "race.json").read_text())
+    assert race["real_device"] is None  # no GPU here: the simulated column only
+    runs = {run["subject"]: run for run in race["runs"]}
+    assert runs["vLLM's own"]["records"], runs["vLLM's own"]
+    assert set(runs["vLLM's own"]["records"].values()) == {"passed"}
+    for mutants in ("first runner, mutants", "Model Runner V2, mutants"):
+        assert set(runs[mutants]["records"].values()) == {"failed"}, runs[mutants]
+    assert all(run["outcome"] == "as expected" for run in race["runs"])
+    # Every mutant is named in the first runner's records: each way of racing failed.
+    labels = " ".join(runs["first runner, mutants"]["records"])
+    for label in ("copy-first", "event-first", "logprobs-after-event"):
+        assert label in labels
+
+    summary = (out / "report" / "summary.md").read_text()
+    assert "vllm-first-runner-mutants" in summary and "`vllm` | 0.33.0" in summary
