@@ -25,6 +25,15 @@ def test_device_check_script_requires_an_output_folder(repo_root: Path) -> None:
     assert "usage:" in result.stderr
 
 
+@pytest.mark.parametrize("args", [[], ["run"], ["unpack"]])
+def test_device_day_script_is_bash_and_names_its_two_commands(repo_root: Path, args) -> None:
+    script = repo_root / "benchmarks" / "device_day.sh"
+    assert os.access(script, os.X_OK)
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    result = subprocess.run([str(script), *args], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 64 and "usage:" in result.stderr
+
+
 RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 
 

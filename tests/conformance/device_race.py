@@ -137,7 +137,9 @@ def judge(job: Job, report: dict | None, exit_code: int | None) -> str:
     return "as expected"
 
 
-def run(job: Job, out: Path, trees: dict[str, Path], simulated: bool) -> Job:
+def run(job: Job, out: Path, trees: dict[str, Path], simulated: bool, cwd: Path) -> Job:
+    """``job`` on one runtime, its report and log under ``out/runs``; ``cwd``: where
+    the run works (its ``.hypothesis`` database stays there)."""
     job = Job(**{**asdict(job), "runtime": "simulated" if simulated else "real"})
     name = f"{job.release}-{job.subject}-{job.runtime}".replace(" ", "_").replace(",", "")
     name = name.replace(":", "").replace("'", "")
@@ -151,7 +153,7 @@ def run(job: Job, out: Path, trees: dict[str, Path], simulated: bool) -> Job:
     with log_path.open("w", encoding="utf-8") as log:
         try:
             done = subprocess.run(
-                command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT,
+                command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
                 timeout=RUN_TIMEOUT, check=False,
             )  # fmt: skip
             exit_code: int | None = done.returncode
@@ -251,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         with ThreadPoolExecutor(args.jobs) as pool:
             results = list(
                 pool.map(
-                    lambda pair: run(pair[0], out, trees, pair[1]),
+                    lambda pair: run(pair[0], out, trees, pair[1], Path(scratch)),
                     [(job, simulated) for job in jobs for simulated in runtimes],
                 )
             )

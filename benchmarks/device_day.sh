@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A GPU day in two commands: what to carry, prepared here, and the one run there.
+#
+#   benchmarks/device_day.sh prepare        # here, with network: .whl/ and .texts/
+#   benchmarks/device_day.sh run OUT_FILE   # there, offline: device_check.sh, one archive
+#
+# The lent GPU machine (one H200, Python 3.12 with CUDA torch, pandas, matplotlib,
+# pytest, hypothesis; no network, no asv) gets a copy of the working tree and the
+# ignored paths named to carry, and gives back at most 8 files.  So:
+#
+# prepare  downloads asv and what it needs that the machine lacks, as Python 3.12
+#          x86-64 wheels, into .whl/, and copies the vLLM release texts the race
+#          check reads (../shared/spec/vllm-releases, or $VLLM_TEXTS) into .texts/;
+#          both are listed in .git/info/exclude, never committed.  Carry both.
+# run      installs .whl/ into /tmp/site (nothing of the machine's own is replaced),
+#          runs benchmarks/device_check.sh into a scratch folder with the texts of
+#          .texts/, and packs that folder into OUT_FILE (a .tar.gz): one file back.
+#          Its exit status is device_check.sh's.
+#
+# The device tool's call, e.g. (timeout_s 540: a rerun still fits in 15 minutes):
+#   run(command="benchmarks/device_day.sh run $OUT/device-check.tar.gz",
+#       carry=[".whl", ".texts"], timeout_s=540)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# asv and what it needs beyond the machine's image (KINDS.md lists that image).
+WHEELS=(asv asv_runner json5 pympler importlib-metadata virtualenv distlib
+    python-discovery platformdirs)
+
+prepare() {
+    local exclude=.git/info/exclude
+    for path in /.whl/ /.texts/; do
+        grep -qxF "$path" "$exclude" 2>/dev/null || echo "$path" >>"$exclude"
+    done
+    rm -rf .whl && mkdir -p .whl
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+        --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 --platform any -d .whl "${WHEELS[@]}" || return 1
+    local texts="${VLLM_TEXTS:-../shared/spec/vllm-releases}"
+    if [[ ! -d $texts ]]; then
+        echo "prepare: no release texts in $texts. Fix: set VLLM_TEXTS to the folder" >&2
+        return 1
+    fi
+    rm -rf .texts && cp -r "$texts" .texts && rm -rf .texts/__pycache__
+    du -sh .whl .texts
+    echo "carry: .whl .texts (in all under the 64 MiB the tree may be)"
+}
+
+run() {
+    local archive="$1" scratch
+    scratch="$(mktemp -d)/device-check"
+    if [[ -d .whl ]]; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+            --upgrade --target /tmp/site .whl/*.whl || return 1
+        export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+        export ASV_PYTHONPATH="/tmp/site:$(pwd)"
+    fi
+    VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" benchmarks/device_check.sh "$scratch"
+    local rc=$?
+    tar czf "$archive" -C "$(dirname "$scratch")" device-check
+    echo "device_day: device_check.sh exited $rc; everything it wrote is in $archive"
+    return $rc
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+run)
+    if [[ $# -ne 2 ]]; then
+        echo "usage: $0 run OUT_FILE" >&2
+        exit 64
+    fi
+    run "$2"
+    ;;
+*)
+    echo "usage: $0 prepare | run OUT_FILE" >&2
+    exit 64
+    ;;
+esac
