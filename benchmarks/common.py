@@ -48,6 +48,7 @@ Each benchmark file is only about what it measures; this module owns the rest
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Callable, Sequence
 from functools import cache
 from itertools import accumulate
@@ -264,6 +265,28 @@ def require_device(device: str, subject: Subject | None = None) -> None:
 def synchronize(device: str) -> None:
     """Wait until all work queued on ``device`` is done (nothing to wait for on CPU)."""
     devices.synchronize(device)
+
+
+def median_device_seconds(device: str, call: Callable[[], object], repeats: int) -> float:
+    """The median seconds of ``repeats`` calls of ``call`` as ``device``'s events time them.
+
+    One untimed call first (the allocator, the first touch of host pages); events
+    bracket each call on the current stream, so the figure is the device's own work
+    without Python's overhead.  Never zero (the timer's resolution), so a rate divides.
+    """
+    event_type = getattr(torch, device).Event
+    call()
+    synchronize(device)
+    seconds = []
+    for _ in range(repeats):
+        start, end = event_type(enable_timing=True), event_type(enable_timing=True)
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        seconds.append(start.elapsed_time(end) / 1e3)  # elapsed_time is in ms
+    synchronize(device)
+    return max(statistics.median(seconds), 1e-9)
 
 
 def require_accelerator(device: str) -> None:

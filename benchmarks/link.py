@@ -19,12 +19,11 @@ CPU has no link: these skip there.
 from __future__ import annotations
 
 import os
-import statistics
 from typing import Any, ClassVar
 
 import torch
 
-from .common import DeviceBenchmark, baseline, require_accelerator
+from .common import DeviceBenchmark, baseline, median_device_seconds, require_accelerator
 
 #: The rated one-direction bandwidth of an H200's host link (PCIe Gen5 x16), GB/s.
 DEFAULT_LINK_GBPS = 63.0
@@ -63,24 +62,12 @@ class LinkBandwidth(DeviceBenchmark):
         self.source = torch.empty(payload_bytes, dtype=torch.uint8, device=device).fill_(1)
         host = torch.empty(payload_bytes, dtype=torch.uint8)
         self.host = host.pin_memory() if memory == "pinned" else host
-        self.event_type = getattr(torch, device).Event
         self.sync()
 
     def _seconds(self) -> float:
-        self.host.copy_(self.source, non_blocking=True)  # warm-up
-        self.sync()
-        seconds = []
-        for _ in range(self.copies):
-            start = self.event_type(enable_timing=True)
-            end = self.event_type(enable_timing=True)
-            start.record()
-            self.host.copy_(self.source, non_blocking=True)
-            end.record()
-            end.synchronize()
-            seconds.append(start.elapsed_time(end) / 1e3)  # elapsed_time is in ms
-        self.sync()
-        # Guard against a zero reading at the timer's resolution.
-        return max(statistics.median(seconds), 1e-9)
+        return median_device_seconds(
+            self.device, lambda: self.host.copy_(self.source, non_blocking=True), self.copies
+        )
 
     @baseline
     def track_gbps(self, backend: str, device: str, payload_bytes: int, memory: str) -> float:

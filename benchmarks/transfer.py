@@ -19,7 +19,6 @@ reach 52-57 GB/s on H100-class machines, pageable about half; payloads under
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, ClassVar
 
 import torch
@@ -29,6 +28,7 @@ from .common import (
     baseline,
     generated_token_boundaries,
     logprobs_tensors,
+    median_device_seconds,
     require_accelerator,
     sizes,
 )
@@ -136,7 +136,6 @@ class TransferBandwidth(DeviceBenchmark):
         require_accelerator(device)
         self.tensors = logprobs_tensors(backend, num_tokens, num_logprobs, device)
         self.buffers = [torch.empty_like(t, device="cpu").pin_memory() for t in self.tensors[:3]]
-        self.event_type = getattr(torch, device).Event
         self.sync()
 
     def _transfer(self, method: str) -> None:
@@ -152,17 +151,5 @@ class TransferBandwidth(DeviceBenchmark):
     def track_bandwidth(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
     ) -> float:
-        self._transfer(method)  # warm-up: allocator, first-touch of host pages
-        self.sync()
-        seconds = []
-        for _ in range(self.transfers):
-            start = self.event_type(enable_timing=True)
-            end = self.event_type(enable_timing=True)
-            start.record()
-            self._transfer(method)
-            end.record()
-            end.synchronize()
-            seconds.append(start.elapsed_time(end) / 1e3)  # elapsed_time is in ms
-        self.sync()
-        # Guard against a zero reading at the timer resolution of tiny payloads.
-        return payload_bytes(self.tensors) / max(statistics.median(seconds), 1e-9) / 1e9
+        seconds = median_device_seconds(self.device, lambda: self._transfer(method), self.transfers)
+        return payload_bytes(self.tensors) / seconds / 1e9
