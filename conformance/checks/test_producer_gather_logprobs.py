@@ -132,7 +132,7 @@ def test_gather_logprobs_rank_of_an_all_tie_row_is_the_vocabulary_size(backend) 
 VOCABULARIES = (32000, 151936)
 
 
-def _deep_tokens(logprobs: torch.Tensor) -> torch.Tensor:
+def deep_tokens(logprobs: torch.Tensor) -> torch.Tensor:
     """Per row a sampled token ranked 1, ~40, ~1000 and mid-vocabulary: mostly outside the top-k."""
     order = logprobs.argsort(dim=1, descending=True, stable=True)
     depths = [0, 40, 1000, logprobs.shape[1] // 2]
@@ -147,7 +147,7 @@ def test_gather_logprobs_on_a_real_vocabulary_with_the_token_outside_the_top_k(
     gather = producer(backend, "gather_logprobs")
     generator = torch.Generator().manual_seed(vocab + k)
     logprobs = (torch.randn(4, vocab, generator=generator) * 3).log_softmax(-1)
-    tokens = _deep_tokens(logprobs)
+    tokens = deep_tokens(logprobs)
     where = f"gather_logprobs(<[4, {vocab}] on {device}>, {k}, <tokens ranked 1, 41, 1001, {vocab // 2 + 1}>)"
     result = attempt(where, gather, on(device, logprobs), k, on(device, tokens))
     expect_type(result, spec_class(backend, "LogprobsTensors"), where)

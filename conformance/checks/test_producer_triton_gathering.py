@@ -1,21 +1,44 @@
 """Model Runner V2's logprobs gathering and rejection sampler: Triton kernels.
 
-``vllm/v1/worker/gpu/sample/logprob.py`` and ``gpu/spec_decode/rejection_sampler.py``
-(0.18.0 on) run only where Triton runs, on a GPU.  They are loaded with the release's
-Model Runner V2 producers; on a machine without Triton and a GPU their check is a skip
-that says so.  Collected only for a backend that brings Model Runner V2's producers.
+``vllm/v1/worker/gpu/sample/logprob.py`` (``compute_topk_logprobs``, renamed
+``compute_topk_scores`` in 0.28.0) and
+``gpu/spec_decode/rejection_sampler.py`` (0.18.0 on) run only where Triton runs: on a
+GPU, or on CPU under Triton's interpreter (``TRITON_INTERPRET=1``, Triton installed).
+They are loaded with the release's Model Runner V2 producers.  The gathering is judged
+there by what vLLM's first runner promises of the same step (spec section 4 of DESIGN):
+column 0 the sampled token, columns 1..k the top-k ids, each with its log-probability
+computed from the logits, and the 1-based pessimistic rank of the sampled token.  Its
+log-probabilities come from a kernel of its own, not torch's ``log_softmax``: they are
+held to float32 rounding, not to bit equality.  Where Triton cannot run the check is a
+skip that says why; the rejection sampler is not judged yet.  Collected only for a
+backend that brings Model Runner V2's producers.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import os
+from types import SimpleNamespace
 
 import pytest
+import torch
 
 from conformance.backends.step import MODEL_RUNNER_V2
+from conformance.checks._support import on
+from conformance.checks.test_producer_gather_logprobs import deep_tokens
+from conformance.oracle.failing import attempt, fail
+from conformance.producers.known_defects import known_defect
 from conformance.run.session import current
 
 pytestmark = [pytest.mark.spec_type("LogprobsTensors"), pytest.mark.producer("gather_logprobs")]
+
+#: Where vLLM's Model Runner V2 gathers logprobs, and the function's names (newest first).
+GATHERING_MODULE = "vllm.v1.worker.gpu.sample.logprob"
+GATHERING_FUNCTIONS = ("compute_topk_scores", "compute_topk_logprobs")
+#: float32 log-probabilities of one kernel against another's: a few ulps of the
+#: log-sum-exp over a 151936-wide row.
+TOLERANCE = 1e-4
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -25,26 +48,98 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("runner_v2", found, ids=[p.runner for p in found])
 
 
-def _triton_gpu() -> str | None:
-    """Why Triton kernels cannot run here, or None when they can."""
-    import torch
-
+def triton_device() -> tuple[str | None, str]:
+    """The device Triton kernels run on here (``cuda``, or ``cpu`` under its interpreter),
+    or None and why they cannot run."""
     if importlib.util.find_spec("triton") is None:
-        return "Triton is not installed"
-    if not torch.cuda.is_available():
-        return "no CUDA GPU is present"
-    return None
+        return None, "Triton is not installed"
+    if torch.cuda.is_available():
+        return "cuda", ""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return "cpu", ""
+    return None, "no CUDA GPU is present (TRITON_INTERPRET=1 judges it with Triton's interpreter)"
 
 
-@pytest.mark.behaviour("producer.gather_logprobs")
-def test_model_runner_v2_gathering_is_judged_where_triton_runs(backend, runner_v2) -> None:
-    why = _triton_gpu()
-    if why is not None:
+def _gathering():
+    """The device, name and function of vLLM's gathering of the release on the path, or a
+    skip saying why it cannot run."""
+    device, why = triton_device()
+    if device is None:
         pytest.skip(
             "Model Runner V2's logprobs gathering (vllm/v1/worker/gpu/sample/logprob.py) "
             f"and rejection sampler are Triton kernels, judged only where Triton runs: {why}"
         )
-    pytest.skip(
-        "Model Runner V2's Triton gathering on a GPU: not judged by this suite yet (its "
-        "async output is; the first runner's gathering is judged as gather_logprobs)"
-    )
+    try:
+        module = importlib.import_module(GATHERING_MODULE)
+    except ImportError as error:
+        pytest.skip(f"this release has no {GATHERING_MODULE} ({error})")
+    for name in GATHERING_FUNCTIONS:
+        if callable(gather := getattr(module, name, None)):
+            return device, name, gather
+    pytest.skip(f"{GATHERING_MODULE} of this release has none of {', '.join(GATHERING_FUNCTIONS)}")
+
+
+def triton_gathering_deviations(
+    result: object, logits: torch.Tensor, sampled: torch.Tensor, k: int, where: str
+) -> list[str]:
+    """What is wrong with ``result`` for these CPU logits (empty when it is right)."""
+    n = logits.shape[0]
+    fields = ("logprob_token_ids", "logprobs", "selected_token_ranks")
+    ids, values, ranks = (getattr(result, f, None) for f in fields)
+    shapes = {"logprob_token_ids": (n, k + 1), "logprobs": (n, k + 1), "selected_token_ranks": (n,)}
+    out = []
+    for name, tensor in zip(fields, (ids, values, ranks), strict=True):
+        if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != shapes[name]:
+            found = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
+            out.append(f"{where}.{name}: expected a tensor {list(shapes[name])}, found {found}")
+    if out:
+        return out
+    assert isinstance(ids, torch.Tensor) and isinstance(values, torch.Tensor)
+    assert isinstance(ranks, torch.Tensor)
+    ids, values, ranks = ids.cpu().long(), values.cpu(), ranks.cpu().long()
+    if not torch.equal(ids[:, 0], sampled.long()):
+        out.append(
+            f"{where}.logprob_token_ids[:, 0]: expected the sampled tokens {sampled.tolist()}, found {ids[:, 0].tolist()}"
+        )
+    if k and not torch.equal(
+        logits.gather(1, ids[:, 1:].clamp(0, logits.shape[1] - 1)), torch.topk(logits, k).values
+    ):
+        out.append(
+            f"{where}.logprob_token_ids[:, 1:]: expected the ids of the top-{k} logits, found {ids[:, 1:].tolist()}"
+        )
+    expected = logits.log_softmax(-1).gather(1, ids.clamp(0, logits.shape[1] - 1))
+    if values.dtype != torch.float32 or not torch.allclose(
+        values, expected, rtol=0, atol=TOLERANCE
+    ):
+        worst = (values.float() - expected).abs().max().item()
+        out.append(
+            f"{where}.logprobs: expected float32 log-probabilities of those ids within {TOLERANCE} of log_softmax(logits), found {values.dtype}, off by up to {worst:.3g}"
+        )
+    chosen = logits.gather(1, sampled.long().unsqueeze(1))
+    expected_ranks = (logits >= chosen).sum(1)
+    if not torch.equal(ranks, expected_ranks):
+        out.append(
+            f"{where}.selected_token_ranks: expected 1-based pessimistic ranks (logits >= the token's) {expected_ranks.tolist()}, found {ranks.tolist()}"
+        )
+    return out  # fmt: skip
+
+
+@pytest.mark.behaviour("producer.gather_logprobs")
+@pytest.mark.parametrize("k", [0, 5, 20])
+def test_model_runner_v2_gathering_is_judged_where_triton_runs(backend, runner_v2, k: int) -> None:
+    device, name, gather = _gathering()
+    # A served vocabulary on a GPU; a small one under the interpreter (it runs each
+    # program of the kernel in Python).
+    rows, vocab = (64, 151936) if device == "cuda" else (4, 2048)
+    generator = torch.Generator().manual_seed(vocab + k)
+    logits = torch.randn(rows, vocab, generator=generator) * 3
+    sampled = deep_tokens(logits)
+    where = f"{name}(<logits {[rows, vocab]} on {device}>, {k}, <sampled ids>)"
+    result = attempt(where, gather, on(device, logits), k, on(device, sampled))
+    found = triton_gathering_deviations(result, logits, sampled, k, where)
+    if found:
+        judged = SimpleNamespace(judged_class=f"{GATHERING_MODULE}.{name}")
+        defect = known_defect(backend, judged, "producer.gather_logprobs", "\n".join(found))
+        if defect is not None:
+            pytest.xfail(f"{defect}: {' '.join(found)}")
+        fail(*found)

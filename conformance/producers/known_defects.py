@@ -32,6 +32,15 @@ KNOWN_DEFECTS = (
         what="vLLM 0.17's AsyncPoolingOutput.get_output assigns None into the tuple "
         "unbind() returns (TypeError whenever a row is invalid); fixed in 0.18.0",
     ),
+    KnownDefect(
+        releases=("0.12.0", "0.13.0", "0.14.0", "0.14.1", "0.15.0", "0.15.1"),
+        judged_class="vllm.v1.worker.gpu.sample.logprob.compute_topk_logprobs",
+        behaviour="producer.gather_logprobs",
+        message="expected 1-based pessimistic ranks",
+        what="Model Runner V2's _ranks_kernel in 0.12-0.15 counts the logits greater "
+        "than the token's (a 0-based rank; the first runner's is 1-based, ties counted "
+        "against the token); fixed in 0.16.0 (>=)",
+    ),
 )
 
 

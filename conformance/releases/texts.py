@@ -44,6 +44,21 @@ STUBS: tuple[tuple[str, str, str], ...] = (
     ("vllm.utils.torch_utils", "PIN_MEMORY", "PIN_MEMORY = False\n"),
 )
 
+#: A stub module's name for Triton (or one of its modules): the real one where installed.
+_TRITON_OR_STUB = """try:
+    import {module} as {name}
+except ImportError:
+    {name} = _Stub("vllm.triton_utils.{name}")
+"""
+#: Names of a stub tree's modules that are the real thing where it is installed, as
+#: vLLM's own modules make them: Model Runner V2's kernels (its logprobs gathering, its
+#: rejection sampler) then run where Triton runs (a GPU, or its interpreter:
+#: ``TRITON_INTERPRET=1``).  Elsewhere a stub, as any name the suite cannot know.
+REAL_WHERE_INSTALLED: dict[tuple[str, str], str] = {
+    ("vllm.triton_utils", "triton"): _TRITON_OR_STUB.format(name="triton", module="triton"),
+    ("vllm.triton_utils", "tl"): _TRITON_OR_STUB.format(name="tl", module="triton.language"),
+}
+
 #: The version a text that names none is laid out as (a valid PEP 440 version).
 UNKNOWN_VERSION = "0+unknown"
 #: A file of the stand-in's ``dist-info`` naming the release text it was laid out from
@@ -297,7 +312,11 @@ def stub_modules(source: str | list[str], everything: bool = False) -> dict[str,
         for name in dict.fromkeys(names):
             if name == "*":
                 continue
-            parts.append(known.get(module, {}).get(name) or _placeholder(module, name))
+            parts.append(
+                known.get(module, {}).get(name)
+                or REAL_WHERE_INSTALLED.get((module, name))
+                or _placeholder(module, name)
+            )
         modules[module] = "\n\n".join(part.strip("\n") for part in parts) + "\n"
     if everything:
         for module in list(modules):

@@ -62,6 +62,7 @@ class Job:
     expect: str  # "pass": every record passes; "fail": every record fails; "some-fail"
     args: list[str]
     tree: bool  # the release's stub tree first on the path (mutants import vllm)
+    real_only: bool = False  # what only a real device runs (Triton kernels)
     runtime: str = ""
     outcome: str = ""  # "as expected", or what went wrong
     records: dict[str, str] = field(default_factory=dict)  # node id -> outcome
@@ -93,6 +94,17 @@ def jobs_of(release: str, texts: Path) -> list[Job]:
                 "fail",
                 ["--backend", "mrv2_mutants:make", *race],
                 tree=True,
+            )
+        )
+        # Its Triton gathering, which only a GPU (or Triton's interpreter) runs.
+        jobs.append(
+            Job(
+                release,
+                "Model Runner V2, Triton gathering",
+                "pass",
+                ["--vllm-outputs", str(text), "-k", "triton"],
+                tree=False,
+                real_only=True,
             )
         )
     if _version_key(release) >= (0, 14, 0):  # the first runner's pooling output
@@ -195,19 +207,18 @@ def _cell(runs: dict[str, Job], runtime: str) -> str:
     return f"{told}: {job.outcome}"
 
 
-def markdown(results: list[Job], disagreeing: dict[str, list[str]], real: bool) -> str:
+def markdown(
+    by_runtime: dict[tuple[str, str], dict[str, Job]], disagreeing: dict[str, list[str]]
+) -> str:
     lines = [
         "# The race check on vLLM's own producers and their mutants",
         "",
         "| release | what | expected | real cuda | simulated runtime | runtimes agree |",
         "|---|---|---|---|---|---|",
     ]
-    by_key: dict[tuple[str, str], dict[str, Job]] = {}
-    for job in results:
-        by_key.setdefault((job.release, job.subject), {})[job.runtime] = job
-    for (release, subject), runs in by_key.items():
+    for (release, subject), runs in by_runtime.items():
         key = f"{release} {subject}"
-        agree = "yes" if real and not disagreeing.get(key) else ("no" if real else "-")
+        agree = "-" if key not in disagreeing else ("no" if disagreeing[key] else "yes")
         expected = next(iter(runs.values())).expect
         lines.append(
             f"| {release} | {subject} | {expected} | {_cell(runs, 'real')} "
@@ -249,20 +260,24 @@ def main(argv: list[str] | None = None) -> int:
             r: write_stub_tree(args.texts / f"outputs-{r}.py.txt", r, Path(scratch) / r)
             for r in args.releases
         }
-        runtimes = [True, False] if real else [True]
+        runs = [
+            (job, simulated)
+            for job in jobs
+            for simulated in ([True, False] if real else [True])
+            if not (simulated and job.real_only)
+        ]
         with ThreadPoolExecutor(args.jobs) as pool:
             results = list(
-                pool.map(
-                    lambda pair: run(pair[0], out, trees, pair[1], Path(scratch)),
-                    [(job, simulated) for job in jobs for simulated in runtimes],
-                )
+                pool.map(lambda pair: run(pair[0], out, trees, pair[1], Path(scratch)), runs)
             )
-    disagreeing: dict[str, list[str]] = {}
-    for i in range(0, len(results), len(runtimes)):
-        if real:
-            simulated_job, real_job = results[i], results[i + 1]
-            key = f"{real_job.release} {real_job.subject}"
-            disagreeing[key] = disagreements(real_job, simulated_job)
+    by_runtime: dict[tuple[str, str], dict[str, Job]] = {}
+    for job in results:
+        by_runtime.setdefault((job.release, job.subject), {})[job.runtime] = job
+    disagreeing = {
+        f"{release} {subject}": disagreements(pair["real"], pair["simulated"])
+        for (release, subject), pair in by_runtime.items()
+        if {"real", "simulated"} <= set(pair)
+    }
     (out / "race.json").write_text(
         json.dumps(
             {
@@ -273,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             indent=2,
         )
     )
-    table = markdown(results, disagreeing, real)
+    table = markdown(by_runtime, disagreeing)
     (out / "race.md").write_text(table)
     print(table)
     wrong = [job for job in results if job.outcome != "as expected"]

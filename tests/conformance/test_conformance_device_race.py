@@ -51,3 +51,44 @@ def test_missing_release_texts_are_one_line_naming_the_fix(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert code == 2 and "no release text for 0.11.0, 0.22.0, 0.33.0" in err
     assert "--texts" in err and not (tmp_path / "o").exists()
+
+
+RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
+
+
+@pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=f"no texts in {RELEASES}")
+def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    made: list[tuple[str, str]] = []
+
+    def fake_run(job: Job, out, trees, simulated: bool, cwd) -> Job:
+        runtime = "simulated" if simulated else "real"
+        made.append((job.subject, runtime))
+        # The real device disagrees on the first runner's mutants only.
+        differs = runtime == "real" and job.subject == "first runner, mutants"
+        verdict = {"pass": "passed", "fail": "failed", "some-fail": "failed"}[job.expect]
+        outcome = "passed" if differs else verdict
+        return Job(**{**job.__dict__, "runtime": runtime, "outcome": "as expected",
+                      "records": {"t::x": outcome}})  # fmt: skip
+
+    monkeypatch.setattr(device_race, "run", fake_run)
+    monkeypatch.setattr(device_race, "real_device_present", lambda: True)
+    code = device_race.main(
+        ["--texts", str(RELEASES), "--out", str(tmp_path), "--releases", "0.33.0"]
+    )
+    assert code == 1  # the runtimes disagreed
+    # The Triton gathering runs on the real device alone; everything else on both.
+    assert ("Model Runner V2, Triton gathering", "simulated") not in made
+    assert ("Model Runner V2, Triton gathering", "real") in made
+    assert made.count(("vLLM's own", "real")) == made.count(("vLLM's own", "simulated")) == 1
+    table = (tmp_path / "race.md").read_text()
+    assert "t::x: real passed, simulated failed" in table
+    assert (
+        "| 0.33.0 | vLLM's own | pass | 1 passed: as expected | 1 passed: as expected | yes |"
+        in table
+    )
+    assert (
+        "| 0.33.0 | Model Runner V2, Triton gathering | pass | 1 passed: as expected | - | - |"
+        in table
+    )
