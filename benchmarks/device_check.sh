@@ -17,8 +17,9 @@
 #   bench-*     asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
 #               in groups: the link itself (plain copies 4 KB-64 MB, pinned and
 #               pageable, and the small-copy latency), transfer, padding,
-#               gather_logprobs beside vLLM's way as described (its representative
-#               shape: each process compiles the count), the whole decode step's host
+#               gather_logprobs beside vLLM's way as described and beside Model Runner
+#               V2's Triton gathering (its representative shape: each process
+#               compiles the count), the whole decode step's host
 #               side (representative shapes) and the host-only benchmarks (tolists,
 #               slice, empty_cpu: no device parameter, they run on CPU)
 #   publish     asv publish                                    -> OUT/html
@@ -132,7 +133,8 @@ else
     bench bench-transfer "${BENCH_TRANSFER_LIMIT:-90}" -b '^transfer\.'
     bench bench-padding "${BENCH_PADDING_LIMIT:-60}" -b '^padding\.'
     OUTPUTS_BENCH_SHAPES=representative \
-        bench bench-gather "${BENCH_GATHER_LIMIT:-90}" -b '^gather\.GatherLogprobs\.'
+        bench bench-gather "${BENCH_GATHER_LIMIT:-90}" \
+        -b '^gather\.(GatherLogprobs|GatherBesideModelRunnerV2)\.'
     OUTPUTS_BENCH_SHAPES=representative \
         bench bench-decode "${BENCH_DECODE_LIMIT:-60}" -b '^decode_step\.DecodeStep\.'
     bench bench-host "${BENCH_HOST_LIMIT:-60}" -b '^(tolists|lists_slice|empty_cpu)\.'

@@ -217,3 +217,88 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
 
     track_gather_ratio_to_vllm.unit = "ratio"  # type: ignore[attr-defined]
     track_gather_ratio_to_read_floor.unit = "ratio"  # type: ignore[attr-defined]
+
+
+@cache
+def mrv2_gathering() -> Callable[..., Any]:
+    """vLLM 0.33.0's Model Runner V2 gathering from its texts; skipped where it cannot run.
+
+    A Triton kernel (``compute_topk_scores``): it runs on a GPU, or on CPU under Triton's
+    interpreter (``TRITON_INTERPRET=1``: the benchmark's path proved, its numbers no
+    measure of anything).
+    """
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    from conformance.backends.known import RELEASES_ENV_VAR
+    from conformance.backends.vllm_producers import mrv2_gathering_of_release_text
+
+    if importlib.util.find_spec("triton") is None:
+        raise NotImplementedError("Model Runner V2's gathering is a Triton kernel: no Triton here")
+    default = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vllm-releases"
+    folder = Path(os.environ.get(RELEASES_ENV_VAR) or default)
+    text = folder / f"outputs-{MRV2_RELEASE}.py.txt"
+    if not text.is_file():
+        raise NotImplementedError(f"no {text.name} in {folder} (set ${RELEASES_ENV_VAR})")
+    found = mrv2_gathering_of_release_text(text, MRV2_RELEASE)
+    if found is None:
+        raise NotImplementedError(f"vLLM {MRV2_RELEASE}'s texts hold no Model Runner V2 gathering")
+    return found
+
+
+MRV2_RELEASE = "0.33.0"
+
+
+class GatherBesideModelRunnerV2(_BesideAPeer):
+    """The first runner's way from logits (``log_softmax``, then the backend's
+    ``gather_logprobs``) beside Model Runner V2's Triton gathering of the same logits
+    (vLLM 0.33.0's ``compute_topk_scores``: log-probabilities of the gathered ids only,
+    never the whole row).  On cuda; on CPU only under Triton's interpreter.
+
+    The inputs are log-probabilities, which are logits too (``log_softmax`` of them is
+    themselves): both ways give the same ids and ranks, and log-probabilities equal to
+    float32 rounding (checked before timing).
+    """
+
+    timeout = 300.0
+    peer_name = "vLLM 0.33.0's Model Runner V2 compute_topk_scores"
+
+    def setup(
+        self, backend: str, device: str, num_tokens: int, vocabulary: int, num_logprobs: int
+    ) -> None:
+        import os
+
+        if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+            raise NotImplementedError("a Triton kernel: on cpu only under TRITON_INTERPRET=1")
+        super().setup(backend, device, num_tokens, vocabulary, num_logprobs)
+
+    def peer(self) -> Callable[..., Any]:
+        return mrv2_gathering()
+
+    def first_runners_way(self) -> None:
+        self.gather(self.logprobs.log_softmax(-1), self.k, self.token_ids)
+        self.sync()
+
+    @baseline
+    def time_gather_mrv2_triton(self, *params: Any) -> None:
+        self.theirs()
+
+    def time_gather_first_runners_way(self, *params: Any) -> None:
+        self.first_runners_way()
+
+    def track_gather_ratio_to_mrv2_triton(self, *params: Any) -> dict[str, Any]:
+        found = self.gather(self.logprobs.log_softmax(-1), self.k, self.token_ids)
+        wanted = self.their_gather(self.logprobs, self.k, self.token_ids)
+        for name, a, b in zip(_FIELDS, found[:3], wanted[:3], strict=True):
+            a, b = a.cpu(), b.cpu().to(a.dtype)
+            same = (
+                torch.allclose(a, b, rtol=0, atol=1e-4)
+                if a.is_floating_point()
+                else torch.equal(a, b)
+            )
+            if not same:
+                raise AssertionError(f"gather_logprobs and {self.peer_name} differ in {name}")
+        return ratio_samples(self.first_runners_way, self.theirs, 0.5)
+
+    track_gather_ratio_to_mrv2_triton.unit = "ratio"  # type: ignore[attr-defined]

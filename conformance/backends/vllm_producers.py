@@ -188,6 +188,33 @@ def producers_of_release_text(
         return vllm_producers()
 
 
+#: Model Runner V2's logprobs gathering: its module and the function's names, newest first
+#: (``compute_topk_logprobs`` until 0.27, ``compute_topk_scores`` from 0.28.0).
+MRV2_GATHERING_MODULE = "vllm.v1.worker.gpu.sample.logprob"
+MRV2_GATHERING_FUNCTIONS = ("compute_topk_scores", "compute_topk_logprobs")
+
+
+def mrv2_gathering_of_release_text(outputs_text: Path, version: str) -> Callable[..., Any] | None:
+    """Release ``version``'s Model Runner V2 gathering (Triton kernels, which run where
+    Triton does), from its texts and out of the way of any other vLLM, as
+    :func:`producers_of_release_text` loads producers; None where the release has none."""
+    from conformance.releases.texts import write_stub_tree
+
+    folder = Path(tempfile.mkdtemp(prefix=f"vllm-{version}-mrv2-gathering-"))
+    atexit.register(shutil.rmtree, folder, True)
+    write_stub_tree(outputs_text, version, folder)
+    with _vllm_imported_from(folder, None):
+        try:
+            module = importlib.import_module(MRV2_GATHERING_MODULE)
+        except ImportError:
+            return None
+        for name in MRV2_GATHERING_FUNCTIONS:
+            function = getattr(module, name, None)
+            if callable(function):
+                return function
+    return None
+
+
 def producers_of_texts(
     outputs_source: str,
     producers_source: str | None,

@@ -1,0 +1,44 @@
+"""Model Runner V2's Triton gathering timed beside the first runner's way: a GPU's
+benchmark, whose path is proved on CPU under Triton's interpreter where Triton is here."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from benchmarks import gather
+
+RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
+SHAPE = ("reference", "cpu", 1, 32000, 5)
+
+
+def test_on_cpu_it_is_skipped_unless_triton_interprets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(NotImplementedError, match="TRITON_INTERPRET=1"):
+        gather.GatherBesideModelRunnerV2().setup(*SHAPE)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not here")
+@pytest.mark.skipif(not (RELEASES / "producers-mrv2").is_dir(), reason=f"no texts in {RELEASES}")
+def test_under_the_interpreter_both_ways_agree_and_are_timed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("OUTPUTS_BENCH_DEVICES", "cpu")
+    bench = gather.GatherBesideModelRunnerV2()
+    bench.setup(*SHAPE)
+    result = bench.track_gather_ratio_to_mrv2_triton(*SHAPE)
+    assert result["samples"] and all(ratio > 0 for ratio in result["samples"])
+    # A gathering whose ranks are off is never timed: the ways must agree first.
+    right = bench.gather
+
+    def off_by_one(*args):
+        found = right(*args)
+        found.selected_token_ranks.add_(1)
+        return found
+
+    bench.gather = off_by_one
+    with pytest.raises(AssertionError, match="differ in selected_token_ranks"):
+        bench.track_gather_ratio_to_mrv2_triton(*SHAPE)
