@@ -139,16 +139,21 @@ def test_no_matching_benchmarks_is_no_data_not_an_error():
         assert targets.verdicts(targets.measurements(frame, target), target).empty
 
 
+def _transfer_row():
+    """A transfer of 4096 tokens with 20 logprobs: its payload follows from its shape."""
+    return _row(
+        "transfer.TransferBandwidth.track_bandwidth",
+        10.0,
+        unit="GB/s",
+        kind="track",
+        num_tokens=4096,
+        num_logprobs=20,
+    )
+
+
 def test_payload_bytes_follow_the_logprobs_layout():
     frame = _frame(
-        _row(
-            "transfer.TransferBandwidth.track_bandwidth",
-            10.0,
-            unit="GB/s",
-            kind="track",
-            num_tokens=4096,
-            num_logprobs=20,
-        ),
+        _transfer_row(),
         _row("tolists.ToLists.time_tolists", 1.0, num_tokens=4096, num_logprobs=20),
     )
     out = catalog.with_payload_bytes(frame)
@@ -159,14 +164,7 @@ def test_payload_bytes_follow_the_logprobs_layout():
 
 def test_a_plain_copys_own_payload_is_kept_beside_the_logprobs_ones():
     frame = _frame(
-        _row(
-            "transfer.TransferBandwidth.track_bandwidth",
-            10.0,
-            unit="GB/s",
-            kind="track",
-            num_tokens=4096,
-            num_logprobs=20,
-        ),
+        _transfer_row(),
         _row("link.LinkBandwidth.track_gbps", 50.0, unit="GB/s", kind="track", payload_bytes=4096),
     )
     out = catalog.with_payload_bytes(frame)
