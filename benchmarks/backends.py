@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -50,9 +51,21 @@ __all__ = [
     "VLLM_RELEASE",
     "BackendResolutionError",
     "Subject",
+    "release_texts_folder",
     "resolve",
     "selected_specs",
 ]
+
+#: The release texts beside this checkout (``../shared`` of the repository).
+DEFAULT_RELEASES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vllm-releases"
+
+
+def release_texts_folder() -> Path:
+    """Where the vLLM release texts are: ``$OUTPUTS_VLLM_RELEASES``, else those beside this
+    checkout, then named in that variable (``vllm-release:X`` backends read it)."""
+    if not os.environ.get(RELEASES_ENV_VAR) and DEFAULT_RELEASES.is_dir():
+        os.environ[RELEASES_ENV_VAR] = str(DEFAULT_RELEASES)
+    return Path(os.environ.get(RELEASES_ENV_VAR, ""))
 
 
 def selected_specs() -> list[str]:

@@ -49,11 +49,10 @@ import os
 from collections.abc import Callable
 from contextlib import ExitStack
 from functools import cache
-from pathlib import Path
 from typing import Any, ClassVar
 
 from .async_output import _simulated
-from .backends import RELEASES_ENV_VAR, Subject, resolve
+from .backends import RELEASES_ENV_VAR, Subject, release_texts_folder, resolve
 from .common import (
     TARGET_SECONDS,
     HostBenchmark,
@@ -69,8 +68,6 @@ from .interleaved import ratio_samples, take_turns
 #: The release whose own async output the target is stated against.
 VLLM_RELEASE = "0.33.0"
 VLLM_SPEC = f"vllm-release:{VLLM_RELEASE}"
-#: The release texts beside this checkout (``../shared`` of the repository).
-DEFAULT_RELEASES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vllm-releases"
 
 NUM_REQS_VALUES = [1, 64, 256, 1024]
 NUM_LOGPROBS_VALUES = [-1, 0, 20]  # -1: the step asks for no logprobs
@@ -80,9 +77,7 @@ NUM_DRAFTS_VALUES = [0, 3]
 @cache
 def vllm_own() -> Subject:
     """vLLM 0.33.0's types and producers from its texts; skipped where they are absent."""
-    if not os.environ.get(RELEASES_ENV_VAR) and DEFAULT_RELEASES.is_dir():
-        os.environ[RELEASES_ENV_VAR] = str(DEFAULT_RELEASES)
-    folder = Path(os.environ.get(RELEASES_ENV_VAR, ""))
+    folder = release_texts_folder()
     if not (folder / "producers" / f"producers-{VLLM_RELEASE}.py.txt").is_file():
         raise NotImplementedError(
             f"vLLM {VLLM_RELEASE}'s producer texts not found under {folder} "

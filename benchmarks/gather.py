@@ -15,12 +15,15 @@ ratio near 1.0 is a tie at the machine's bandwidth).
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
 import torch
 
+from .backends import RELEASES_ENV_VAR, release_texts_folder
 from .common import (
     DeviceBenchmark,
     at_steady_state,
@@ -146,10 +149,16 @@ class _BesideAPeer(DeviceBenchmark):
         """Ours over the peer's, interleaved, once both are known to give the same tensors."""
         found = self.gather(self.logprobs, self.k, self.token_ids)
         wanted = self.their_gather(self.logprobs, self.k, self.token_ids)
-        for name, a, b in zip(_FIELDS, found[:3], wanted[:3], strict=True):
-            if not torch.equal(a.cpu().to(b.dtype), b.cpu()):
-                raise AssertionError(f"gather_logprobs and {self.peer_name} differ in {name}")
+        self.require_same(found, wanted)
         return ratio_samples(self.ours, self.theirs, 0.5)
+
+    def require_same(self, found: Any, wanted: Any, atol: float = 0.0) -> None:
+        """Raise unless both ways gave the same tensors (log-probabilities within ``atol``)."""
+        for name, a, b in zip(_FIELDS, found[:3], wanted[:3], strict=True):
+            a, b = a.cpu(), b.cpu().to(a.dtype)
+            close = a.is_floating_point() and torch.allclose(a, b, rtol=0, atol=atol)
+            if not (close or torch.equal(a, b)):
+                raise AssertionError(f"gather_logprobs and {self.peer_name} differ in {name}")
 
 
 _FIELDS = ("logprob_token_ids", "logprobs", "selected_token_ranks")
@@ -219,6 +228,10 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
     track_gather_ratio_to_read_floor.unit = "ratio"  # type: ignore[attr-defined]
 
 
+#: The release whose Model Runner V2 gathering is timed.
+MRV2_RELEASE = "0.33.0"
+
+
 @cache
 def mrv2_gathering() -> Callable[..., Any]:
     """vLLM 0.33.0's Model Runner V2 gathering from its texts; skipped where it cannot run.
@@ -227,17 +240,11 @@ def mrv2_gathering() -> Callable[..., Any]:
     interpreter (``TRITON_INTERPRET=1``: the benchmark's path proved, its numbers no
     measure of anything).
     """
-    import importlib.util
-    import os
-    from pathlib import Path
-
-    from conformance.backends.known import RELEASES_ENV_VAR
     from conformance.backends.vllm_producers import mrv2_gathering_of_release_text
 
     if importlib.util.find_spec("triton") is None:
         raise NotImplementedError("Model Runner V2's gathering is a Triton kernel: no Triton here")
-    default = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vllm-releases"
-    folder = Path(os.environ.get(RELEASES_ENV_VAR) or default)
+    folder = release_texts_folder()
     text = folder / f"outputs-{MRV2_RELEASE}.py.txt"
     if not text.is_file():
         raise NotImplementedError(f"no {text.name} in {folder} (set ${RELEASES_ENV_VAR})")
@@ -245,9 +252,6 @@ def mrv2_gathering() -> Callable[..., Any]:
     if found is None:
         raise NotImplementedError(f"vLLM {MRV2_RELEASE}'s texts hold no Model Runner V2 gathering")
     return found
-
-
-MRV2_RELEASE = "0.33.0"
 
 
 class GatherBesideModelRunnerV2(_BesideAPeer):
@@ -267,8 +271,6 @@ class GatherBesideModelRunnerV2(_BesideAPeer):
     def setup(
         self, backend: str, device: str, num_tokens: int, vocabulary: int, num_logprobs: int
     ) -> None:
-        import os
-
         if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
             raise NotImplementedError("a Triton kernel: on cpu only under TRITON_INTERPRET=1")
         super().setup(backend, device, num_tokens, vocabulary, num_logprobs)
@@ -290,15 +292,7 @@ class GatherBesideModelRunnerV2(_BesideAPeer):
     def track_gather_ratio_to_mrv2_triton(self, *params: Any) -> dict[str, Any]:
         found = self.gather(self.logprobs.log_softmax(-1), self.k, self.token_ids)
         wanted = self.their_gather(self.logprobs, self.k, self.token_ids)
-        for name, a, b in zip(_FIELDS, found[:3], wanted[:3], strict=True):
-            a, b = a.cpu(), b.cpu().to(a.dtype)
-            same = (
-                torch.allclose(a, b, rtol=0, atol=1e-4)
-                if a.is_floating_point()
-                else torch.equal(a, b)
-            )
-            if not same:
-                raise AssertionError(f"gather_logprobs and {self.peer_name} differ in {name}")
+        self.require_same(found, wanted, atol=1e-4)
         return ratio_samples(self.first_runners_way, self.theirs, 0.5)
 
     track_gather_ratio_to_mrv2_triton.unit = "ratio"  # type: ignore[attr-defined]

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from benchmarks import async_output, common, host_memory
-from benchmarks.decode_step import DEFAULT_RELEASES, DecodeStepTargets, step_case
+from benchmarks.backends import DEFAULT_RELEASES
+from benchmarks.decode_step import DecodeStepTargets, step_case
 
 pytestmark = pytest.mark.skipif(
     not (DEFAULT_RELEASES / "producers").is_dir(),

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DEFAULT_TEXTS = ROOT.parent / "shared" / "spec" / "vllm-releases"
-DEFAULT_RELEASES = ("0.11.0", "0.22.0", "0.33.0")
+RACE_RELEASES = ("0.11.0", "0.22.0", "0.33.0")
 #: The race checks' records (``test_*_waits_for_the_device``).
 RACE = "waits_for_the_device"
 #: Broken backends whose defect is in how they reach the host from the device.
@@ -153,8 +154,7 @@ def run(job: Job, out: Path, trees: dict[str, Path], simulated: bool, cwd: Path)
     """``job`` on one runtime, its report and log under ``out/runs``; ``cwd``: where
     the run works (its ``.hypothesis`` database stays there)."""
     job = Job(**{**asdict(job), "runtime": "simulated" if simulated else "real"})
-    name = f"{job.release}-{job.subject}-{job.runtime}".replace(" ", "_").replace(",", "")
-    name = name.replace(":", "").replace("'", "")
+    name = re.sub(r"[^\w.-]+", "_", f"{job.release}-{job.subject}-{job.runtime}")
     report_path, log_path = out / "runs" / f"{name}.json", out / "runs" / f"{name}.log"
     env = dict(os.environ)
     path = [str(HERE)] + ([str(trees[job.release])] if job.tree else [])
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=Path, default=DEFAULT_TEXTS, help="release texts folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for race.json, race.md")
-    parser.add_argument("--releases", nargs="+", default=list(DEFAULT_RELEASES))
+    parser.add_argument("--releases", nargs="+", default=list(RACE_RELEASES))
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
     args = parser.parse_args(argv)
     missing = [r for r in args.releases if not (args.texts / f"outputs-{r}.py.txt").is_file()]
