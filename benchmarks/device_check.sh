@@ -30,7 +30,9 @@
 #               from the release texts in VLLM_TEXTS (default ../shared/spec/vllm-releases;
 #               the step is left out, and says so, without them), on their mutants and
 #               on the broken backends, each on the real device and on the simulated
-#               runtime side by side                           -> OUT/race (race.md first)
+#               runtime side by side; Model Runner V2's Triton kernels (its gathering,
+#               its rejection sampler's speculative rows) on the real device
+#                                                              -> OUT/race (race.md first)
 #   report      python -m reports over the results, the conformance report and the
 #               race runs' reports                             -> OUT/report
 # OUT/logs/ holds each step's log, OUT/asv-results a copy of .asv/results and

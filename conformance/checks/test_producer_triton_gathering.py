@@ -1,37 +1,32 @@
-"""Model Runner V2's logprobs gathering and rejection sampler: Triton kernels.
+"""Model Runner V2's logprobs gathering: a Triton kernel.
 
 ``vllm/v1/worker/gpu/sample/logprob.py`` (``compute_topk_logprobs``, renamed
-``compute_topk_scores`` in 0.28.0) and
-``gpu/spec_decode/rejection_sampler.py`` (0.18.0 on) run only where Triton runs: on a
-GPU, or on CPU under Triton's interpreter (``TRITON_INTERPRET=1``, Triton installed).
-They are loaded with the release's Model Runner V2 producers.  The gathering is judged
-there by what vLLM's first runner promises of the same step (spec section 4 of DESIGN):
-column 0 the sampled token, columns 1..k the top-k ids, each with its log-probability
-computed from the logits, and the 1-based pessimistic rank of the sampled token.  Its
-log-probabilities come from a kernel of its own, not torch's ``log_softmax``: they are
-held to float32 rounding, not to bit equality.  Where Triton cannot run the check is a
-skip that says why; the rejection sampler is not judged yet.  Collected only for a
-backend that brings Model Runner V2's producers.
+``compute_topk_scores`` in 0.28.0) runs only where Triton runs: on a GPU, or on CPU under
+Triton's interpreter (``TRITON_INTERPRET=1``, Triton installed).  It is loaded with the
+release's Model Runner V2 producers and judged by what vLLM's first runner promises of
+the same step (spec section 4 of DESIGN): column 0 the sampled token, columns 1..k the
+top-k ids, each with its log-probability computed from the logits, and the 1-based
+pessimistic rank of the sampled token.  Its log-probabilities come from a kernel of its
+own, not torch's ``log_softmax``: they are held to float32 rounding, not to bit
+equality.  Where Triton cannot run the check is a skip that says why.  Collected only
+for a backend that brings Model Runner V2's producers.  The rejection sampler's
+logprobs of speculative rows: ``test_producer_triton_speculative_logprobs.py``.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from conformance.backends.step import MODEL_RUNNER_V2
 from conformance.backends.vllm_producers import MRV2_GATHERING_FUNCTIONS as GATHERING_FUNCTIONS
 from conformance.backends.vllm_producers import MRV2_GATHERING_MODULE as GATHERING_MODULE
 from conformance.checks._support import on
+from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
 from conformance.oracle.failing import attempt, fail
 from conformance.producers.known_defects import known_defect
-from conformance.run.session import current
 
 pytestmark = [pytest.mark.spec_type("LogprobsTensors"), pytest.mark.producer("gather_logprobs")]
 
@@ -41,58 +36,47 @@ TOLERANCE = 1e-4
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "runner_v2" in metafunc.fixturenames:
-        backend = current(metafunc.config).backend
-        found = [p for p in backend.other_async_outputs if p.runner == MODEL_RUNNER_V2][:1]
-        metafunc.parametrize("runner_v2", found, ids=[p.runner for p in found])
-
-
-def triton_device() -> tuple[str | None, str]:
-    """The device Triton kernels run on here (``cuda``, or ``cpu`` under its interpreter),
-    or None and why they cannot run."""
-    if importlib.util.find_spec("triton") is None:
-        return None, "Triton is not installed"
-    if torch.cuda.is_available():
-        return "cuda", ""
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return "cpu", ""
-    return None, "no CUDA GPU is present (TRITON_INTERPRET=1 judges it with Triton's interpreter)"
+    parametrize_runner_v2(metafunc)
 
 
 def _gathering():
     """The device, name and function of vLLM's gathering of the release on the path, or a
     skip saying why it cannot run."""
-    device, why = triton_device()
-    if device is None:
-        pytest.skip(
-            "Model Runner V2's logprobs gathering (vllm/v1/worker/gpu/sample/logprob.py) "
-            f"and rejection sampler are Triton kernels, judged only where Triton runs: {why}"
-        )
-    try:
-        module = importlib.import_module(GATHERING_MODULE)
-    except Exception as error:  # absent, or a vLLM install whose module needs what is not here
-        pytest.skip(f"{GATHERING_MODULE} of this vLLM cannot be imported here: {error}")
+    device, module = kernel_module(GATHERING_MODULE, "Model Runner V2's logprobs gathering")
     for name in GATHERING_FUNCTIONS:
         if callable(gather := getattr(module, name, None)):
             return device, name, gather
     pytest.skip(f"{GATHERING_MODULE} of this release has none of {', '.join(GATHERING_FUNCTIONS)}")
 
 
+#: The tensors a gathering gives, in LogprobsTensors' order.
+GATHERED_FIELDS = ("logprob_token_ids", "logprobs", "selected_token_ranks")
+
+
+def gathering_shape_deviations(result: object, rows: int, k: int, where: str) -> list[str]:
+    """Which of ``result``'s tensors are not of ``rows`` rows and ``k + 1`` columns."""
+    shapes = {
+        "logprob_token_ids": (rows, k + 1),
+        "logprobs": (rows, k + 1),
+        "selected_token_ranks": (rows,),
+    }
+    out = []
+    for name in GATHERED_FIELDS:
+        tensor = getattr(result, name, None)
+        if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != shapes[name]:
+            found = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
+            out.append(f"{where}.{name}: expected a tensor {list(shapes[name])}, found {found}")
+    return out
+
+
 def triton_gathering_deviations(
     result: object, logits: torch.Tensor, sampled: torch.Tensor, k: int, where: str
 ) -> list[str]:
     """What is wrong with ``result`` for these CPU logits (empty when it is right)."""
-    n = logits.shape[0]
-    fields = ("logprob_token_ids", "logprobs", "selected_token_ranks")
-    ids, values, ranks = (getattr(result, f, None) for f in fields)
-    shapes = {"logprob_token_ids": (n, k + 1), "logprobs": (n, k + 1), "selected_token_ranks": (n,)}
-    out = []
-    for name, tensor in zip(fields, (ids, values, ranks), strict=True):
-        if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != shapes[name]:
-            found = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
-            out.append(f"{where}.{name}: expected a tensor {list(shapes[name])}, found {found}")
+    out = gathering_shape_deviations(result, logits.shape[0], k, where)
     if out:
         return out
+    ids, values, ranks = (getattr(result, f) for f in GATHERED_FIELDS)
     assert isinstance(ids, torch.Tensor) and isinstance(values, torch.Tensor)
     assert isinstance(ranks, torch.Tensor)
     ids, values, ranks = ids.cpu().long(), values.cpu(), ranks.cpu().long()

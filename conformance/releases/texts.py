@@ -36,12 +36,15 @@ from dataclasses import dataclass
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
-#: vLLM modules a release's outputs.py imports at run time, and what stands in for them.
-#: (module, name, source of the stub); PIN_MEMORY is what vLLM computes without CUDA.
+#: vLLM modules a release's texts import at run time, and what stands in for them.
+#: (module, name, source of the stub); PIN_MEMORY is what vLLM computes without CUDA;
+#: NO_LOGPROBS is vLLM's own value (a placeholder's False would equal 0, which asks for
+#: the sampled token's logprob alone, and Model Runner V2 would gather none).
 STUBS: tuple[tuple[str, str, str], ...] = (
     ("vllm.v1.core.sched.output", "SchedulerOutput", "class SchedulerOutput:\n    pass\n"),
     ("vllm.compilation.cuda_graph", "CUDAGraphStat", "class CUDAGraphStat:\n    pass\n"),
     ("vllm.utils.torch_utils", "PIN_MEMORY", "PIN_MEMORY = False\n"),
+    ("vllm.v1.worker.gpu.sample.states", "NO_LOGPROBS", "NO_LOGPROBS = -1\n"),
 )
 
 #: A stub module's name for Triton (or one of its modules): the real one where installed.

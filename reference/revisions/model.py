@@ -241,6 +241,7 @@ OPERATION_PRODUCER_BEHAVIOURS = frozenset(
         "producer.pad_sampled_token_ids",
         "producer.unpad_sampled_token_ids",
         "producer.gather_logprobs",
+        "producer.gather_logprobs:speculative-rows",
     }
 )
 

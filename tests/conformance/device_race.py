@@ -11,7 +11,9 @@ laid out as ``../shared/spec/vllm-releases``, producers beside them) it runs
   texts (``--vllm-outputs``): every race record must pass;
 - on the same classes changed to race (:mod:`first_runner_mutants`, :mod:`mrv2_mutants`,
   :mod:`first_runner_pooling_mutants`): every race record must fail;
-- on the broken backends whose defect is a device's (:data:`BROKEN`): some check must fail.
+- on the broken backends whose defect is a device's (:data:`BROKEN`): some check must fail;
+- on Model Runner V2's Triton kernels (its gathering, its rejection sampler's logprobs of
+  speculative rows), on the real device only: every record must pass.
 
 Each run happens on the real device when torch sees one (``cuda``) and always on the
 simulated runtime (the same run with ``CUDA_VISIBLE_DEVICES`` empty).  A record whose
@@ -97,11 +99,12 @@ def jobs_of(release: str, texts: Path) -> list[Job]:
                 tree=True,
             )
         )
-        # Its Triton gathering, which only a GPU (or Triton's interpreter) runs.
+        # Its Triton kernels (the gathering, the rejection sampler's logprobs of
+        # speculative rows), which only a GPU (or Triton's interpreter) runs.
         jobs.append(
             Job(
                 release,
-                "Model Runner V2, Triton gathering",
+                "Model Runner V2, Triton kernels",
                 "pass",
                 ["--vllm-outputs", str(text), "-k", "triton"],
                 tree=False,

@@ -78,9 +78,9 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
         ["--texts", str(RELEASES), "--out", str(tmp_path), "--releases", "0.33.0"]
     )
     assert code == 1  # the runtimes disagreed
-    # The Triton gathering runs on the real device alone; everything else on both.
-    assert ("Model Runner V2, Triton gathering", "simulated") not in made
-    assert ("Model Runner V2, Triton gathering", "real") in made
+    # The Triton kernels run on the real device alone; everything else on both.
+    assert ("Model Runner V2, Triton kernels", "simulated") not in made
+    assert ("Model Runner V2, Triton kernels", "real") in made
     assert made.count(("vLLM's own", "real")) == made.count(("vLLM's own", "simulated")) == 1
     table = (tmp_path / "race.md").read_text()
     assert "t::x: real passed, simulated failed" in table
@@ -89,6 +89,6 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
         in table
     )
     assert (
-        "| 0.33.0 | Model Runner V2, Triton gathering | pass | 1 passed: as expected | - | - |"
+        "| 0.33.0 | Model Runner V2, Triton kernels | pass | 1 passed: as expected | - | - |"
         in table
     )
