@@ -55,7 +55,14 @@ METHOD = "RejectionSampler._get_logprobs_tensors"
 #: the first draft rejected, one of one accepted plus the bonus.
 ROWS = (4, 1, 3, 4, 2)
 NUM_SAMPLED = (2, 1, 3, 1, 2)
-LAYOUTS = {"speculative": (ROWS, NUM_SAMPLED), "one-row-each": ((1,) * 4, (1,) * 4)}
+#: Each layout, and whether the sampler verifies adaptively (0.31.0 on: the boundaries
+#: then stay on device, handed on as ``cu_num_generated_tokens_tensor``; an earlier
+#: release reads no such switch and gives the plain speculative layout's result).
+LAYOUTS = {
+    "speculative": (ROWS, NUM_SAMPLED, False),
+    "speculative-adaptive": (ROWS, NUM_SAMPLED, True),
+    "one-row-each": ((1,) * 4, (1,) * 4, False),
+}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -108,12 +115,12 @@ def speculative_case(
     return arguments, logits, sampled, cu.tolist()
 
 
-def sampler_stand_in(k: int) -> SimpleNamespace:
+def sampler_stand_in(k: int, adaptive: bool) -> SimpleNamespace:
     """What the method reads of its ``RejectionSampler``: logprobs (not logits) asked for,
-    ``k`` of them for the batch, no adaptive verification (its boundaries live on device)."""
+    ``k`` of them for the batch, adaptive verification or not."""
     states = SimpleNamespace(max_num_logprobs=lambda idx_mapping_np: k)
     sampler = SimpleNamespace(logprobs_mode="raw_logprobs", sampling_states=states)
-    return SimpleNamespace(sampler=sampler, enable_adaptive_verification=False)
+    return SimpleNamespace(sampler=sampler, enable_adaptive_verification=adaptive)
 
 
 def speculative_logprobs_deviations(
@@ -164,7 +171,7 @@ def test_model_runner_v2_speculative_logprobs_are_judged_where_triton_runs(
     backend, runner_v2, layout: str, k: int
 ) -> None:
     device, method = _gather_speculative_rows()
-    rows, num_sampled = LAYOUTS[layout]
+    rows, num_sampled, adaptive = LAYOUTS[layout]
     # A served vocabulary and a batch of them on a GPU; a small one under the
     # interpreter (it runs each program of the kernels in Python).
     if device == "cuda":
@@ -179,7 +186,9 @@ def test_model_runner_v2_speculative_logprobs_are_judged_where_triton_runs(
             f"{METHOD} of this release takes {', '.join(unknown)}: a form this check does not know"
         )
     where = f"{METHOD}(<{len(rows)} requests of {min(rows)}-{max(rows)} logits rows on {device}>, k={k})"
-    result = attempt(where, method, sampler_stand_in(k), **{p: arguments[p] for p in parameters})
+    result = attempt(
+        where, method, sampler_stand_in(k, adaptive), **{p: arguments[p] for p in parameters}
+    )
     found = speculative_logprobs_deviations(result, logits, sampled, num_sampled, cu, k, where)
     if found:
         fail(*found)

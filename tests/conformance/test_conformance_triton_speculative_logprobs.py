@@ -21,6 +21,7 @@ import suite_runner
 import torch
 
 from conformance.checks.test_producer_triton_speculative_logprobs import (
+    LAYOUTS,
     speculative_logprobs_deviations,
 )
 from conformance.releases.texts import write_stub_tree
@@ -146,7 +147,14 @@ PORT_BUGS = {
         "cu_num_generated_tokens = None",
         "cu_num_generated_tokens: expected the request boundaries",
     ),
+    "adaptive-without-boundaries": (
+        "cu_num_generated_tokens = cu_num_logits.clone()",
+        "cu_num_generated_tokens = None",
+        "cu_num_generated_tokens: expected the request boundaries",
+    ),
 }
+#: The checks of one run: a layout (with or without adaptive verification) per k.
+CHECKS = len(LAYOUTS) * 3
 SELECTED = "speculative_logprobs"
 
 
@@ -168,7 +176,7 @@ def _run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> suite
 def test_vllms_own_rejection_sampler_passes(tmp_path: Path, version: str) -> None:
     run = _run(tmp_path / "run", "--vllm-outputs", str(RELEASES / f"outputs-{version}.py.txt"))
     outcomes = [t["outcome"] for t in run.report["tests"]] if run.report else []
-    assert run.exit_code == 0 and outcomes == ["passed"] * 6, run.output[-2000:]
+    assert run.exit_code == 0 and outcomes == ["passed"] * CHECKS, run.output[-2000:]
 
 
 @needs_texts
@@ -181,7 +189,9 @@ def test_without_a_way_to_run_triton_the_check_is_a_skip_saying_why(tmp_path: Pa
     )
     assert run.report is not None, run.output[-2000:]
     skipped = run.report["tests"]
-    assert len(skipped) == 6 and {t["outcome"] for t in skipped} == {"skipped"}, run.output[-2000:]
+    assert len(skipped) == CHECKS and {t["outcome"] for t in skipped} == {"skipped"}, run.output[
+        -2000:
+    ]
     assert {t["behaviour"] for t in skipped} == {"producer.gather_logprobs:speculative-rows"}
     # Triton absent, or present without a GPU and without its interpreter asked for.
     assert all(
@@ -214,6 +224,7 @@ def test_a_port_with_a_bug_fails_naming_it(tmp_path: Path, bug: str) -> None:
     run = _run(tmp_path / "run", "--backend", "vllm", env={"PYTHONPATH": path})
     assert run.report is not None, run.output[-2000:]
     failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
-    # The one-row layout needs no boundaries: only a dropped token fails it too.
-    assert len(failed) == (6 if bug == "bonus-token-dropped" else 3), run.output[-2000:]
+    # A dropped token fails every layout; missing boundaries the one layout that has them
+    # (one row per request needs none; the other way of verifying hands its own on).
+    assert len(failed) == (CHECKS if bug == "bonus-token-dropped" else 3), run.output[-2000:]
     assert all(named in t["message"] for t in failed)
