@@ -10,24 +10,17 @@ vLLM's known defect there, an xfail, and a failure for any plugin that copied it
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import suite_runner
 import torch
+from triton_kernels import needs_mrv2_texts, needs_triton
+from vllm_texts import RELEASES
 
 from conformance.checks.test_producer_triton_gathering import triton_gathering_deviations
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-needs_texts = pytest.mark.skipif(
-    not (RELEASES / "producers-mrv2").is_dir(), reason=f"no producer texts in {RELEASES}"
-)
-needs_triton = pytest.mark.skipif(
-    importlib.util.find_spec("triton") is None,
-    reason="Triton is not installed here (pip install triton runs its interpreter on CPU)",
-)
 WHERE = "compute_topk_scores(...)"
 
 
@@ -84,7 +77,7 @@ def _run(tmp_path: Path, version: str, interpret: str = "1") -> suite_runner.Run
     )
 
 
-@needs_texts
+@needs_mrv2_texts
 @needs_triton
 def test_vllms_own_gathering_passes_and_the_known_defect_is_named(tmp_path: Path) -> None:
     run = _run(tmp_path / "new", "0.33.0")
@@ -96,7 +89,7 @@ def test_vllms_own_gathering_passes_and_the_known_defect_is_named(tmp_path: Path
     assert all("0-based rank" in t["message"] for t in run.report["tests"])
 
 
-@needs_texts
+@needs_mrv2_texts
 @needs_triton
 def test_the_triton_gathering_check_skips_without_a_way_to_run_it(tmp_path: Path) -> None:
     run = _run(tmp_path / "run", "0.33.0", interpret="0")

@@ -11,7 +11,6 @@ sampler with a bug of the kind a port brings fail, naming it.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,6 +18,8 @@ from types import SimpleNamespace
 import pytest
 import suite_runner
 import torch
+from triton_kernels import needs_mrv2_texts, needs_triton
+from vllm_texts import RELEASES
 
 from conformance.checks.test_producer_triton_speculative_logprobs import (
     LAYOUTS,
@@ -26,14 +27,6 @@ from conformance.checks.test_producer_triton_speculative_logprobs import (
 )
 from conformance.releases.texts import write_stub_tree
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-needs_texts = pytest.mark.skipif(
-    not (RELEASES / "producers-mrv2").is_dir(), reason=f"no producer texts in {RELEASES}"
-)
-needs_triton = pytest.mark.skipif(
-    importlib.util.find_spec("triton") is None,
-    reason="Triton is not installed here (pip install triton runs its interpreter on CPU)",
-)
 WHERE = "RejectionSampler._get_logprobs_tensors(...)"
 ROWS, NUM_SAMPLED = (3, 1, 2), (2, 1, 1)
 CU = [0, 3, 4, 6]
@@ -170,7 +163,7 @@ def _run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> suite
     )
 
 
-@needs_texts
+@needs_mrv2_texts
 @needs_triton
 @pytest.mark.parametrize("version", ["0.19.0", "0.33.0"])
 def test_vllms_own_rejection_sampler_passes(tmp_path: Path, version: str) -> None:
@@ -179,7 +172,7 @@ def test_vllms_own_rejection_sampler_passes(tmp_path: Path, version: str) -> Non
     assert run.exit_code == 0 and outcomes == ["passed"] * CHECKS, run.output[-2000:]
 
 
-@needs_texts
+@needs_mrv2_texts
 def test_without_a_way_to_run_triton_the_check_is_a_skip_saying_why(tmp_path: Path) -> None:
     run = _run(
         tmp_path / "run",
@@ -200,7 +193,7 @@ def test_without_a_way_to_run_triton_the_check_is_a_skip_saying_why(tmp_path: Pa
     )
 
 
-@needs_texts
+@needs_mrv2_texts
 @needs_triton
 def test_a_release_whose_sampler_gathers_them_is_a_skip_saying_so(tmp_path: Path) -> None:
     run = _run(tmp_path / "run", "--vllm-outputs", str(RELEASES / "outputs-0.18.0.py.txt"))
@@ -209,7 +202,7 @@ def test_a_release_whose_sampler_gathers_them_is_a_skip_saying_so(tmp_path: Path
     assert all("gathers no logprobs of its own" in t["message"] for t in run.report["tests"])
 
 
-@needs_texts
+@needs_mrv2_texts
 @needs_triton
 @pytest.mark.parametrize("bug", list(PORT_BUGS))
 def test_a_port_with_a_bug_fails_naming_it(tmp_path: Path, bug: str) -> None:

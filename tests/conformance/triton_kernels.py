@@ -1,0 +1,18 @@
+"""What the tests of Model Runner V2's Triton kernel checks need: its release texts, and
+Triton to run vLLM's own kernels under the interpreter (not a dependency of the project:
+``pip install triton`` runs those here; a GPU day runs them for real)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from vllm_texts import RELEASES
+
+needs_mrv2_texts = pytest.mark.skipif(
+    not (RELEASES / "producers-mrv2").is_dir(), reason=f"no producer texts in {RELEASES}"
+)
+needs_triton = pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None,
+    reason="Triton is not installed here (pip install triton runs its interpreter on CPU)",
+)
