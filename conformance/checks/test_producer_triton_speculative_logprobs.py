@@ -7,16 +7,18 @@ logprobs of those rows itself (``RejectionSampler._get_logprobs_tensors``; befor
 were its sampler's, judged by ``test_producer_triton_gathering.py``):
 ``_flatten_sampled_kernel`` puts each request's accepted tokens on its first rows, then
 the gathering (``compute_topk_scores``) runs over every row and hands the request
-boundaries on as ``cu_num_generated_tokens``.  Judged by what vLLM's consumer reads:
+boundaries on as ``cu_num_generated_tokens``.  Judged by what vLLM's consumer reads of
+it: request ``r``'s rows start at its boundary (``tolists()`` splits the rows by
+``cu_num_generated_tokens``, or ``cu_num_generated_tokens_tensor`` where the release has
+it; without either, one row per request), and the first ``num_sampled[r]`` of them are
+its accepted tokens'.  So:
 
-- a row per logits row, ``k + 1`` columns;
-- on the rows of accepted tokens (request ``r``'s first ``num_sampled[r]``) what the
-  first runner's gathering promises: the accepted token in column 0, the top-k ids after
-  it, their log-probabilities within float32 rounding of ``log_softmax(logits)``, the
-  1-based pessimistic rank;
-- the request boundaries, which ``tolists()`` splits the rows by
-  (``cu_num_generated_tokens``, or ``cu_num_generated_tokens_tensor`` where the release
-  has it); with one row per request, none or the same.
+- ``k + 1`` columns, and boundaries from 0 to the row count whose spans hold each
+  request's accepted tokens (vLLM's row per logits row with ``cu_num_logits``, and the
+  first runner's rows of accepted tokens alone, read the same);
+- on each row of an accepted token what the first runner's gathering promises: the token
+  in column 0, the top-k ids of its logits after it, their log-probabilities within
+  float32 rounding of ``log_softmax(logits)``, the 1-based pessimistic rank.
 
 The rows past a request's accepted tokens are read by nobody (the scheduler reads
 ``slice_request(i, len(sampled_token_ids[i]))``), so nothing is asked of them.  The
@@ -28,6 +30,7 @@ does not know is a skip naming the parameter.  Runs where Triton runs (``_triton
 from __future__ import annotations
 
 import inspect
+from itertools import pairwise
 from types import SimpleNamespace
 from typing import Any
 
@@ -132,35 +135,55 @@ def speculative_logprobs_deviations(
     k: int,
     where: str,
 ) -> list[str]:
-    """What is wrong with ``result``, the logprobs of the rows ``cu`` marks (empty when it
-    is right); only the rows of accepted tokens are read, and so judged."""
+    """What is wrong with ``result``, the logprobs of the logits rows ``cu`` marks (empty
+    when it is right), read as vLLM's consumer reads them: request ``r``'s accepted
+    tokens are the rows from its boundary on, one per token.  A row per logits row with
+    boundaries ``cu`` (vLLM's way) and the rows of accepted tokens alone with boundaries
+    counting them (the first runner's filtered way) read the same; the other rows are
+    read by nobody, and so not judged."""
     if result is None:
         return [f"{where}: returned None, expected LogprobsTensors of {k} logprobs per row"]
-    out = gathering_shape_deviations(result, logits.shape[0], k, where)
+    ids = getattr(result, "logprob_token_ids", None)
+    rows = ids.shape[0] if isinstance(ids, torch.Tensor) and ids.dim() == 2 else logits.shape[0]
+    out = gathering_shape_deviations(result, rows, k, where)
     if out:
         return out
-    rows = [cu[r] + i for r, n in enumerate(num_sampled) for i in range(n)]
-    tokens = torch.stack([sampled[r, i] for r, n in enumerate(num_sampled) for i in range(n)])
-    accepted = SimpleNamespace(**{f: getattr(result, f)[rows] for f in GATHERED_FIELDS})
-    out = triton_gathering_deviations(
-        accepted, logits[rows], tokens, k, f"{where} (rows of accepted tokens {rows})"
+    bounds, out = read_boundaries(result, rows, num_sampled, where)
+    if out:
+        return out
+    accepted = [(r, i) for r, n in enumerate(num_sampled) for i in range(n)]
+    read = [bounds[r] + i for r, i in accepted]
+    tokens = torch.stack([sampled[r, i] for r, i in accepted])
+    picked = SimpleNamespace(**{f: getattr(result, f)[read] for f in GATHERED_FIELDS})
+    logits_rows = [cu[r] + i for r, i in accepted]
+    return triton_gathering_deviations(
+        picked, logits[logits_rows], tokens, k, f"{where} (rows of accepted tokens {read})"
     )
-    return out + boundary_deviations(result, cu, where)
 
 
-def boundary_deviations(result: object, cu: list[int], where: str) -> list[str]:
-    """Whether ``result`` splits its rows by request at ``cu`` (None is one row each)."""
+def read_boundaries(
+    result: object, rows: int, num_sampled: tuple[int, ...], where: str
+) -> tuple[list[int], list[str]]:
+    """The request boundaries ``tolists()`` splits ``result``'s rows by
+    (``cu_num_generated_tokens``, its tensor, or one row per request without either),
+    or why they cannot hold each request's accepted tokens."""
     tensor = getattr(result, "cu_num_generated_tokens_tensor", None)
     found = tensor.tolist() if isinstance(tensor, torch.Tensor) else None
     if found is None:
         found = getattr(result, "cu_num_generated_tokens", None)
-    found = None if found is None else [int(x) for x in found]
-    one_row_each = cu == list(range(len(cu)))
-    if found == cu or (found is None and one_row_each):
-        return []
-    return [
-        f"{where}.cu_num_generated_tokens: expected the request boundaries {cu} "
-        f"(tolists() splits the rows by them), found {found}"
+    bounds = list(range(rows + 1)) if found is None else [int(x) for x in found]
+    spans = [after - before for before, after in pairwise(bounds)]
+    if (
+        len(bounds) == len(num_sampled) + 1
+        and bounds[0] == 0
+        and bounds[-1] == rows
+        and all(span >= n for span, n in zip(spans, num_sampled, strict=True))
+    ):
+        return bounds, []
+    return bounds, [
+        f"{where}.cu_num_generated_tokens: expected the request boundaries of its {rows} "
+        f"rows (0 to {rows}, request r's span holding its accepted tokens "
+        f"{list(num_sampled)}; tolists() splits the rows by them), found {found}"
     ]
 
 

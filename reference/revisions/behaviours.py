@@ -113,9 +113,10 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.gather_logprobs": "gather_logprobs puts the token and its logprob in column 0, "
     "the top-k sorted descending after it, and 1-based pessimistic ranks",
     "producer.gather_logprobs:speculative-rows": "the logprobs of speculative rows (a logits "
-    "row per verified position): on each request's rows of accepted tokens the token in "
-    "column 0, the top-k after it and 1-based pessimistic ranks; the request boundaries as "
-    "cu_num_generated_tokens (Model Runner V2's rejection sampler, judged where Triton runs)",
+    "row per verified position), read as vLLM's consumer reads them: request boundaries "
+    "(cu_num_generated_tokens) whose spans hold each request's accepted tokens, and on "
+    "those rows the token in column 0, the top-k after it and 1-based pessimistic ranks "
+    "(Model Runner V2's rejection sampler, judged where Triton runs)",
     "producer.async_output": "make_async_output(step).get_output() returns the backend's "
     "ModelRunnerOutput the runner built, its other fields as handed over, each request's "
     "sampled token as its row and the discarded requests' (invalid_req_indices) rows empty; "

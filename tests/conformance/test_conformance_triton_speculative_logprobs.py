@@ -85,6 +85,19 @@ def test_the_boundaries_may_ride_as_a_tensor(case) -> None:
     assert _deviations(result, *case) == []
 
 
+def test_the_rows_of_accepted_tokens_alone_read_the_same(case) -> None:
+    """The first runner's way: only the accepted tokens' rows, boundaries counting them."""
+    logits, sampled = case
+    result = _vllms(logits, sampled)
+    kept = [0, 1, 3, 4]
+    for name in ("logprob_token_ids", "logprobs", "selected_token_ranks"):
+        setattr(result, name, getattr(result, name)[kept])
+    result.cu_num_generated_tokens = [0, 2, 3, 4]
+    assert _deviations(result, logits, sampled) == []
+    result.cu_num_generated_tokens = [0, 2, 2, 4]  # request 1's token not in its span
+    assert _deviations(result, logits, sampled)
+
+
 def test_one_row_per_request_needs_no_boundaries() -> None:
     logits = torch.randn(3, 50, generator=torch.Generator().manual_seed(1))
     sampled = torch.tensor([[4], [9], [1]])
@@ -108,7 +121,7 @@ def test_one_row_per_request_needs_no_boundaries() -> None:
         (lambda r: r.logprob_token_ids[3, 0].fill_(0), "rows of accepted tokens [0, 1, 3, 4]"),
         (lambda r: r.selected_token_ranks[0].sub_(1), "selected_token_ranks: expected 1-based"),
         (lambda r: r.logprobs[4].add_(1e-3), "logprobs: expected float32 log-probabilities"),
-        (lambda r: setattr(r, "cu_num_generated_tokens", None), "expected the request boundaries [0, 3, 4, 6]"),
+        (lambda r: setattr(r, "cu_num_generated_tokens", None), "expected the request boundaries of its 6 rows"),
         (lambda r: setattr(r, "cu_num_generated_tokens", [0, 2, 3, 4]), "found [0, 2, 3, 4]"),
         (lambda r: setattr(r, "logprobs", r.logprobs[:4]), "logprobs: expected a tensor [6, 4]"),
     ],
