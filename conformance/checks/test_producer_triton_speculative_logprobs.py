@@ -90,8 +90,8 @@ def speculative_case(
 ) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor, list[int]]:
     """The arguments any form of the method takes (by parameter name), the CPU logits, the
     CPU ``[num_reqs, max_rows]`` sampled ids (tokens ranked 1, ~40, ~1000 and mid-vocabulary
-    by their logits row, then a filler id past each request's accepted tokens, as the
-    rejection kernels leave them) and the boundaries ``[0, cu...]``."""
+    by their logits row, then a filler id past each request's accepted tokens: nothing
+    may read those) and the boundaries ``[0, cu...]``."""
     cu = np.concatenate([[0], np.cumsum(rows)]).astype(np.int32)
     generator = torch.Generator().manual_seed(vocab + k + len(rows))
     logits = torch.randn(int(cu[-1]), vocab, generator=generator) * 3
