@@ -208,10 +208,17 @@ def mrv2_gathering_of_release_text(outputs_text: Path, version: str) -> Callable
             module = importlib.import_module(MRV2_GATHERING_MODULE)
         except ImportError:
             return None
-        for name in MRV2_GATHERING_FUNCTIONS:
-            function = getattr(module, name, None)
-            if callable(function):
-                return function
+        found = mrv2_gathering_in(module)
+    return found[1] if found else None
+
+
+def mrv2_gathering_in(module: ModuleType) -> tuple[str, Callable[..., Any]] | None:
+    """The name and function of Model Runner V2's gathering in its ``module`` (whichever
+    of :data:`MRV2_GATHERING_FUNCTIONS` the release has), or None."""
+    for name in MRV2_GATHERING_FUNCTIONS:
+        function = getattr(module, name, None)
+        if callable(function):
+            return name, function
     return None
 
 

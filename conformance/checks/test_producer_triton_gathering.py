@@ -22,6 +22,7 @@ import torch
 
 from conformance.backends.vllm_producers import MRV2_GATHERING_FUNCTIONS as GATHERING_FUNCTIONS
 from conformance.backends.vllm_producers import MRV2_GATHERING_MODULE as GATHERING_MODULE
+from conformance.backends.vllm_producers import mrv2_gathering_in
 from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
@@ -43,10 +44,12 @@ def _gathering():
     """The device, name and function of vLLM's gathering of the release on the path, or a
     skip saying why it cannot run."""
     device, module = kernel_module(GATHERING_MODULE, "Model Runner V2's logprobs gathering")
-    for name in GATHERING_FUNCTIONS:
-        if callable(gather := getattr(module, name, None)):
-            return device, name, gather
-    pytest.skip(f"{GATHERING_MODULE} of this release has none of {', '.join(GATHERING_FUNCTIONS)}")
+    found = mrv2_gathering_in(module)
+    if found is None:
+        pytest.skip(
+            f"{GATHERING_MODULE} of this release has none of {', '.join(GATHERING_FUNCTIONS)}"
+        )
+    return device, *found
 
 
 #: The tensors a gathering gives, in LogprobsTensors' order.
