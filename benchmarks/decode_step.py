@@ -6,9 +6,8 @@ vLLM's runner calls (it queues the copies), then ``get_output()``, which waits f
 them, unpads the sampled ids, converts the logprobs to lists, drops the discarded
 requests and returns the ``ModelRunnerOutput``.  Timed here for the backend's
 ``make_async_output`` and for vLLM 0.33.0's own ``AsyncGPUModelRunnerOutput``,
-loaded from its producer texts (``vllm-release:0.33.0``, from
-``$OUTPUTS_VLLM_RELEASES``, else ``../shared/spec/vllm-releases`` beside the
-checkout), each on the step its own release's runner builds, on the simulated
+loaded from its producer texts (``vllm-release:0.33.0``, fetched from its wheel into
+the cache on first use: :mod:`conformance.releases.fetch`), each on the step its own release's runner builds, on the simulated
 runtime of its accelerator (:mod:`benchmarks.async_output`): both pay the same
 simulated copies, so what differs is their own host work.
 
@@ -52,7 +51,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from .async_output import _simulated
-from .backends import RELEASES_ENV_VAR, Subject, release_texts_folder, resolve
+from .backends import PEER_RELEASES, Subject, release_text, resolve
 from .common import (
     TARGET_SECONDS,
     HostBenchmark,
@@ -66,7 +65,7 @@ from .host_memory import peak_host_bytes_side_by_side
 from .interleaved import ratio_samples, take_turns
 
 #: The release whose own async output the target is stated against.
-VLLM_RELEASE = "0.33.0"
+VLLM_RELEASE = PEER_RELEASES[-1]
 VLLM_SPEC = f"vllm-release:{VLLM_RELEASE}"
 
 NUM_REQS_VALUES = [1, 64, 256, 1024]
@@ -77,12 +76,7 @@ NUM_DRAFTS_VALUES = [0, 3]
 @cache
 def vllm_own() -> Subject:
     """vLLM 0.33.0's types and producers from its texts; skipped where they are absent."""
-    folder = release_texts_folder()
-    if not (folder / "producers" / f"producers-{VLLM_RELEASE}.py.txt").is_file():
-        raise NotImplementedError(
-            f"vLLM {VLLM_RELEASE}'s producer texts not found under {folder} "
-            f"(set ${RELEASES_ENV_VAR} to the folder of release texts)"
-        )
+    release_text(VLLM_RELEASE)  # fetched now, or a skip naming how to fetch it
     subject = resolve(VLLM_SPEC)
     subject.producer("make_async_output")
     return subject

@@ -27,8 +27,8 @@
 #                                                              -> OUT/conformance.json
 #   race        tests/conformance/device_race.py: the race check on vLLM's own async
 #               outputs of RACE_RELEASES (default 0.11.0 0.22.0 0.33.0), both runners',
-#               from the release texts in VLLM_TEXTS (default ../shared/spec/vllm-releases;
-#               the step is left out, and says so, without them), on their mutants and
+#               from the release texts in VLLM_TEXTS (default: fetched into the user
+#               cache; the step is left out, and says so, without them), on their mutants and
 #               on the broken backends, each on the real device and on the simulated
 #               runtime side by side; Model Runner V2's Triton kernels (its gathering,
 #               its rejection sampler's speculative rows) on the real device
@@ -152,7 +152,12 @@ step conformance "${CONFORMANCE_LIMIT:-60}" "$PYTHON" -m conformance \
     --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
 
 # --- the race check on vLLM's own producers, real and simulated -------------------------
-VLLM_TEXTS="${VLLM_TEXTS:-$ROOT/../shared/spec/vllm-releases}"
+if [[ -z ${VLLM_TEXTS:-} ]]; then
+    # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
+    "$PYTHON" -m conformance.cli.fetch_releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0} ||
+        echo "race: the release texts could not be fetched" | tee -a "$OUT/status.txt"
+    VLLM_TEXTS="$("$PYTHON" -c 'from conformance.releases.fetch import texts_folder; print(texts_folder())')"
+fi
 race_reports=()
 if [[ -d $VLLM_TEXTS ]]; then
     # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions

@@ -9,8 +9,8 @@
 # ignored paths named to carry, and gives back at most 8 files.  So:
 #
 # prepare  downloads asv and what it needs that the machine lacks, as Python 3.12
-#          x86-64 wheels, into .whl/, and copies the vLLM release texts the race
-#          check reads (../shared/spec/vllm-releases, or $VLLM_TEXTS) into .texts/;
+#          x86-64 wheels, into .whl/, and copies the vLLM release texts the checks
+#          read (fetched into the user cache, or $VLLM_TEXTS) into .texts/;
 #          both are listed in .git/info/exclude, never committed.  Carry both.
 # run      installs .whl/ into /tmp/site (nothing of the machine's own is replaced),
 #          runs benchmarks/device_check.sh into a scratch folder with the texts of
@@ -36,7 +36,11 @@ prepare() {
     python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
         --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 --platform any -d .whl "${WHEELS[@]}" || return 1
-    local texts="${VLLM_TEXTS:-../shared/spec/vllm-releases}"
+    local texts="${VLLM_TEXTS:-}"
+    if [[ -z $texts ]]; then
+        python3 -m conformance.cli.fetch_releases --all || return 1
+        texts="$(python3 -c 'from conformance.releases.fetch import texts_folder; print(texts_folder())')"
+    fi
     if [[ ! -d $texts ]]; then
         echo "prepare: no release texts in $texts. Fix: set VLLM_TEXTS to the folder" >&2
         return 1

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from .backends import RELEASES_ENV_VAR, release_texts_folder
+from .backends import PEER_RELEASES, release_text
 from .common import (
     DeviceBenchmark,
     at_steady_state,
@@ -229,7 +229,7 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
 
 
 #: The release whose Model Runner V2 gathering is timed.
-MRV2_RELEASE = "0.33.0"
+MRV2_RELEASE = PEER_RELEASES[-1]
 
 
 @cache
@@ -244,10 +244,7 @@ def mrv2_gathering() -> Callable[..., Any]:
 
     if importlib.util.find_spec("triton") is None:
         raise NotImplementedError("Model Runner V2's gathering is a Triton kernel: no Triton here")
-    folder = release_texts_folder()
-    text = folder / f"outputs-{MRV2_RELEASE}.py.txt"
-    if not text.is_file():
-        raise NotImplementedError(f"no {text.name} in {folder} (set ${RELEASES_ENV_VAR})")
+    text = release_text(MRV2_RELEASE)
     found = mrv2_gathering_of_release_text(text, MRV2_RELEASE)
     if found is None:
         raise NotImplementedError(f"vLLM {MRV2_RELEASE}'s texts hold no Model Runner V2 gathering")

@@ -5,7 +5,7 @@ same field names, order, annotations, defaults, method names, signatures and
 behaviour, including the odd ones (``LogprobsLists.slice`` does not rebase the
 returned ``cu_num_generated_tokens`` and returns one entry too few).  Anything the
 spec does not say lives in the sibling modules, never here, so a reader can hold
-this file against ``shared/spec/vllm_v1_outputs-2025.10.txt`` line by line.
+this file against the spec page of revision 2025.10 (vLLM's ``vllm.v1.outputs`` API page, October 2025) line by line.
 
 Classes appear in vLLM's source order (dependencies first) rather than the spec
 page's alphabetical order, so every annotation is a real object at runtime.

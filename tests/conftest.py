@@ -15,9 +15,17 @@ Hypothesis profiles, chosen with the ``HYPOTHESIS_PROFILE`` environment variable
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+# The helpers every test folder shares (vllm_release_texts) import by name.  A folder of
+# their own: tests/ itself on the path would make its conformance/ shadow the package.
+_SUPPORT = str(Path(__file__).resolve().parent / "support")
+if _SUPPORT not in sys.path:
+    sys.path.insert(0, _SUPPORT)
 
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, max_examples=50)
 settings.register_profile("dev", deadline=None, max_examples=50)
@@ -35,14 +43,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Set (CI sets it) to make a test that skips for want of the vLLM release texts fail
-#: instead: CI has ``../shared`` and must never skip them silently.
+#: instead: CI fetches them first and must never skip them silently.
 REQUIRE_TEXTS_ENV = "OUTPUTS_SUITE_REQUIRE_TEXTS"
 
 
 def _require_texts(report: pytest.TestReport | pytest.CollectReport) -> None:
+    from vllm_release_texts import SKIP_MARK
+
     if not (report.skipped and os.environ.get(REQUIRE_TEXTS_ENV)):
         return
-    if "vllm-releases" in str(report.longrepr):
+    if SKIP_MARK in str(report.longrepr):
         report.outcome = "failed"
         report.longrepr = (
             f"skipped for want of the vLLM release texts, which ${REQUIRE_TEXTS_ENV} requires: "

@@ -6,7 +6,6 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +17,11 @@ from conformance.releases.texts import UNKNOWN_VERSION
 
 #: ``reference@R``: the reference of revision ``R`` (a revision name or a vLLM release).
 REFERENCE_AT = "reference@"
-#: ``vllm-release:X``: release X's own ``outputs.py`` and producers, from the folder of
-#: release texts in ``$OUTPUTS_VLLM_RELEASES``, under module names of their own, so
-#: several releases sit side by side in one process (the release benchmarks).
+#: ``vllm-release:X``: release X's own ``outputs.py`` and producers, fetched into the
+#: cache (or read from ``$OUTPUTS_VLLM_RELEASES``: :mod:`conformance.releases.fetch`),
+#: under module names of their own, so several releases sit side by side in one process
+#: (the release benchmarks).
 VLLM_RELEASE = "vllm-release:"
-RELEASES_ENV_VAR = "OUTPUTS_VLLM_RELEASES"
 #: Where vLLM's own code runs: its outputs on CPU and CUDA, its async output on CUDA.
 RELEASE_DEVICES = ("cpu", "cuda")
 
@@ -76,30 +75,19 @@ def release_text_backend(spec: str) -> Backend:
     """
     from conformance.backends.vllm_producers import producers_of_release_text
     from conformance.oracle.revisions import UnsupportedReleaseError, revision_for_vllm_version
-    from conformance.releases.texts import ReleaseTextError, load_outputs_module, release_texts
+    from conformance.releases.fetch import release_outputs
+    from conformance.releases.texts import ReleaseTextError, load_outputs_module
 
     version = spec.removeprefix(VLLM_RELEASE).strip()
-    folder = os.environ.get(RELEASES_ENV_VAR, "")
-    if not folder or not os.path.isdir(folder):
-        problem = f"${RELEASES_ENV_VAR} is {folder!r}, not a folder" if folder else "it is unset"
-        raise BackendResolutionError(
-            f"backend {spec!r} reads release texts from ${RELEASES_ENV_VAR} and {problem}; "
-            f"set {RELEASES_ENV_VAR} to the folder of outputs-X.py.txt files "
-            "(../shared/spec/vllm-releases from this repository)"
-        )
-    try:
-        texts = release_texts(folder)
-    except ReleaseTextError as error:
-        raise BackendResolutionError(f"backend {spec!r}: {error}") from None
-    if version not in texts:
-        raise BackendResolutionError(
-            f"backend {spec!r}: no outputs-{version}.py.txt in {folder}; "
-            f"releases there: {', '.join(texts)}"
-        )
     try:
         revision_for_vllm_version(version)
     except UnsupportedReleaseError as error:
         raise BackendResolutionError(f"backend {spec!r}: {error}") from error
+    try:
+        text = release_outputs(version)
+    except ReleaseTextError as error:
+        raise BackendResolutionError(f"backend {spec!r}: {error}") from None
+    texts = {version: text}
     module = load_outputs_module(texts[version], release_module_name(version))
     producers = producers_of_release_text(texts[version], version, module)
     found: dict[str, Any] = producers.found

@@ -3,9 +3,12 @@
 ``python -m conformance.cli.add_release VERSION | PATH`` (a published release, taken
 from its wheel as ``--vllm-release`` takes it; or a wheel, a tree or an outputs.py text):
 
-1. puts the release's texts where the suite reads them: ``outputs-X.py.txt`` and
-   ``producers/producers-X.py.txt`` in the folder of release texts (``--releases``,
-   else ``$OUTPUTS_VLLM_RELEASES``, else ``../shared/spec/vllm-releases``);
+1. puts the release's texts where the suite reads them: a published release is
+   fetched into the user cache (:mod:`conformance.releases.fetch`), a wheel, tree or
+   text given by path is stored there (``--releases DIR``, or
+   ``$OUTPUTS_VLLM_RELEASES``, puts them in a folder of texts instead); what the
+   project needs of the release (its surface, its revision data, the README's tables)
+   is written into the repository, so one commit carries the whole release;
 2. finds its nearest known release and what it changed
    (:mod:`conformance.releases.text_revision`) and adds its surface to the shipped
    ``conformance/releases/known_surfaces.json``;
@@ -53,6 +56,15 @@ from conformance.oracle.revisions import (
     revision,
 )
 from conformance.oracle.text_surface import OUTPUTS_MODULE
+from conformance.releases.fetch import (
+    cache_folder,
+    every_release,
+    fetch_all,
+    is_fetched,
+    release_outputs,
+    store,
+    texts_folder,
+)
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.text_revision import (
     TextRevision,
@@ -60,7 +72,7 @@ from conformance.releases.text_revision import (
     of_source,
     spec_type_of,
 )
-from conformance.releases.texts import PRODUCERS_FOLDER, ReleaseTextError
+from conformance.releases.texts import MRV2_FOLDER, PRODUCERS_FOLDER, ReleaseTextError
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASES_ENV = "OUTPUTS_VLLM_RELEASES"
@@ -87,9 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         source, version = _source(args.release, args.version)
-        releases = args.releases or Path(
-            os.environ.get(RELEASES_ENV) or args.root.parent / "shared" / "spec" / "vllm-releases"
-        )
+        releases = args.releases or texts_folder()
         judged = of_source(source)
         plan = _plan(judged, version, args.root)
         _refuse_other_texts(source, version, releases)
@@ -125,10 +135,8 @@ def _source(release: str, version: str | None) -> tuple[VllmSource, str]:
                 f"{release}: no release version in its name; give --version X (e.g. 0.34.0)"
             )
     else:
-        from conformance.releases.wheels import release_text
-
         version = _release_number(release)
-        source = read_source(release_text(version))
+        source = read_source(release_outputs(version))
     version = _release_number(version)
     if version in known_releases():
         raise AddReleaseError(
@@ -165,6 +173,8 @@ def _texts(source: VllmSource, version: str, folder: Path) -> dict[Path, str]:
 def _refuse_other_texts(source: VllmSource, version: str, folder: Path) -> None:
     """A release text already in the folder with another content is never overwritten;
     a folder that cannot be written is refused before anything is."""
+    if folder == cache_folder() and is_fetched(version, folder):
+        return  # the cache holds the release already: nothing is written there
     existing = folder
     while not existing.exists():
         existing = existing.parent
@@ -180,6 +190,11 @@ def _refuse_other_texts(source: VllmSource, version: str, folder: Path) -> None:
 
 def _write_texts(source: VllmSource, version: str, folder: Path) -> list[Path]:
     wanted = _texts(source, version, folder)
+    if folder == cache_folder():
+        if not is_fetched(version, folder):
+            files = {str(p.relative_to(folder)): t for p, t in wanted.items()}
+            store(folder, version, files, {"source": str(source.path)})
+        return list(wanted)
     for path, text in wanted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
@@ -415,11 +430,17 @@ def _matrix(args: argparse.Namespace, releases: Path, version: str) -> list[str]
         return []
     out = args.report_dir or Path(tempfile.mkdtemp(prefix="add-release-matrix-"))
     folder = releases
+    if args.matrix == "all" and releases == cache_folder():
+        fetch_all([v for v in every_release() if v != version], releases)
     if args.matrix == "new":
         folder = Path(tempfile.mkdtemp(prefix="add-release-new-"))
-        (folder / PRODUCERS_FOLDER).mkdir()
-        for name in (f"outputs-{version}.py.txt", f"{PRODUCERS_FOLDER}/producers-{version}.py.txt"):
+        for name in (
+            f"outputs-{version}.py.txt",
+            f"{PRODUCERS_FOLDER}/producers-{version}.py.txt",
+            f"{MRV2_FOLDER}/producers-mrv2-{version}.py.txt",
+        ):
             if (releases / name).is_file():
+                (folder / name).parent.mkdir(exist_ok=True)
                 (folder / name).write_text(
                     (releases / name).read_text(encoding="utf-8"), encoding="utf-8"
                 )

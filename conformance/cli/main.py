@@ -73,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--vllm-release",
         metavar="VERSION",
-        help="judge a vLLM release (0.10.2 on) from its published wheel: pip downloads it "
-        "(nothing is installed), its outputs.py and producers are taken from it and cached",
+        help="judge a vLLM release (0.10.2 on) from its published wheel: pip finds it, and "
+        "only its outputs.py and producers are read from it (nothing is installed) into the "
+        "cache, once",
     )
     parser.add_argument(
         "--report-dir",
@@ -112,14 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(listing_lines()))
         return 0
     if args.vllm_release is not None:
+        from conformance.releases.fetch import release_outputs
         from conformance.releases.texts import ReleaseTextError
-        from conformance.releases.wheels import release_text
 
         if args.vllm_outputs is not None:
             print("ERROR: give --vllm-release or --vllm-outputs, not both", file=sys.stderr)
             return USAGE_ERROR
         try:
-            args.vllm_outputs = str(release_text(_judged_release(args.vllm_release)))
+            args.vllm_outputs = str(release_outputs(_judged_release(args.vllm_release)))
         except ReleaseTextError as error:
             print(f"ERROR: {error}", file=sys.stderr)
             return USAGE_ERROR

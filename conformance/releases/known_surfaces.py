@@ -8,7 +8,7 @@ and defaults as normalised text, bodies only as hashes (no vLLM code is copied).
 Rewritten from a folder of release texts (``outputs-X.py.txt`` with
 ``producers/producers-X.py.txt``) by ``nox -s add-release`` and by::
 
-    python -m conformance.releases.known_surfaces ../shared/spec/vllm-releases
+    python -m conformance.releases.known_surfaces ~/.cache/vllm-outputs-suite/vllm-releases
 
 A test holds the file to the shared texts.
 """

@@ -12,7 +12,7 @@ only torch, numpy and three small names from elsewhere in vLLM.  Two ways in:
   of its own, so several releases sit side by side (benchmarks compare them).
 
 Release texts are files named ``outputs-X.py.txt`` (the layout of
-``shared/spec/vllm-releases/``) or any ``outputs.py`` with the version given.
+the cache :mod:`conformance.releases.fetch` fills) or any ``outputs.py`` with the version given.
 
 vLLM's own *producers* of these types come the same way, from
 ``producers/producers-X.py.txt`` beside ``outputs-X.py.txt``: sections of the
@@ -90,7 +90,8 @@ def release_texts(path: str | Path) -> dict[str, Path]:
             raise ReleaseTextError(
                 f"{path}: no vllm/v1/outputs.py in this folder (a vLLM checkout or unpacked "
                 "wheel) and no files named outputs-<version>.py.txt (a folder of release texts, "
-                "e.g. shared/spec/vllm-releases); point to one of those or to one file"
+                "e.g. the cache python -m conformance.cli.fetch_releases fills); point to one of "
+                "those or to one file"
             )
         return dict(sorted(found.items(), key=lambda item: _version_key(item[0])))
     if not path.is_file():

@@ -35,8 +35,11 @@ HERE = Path(__file__).parent
 BACKEND = "example_npu_plugin.conformance_backend:BACKEND"
 #: Where to get the suite; any pip requirement.  Pin it to a commit or a version in CI.
 SUITE = os.environ.get("OUTPUTS_SUITE", "vllm-outputs-suite[reports]")
-#: Extra pip arguments, e.g. a constraints file that keeps torch a CPU build.
-PIP_ARGS = os.environ.get("OUTPUTS_SUITE_PIP_ARGS", "").split()
+#: Extra pip arguments for the virtualenvs the sessions make.  Default: the constraints
+#: file that keeps torch a CPU build (a simulated runtime judges the async output, and an
+#: unpinned torch pulls a multi-GB CUDA build).  On a machine whose interpreter has the
+#: torch its device needs (a GPU or NPU runner), run ``nox --no-venv``: nothing replaces it.
+PIP_ARGS = os.environ.get("OUTPUTS_SUITE_PIP_ARGS", f"-c {HERE / 'constraints.txt'}").split()
 #: The release this plugin pins (``example_npu_plugin.outputs.PINNED_RELEASE``): it gates.
 PINNED_RELEASE = "0.12.0"
 #: The CI matrix's releases: the pinned one and its neighbours, the revisions before and
@@ -52,9 +55,13 @@ nox.options.default_venv_backend = "uv|venv"
 
 
 def _install(session: nox.Session, *, plugin: bool = True) -> None:
-    session.install(*PIP_ARGS, SUITE)
-    if plugin:
-        session.install(*PIP_ARGS, str(HERE))
+    wanted = [SUITE, str(HERE)] if plugin else [SUITE]
+    if session.venv_backend == "none":
+        # The interpreter's own torch stays: pip keeps a torch that satisfies the suite.
+        session.run("python", "-m", "pip", "install", "--quiet", *wanted)
+        return
+    for requirement in wanted:
+        session.install(*PIP_ARGS, requirement)
 
 
 def _judge(revision: str | None, report: Path) -> list[str]:

@@ -163,7 +163,7 @@ class AsyncOutputContract:
     """What vLLM's own async output of a release does with what its runner hands over.
 
     Read from the release's ``AsyncGPUModelRunnerOutput`` and the runner method that
-    builds it (``shared/spec/vllm-releases/producers/``); a plugin's async output of
+    builds it (its producer texts, fetched from its wheel); a plugin's async output of
     the release must do the same.
 
     ``runner_arguments``: the constructor's parameters, in order (a plugin class with

@@ -1,7 +1,7 @@
 """Every vLLM release from 0.10.2 on as a spec revision: the data module.
 
 Each revision is written as its predecessor plus what the release changed in
-``vllm/v1/outputs.py`` (the table in ``shared/spec/README.md``), and covers every
+``vllm/v1/outputs.py`` (read from each release's own text), and covers every
 release whose types are identical to it.  To add the next release: if its
 types are unchanged, append its version to the ``releases`` of the last revision;
 otherwise append a ``derive(...)`` with its changes, and, only for a genuinely

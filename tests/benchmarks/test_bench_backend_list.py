@@ -1,7 +1,7 @@
 """Many backends in one run: the backend list, per-revision calls and clean skips.
 
 The benchmark classes' ``setup`` and timed methods are called directly (no asv
-run).  Release texts come from ``shared/spec/vllm-releases`` beside the
+run).  Release texts come from the user cache (fetched on first use) beside the
 checkout; the tests that load them skip without that folder.
 """
 
@@ -15,21 +15,19 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import backends, common, lists_slice, logprobs_ops, pickling, tolists, transfer
 from benchmarks.revision_calls import request_slicer
 from reference.revisions import reference_module
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-needs_releases = pytest.mark.skipif(
-    not RELEASES.is_dir(), reason=f"the vLLM release texts are not at {RELEASES}"
-)
+needs_releases = pytest.mark.skipif(not RELEASES.is_dir(), reason=SKIP_REASON)
 
 
 @pytest.fixture
 def releases(monkeypatch: pytest.MonkeyPatch) -> Path:
     if not RELEASES.is_dir():
-        pytest.skip(f"the vLLM release texts are not at {RELEASES}")
+        pytest.skip(SKIP_REASON)
     monkeypatch.setenv(backends.RELEASES_ENV_VAR, str(RELEASES))
     return RELEASES
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import async_output, common, host_memory
-from benchmarks.backends import DEFAULT_RELEASES
 from benchmarks.decode_step import DecodeStepTargets, step_case
 
-pytestmark = pytest.mark.skipif(
-    not (DEFAULT_RELEASES / "producers").is_dir(),
-    reason=f"vLLM's producer texts are not beside the checkout ({DEFAULT_RELEASES})",
-)
+pytestmark = pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 
 def test_device_check_script_is_executable_bash(repo_root: Path) -> None:
@@ -34,11 +35,8 @@ def test_device_day_script_is_bash_and_names_its_two_commands(repo_root: Path, a
     assert result.returncode == 64 and "usage:" in result.stderr
 
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-
-
 @pytest.mark.long
-@pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=f"no texts in {RELEASES}")
+@pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 def test_the_dry_run_proves_every_step_on_cpu(repo_root: Path, tmp_path: Path) -> None:
     # What a GPU day runs, on CPU: benchmarks once each, conformance, the race check on
     # vLLM's own producers and their mutants (simulated runtime), the report of it all.

@@ -4,13 +4,12 @@ benchmark, whose path is proved on CPU under Triton's interpreter where Triton i
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import gather
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 SHAPE = ("reference", "cpu", 1, 32000, 5)
 
 
@@ -21,7 +20,7 @@ def test_on_cpu_it_is_skipped_unless_triton_interprets(monkeypatch: pytest.Monke
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not here")
-@pytest.mark.skipif(not (RELEASES / "producers-mrv2").is_dir(), reason=f"no texts in {RELEASES}")
+@pytest.mark.skipif(not (RELEASES / "producers-mrv2").is_dir(), reason=SKIP_REASON)
 def test_under_the_interpreter_both_ways_agree_and_are_timed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import backends, common
 
 ROOT = Path(__file__).resolve().parents[2]
-RELEASES = ROOT.parent / "shared" / "spec" / "vllm-releases"
 
 DISCOVER = """
 import json, sys
@@ -60,7 +60,7 @@ def backend_values(found: dict[str, Any], name: str) -> list[str]:
 @pytest.fixture(scope="module")
 def many() -> dict[str, Any]:
     if not RELEASES.is_dir():
-        pytest.skip(f"the vLLM release texts are not at {RELEASES}")
+        pytest.skip(SKIP_REASON)
     return discover(
         ROOT,
         OUTPUTS_BENCH_BACKENDS=f"reference,vllm-release:0.12.0,reference@0.33.0,{BROKEN}",

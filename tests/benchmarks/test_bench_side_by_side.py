@@ -1,20 +1,18 @@
 """Side-by-side ratios: each backend's call interleaved with its partner's.
 
 The benchmark class is called directly (no asv run); release texts come from
-``shared/spec/vllm-releases`` beside the checkout and the tests that need them
+the release texts (fetched into the user cache) and the tests that need them
 skip without it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import backends, common, side_by_side
 from benchmarks.interleaved import value_of
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 TOLISTS = side_by_side.operation_label(*side_by_side.COMPARED[0])
 FILTER = next(op for op in side_by_side.OPERATIONS if op.startswith("Filter.time_filter("))
 
@@ -25,7 +23,7 @@ def run_of(monkeypatch: pytest.MonkeyPatch):
 
     def set_list(*specs: str) -> None:
         if any(s.startswith(backends.VLLM_RELEASE) for s in specs) and not RELEASES.is_dir():
-            pytest.skip(f"the vLLM release texts are not at {RELEASES}")
+            pytest.skip(SKIP_REASON)
         monkeypatch.setenv(backends.RELEASES_ENV_VAR, str(RELEASES))
         monkeypatch.setenv(backends.BACKENDS_ENV_VAR, ",".join(specs))
 

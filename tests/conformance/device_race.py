@@ -4,7 +4,7 @@ and on the simulated runtime side by side.
 ``python tests/conformance/device_race.py --texts DIR --out OUT [--releases 0.11.0 ...]``
 
 For each release (default 0.11.0, 0.22.0, 0.33.0; ``DIR`` is a folder of release texts
-laid out as ``../shared/spec/vllm-releases``, producers beside them) it runs
+laid out as the cache of fetched texts, producers beside them; default: that cache) it runs
 ``python -m conformance``:
 
 - on vLLM's own async outputs, both runners' where the release has two, from the
@@ -39,9 +39,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from conformance.releases.fetch import texts_folder
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-DEFAULT_TEXTS = ROOT.parent / "shared" / "spec" / "vllm-releases"
+
 RACE_RELEASES = ("0.11.0", "0.22.0", "0.33.0")
 #: The race checks' records (``test_*_waits_for_the_device``).
 RACE = "waits_for_the_device"
@@ -236,7 +238,7 @@ def markdown(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--texts", type=Path, default=DEFAULT_TEXTS, help="release texts folder")
+    parser.add_argument("--texts", type=Path, default=texts_folder(), help="release texts folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for race.json, race.md")
     parser.add_argument("--releases", nargs="+", default=list(RACE_RELEASES))
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
@@ -245,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(
             f"device_race: no release text for {', '.join(missing)} in {args.texts}. "
-            "Fix: pass --texts with the folder of outputs-X.py.txt files "
-            "(../shared/spec/vllm-releases)",
+            "Fix: fetch them (python -m conformance.cli.fetch_releases "
+            f"{' '.join(missing)}) or pass --texts with a folder of outputs-X.py.txt files",
             file=sys.stderr,
         )
         return 2

@@ -9,6 +9,7 @@ from pathlib import Path
 import device_race
 import pytest
 from device_race import Job, disagreements, judge
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 
 def _job(expect: str, **records: str) -> Job:
@@ -53,10 +54,7 @@ def test_missing_release_texts_are_one_line_naming_the_fix(tmp_path: Path, capsy
     assert "--texts" in err and not (tmp_path / "o").exists()
 
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-
-
-@pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=f"no texts in {RELEASES}")
+@pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:

@@ -1,6 +1,6 @@
 """``python -m conformance.cli.draft_release``: a release text's data, drafted against the newest revision.
 
-Release texts come from ``shared/spec/vllm-releases`` beside the checkout; without
+Release texts come from the user cache (fetched on first use); without
 that folder these tests skip.
 """
 
@@ -11,18 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.cli.draft_release import draft, render
 from conformance.oracle.revisions import all_revisions
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 NEWEST = all_revisions()[-1].name
 
 
 def _text(version: str) -> Path:
     path = RELEASES / f"outputs-{version}.py.txt"
     if not path.is_file():
-        pytest.skip(f"the vLLM release texts are not at {RELEASES}")
+        pytest.skip(SKIP_REASON)
     return path
 
 

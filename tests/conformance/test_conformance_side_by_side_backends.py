@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import suite_runner
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance import load_backend
 from conformance.backends.backend import BackendResolutionError
@@ -14,13 +15,11 @@ from conformance.backends.known import RELEASES_ENV_VAR
 from conformance.oracle.revisions import UnsupportedReleaseError
 from reference.revisions import reference_module
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-
 
 @pytest.fixture
 def releases(monkeypatch: pytest.MonkeyPatch) -> Path:
     if not RELEASES.is_dir():
-        pytest.skip(f"the vLLM release texts are not at {RELEASES}")
+        pytest.skip(SKIP_REASON)
     monkeypatch.setenv(RELEASES_ENV_VAR, str(RELEASES))
     return RELEASES
 

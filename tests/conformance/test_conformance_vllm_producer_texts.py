@@ -2,7 +2,7 @@
 
 :func:`conformance.releases.texts.write_stub_tree` lays out each release's
 ``producers/producers-X.py.txt`` (beside ``outputs-X.py.txt`` in
-``../shared/spec/vllm-releases``) as ``vllm.v1.sample.sampler``,
+the user cache, fetched from each wheel) as ``vllm.v1.sample.sampler``,
 ``vllm.v1.sample.rejection_sampler``, ``vllm.v1.sample.ops.logprobs`` and
 ``vllm.v1.worker.gpu_model_runner``.  Each distinct release (producer sections and
 outputs.py) is checked once, in a subprocess of its own so that the stub ``vllm``
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.releases.texts import (
     PRODUCERS_FOLDER,
@@ -34,11 +35,8 @@ from conformance.releases.texts import (
     write_stub_tree,
 )
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 PRODUCERS = RELEASES / PRODUCERS_FOLDER
-pytestmark = pytest.mark.skipif(
-    not PRODUCERS.is_dir(), reason=f"vLLM's producer texts are not here ({PRODUCERS})"
-)
+pytestmark = pytest.mark.skipif(not PRODUCERS.is_dir(), reason=SKIP_REASON)
 
 
 def _version(text: str) -> tuple[int, ...]:

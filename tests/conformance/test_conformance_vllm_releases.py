@@ -2,7 +2,7 @@
 
 Each release from 0.10.2 on passes its own revision; judged against a neighbouring
 revision it fails in exactly the types that differ.  The texts are read from
-``../shared/spec/vllm-releases`` beside the checkout; without that folder these
+the release texts fetched into the user cache; without them these
 tests skip.  Releases whose texts are byte for byte identical run once, under the
 first version that ships the text (the others map to the same revision, which the
 registry tests check).
@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import suite_runner
 from once_per_session import once_per_session
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.oracle import revisions
 from conformance.releases.texts import (
@@ -30,10 +31,7 @@ from conformance.releases.texts import (
     write_stub_tree,
 )
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
-pytestmark = pytest.mark.skipif(
-    not RELEASES.is_dir(), reason=f"the release texts are not here ({RELEASES})"
-)
+pytestmark = pytest.mark.skipif(not RELEASES.is_dir(), reason=SKIP_REASON)
 
 
 def _distinct_texts() -> dict[str, Path]:

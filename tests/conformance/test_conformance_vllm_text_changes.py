@@ -3,7 +3,7 @@
 In this process, no suite run: the surfaces (``conformance.oracle.text_surface``), the
 differences (``conformance.oracle.vllm_changes``), the known releases' surfaces shipped
 with the suite, the sources a path can name and the refusals of bad ones.  The texts
-are the shared release texts (``../shared/spec/vllm-releases``), changed in ``tmp_path``.
+are the release texts (fetched into the user cache), changed in ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_the_shipped_surfaces_are_those_of_the_shared_texts() -> None:
     vllm_texts.release_text()
     fresh = known_surfaces.surfaces_of_folder(vllm_texts.RELEASES, known_releases())
     # The file add-release rewrites; regenerate it with
-    # python -m conformance.releases.known_surfaces ../shared/spec/vllm-releases
+    # python -m conformance.releases.known_surfaces ~/.cache/vllm-outputs-suite/vllm-releases
     assert known_surfaces.encode(fresh) == known_surfaces.encode(known_surfaces.known_surfaces())
 
 

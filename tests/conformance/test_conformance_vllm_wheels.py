@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 import suite_runner
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.releases.texts import producer_sections
 from conformance.releases.wheels import producer_text
-
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 
 SAMPLER = """import torch
 
@@ -51,18 +50,58 @@ def _run(tmp_path: Path, *args: str) -> suite_runner.Run:
     return suite_runner.subprocess_run(tmp_path, *args, module="conformance", env=env)
 
 
-def test_a_cached_release_is_judged_without_downloading(tmp_path) -> None:
-    if not RELEASES.is_dir():
-        pytest.skip(f"the release texts are not here ({RELEASES})")
+def _cache_holding(tmp_path: Path, version: str) -> Path:
+    """A user cache holding ``version``'s texts as a fetch leaves them (manifest too)."""
     cache = tmp_path / "cache" / "vllm-outputs-suite" / "vllm-releases"
-    (cache / "producers").mkdir(parents=True)
-    shutil.copy(RELEASES / "outputs-0.13.0.py.txt", cache)
-    shutil.copy(RELEASES / "producers" / "producers-0.13.0.py.txt", cache / "producers")
+    for name in (
+        f"outputs-{version}.py.txt",
+        f"producers/producers-{version}.py.txt",
+        f"producers-mrv2/producers-mrv2-{version}.py.txt",
+        f"fetched/{version}.json",
+    ):
+        if (RELEASES / name).is_file():
+            (cache / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(RELEASES / name, cache / name)
+    return cache
+
+
+def test_a_cached_release_is_judged_without_downloading(tmp_path) -> None:
+    if not (RELEASES / "fetched" / "0.13.0.json").is_file():
+        pytest.skip(SKIP_REASON)
+    _cache_holding(tmp_path, "0.13.0")
     run = _run(tmp_path, "--vllm-release", "v0.13", "-k", "producer or test_module")
     assert run.exit_code == 0, run.output[-3000:]
     assert run.report["spec_revision"] == "0.13.0"
     race = [t for t in run.report["tests"] if t["behaviour"].endswith(":waits-for-device")]
-    assert race and {t["outcome"] for t in race} == {"passed"}
+    # Both runners' async outputs judged; Model Runner V2 builds no multi-token step at 0.13.0.
+    assert {t["outcome"] for t in race} == {"passed", "skipped"}
+    assert {t["outcome"] for t in race if "gpu-model-runner" in t["nodeid"]} == {"passed"}
+
+
+def test_a_corrupt_cached_text_is_fetched_again_never_judged(tmp_path) -> None:
+    if not (RELEASES / "fetched" / "0.13.0.json").is_file():
+        pytest.skip(SKIP_REASON)
+    cache = _cache_holding(tmp_path, "0.13.0")
+    text = cache / "outputs-0.13.0.py.txt"
+    text.write_text(text.read_text().replace("class LogprobsLists", "class Broken"))
+    # No index: the fetch that replaces it fails, and the corrupt text is not judged.
+    run = _run(tmp_path, "--vllm-release", "0.13.0")
+    assert run.exit_code == 4, run.output[-2000:]
+    assert "the cached texts do not match what was fetched; fetching again" in run.output
+    [line] = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
+    assert line.startswith("ERROR: cannot download vLLM 0.13.0's wheel with pip")
+    assert run.report is None or not run.report.get("tests")
+
+
+def test_a_cache_that_cannot_be_written_is_one_line_naming_the_fix(tmp_path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder would be\n")
+    run = _run(tmp_path, "--vllm-release", "0.13.0")
+    assert run.exit_code == 4
+    [line] = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
+    assert "cannot write vLLM 0.13.0's texts into" in line
+    assert line.endswith("set XDG_CACHE_HOME to a folder you can write, or "
+                         "OUTPUTS_VLLM_RELEASES to a folder of texts")  # fmt: skip
 
 
 def test_without_a_package_index_the_download_is_refused_in_one_line(tmp_path) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from vllm_texts import RELEASES
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 needs_mrv2_texts = pytest.mark.skipif(
-    not (RELEASES / "producers-mrv2").is_dir(), reason=f"no producer texts in {RELEASES}"
+    not (RELEASES / "producers-mrv2").is_dir(), reason=SKIP_REASON
 )
 needs_triton = pytest.mark.skipif(
     importlib.util.find_spec("triton") is None,

@@ -1,6 +1,6 @@
 """vLLM texts made for the tests from the shared release texts: one change each.
 
-The shared texts (``../shared/spec/vllm-releases``) are read, never copied into the
+The release texts (fetched into the user cache) are read, never copied into the
 repository; each variant is written into a test's own folder.
 """
 
@@ -9,22 +9,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from vllm_release_texts import RELEASES, SKIP_REASON
 
-RELEASES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "vllm-releases"
 BASE = "0.33.0"
 
 
 def release_text(version: str = BASE) -> str:
     path = RELEASES / f"outputs-{version}.py.txt"
     if not path.is_file():
-        pytest.skip(f"the vLLM release texts are not here ({RELEASES})")
+        pytest.skip(SKIP_REASON)
     return path.read_text(encoding="utf-8")
 
 
 def producer_text(version: str = BASE) -> str:
     path = RELEASES / "producers" / f"producers-{version}.py.txt"
     if not path.is_file():
-        pytest.skip(f"the vLLM release texts are not here ({RELEASES})")
+        pytest.skip(SKIP_REASON)
     return path.read_text(encoding="utf-8")
 
 

@@ -43,6 +43,7 @@ class FakeSession:
         self.bin = str(Path(sys.executable).parent)
         self.logs: list[str] = []
         self.output = ""
+        self.venv_backend = "uv"  # a virtualenv of its own, as in CI
 
     def install(self, *args: str) -> None:
         pass

@@ -1,6 +1,6 @@
 """The built reference of each revision against the real vLLM release it stands for.
 
-Every ``outputs-X.py.txt`` from 0.10.2 on in ``shared/spec/vllm-releases`` is loaded
+Every ``outputs-X.py.txt`` from 0.10.2 on among the release texts (fetched into the user cache) is loaded
 in this process (``conformance.releases.texts``) and paired with the reference of
 its revision.  Each scenario below is a function of a module: it builds its inputs
 from that module's own classes, runs one behaviour's operations, and returns what
@@ -19,7 +19,6 @@ import dataclasses
 import functools
 import types
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,21 +27,18 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.version import Version
+from vllm_release_texts import RELEASES as RELEASES_DIR
+from vllm_release_texts import SKIP_REASON
 
 import reference
 from reference import revisions
 from reference.revisions import build
 from reference.revisions.model import SpecRevision
 
-RELEASES_DIR = Path(__file__).resolve().parents[3] / "shared/spec/vllm-releases"
 if not RELEASES_DIR.is_dir():
-    pytest.skip(
-        f"the vLLM release texts are not at {RELEASES_DIR} (a checkout of the shared folder "
-        "beside this repository); nothing to compare the built references with",
-        allow_module_level=True,
-    )
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from conformance.releases.texts import load_outputs_module, release_texts  # noqa: E402
+from conformance.releases.texts import load_outputs_module, release_texts
 
 FIRST = Version("0.10.2")
 TEXTS = {v: p for v, p in release_texts(RELEASES_DIR).items() if Version(v) >= FIRST}

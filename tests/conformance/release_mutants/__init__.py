@@ -1,7 +1,7 @@
 """vLLM releases with one behaviour broken: proof that each behaviour's checks catch it.
 
-Each mutant loads a real release text (``shared/spec/vllm-releases``, beside the
-checkout; never copied here) with :func:`conformance.releases.texts.load_outputs_module`
+Each mutant loads a real release text (fetched into the user cache by the test run
+that starts the mutants' processes; never copied here) with :func:`conformance.releases.texts.load_outputs_module`
 and replaces one method or attribute of one class with a small, wrong version
 written from the release's rule.  A mutant is a zero-argument callable returning
 a :class:`conformance.Backend`, so ``--conformance-backend
@@ -18,9 +18,11 @@ from pathlib import Path
 from types import ModuleType
 
 from conformance.backends.backend import Backend
+from conformance.releases.fetch import texts_folder
 
-#: The release texts, beside the checkout (``<root>/../shared/spec/vllm-releases``).
-RELEASES = Path(__file__).resolve().parents[4] / "shared" / "spec" / "vllm-releases"
+#: The release texts (the tests' processes fetched them before starting these).
+RELEASES = texts_folder()
+
 _serial = itertools.count()
 
 
