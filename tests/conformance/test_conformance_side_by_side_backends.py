@@ -11,8 +11,8 @@ from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance import load_backend
 from conformance.backends.backend import BackendResolutionError
-from conformance.releases.fetch import RELEASES_ENV_VAR
 from conformance.oracle.revisions import UnsupportedReleaseError
+from conformance.releases.fetch import RELEASES_ENV_VAR
 from reference.revisions import reference_module
 
 
