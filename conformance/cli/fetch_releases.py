@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from conformance.cli.main import USAGE_ERROR, _Parser
 from conformance.releases.fetch import (
@@ -62,13 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print(f"ERROR: {problems[0]}", file=sys.stderr)
         return USAGE_ERROR
-    read = sum(int(manifest(v, folder).get("bytes_read", 0)) for v in versions)  # type: ignore[union-attr]
+    read = sum(_bytes_read(v, folder) for v in versions)
     size = sum(p.stat().st_size for p in folder.rglob("*.txt"))
     print(
         f"{len(versions)} releases' texts in {folder} ({size / 1e6:.1f} MB in the cache; "
         f"{read / 1e6:.1f} MB read from the index when first fetched)"
     )
     return 0
+
+
+def _bytes_read(version: str, folder: Path) -> int:
+    value = (manifest(version, folder) or {}).get("bytes_read", 0)
+    return value if isinstance(value, int) else 0
 
 
 if __name__ == "__main__":

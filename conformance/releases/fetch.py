@@ -196,7 +196,8 @@ def store(folder: Path, version: str, files: dict[str, str], origin: dict[str, o
     manifest that makes them count as fetched (``origin`` says where they came from).
     Files an earlier fetch of the release kept and this one does not are removed."""
     earlier = manifest(version, folder) or {}
-    for name in set(earlier.get("files") or {}) - set(files):  # type: ignore[arg-type]
+    kept_before = earlier.get("files")
+    for name in set(kept_before if isinstance(kept_before, dict) else {}) - set(files):
         (folder / name).unlink(missing_ok=True)
     for name, text in files.items():
         _write(folder / name, text)

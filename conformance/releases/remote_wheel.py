@@ -195,7 +195,7 @@ def _read_ranged(url: str, wanted: Callable[[str], bool]) -> WheelTexts:
         raise _RangesRefused
     remote = _RangeFile(url)
     try:
-        archive = zipfile.ZipFile(remote)  # type: ignore[arg-type]
+        archive = zipfile.ZipFile(remote)
     except zipfile.BadZipFile as error:
         raise WheelFetchError(f"{url}: not a wheel ({error})") from None
     infos = [i for i in archive.infolist() if wanted(i.filename) or _is_record(i.filename)]
