@@ -203,6 +203,9 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         module = importlib.import_module("vllm.v1.outputs")
     producers = vllm_producers()
     found: dict[str, Any] = producers.found
+    deviations: list[str] = []
+    if installed is not None and revision is not None and is_known_release(installed.version):
+        deviations = release_deviations(installed)
     return Backend(
         name="vllm",
         module=module,
@@ -212,7 +215,7 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         spec_revision=revision,
         revision_detected_from=detected if revision and installed else None,
         revision_undetectable=undetectable,
-        notes=producers.notes,
+        notes=(*deviations, *producers.notes),
         **found,
     )
 
@@ -226,6 +229,8 @@ def _installed_text_revision(installed: InstalledVllm, revision: str | None) -> 
     from conformance.releases.text_revision import of_source
     from conformance.releases.texts import ReleaseTextError
 
+    if revision is not None and is_known_release(installed.version):
+        return None  # judged against its release; its differences are deviations (notes)
     path = installed_package_dir()
     if path is None:
         return None
@@ -237,6 +242,52 @@ def _installed_text_revision(installed: InstalledVllm, revision: str | None) -> 
     if revision is not None and not judged.changes and canonical_name(judged.nearest) == revision:
         return None
     return str(source.path) if source.origin != "installed" else str(path)
+
+
+def is_known_release(version: str) -> bool:
+    """Whether ``version`` says it is a release the suite knows (``0.11.0``, ``0.33.0+ascend``:
+    a local label is a build of that release); a dev or pre-release build is not one."""
+    from packaging.version import InvalidVersion, Version
+
+    from conformance.oracle.revisions import known_releases
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return False
+    if parsed.is_prerelease or parsed.is_devrelease or parsed.is_postrelease:
+        return False
+    return parsed.base_version in known_releases()
+
+
+def release_deviations(installed: InstalledVllm) -> list[str]:
+    """How the installed text differs from its release's (one line each; none when it
+    is the release's own text or cannot be read)."""
+    from packaging.version import Version
+
+    from conformance.oracle.vllm_changes import changes_between
+    from conformance.releases.known_surfaces import has_producers, known_surfaces
+    from conformance.releases.texts import ReleaseTextError
+
+    path = installed_package_dir()
+    release = Version(installed.version).base_version
+    known = known_surfaces().get(release)
+    if path is None or known is None:
+        return []
+    try:
+        surface = _installed_source(path, installed).surface()
+    except (ReleaseTextError, SyntaxError):
+        return []
+    modules = None if has_producers(surface) and has_producers(known) else [OUTPUTS_MODULE_NAME]
+    return [
+        f"vLLM {installed.version} deviates from the released {release}: {change.describe()} "
+        f"({change.known or '-'} -> {change.new or '-'}); judged by {release}'s rules"
+        for change in changes_between(known, surface, modules)
+    ]
+
+
+#: The module of the spec types, as the surfaces name it.
+OUTPUTS_MODULE_NAME = "vllm.v1.outputs"
 
 
 def _installed_source(package: Path, installed: InstalledVllm) -> Any:

@@ -1,19 +1,23 @@
 """vLLM's own producers, as the ``vllm`` backend declares them.
 
-vLLM exports no standalone producers, but its own code of each release holds
-them at fixed places: ``Sampler.gather_logprobs`` (``vllm.v1.sample.sampler``),
-``RejectionSampler.parse_output`` (``vllm.v1.sample.rejection_sampler``), the unpadding
-of speculative rows, and ``AsyncGPUModelRunnerOutput``
-(``vllm.v1.worker.gpu_model_runner``), the GPU runner's async output.  They are the
-ground truth of the producer contract: every release's own must pass its revision.
-Each is taken wherever it imports (a real installation, or a release's texts laid
-out by :mod:`conformance.releases.texts`); one that does not is left out with a note.
+vLLM exports no standalone producers.  Its async outputs are found by what they are:
+every concrete subclass of ``AsyncModelRunnerOutput`` in its ``vllm/v1`` code
+(:mod:`conformance.releases.discovery`), whichever runner and module holds it (the
+first runner's ``AsyncGPUModelRunnerOutput`` to 0.33.0, Model Runner V2's
+``AsyncOutput`` and ``AsyncPoolingOutput``, the only ones from 0.34.0).  The first
+runner's gathering and unpadding (``Sampler.gather_logprobs``,
+``RejectionSampler.parse_output``) are taken where that runner kept them, while it
+exists.  They are the ground truth of the producer contract: every release's own must
+pass its revision.  Each is taken wherever it imports (a real installation, or a
+release's texts laid out by :mod:`conformance.releases.texts`); one that does not is
+left out with a note.
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib
+import importlib.util
 import inspect
 import shutil
 import sys
@@ -42,123 +46,160 @@ class FoundProducers:
 
 
 def vllm_producers() -> FoundProducers:
+    """vLLM's producers in the ``vllm`` that imports here (installed, or laid out from texts).
+
+    The first runner's gathering and unpadding are taken where that runner kept them;
+    the async outputs are found by what they are (:func:`found_async_outputs`), so a
+    release that moved or removed a runner still has its own judged.  The default
+    runner's sampling async output is ``make_async_output``, the others beside it.
+    """
     found: dict[str, Callable[..., Any]] = {}
     notes: list[str] = []
     for producer, (module, name, adapt) in _WHERE.items():
         try:
             owner = getattr(importlib.import_module(module), name)
             found[producer] = adapt(owner)
+        except ModuleNotFoundError as error:
+            if error.name is not None and module.startswith(error.name):
+                continue  # this vLLM has no such module (the first runner is gone)
+            notes.append(_not_imported_note(name, module, producer, error))
+        except Exception as error:
+            notes.append(_not_imported_note(name, module, producer, error))
+    producers, async_notes = found_async_outputs()
+    notes += async_notes
+    sampling = [p for p in producers if p.kind == "sampling"]
+    primary = next((p for p in sampling if p.runner == FIRST_RUNNER), None) or next(
+        iter(sampling), None
+    )
+    if primary is not None:
+        found["make_async_output"] = primary.make
+    others = tuple(p for p in producers if p is not primary)
+    if others:
+        found["other_async_outputs"] = others  # type: ignore[assignment]
+    return FoundProducers(found, tuple(notes))
+
+
+def _not_imported_note(name: str, module: str, producer: str, error: Exception) -> str:
+    first_line = (str(error).splitlines() or [""])[0]
+    return (
+        f"vLLM's {name} ({module}) does not import here "
+        f"({type(error).__name__}: {first_line}); its {producer} is not judged"
+    )
+
+
+#: The labels of the runners' async outputs (record node ids carry them).
+_LABELS = {
+    (FIRST_RUNNER, "sampling"): FIRST_RUNNER,
+    (FIRST_RUNNER, "pooling"): FIRST_RUNNER + "-pooling",
+    (MODEL_RUNNER_V2, "sampling"): MODEL_RUNNER_V2,
+    (MODEL_RUNNER_V2, "pooling"): MODEL_RUNNER_V2 + "-pooling",
+}
+#: A constructor naming any of these builds a pooling step's output.
+_POOLING_PARAMETERS = frozenset({"pooler_output", "raw_pooler_output", "finished_mask"})
+
+
+def vllm_sources() -> dict[str, str]:
+    """``{path: text}`` of the ``vllm/v1`` files of the ``vllm`` that imports here that
+    mention an output type (the rest cannot hold a producer)."""
+    spec = importlib.util.find_spec("vllm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    root = Path(next(iter(spec.submodule_search_locations)))
+    sources = {}
+    for path in sorted((root / "v1").rglob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "AsyncModelRunnerOutput" in text or "LogprobsTensors" in text:
+            sources["vllm/" + path.relative_to(root).as_posix()] = text
+    return sources
+
+
+def found_async_outputs() -> tuple[list[AsyncOutputProducer], list[str]]:
+    """Every concrete ``AsyncModelRunnerOutput`` subclass in vLLM's code, as a producer
+    built the way its runner builds it, with a note for each that cannot be judged."""
+    from conformance.releases.discovery import find_producers
+
+    producers: list[AsyncOutputProducer] = []
+    notes: list[str] = []
+    for found in find_producers(vllm_sources()):
+        if found.kind != "async-output":
+            continue
+        try:
+            cls = getattr(importlib.import_module(found.module), found.name)
         except Exception as error:
             first_line = (str(error).splitlines() or [""])[0]
             notes.append(
-                f"vLLM's {name} ({module}) does not import here "
-                f"({type(error).__name__}: {first_line}); its {producer} is not judged"
+                f"vLLM's {found.name} ({found.module}) does not import here "
+                f"({type(error).__name__}: {first_line}); it is not judged"
             )
-    mrv2, more_notes = _model_runner_v2_async_outputs()
-    pooling, pooling_notes = _first_runner_pooling()
-    others = (*pooling, *mrv2)
-    more_notes += pooling_notes
-    if others:
-        found["other_async_outputs"] = others  # type: ignore[assignment]
-    return FoundProducers(found, (*notes, *more_notes))
-
-
-#: Model Runner V2's async outputs: (class, kind, label) in ``vllm.v1.worker.gpu.async_utils``.
-_MRV2_ASYNC_OUTPUTS = (
-    ("AsyncOutput", "sampling", MODEL_RUNNER_V2),
-    ("AsyncPoolingOutput", "pooling", MODEL_RUNNER_V2 + "-pooling"),
-)
-_MRV2_MODULE = "vllm.v1.worker.gpu.async_utils"
-
-
-def _model_runner_v2_async_outputs() -> tuple[tuple[AsyncOutputProducer, ...], list[str]]:
-    """Model Runner V2's async output classes where they import (0.12.0 on; pooling 0.17.0 on).
-
-    Its runner hands logprobs with rows of several tokens only where ``LogprobsTensors``
-    carries the ``cu_num_generated_tokens`` its async output's ``tolists()`` reads
-    (0.16.0 on); before, it builds no such step (vLLM: "TODO: Support logprobs with spec
-    decoding")."""
-    try:
-        module = importlib.import_module(_MRV2_MODULE)
-    except ModuleNotFoundError as error:
-        if error.name is not None and _MRV2_MODULE.startswith(error.name):
-            return (), []  # a release without Model Runner V2 (before 0.12.0)
-        return (), [_not_imported(error)]
-    except Exception as error:
-        return (), [_not_imported(error)]
-    outputs = importlib.import_module("vllm.v1.outputs")
-    fields = getattr(getattr(outputs, "LogprobsTensors", None), "_fields", ())
-    unbuilt = (
-        frozenset()
-        if "cu_num_generated_tokens" in fields
-        else frozenset({LOGPROBS_WITH_MULTI_TOKEN_ROWS})
-    )
-    found = []
-    notes = []
-    for name, kind, label in _MRV2_ASYNC_OUTPUTS:
-        cls = getattr(module, name, None)
-        if cls is None:
             continue
-        try:
-            make = constructed_like_vllm(cls)
-        except TypeError as error:
-            notes.append(f"Model Runner V2's {name}: {error}; it is not judged")
+        if inspect.isabstract(cls):
             continue
-        found.append(
-            AsyncOutputProducer(
-                label,
-                make,
-                kind=kind,
-                judged_class=f"{_MRV2_MODULE}.{name}",
-                runner=MODEL_RUNNER_V2,
-                steps_not_built=unbuilt if kind == "sampling" else frozenset(),
-            )
-        )
-    return tuple(found), notes
+        made, note = _async_output_producer(cls, found.module, found.name, producers)
+        if made is not None:
+            producers.append(made)
+        if note:
+            notes.append(note)
+    order = {label: i for i, label in enumerate(_LABELS.values())}
+    producers.sort(key=lambda p: order.get(p.label, len(order)))
+    return producers, notes
 
 
-def _first_runner_pooling() -> tuple[tuple[AsyncOutputProducer, ...], list[str]]:
-    """The first runner's ``AsyncGPUPoolingModelRunnerOutput`` (0.14.0 on).
-
-    Its copy helper (``json_map_leaves`` to 0.16.x, ``_copy_pooler_output_to_cpu`` from
-    0.17.0) is vLLM's own in an installed vLLM; a release text holds only the class, so
-    there it runs with the suite's stand-in of the helper, and a note says so."""
-    module_name = "vllm.v1.worker.gpu_model_runner"
-    try:
-        module = importlib.import_module(module_name)
-        cls = module.AsyncGPUPoolingModelRunnerOutput
-    except Exception:
-        return (), []
+def _async_output_producer(
+    cls: type, module: str, name: str, taken: list[AsyncOutputProducer]
+) -> tuple[AsyncOutputProducer | None, str]:
     try:
         make = constructed_like_vllm(cls)
     except TypeError as error:
-        return (), [
-            f"the first runner's AsyncGPUPoolingModelRunnerOutput: {error}; it is not judged"
-        ]
-    notes = []
+        return None, f"vLLM's {name} ({module}): {error}; it is not judged"
+    runner = make.runner  # type: ignore[attr-defined]
+    parameters = set(inspect.signature(cls.__init__).parameters)
+    kind = "pooling" if parameters & _POOLING_PARAMETERS else "sampling"
+    label = _LABELS[(runner, kind)]
+    if any(p.label == label for p in taken):
+        label = f"{label}-{name}"  # a second class of the same runner and kind
+    note = ""
+    unbuilt: frozenset[str] = frozenset()
+    if runner == MODEL_RUNNER_V2 and kind == "sampling":
+        unbuilt = _mrv2_steps_not_built()
+    if runner == FIRST_RUNNER and kind == "pooling":
+        note = _stand_in_note(cls, importlib.import_module(module))
+    producer = AsyncOutputProducer(
+        label,
+        make,
+        kind=kind,
+        judged_class=f"{module}.{name}",
+        runner=runner,
+        steps_not_built=unbuilt,
+    )
+    return producer, note
+
+
+def _mrv2_steps_not_built() -> frozenset[str]:
+    """Model Runner V2 hands logprobs with rows of several tokens only where
+    ``LogprobsTensors`` carries the ``cu_num_generated_tokens`` its async output's
+    ``tolists()`` reads (0.16.0 on); before, it builds no such step (vLLM: "TODO:
+    Support logprobs with spec decoding")."""
+    outputs = importlib.import_module("vllm.v1.outputs")
+    fields = getattr(getattr(outputs, "LogprobsTensors", None), "_fields", ())
+    if "cu_num_generated_tokens" in fields:
+        return frozenset()
+    return frozenset({LOGPROBS_WITH_MULTI_TOKEN_ROWS})
+
+
+def _stand_in_note(cls: type, module: ModuleType) -> str:
+    """The first runner's pooling output calls a copy helper (``json_map_leaves`` to
+    0.16.x, ``_copy_pooler_output_to_cpu`` from 0.17.0) that a release text does not
+    hold: there it runs with the suite's stand-in, and the note says so."""
     called = set(getattr(getattr(cls.__init__, "__code__", None), "co_names", ()))
     stand_ins = sorted(called & set(getattr(module, "SUITE_STAND_INS", ())))
-    if stand_ins:
-        notes.append(
-            "the first runner's AsyncGPUPoolingModelRunnerOutput is judged with the suite's "
-            f"stand-in for {' and '.join(stand_ins)} (a release text holds the class, not "
-            "its copy helper)"
-        )
-    producer = AsyncOutputProducer(
-        FIRST_RUNNER + "-pooling",
-        make,
-        kind="pooling",
-        judged_class=f"{module_name}.AsyncGPUPoolingModelRunnerOutput",
-        runner=FIRST_RUNNER,
-    )
-    return (producer,), notes
-
-
-def _not_imported(error: Exception) -> str:
-    first_line = (str(error).splitlines() or [""])[0]
+    if not stand_ins:
+        return ""
     return (
-        f"Model Runner V2's async output ({_MRV2_MODULE}) does not import here "
-        f"({type(error).__name__}: {first_line}); it is not judged"
+        f"the first runner's {cls.__name__} is judged with the suite's stand-in for "
+        f"{' and '.join(stand_ins)} (a release text holds the class, not its copy helper)"
     )
 
 
@@ -176,9 +217,10 @@ def producers_of_release_text(
     loaded under a name of its own), the producers import their spec types from it,
     so what they return is an instance of that module's types.
     """
-    from conformance.releases.texts import producer_text_beside, write_stub_tree
+    from conformance.releases.texts import mrv2_text_beside, producer_text_beside, write_stub_tree
 
-    if producer_text_beside(outputs_text, version) is None:
+    beside = (producer_text_beside(outputs_text, version), mrv2_text_beside(outputs_text, version))
+    if beside == (None, None):
         return FoundProducers(notes=(f"no producer text of {version} beside {outputs_text}",))
     folder = Path(tempfile.mkdtemp(prefix=f"vllm-{version}-producers-"))
     # Left in place until exit: a producer may import lazily from its tree.
@@ -291,10 +333,5 @@ _WHERE: dict[str, tuple[str, str, Callable[[Any], Callable[..., Any]]]] = {
         "vllm.v1.sample.rejection_sampler",
         "RejectionSampler",
         _unpad_sampled_token_ids,
-    ),
-    "make_async_output": (
-        "vllm.v1.worker.gpu_model_runner",
-        "AsyncGPUModelRunnerOutput",
-        constructed_like_vllm,
     ),
 }

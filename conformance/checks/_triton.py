@@ -26,7 +26,12 @@ def parametrize_runner_v2(metafunc: pytest.Metafunc) -> None:
     V2's producers, and not at all for any other (deselected: not its runner)."""
     if "runner_v2" in metafunc.fixturenames:
         backend = current(metafunc.config).backend
-        found = [p for p in backend.other_async_outputs if p.runner == MODEL_RUNNER_V2][:1]
+        found = [
+            p
+            for kind in ("sampling", "pooling")
+            for p in backend.async_output_producers(kind)
+            if p.runner == MODEL_RUNNER_V2
+        ][:1]
         metafunc.parametrize("runner_v2", found, ids=[p.runner for p in found])
 
 

@@ -7,6 +7,7 @@ module is the suite's view of it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from reference.revisions import (
@@ -35,14 +36,18 @@ from reference.revisions.model import (
 
 def names_a_path(text: str) -> bool:
     """Whether a revision option names a path (a vLLM text, tree or wheel) rather than a
-    revision or release, which never has a slash nor ends in .py, .txt or .whl."""
+    revision or release, which never has a slash nor ends in .py, .txt or .whl.  A
+    version or revision name (``0.11.0``, ``2025.10``) is never read as a path, even
+    where a folder of that name lies in the working directory."""
     text = text.strip()
-    return (
-        "/" in text
-        or "\\" in text
-        or text.endswith((".py", ".txt", ".whl"))
-        or Path(text).expanduser().exists()
-    )
+    if "/" in text or "\\" in text or text.endswith((".py", ".txt", ".whl")):
+        return True
+    if _VERSION_LIKE.match(text.removeprefix("v")):
+        return False
+    return Path(text).expanduser().exists()
+
+
+_VERSION_LIKE = re.compile(r"^\d+(\.\d+)*([.+\-]?[A-Za-z0-9.+\-]*)?$")
 
 
 __all__ = [

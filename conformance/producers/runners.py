@@ -6,7 +6,8 @@ V2's ``AsyncOutput`` (``vllm/v1/worker/gpu/async_utils.py``, 0.12.0 on).  Which 
 ``VllmConfig.use_v2_model_runner``: opt-in (``VLLM_USE_V2_MODEL_RUNNER=1``) in 0.12.0 ..
 0.21.0, the default for listed architectures in 0.22.0 .. 0.28.0, vLLM's default GPU
 runner from 0.29.0 (the first runner only without Triton, for an unsupported feature,
-or for listed ROCm architectures).  Plugins follow vLLM's default.
+or for listed ROCm architectures), and its only GPU runner from 0.34.0, which removed
+the first.  Plugins follow vLLM's default.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ def default_runner(version: str | None) -> dict[str, str] | None:
     if match is None:
         return None
     release = (int(match[1]), int(match[2]))
+    if release >= (0, 34):
+        return {
+            "runner": MODEL_RUNNER_V2,
+            "why": "vLLM's only GPU runner from 0.34.0, which removed the first "
+            "(gpu_model_runner.py, the first runner's sampler and rejection sampler)",
+        }
     if release >= (0, 29):
         return {
             "runner": MODEL_RUNNER_V2,

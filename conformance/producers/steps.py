@@ -187,6 +187,27 @@ def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepC
     )
 
 
+def left_by_device(case: StepCase) -> torch.Tensor:
+    """The sampled ids as Model Runner V2's runner hands them over: each request's kept
+    tokens first, then whatever the device left (its rejection sampler allocates the
+    ids with ``new_empty``, and a discarded request's row holds a sampled token).
+
+    What is left here is token-like on purpose: ids inside the vocabulary, never -1, so
+    only an unpadding by count (``num_sampled``), as vLLM's ``get_output`` does, drops
+    them; one that filters -1 or out-of-vocabulary ids keeps them and is caught."""
+    padded = case.padded().clone()
+    counts = num_sampled(case)
+    for i in range(padded.shape[0]):
+        for j in range(int(counts[i]), padded.shape[1]):
+            padded[i, j] = (LEFT_BY_DEVICE_BASE + 101 * i + j) % case.vocab_size
+    return padded
+
+
+#: Where the ids the device left past a request's count start (modulo the step's
+#: vocabulary): apart from the cases' own tokens, so ``expected`` vs ``found`` reads clearly.
+LEFT_BY_DEVICE_BASE = 60_017
+
+
 def num_sampled(case: StepCase) -> torch.Tensor:
     """int32 ``[num_reqs]``: the tokens each request keeps (0 for a discarded one), as Model
     Runner V2's rejection step counts them (its accepted tokens)."""
@@ -264,6 +285,8 @@ def build_step(
         )
     sampled = sampled_token_ids if sampled_token_ids is not None else device.tensor(case.padded())
     counts = num_sampled(case)
+    # Model Runner V2 hands over what its sampler left past each request's count.
+    left = sampled if sampled_token_ids is not None else device.tensor(left_by_device(case))
     width = len(case.rows[0]) if case.rows else 1
     rejected = torch.where(counts > 0, width - counts, torch.zeros_like(counts))
     device_counts = device.tensor(counts)
@@ -281,7 +304,7 @@ def build_step(
         routed_experts=routed_experts,
         num_sampled=device_counts,
         sampler_output=StepSamplerOutput(
-            sampled_token_ids=sampled,
+            sampled_token_ids=left,
             logprobs_tensors=_mrv2_logprobs(backend, revision, case, device, logprobs_tensors),
             num_nans=num_nans,
             num_sampled=device_counts,

@@ -187,8 +187,9 @@ def _tree_version(root: Path) -> str | None:
     """The version a tree says it is: ``vllm/_version.py`` (a build), else a dist-info."""
     version_file = root / "vllm" / "_version.py"
     if version_file.is_file():
+        # ``__version__ = version = '0.34.0'`` (vcs-versioning), ``__version__: str = "..."``
         found = re.search(
-            r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""",
+            r"""^(?:__version__|version)\s*(?::[^=\n]*)?=\s*(?:\w+\s*=\s*)*['"]([^'"]+)['"]""",
             version_file.read_text(encoding="utf-8", errors="replace"),
             re.MULTILINE,
         )

@@ -148,13 +148,16 @@ def write_tree(
     """
     package = folder / "vllm"
     modules = {"vllm.v1.outputs": outputs_source}
+    whole: dict[str, str] = {}
     if producers_source is not None:
         sections = producer_sections(producers_source)
         modules.update(producer_modules(sections, outputs_source, version))
-        modules.update(mrv2_modules(sections))
+        whole = whole_file_modules(sections)
+        modules.update(whole)
+        if whole:
+            modules.setdefault("vllm.platforms", _PLATFORMS_SOURCE)
     # Stubs for what the texts import at run time and the tree does not hold.
-    runner_v2 = [source for module, source in modules.items() if module in _MRV2_MODULES]
-    for module, source in stub_modules([outputs_source, *runner_v2]).items():
+    for module, source in stub_modules([outputs_source, *whole.values()]).items():
         modules.setdefault(module, source)
     for module, source in modules.items():
         parts = module.split(".")
@@ -408,7 +411,6 @@ MRV2_PATHS = (
     "vllm/v1/worker/gpu/sample/logprob.py",
     "vllm/v1/worker/gpu/spec_decode/rejection_sampler.py",
 )
-_MRV2_MODULES = frozenset(path.removesuffix(".py").replace("/", ".") for path in MRV2_PATHS)
 
 
 def mrv2_text_beside(outputs_text: Path, version: str) -> Path | None:
@@ -417,12 +419,14 @@ def mrv2_text_beside(outputs_text: Path, version: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def mrv2_modules(sections: list[ProducerSection]) -> dict[str, str]:
-    """``{module: source}`` of Model Runner V2's files among ``sections`` (whole files only)."""
+def whole_file_modules(sections: list[ProducerSection]) -> dict[str, str]:
+    """``{module: source}`` of the whole files among ``sections`` but the first runner's
+    (laid out by :func:`producer_modules`): Model Runner V2's, and any other file found
+    holding a producer (:mod:`conformance.releases.discovery`), wherever vLLM keeps it."""
     return {
         section.module: section.body
         for section in sections
-        if section.path in MRV2_PATHS and section.title == "whole file"
+        if section.title == "whole file" and section.path not in PRODUCER_PATHS
     }
 
 

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 import pytest
 
 from conformance.report.schema import FAILING_OUTCOMES, OUTCOMES, SUMMARY_KEYS
+from conformance.run.suite_errors import SUITE_ERROR, error_message
 
 #: The one ``user_properties`` entry a check carries: its identity, as a dict (test
 #: reports travel from xdist workers to the controller as plain data).
@@ -119,7 +120,13 @@ class Results:
             record.message = "; ".join(m for m in (record.message, message) if m)
             return
         tag = f"[{record.behaviour}] "
-        if outcome in ("failed", "error") and record.behaviour and not message.startswith(tag):
+        suite_error = message.startswith("error of the suite")
+        if (
+            outcome in ("failed", "error")
+            and record.behaviour
+            and not message.startswith(tag)
+            and not suite_error
+        ):
             # A failure names the rule it breaks, so a reader can look it up (and xfail it).
             message = tag + message
         record.outcome, record.message = outcome, message
@@ -184,6 +191,9 @@ def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
         text = failure_text(report)
         if text.startswith("[XPASS(strict)]"):
             return "xpassed", text
+        raised_by = dict(report.user_properties).get(SUITE_ERROR)
+        if raised_by is not None:
+            return "error", error_message(str(raised_by), text)
         return "failed", text
     if report.failed:
         return "error", "teardown: " + failure_text(report)

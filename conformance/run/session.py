@@ -607,6 +607,13 @@ class ConformanceRun:
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
+        if report.failed and report.when == "call" and call.excinfo is not None:
+            from conformance.run.suite_errors import SUITE_ERROR, suite_function
+
+            raised_by = suite_function(call.excinfo)
+            if raised_by is not None:
+                report.user_properties.append((SUITE_ERROR, raised_by))
+                return  # the suite's error: no behaviour of the backend, no xfail
         if report.failed and nodeids.in_checks(item.path):
             _tag_with_behaviour(report, marker_arg(item, "behaviour"))
         if (

@@ -567,6 +567,56 @@ R_0_33_0 = derive(
     add=["AsyncModelRunnerOutput.get_kv_connector_output"],
 )
 
+# --- 0.34.0: the first runner removed --------------------------------------------------
+
+R_0_34_0 = derive(
+    R_0_33_0,
+    "0.34.0",
+    releases=("0.34.0",),
+    summary="ModelRunnerOutput.req_id_to_index removed (the scheduler maps rows by req_ids; "
+    "EMPTY_MODEL_RUNNER_OUTPUT = ModelRunnerOutput(req_ids=[])); Model Runner V2 is vLLM's "
+    "only GPU runner",
+    types=[
+        TypeSpec(
+            name="ModelRunnerOutput",
+            kind="dataclass",
+            fields=(
+                FieldSpec("req_ids", "list[str]"),
+                FieldSpec("sampled_token_ids", "list[list[int]]", default_factory=list),
+                FieldSpec("logprobs", "LogprobsLists | None", default=None),
+                FieldSpec(
+                    "prompt_logprobs_dict",
+                    "dict[str, LogprobsTensors | None]",
+                    default_factory=dict,
+                ),
+                FieldSpec(
+                    "prompt_token_id_logprobs_dict", "dict[str, torch.Tensor]", default_factory=dict
+                ),
+                FieldSpec("pooler_output", "list[torch.Tensor | None] | None", default=None),
+                FieldSpec("kv_connector_output", "KVConnectorOutput | None", default=None),
+                FieldSpec("ec_connector_output", "ECConnectorOutput | None", default=None),
+                FieldSpec("num_nans_in_logits", "dict[str, int] | None", default=None),
+                FieldSpec("cudagraph_stats", "CUDAGraphStat | None", default=None),
+                FieldSpec(
+                    "aux_output_connector_output",
+                    "dict[str, AuxRequestOutput] | None",
+                    default=None,
+                    annotation_meaningful=False,
+                ),
+                FieldSpec("sampling_masks", "SamplingMaskLists | None", default=None),
+            ),
+            methods=R_0_33_0.types["ModelRunnerOutput"].methods,
+            dataclass_flags={
+                "init": True,
+                "repr": True,
+                "eq": True,
+                "order": False,
+                "frozen": False,
+            },
+        ),
+    ],
+)
+
 #: Every revision of a release, oldest first.
 RELEASE_REVISIONS: tuple[SpecRevision, ...] = (
     R_0_10_2,
@@ -589,6 +639,7 @@ RELEASE_REVISIONS: tuple[SpecRevision, ...] = (
     R_0_31_0,
     R_0_32_0,
     R_0_33_0,
+    R_0_34_0,
 )
 
 #: Releases before 0.10.2 lack AsyncModelRunnerOutput and DraftTokenIds.

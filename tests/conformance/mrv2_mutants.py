@@ -9,6 +9,8 @@ work (its ``copy_stream.wait_stream(main_stream)`` gone).  Import it only with a
 
 from __future__ import annotations
 
+import numpy as np
+import torch
 import vllm
 from racing_streams import StreamThatNeverWaits
 from vllm.v1 import outputs
@@ -28,6 +30,46 @@ class CopyFirst(AsyncOutput):
     def __init__(self, *args, **kwargs):
         kwargs["copy_stream"] = StreamThatNeverWaits(kwargs["copy_stream"])
         super().__init__(*args, **kwargs)
+
+
+class FiltersPlaceholders(AsyncOutput):
+    """Unpads by value (drops -1, as the first runner's parse_output does) where Model
+    Runner V2 unpads by count: what the device left past num_sampled stays."""
+
+    def get_output(self):
+        self.copy_event.synchronize()
+        width = self.sampled_token_ids.shape[1]
+        self.num_sampled_tokens_np = np.full_like(self.num_sampled_tokens_np, width)
+        output = super().get_output()
+        output.sampled_token_ids = [[t for t in row if t != -1] for row in output.sampled_token_ids]
+        return output
+
+
+class WaitsOnAnIdleStream(AsyncOutput):
+    """Its copies wait on a new stream that ran nothing, not on the runner's main stream."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["main_stream"] = torch.cuda.Stream()
+        super().__init__(*args, **kwargs)
+
+
+def unpads_by_value() -> Backend:
+    return _one(FiltersPlaceholders, "vllm-mrv2-unpads-by-value")
+
+
+def waits_on_an_idle_stream() -> Backend:
+    return _one(WaitsOnAnIdleStream, "vllm-mrv2-waits-on-an-idle-stream")
+
+
+def _one(cls: type, name: str) -> Backend:
+    return Backend(
+        name=name,
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        make_async_output=constructed_like_vllm(cls),
+    )
 
 
 def make() -> Backend:

@@ -54,15 +54,55 @@ def test_a_dev_build_is_judged_as_its_nearest_release_instead_of_refused(tmp_pat
     assert "judged against vLLM tree" in run.output
 
 
-def test_a_fork_with_an_extra_field_is_judged_with_that_change(tmp_path) -> None:
+def test_a_vendor_build_of_a_release_is_judged_by_that_release_its_differences_listed(
+    tmp_path,
+) -> None:
     nans = "    num_nans_in_logits: dict[str, int] | None = None\n"
     text = vllm_texts.release_text().replace(nans, nans + "    npu_event_id: int = 0\n")
     tree = _installed(tmp_path / "site", "0.33.0+ascend", text)
     version, chosen, detail = _choice(tree)
     assert version == "0.33.0+ascend"
     assert chosen == "detected 0.33.0"
-    assert detail.startswith("installed vllm 0.33.0+ascend; judged against vLLM tree")
-    assert detail.endswith("= nearest known 0.33.0 + 1 change")
+    assert detail == "installed vllm 0.33.0+ascend"
+
+
+def test_a_broken_copy_of_a_known_release_fails_the_rule_it_breaks(tmp_path) -> None:
+    """vLLM 0.11.0's text installed as 0.11.0 with KVConnectorOutput.is_empty broken: judged
+    by 0.11.0's rules (never superseded), the difference named in the header."""
+    rule = (
+        "        return (not self.finished_sending and not self.finished_recving\n"
+        "                and not self.kv_connector_stats)\n"
+    )
+    text = vllm_texts.release_text("0.11.0")
+    assert text.count(rule) == 1
+    broken = text.replace(rule, "        return False\n")
+    tree = write_tree(broken, "0.11.0", tmp_path / "site", vllm_texts.producer_text("0.11.0"))
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "vllm", "-k", "kv_connector", module="conformance",
+        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert run.exit_code == 1, run.output[-3000:]
+    assert run.report["spec_revision"] == "0.11.0"
+    failed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    assert failed == {"KVConnectorOutput.is_empty"}
+    assert (
+        "vLLM 0.11.0 deviates from the released 0.11.0: body changed KVConnectorOutput.is_empty"
+        in run.output
+    )
+    assert not [
+        t for t in run.report["tests"] if t.get("skip_cause") == "superseded-by-vllm-change"
+    ]
+
+
+def test_a_release_name_is_never_read_as_a_folder_in_the_working_directory(tmp_path) -> None:
+    tree = _installed(tmp_path / "site", "0.33.0", vllm_texts.release_text())
+    (tmp_path / "0.33.0").mkdir()  # a folder named as the release, where the run starts
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "vllm", "-k", "draft_token_ids", module="conformance",
+        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-3000:]
+    assert run.report["spec_revision"] == "0.33.0"
 
 
 def test_a_known_release_installed_is_judged_by_its_version_as_before(tmp_path) -> None:

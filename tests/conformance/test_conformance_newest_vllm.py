@@ -1,0 +1,139 @@
+"""vLLM 0.34.0, which removed the first runner: its producers found by what they are.
+
+Model Runner V2 is 0.34.0's only GPU runner; its ``AsyncOutput`` and
+``AsyncPoolingOutput`` are the ground truth, found wherever vLLM keeps them.  The texts
+come from the release's wheel (fetched into the user cache by the tests' helper).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import suite_runner
+from vllm_release_texts import RELEASES, SKIP_REASON
+
+from conformance.releases.sources import read_source
+from conformance.releases.texts import MRV2_FOLDER, producer_sections
+from conformance.run.suite_errors import suite_function
+
+NEWEST = "0.34.0"
+needs_texts = pytest.mark.skipif(
+    not (RELEASES / MRV2_FOLDER / f"producers-mrv2-{NEWEST}.py.txt").is_file(), reason=SKIP_REASON
+)
+
+
+def _async_records(report: dict) -> list[dict]:
+    return [t for t in report["tests"] if t["spec_type"] == "AsyncModelRunnerOutput"]
+
+
+def _tree(folder: Path, moved: dict[str, str] | None = None, version: str = NEWEST) -> Path:
+    """The 0.34.0 texts laid out as an unpacked wheel (``vllm/...`` files, ``_version.py``);
+    ``moved`` puts a file of the producers at another path."""
+    outputs = (RELEASES / f"outputs-{NEWEST}.py.txt").read_text(encoding="utf-8")
+    files = {"vllm/v1/outputs.py": outputs}
+    mrv2 = (RELEASES / MRV2_FOLDER / f"producers-mrv2-{NEWEST}.py.txt").read_text(encoding="utf-8")
+    for section in producer_sections(mrv2):
+        files[(moved or {}).get(section.path, section.path)] = section.body
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "vllm" / "_version.py").write_text(
+        "__version__: str\n__version__ = version = '" + version + "'\n", encoding="utf-8"
+    )
+    return folder
+
+
+@needs_texts
+def test_the_newest_release_is_judged_with_model_runner_v2_as_ground_truth(tmp_path) -> None:
+    cache = tmp_path / "cache" / "vllm-outputs-suite" / "vllm-releases"
+    shutil.copytree(RELEASES, cache)
+    run = suite_runner.subprocess_run(
+        tmp_path, "--vllm-release", NEWEST, module="conformance",
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "PIP_NO_INDEX": "1"},
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-3000:]
+    assert run.report["spec_revision"] == NEWEST
+    judged = run.report["async_outputs"]["judged"]
+    assert judged == [
+        "vllm.v1.worker.gpu.async_utils.AsyncOutput (model-runner-v2)",
+        "vllm.v1.worker.gpu.async_utils.AsyncPoolingOutput (model-runner-v2)",
+    ]
+    assert run.report["async_outputs"]["default_runner"]["runner"] == "model-runner-v2"
+    records = _async_records(run.report)
+    passed = {t["behaviour"] for t in records if t["outcome"] == "passed"}
+    assert {"producer.async_output:waits-for-device", "producer.pooling_output"} <= passed
+    assert not [t for t in records if "not declared" in t["message"]]
+
+
+@needs_texts
+def test_an_unpacked_wheel_reads_its_version_and_finds_producers_moved_elsewhere(
+    tmp_path,
+) -> None:
+    moved = {
+        "vllm/v1/worker/gpu/async_utils.py": "vllm/v1/worker/hand_over/async_outputs.py",
+    }
+    tree = _tree(tmp_path / "wheel", moved)
+    source = read_source(tree)
+    assert source.version == NEWEST
+    run = suite_runner.subprocess_run(
+        tmp_path, "--vllm-outputs", str(tree), "-k", "producer", module="conformance",
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-3000:]
+    assert run.report["backend"]["version"] == NEWEST
+    assert run.report["async_outputs"]["judged"] == [
+        "vllm.v1.worker.hand_over.async_outputs.AsyncOutput (model-runner-v2)",
+        "vllm.v1.worker.hand_over.async_outputs.AsyncPoolingOutput (model-runner-v2)",
+    ]
+    race = [t for t in _async_records(run.report) if t["behaviour"].endswith("waits-for-device")]
+    assert race and {t["outcome"] for t in race} == {"passed"}
+
+
+def test_an_exception_of_the_suites_own_code_is_the_suites_error() -> None:
+    from conformance.checks._support import producer
+
+    with pytest.raises(AttributeError) as raised:
+        producer(object(), "pooling_output")  # type: ignore[arg-type]
+    assert suite_function(raised) == "conformance.checks._support.producer"
+
+
+def test_an_exception_of_the_backends_code_is_the_backends_failure() -> None:
+    def backend_code() -> None:
+        raise TypeError("a producer's own bug")
+
+    with pytest.raises(TypeError) as raised:
+        backend_code()
+    assert suite_function(raised) is None
+    with pytest.raises(pytest.fail.Exception) as failed:
+        pytest.fail("a verdict", pytrace=False)
+    assert suite_function(failed) is None
+
+
+def _judge_mutant(tmp_path: Path, backend: str) -> suite_runner.Run:
+    from conformance.releases.texts import write_stub_tree
+
+    tree = write_stub_tree(RELEASES / f"outputs-{NEWEST}.py.txt", NEWEST, tmp_path / "tree")
+    return suite_runner.subprocess_run(
+        tmp_path, "--backend", f"mrv2_mutants:{backend}", "-k", "async_output or get_output",
+        module="conformance", env={"PYTHONPATH": str(tree)},
+    )  # fmt: skip
+
+
+@needs_texts
+def test_an_async_output_that_unpads_by_value_keeps_what_the_device_left(tmp_path) -> None:
+    run = _judge_mutant(tmp_path, "unpads_by_value")
+    assert run.exit_code == 1, run.output[-2000:]
+    failed = {t["behaviour"]: t["message"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    assert "producer.async_output:unpads-multi-token-rows" in failed
+    # The request and what it kept past its count, named.
+    assert "sampled_token_ids[0]: expected 1 items, found 2" in "\n".join(failed.values())
+
+
+@needs_texts
+def test_copies_ordered_after_an_idle_stream_read_before_the_work_is_done(tmp_path) -> None:
+    run = _judge_mutant(tmp_path, "waits_on_an_idle_stream")
+    assert run.exit_code == 1, run.output[-2000:]
+    failed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    assert failed == {"producer.async_output:waits-for-device"}
