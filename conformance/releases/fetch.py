@@ -31,10 +31,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from conformance.releases.discovery import producer_files
 from conformance.releases.remote_wheel import WheelFetchError, wheel_texts
 from conformance.releases.texts import MRV2_FOLDER, PRODUCERS_FOLDER, ReleaseTextError
-from conformance.releases.wheels import MRV2_SECTIONS, SECTIONS, producer_text
+from conformance.releases.wheels import MRV2_SECTIONS, SECTIONS, found_elsewhere, producer_text
 
 #: A folder of release texts to read instead of the cache (nothing is fetched into it).
 RELEASES_ENV_VAR = "OUTPUTS_VLLM_RELEASES"
@@ -220,12 +219,7 @@ def laid_out(version: str, wheel: str, texts: dict[str, str]) -> dict[str, str]:
             version, wheel, first_runner
         )
     whole = {p: t for p, t in texts.items() if p in MRV2_SECTIONS}
-    # Producers wherever else vLLM keeps them: beside Model Runner V2's, or in place of
-    # the first runner's once it is gone (a release before both keeps its TPU sampler,
-    # on torch_xla, which nothing here runs).
-    if whole or not first_runner:
-        for path in sorted(producer_files(texts) - set(SECTIONS) - set(whole)):
-            whole[path] = texts[path]
+    whole.update({p: texts[p] for p in found_elsewhere(texts)})
     if whole:
         files[f"{MRV2_FOLDER}/producers-mrv2-{version}.py.txt"] = _whole_files(
             version, wheel, whole

@@ -34,7 +34,7 @@ from conformance.releases.texts import (
     ReleaseTextError,
     producer_sections,
 )
-from conformance.releases.wheels import SECTIONS, TAKEN, producer_text
+from conformance.releases.wheels import SECTIONS, TAKEN, found_elsewhere, producer_text
 
 #: The spec's seven types: a text defining none of them is not vLLM's outputs.py.
 SPEC_TYPES = (
@@ -177,10 +177,28 @@ def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> 
             "(the folder holding vllm/), or vLLM's outputs.py itself"
         )
     texts = {name: _read(root / name) for name in (*TAKEN, OUTPUTS_FILE) if (root / name).is_file()}
+    texts.update(_candidates(root))
     version = version or _tree_version(root)
     return VllmSource(
         path, origin, texts[OUTPUTS_FILE], _producers_of(texts, version, str(path)), version
     )
+
+
+def _candidates(root: Path) -> dict[str, str]:
+    """The ``vllm/v1`` files of a tree that mention an output type: where a producer may
+    have moved (:func:`conformance.releases.wheels.found_elsewhere` keeps those that hold one)."""
+    found = {}
+    for path in sorted((root / "vllm" / "v1").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name in TAKEN or name == OUTPUTS_FILE:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "AsyncModelRunnerOutput" in text or "LogprobsTensors" in text:
+            found[name] = text
+    return found
 
 
 def _tree_version(root: Path) -> str | None:
@@ -215,7 +233,9 @@ def _from_wheel(path: Path) -> VllmSource:
                     f"{path}: this wheel has no {OUTPUTS_FILE}; give a vLLM wheel from 0.10.2 on"
                 )
             texts = {
-                n: archive.read(n).decode("utf-8") for n in (*TAKEN, OUTPUTS_FILE) if n in names
+                n: archive.read(n).decode("utf-8")
+                for n in sorted(names)
+                if n in TAKEN or n == OUTPUTS_FILE or _in_v1(n)
             }
     except zipfile.BadZipFile:
         raise ReleaseTextError(f"{path}: not a wheel (not a zip archive)") from None
@@ -227,9 +247,13 @@ def _from_wheel(path: Path) -> VllmSource:
     )
 
 
+def _in_v1(name: str) -> bool:
+    return name.startswith("vllm/v1/") and name.endswith(".py")
+
+
 def _producers_of(texts: dict[str, str], version: str | None, where: str) -> str | None:
     """The producer sections of the files found, or None when none of them is there."""
-    if not any(name in texts for name in SECTIONS):
+    if not any(name in texts for name in TAKEN) and not found_elsewhere(texts):
         return None
     return producer_text(version or "(no version)", where, texts)
 

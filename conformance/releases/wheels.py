@@ -45,7 +45,23 @@ def producer_text(version: str, wheel: str, texts: dict[str, str]) -> str:
             continue
         for title, body in _cut(source, wanted):
             parts.append(f"\n# ---- {path}: {title}\n{body}")
+    for path in sorted(found_elsewhere(texts)):
+        parts.append(f"\n# ---- {path}: whole file\n{texts[path]}")
     return "\n".join(parts) + "\n"
+
+
+def found_elsewhere(texts: dict[str, str]) -> set[str]:
+    """Files of ``texts`` holding a producer (:mod:`conformance.releases.discovery`) beyond
+    the known paths: kept whole beside Model Runner V2's, or in place of the first
+    runner's once it is gone (a release before both keeps its TPU sampler, on torch_xla,
+    which nothing here runs)."""
+    from conformance.releases.discovery import producer_files
+
+    has_mrv2 = any(path in MRV2_SECTIONS for path in texts)
+    has_first_runner = any(path in SECTIONS for path in texts)
+    if not has_mrv2 and has_first_runner:
+        return set()
+    return producer_files(texts) - set(TAKEN)
 
 
 def _cut(source: str, wanted: tuple[str, ...]) -> list[tuple[str, str]]:
