@@ -164,3 +164,12 @@ def _names_suite(arg: str, config: pytest.Config) -> bool:
     except (OSError, ValueError):
         return False
     return path in (SUITE_DIR, CHECKS_DIR) or CHECKS_DIR in path.parents
+
+
+def did_you_mean(given: str, known: list[str]) -> str:
+    """`` (did you mean --backend?)`` for an option close to one of ``known``, else ``""``:
+    the command lines of the suite and of its reports answer a typo with the fix."""
+    import difflib
+
+    close = difflib.get_close_matches(given.split("=", 1)[0], known, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""

@@ -15,6 +15,7 @@ synchronises the device.  On CPU there is nothing to wait for.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass
@@ -156,16 +157,19 @@ class DeviceAsyncOutputCopies:
             logprobs_lists = _logprobs_lists(
                 self._host_logprobs, self._host_token_ids, sampled, self._vocab_size, types
             )
-        return types.model_runner_output(
-            req_ids=self._req_ids,
-            req_id_to_index={req_id: i for i, req_id in enumerate(self._req_ids)},
-            sampled_token_ids=sampled,
-            logprobs=logprobs_lists,
-            prompt_logprobs_dict=self._prompt_logprobs_dict,
-            pooler_output=self._pooler_output,
-            kv_connector_output=self._kv_connector_output,
-            num_nans_in_logits=self._num_nans_in_logits,
-        )
+        values = {
+            "req_ids": self._req_ids,
+            # Gone from 0.34.0 on: the scheduler maps rows by req_ids.
+            "req_id_to_index": {req_id: i for i, req_id in enumerate(self._req_ids)},
+            "sampled_token_ids": sampled,
+            "logprobs": logprobs_lists,
+            "prompt_logprobs_dict": self._prompt_logprobs_dict,
+            "pooler_output": self._pooler_output,
+            "kv_connector_output": self._kv_connector_output,
+            "num_nans_in_logits": self._num_nans_in_logits,
+        }
+        fields = {f.name for f in dataclasses.fields(types.model_runner_output)}
+        return types.model_runner_output(**{k: v for k, v in values.items() if k in fields})
 
     def _wait_for_copies(self) -> None:
         if self._event is not None:

@@ -26,8 +26,9 @@ if __name__ == "__main__":
         # Installed without the extra (a plain wheel install): say so in one line, with
         # the code of bad input (1 means a regression to scripts comparing runs).
         print(
-            f"python -m reports needs {', '.join(missing)}: install the reports extra, "
-            "pip install 'vllm-outputs-suite[reports]'",
+            f"python -m reports needs {', '.join(missing)}: install the reports extra from "
+            "the suite's checkout or wheel (the distribution is on no index), pip install "
+            "'/path/to/vllm-outputs-suite[reports]' or 'vllm_outputs_suite-<version>.whl[reports]'",
             file=sys.stderr,
         )
         sys.exit(2)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pandas as pd
 
@@ -43,8 +44,23 @@ EXIT_BAD_REPORT = 4
 DEFAULT_OUT = "reports-out"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage error is one line, exit 4 (as ``python -m conformance``), an
+    unknown option answered with the nearest known one."""
+
+    def error(self, message: str) -> NoReturn:
+        from vllm_outputs_suite_plugin import did_you_mean
+
+        known = [o for action in self._actions for o in action.option_strings]
+        given = message.rsplit(": ", 1)[-1].split()
+        hint = did_you_mean(given[0], known) if "unrecognized arguments" in message else ""
+        self.exit(
+            EXIT_BAD_REPORT, f"python -m reports: error: {message}{hint} (--help lists them)\n"
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m reports",
         description=(
             "Turn asv benchmark results (and conformance reports) into one folder: "

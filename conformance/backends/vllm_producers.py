@@ -155,7 +155,7 @@ def _async_output_producer(
     except TypeError as error:
         return None, f"vLLM's {name} ({module}): {error}; it is not judged"
     runner = make.runner  # type: ignore[attr-defined]
-    parameters = set(inspect.signature(cls.__init__).parameters)
+    parameters = set(inspect.signature(vars(cls).get("__init__", cls)).parameters)
     kind = "pooling" if parameters & _POOLING_PARAMETERS else "sampling"
     label = _LABELS[(runner, kind)]
     if any(p.label == label for p in taken):
@@ -193,7 +193,7 @@ def _stand_in_note(cls: type, module: ModuleType) -> str:
     """The first runner's pooling output calls a copy helper (``json_map_leaves`` to
     0.16.x, ``_copy_pooler_output_to_cpu`` from 0.17.0) that a release text does not
     hold: there it runs with the suite's stand-in, and the note says so."""
-    called = set(getattr(getattr(cls.__init__, "__code__", None), "co_names", ()))
+    called = set(getattr(getattr(vars(cls).get("__init__"), "__code__", None), "co_names", ()))
     stand_ins = sorted(called & set(getattr(module, "SUITE_STAND_INS", ())))
     if not stand_ins:
         return ""

@@ -451,8 +451,8 @@ def test_get_output_waits_for_the_device(
     expected = expected_output(revision, step.model_runner_output, case)
     make = async_producer.make
     where = (
-        f"make_async_output(<step {case.name} of {case.num_reqs} requests on busy "
-        f"{step_device.describe()}>)"
+        f"make_async_output(<step {case.name} of {case.num_reqs} requests on "
+        f"{step_device.describe(busy=True)}>)"
     )
     async_output = attempt(where, make, step)
     still_busy = busy()

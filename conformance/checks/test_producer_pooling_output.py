@@ -133,9 +133,7 @@ def test_pooling_output_waits_for_the_device(
     rows = runtime.device_tensor(torch.zeros_like(values))
     runtime.write_later(rows, values, SIMULATED_DELAY_S)
     step = build_pooling_step(backend, revision, RACE_CASE, step_device, pooler_output=rows)
-    where = (
-        f"{pooling_producer.label}(<pooling step of 64 requests on busy {step_device.describe()}>)"
-    )
+    where = f"{pooling_producer.label}(<pooling step of 64 requests on {step_device.describe(busy=True)}>)"
     made = _output(backend, pooling_producer, step, where)
     still_busy = not runtime.idle()
     found = attempt(f"{where}.get_output() right away", made.get_output)

@@ -32,8 +32,14 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error exits 4 (pytest's code, which the docs promise) in one line."""
 
     def error(self, message: str) -> NoReturn:
+        from vllm_outputs_suite_plugin import did_you_mean
+
+        known = [o for action in self._actions for o in action.option_strings]
+        given = message.rsplit(": ", 1)[-1].split()
+        hint = did_you_mean(given[0], known) if "unrecognized arguments" in message else ""
         self.exit(
-            USAGE_ERROR, f"ERROR: {message} (python -m conformance --help lists the options)\n"
+            USAGE_ERROR,
+            f"ERROR: {message}{hint} (python -m conformance --help lists the options)\n",
         )
 
 
@@ -105,7 +111,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from conformance.run.option_names import COMMAND_ENV
 
-    args, pytest_args = build_parser().parse_known_args(argv)
+    parser = build_parser()
+    args, pytest_args = parser.parse_known_args(argv)
+    typo = _mistyped_option(parser, pytest_args)
+    if typo is not None:
+        print(f"ERROR: {typo}", file=sys.stderr)
+        return USAGE_ERROR
     os.environ[COMMAND_ENV] = "1"  # messages then name this command's options
     if args.list_revisions:
         from conformance.cli.revision_listing import listing_lines
@@ -127,6 +138,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.vllm_outputs is not None:
         return _judge_release_texts(args, pytest_args)
     return run_supervised(args, pytest_args)
+
+
+def _mistyped_option(parser: argparse.ArgumentParser, passed_on: list[str]) -> str | None:
+    """An option left for pytest that is a typo of one of this command's (``--backnd``):
+    one line naming it, rather than pytest's usage text."""
+    from vllm_outputs_suite_plugin import did_you_mean
+
+    ours = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    for given in passed_on:
+        if given.startswith("--") and given.split("=", 1)[0] not in ours:
+            hint = did_you_mean(given, ours)
+            if hint:
+                return (
+                    f"unknown option {given.split('=', 1)[0]}{hint} (python -m conformance --help)"
+                )
+    return None
 
 
 def _judge_release_texts(args: argparse.Namespace, pytest_args: list[str]) -> int:

@@ -20,13 +20,22 @@ from conformance.backends.step import FIRST_RUNNER, MODEL_RUNNER_V2
 _RELEASE = re.compile(r"^(\d+)\.(\d+)")
 
 
+#: The release that removed the first GPU runner.
+FIRST_RUNNER_REMOVED = (0, 34)
+
+
+def release_of(version: str | None) -> tuple[int, int] | None:
+    """``(0, 34)`` for ``0.34.0`` (or ``0.34.0.dev3``); None where the version says nothing."""
+    match = _RELEASE.match(version or "")
+    return None if match is None else (int(match[1]), int(match[2]))
+
+
 def default_runner(version: str | None) -> dict[str, str] | None:
     """``{"runner", "why"}`` for a vLLM release (None when the version says nothing)."""
-    match = _RELEASE.match(version or "")
-    if match is None:
+    release = release_of(version)
+    if release is None:
         return None
-    release = (int(match[1]), int(match[2]))
-    if release >= (0, 34):
+    if release >= FIRST_RUNNER_REMOVED:
         return {
             "runner": MODEL_RUNNER_V2,
             "why": "vLLM's only GPU runner from 0.34.0, which removed the first "

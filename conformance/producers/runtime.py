@@ -102,8 +102,11 @@ class StepDevice:
             return None
         return devices.device_module(self.kind)
 
-    def describe(self) -> str:
-        return f"a simulated {self.kind} runtime" if self.simulated else self.kind
+    def describe(self, busy: bool = False) -> str:
+        """``a simulated npu runtime``, ``cuda``; ``busy``: ``a busy simulated npu runtime``."""
+        if self.simulated:
+            return f"a {'busy ' if busy else ''}simulated {self.kind} runtime"
+        return f"a busy {self.kind}" if busy else self.kind
 
 
 @contextmanager

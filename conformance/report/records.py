@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 import pytest
 
 from conformance.report.schema import FAILING_OUTCOMES, OUTCOMES, SUMMARY_KEYS
-from conformance.run.suite_errors import SUITE_ERROR, error_message
+from conformance.report.suite_errors import SUITE_ERROR, error_message
 
 #: The one ``user_properties`` entry a check carries: its identity, as a dict (test
 #: reports travel from xdist workers to the controller as plain data).

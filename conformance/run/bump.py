@@ -79,9 +79,40 @@ class Bump:
             "from_summary": self.from_report.get("summary"),
             "from_report": self.from_report_path,
             "vllm_changes": [c.to_json() for c in self.changes],
+            "handover": handover_changes(self.from_label, self.to_label),
             "behaviours": rows,
             "breaks": sum(r["change"] == "breaks" for r in rows),
         }
+
+
+def handover_changes(pin: str | None, target: str | None) -> list[str]:
+    """What moving the pin changes in what vLLM's runner hands a producer over, beside
+    the types: the runner that builds the step, and that runner's step."""
+    from conformance.backends.step import MODEL_RUNNER_V2
+    from conformance.producers.runners import FIRST_RUNNER_REMOVED, default_runner, release_of
+
+    before, after = default_runner(pin), default_runner(target)
+    if before is None or after is None:
+        return []
+    lines = []
+    if before["runner"] != after["runner"]:
+        lines.append(
+            f"the default runner: {before['runner']} -> {after['runner']} ({after['why']})"
+        )
+    if after["runner"] == MODEL_RUNNER_V2 and before["runner"] != MODEL_RUNNER_V2:
+        lines.append(
+            "the step: the sampled ids past each request's num_sampled hold what the device "
+            "left, unpadded by count (not -1, never filtered by value); the logprobs a row "
+            "per logits row, cu_num_generated_tokens = cu_num_logits"
+        )
+    gone = [(release_of(v) or (0, 0)) >= FIRST_RUNNER_REMOVED for v in (pin, target)]
+    if gone == [False, True]:
+        lines.append(
+            "the first runner is gone: an async output shaped like AsyncGPUModelRunnerOutput "
+            "takes Model Runner V2's constructor (model_runner_output, sampler_output, "
+            "num_sampled_tokens, main_stream, copy_stream)"
+        )
+    return lines
 
 
 def _record_dict(record: Any) -> dict[str, Any]:
@@ -182,6 +213,10 @@ def terminal_lines(key: dict[str, Any]) -> list[str]:
         lines.append(
             f"    {change['change']} {where}: {change['known'] or '-'} -> {change['new'] or '-'}"
         )
+    handover = key.get("handover") or []
+    if handover:
+        lines.append(f"  what the runner hands over changes: {len(handover)}")
+        lines += [f"    {line}" for line in handover]
     rows = key["behaviours"]
     lines.append(f"  behaviours whose verdict differs: {len(rows)}")
     for row in rows:

@@ -608,7 +608,7 @@ class ConformanceRun:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
         if report.failed and report.when == "call" and call.excinfo is not None:
-            from conformance.run.suite_errors import SUITE_ERROR, suite_function
+            from conformance.report.suite_errors import SUITE_ERROR, suite_function
 
             raised_by = suite_function(call.excinfo)
             if raised_by is not None:
@@ -742,19 +742,34 @@ class ConformanceRun:
             )
 
 
+#: Behaviours whose failure explains others: an async output that reads its copies
+#: before they arrive spoils every value it returns.  Listed first, and the failures of
+#: the same producer after them say they may follow from it.
+CAUSES = ("producer.async_output:waits-for-device", "producer.pooling_output:waits-for-device")
+
+
 def failures_by_behaviour(records: Any) -> list[str]:
-    """One line per behaviour that failed: how many checks, and the first message, short."""
+    """One line per behaviour that failed: how many checks, and the first message, short;
+    a cause (:data:`CAUSES`) first, its possible symptoms saying so."""
     found: dict[str, list[str]] = {}
     for record in records:
         if record.outcome in ("failed", "error") and record.behaviour:
             found.setdefault(record.behaviour, []).append(record.message)
+    causes = [c for c in CAUSES if c in found]
     lines = []
-    for behaviour, messages in sorted(found.items()):
+    for behaviour in [*causes, *sorted(b for b in found if b not in causes)]:
+        messages = found[behaviour]
         first = messages[0].removeprefix(f"[{behaviour}] ").splitlines()[0]
         if len(first) > 140:
             first = first[:139] + "…"
-        lines.append(f"FAIL [{behaviour}] {len(messages)} check(s): {first}")
+        cause = next((c for c in causes if behaviour != c and _same_producer(behaviour, c)), None)
+        after = f" (may follow from {cause}, above)" if cause else ""
+        lines.append(f"FAIL [{behaviour}] {len(messages)} check(s){after}: {first}")
     return lines
+
+
+def _same_producer(behaviour: str, cause: str) -> bool:
+    return behaviour.split(":", 1)[0] == cause.split(":", 1)[0]
 
 
 def _tag_with_behaviour(report: pytest.TestReport, behaviour: str | None) -> None:

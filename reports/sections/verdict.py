@@ -196,7 +196,8 @@ def _why_no_data(current: pd.DataFrame, target: catalog.RatioTarget) -> str:
         if not row_kinds.failed(family).empty:
             return "its benchmarks failed"
         return (
-            "its benchmarks were skipped everywhere, e.g. the backend provides no such "
-            "operation or the device is absent"
+            "its benchmarks were skipped everywhere: the backend provides no such "
+            "operation, the device is absent, or the vLLM texts they measure against are "
+            "not here (python -m conformance.cli.fetch_releases --all fetches them)"
         )
     return "no paired timings found"

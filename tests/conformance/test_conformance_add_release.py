@@ -1,7 +1,7 @@
 """``nox -s add-release``: a synthetic release added end to end, to a copy of the checkout.
 
 The release is the 0.33.0 text with a field added (and 0.33.0's producers), named
-0.34.0; the command writes its texts into a folder of release texts, its revision's
+0.35.0 (after the newest known release, 0.34.0); the command writes its texts into a folder of release texts, its revision's
 data into the copy's ``reference/revisions/releases.py``, its surface into the copy's
 ``known_surfaces.json`` and the README's tables, runs the matrix of the new release,
 and prints what is left to review.  The copy is judged afterwards as a user would.
@@ -45,9 +45,9 @@ def _python(root: Path, *args: str, cache: Path) -> subprocess.CompletedProcess[
 
 
 def _add_release(folder: Path) -> dict[str, str | int]:
-    source = vllm_texts.write_variant(folder / "new", "field-added", "outputs-0.34.0.py.txt")
+    source = vllm_texts.write_variant(folder / "new", "field-added", "outputs-0.35.0.py.txt")
     (source.parent / "producers").mkdir()
-    (source.parent / "producers" / "producers-0.34.0.py.txt").write_text(vllm_texts.producer_text())
+    (source.parent / "producers" / "producers-0.35.0.py.txt").write_text(vllm_texts.producer_text())
     root = _copy_of_checkout(folder)
     done = _python(
         root, "-m", "conformance.cli.add_release", str(source), "--releases",
@@ -59,87 +59,87 @@ def _add_release(folder: Path) -> dict[str, str | int]:
 
 @pytest.fixture(scope="module")
 def added(tmp_path_factory: pytest.TempPathFactory):
-    """The checkout's copy after ``add_release outputs-0.34.0.py.txt --matrix new``
+    """The checkout's copy after ``add_release outputs-0.35.0.py.txt --matrix new``
     (made once for every xdist worker)."""
     vllm_texts.release_text()
     done = SimpleNamespace(**once_per_session(tmp_path_factory, "add-release", _add_release))
     folder = session_folder(tmp_path_factory) / "add-release"
-    source = folder / "new" / "outputs-0.34.0.py.txt"
+    source = folder / "new" / "outputs-0.35.0.py.txt"
     return folder, folder / "checkout", folder / "releases", source, done
 
 
 def test_the_texts_go_where_the_suite_reads_them(added) -> None:
     _, _, releases, source, done = added
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (releases / "outputs-0.34.0.py.txt").read_text() == source.read_text()
-    assert (releases / "producers" / "producers-0.34.0.py.txt").read_text() == (
+    assert (releases / "outputs-0.35.0.py.txt").read_text() == source.read_text()
+    assert (releases / "producers" / "producers-0.35.0.py.txt").read_text() == (
         vllm_texts.producer_text()
     )
 
 
 def test_the_revision_is_derived_from_its_nearest_plus_the_change(added) -> None:
     folder, root, _, _, done = added
-    assert "vLLM 0.34.0 = nearest known 0.33.0 + 1 change" in done.stdout
+    assert "vLLM 0.35.0 = nearest known 0.33.0 + 1 change" in done.stdout
     assert "field added ModelRunnerOutput.npu_stream_id" in done.stdout
     code = (
         "from reference.revisions import revision, revision_for_vllm_version, reference_module\n"
-        "r = revision('0.34.0'); old = revision('0.33.0')\n"
-        "print(revision_for_vllm_version('0.34.0'), r.releases)\n"
+        "r = revision('0.35.0'); old = revision('0.33.0')\n"
+        "print(revision_for_vllm_version('0.35.0'), r.releases)\n"
         "print([f for f in r.types['ModelRunnerOutput'].field_names if f not in "
         "old.types['ModelRunnerOutput'].field_names])\n"
         "print(r.behaviours == old.behaviours)\n"
-        "print('npu_stream_id' in reference_module('0.34.0').ModelRunnerOutput.__dataclass_fields__)\n"
+        "print('npu_stream_id' in reference_module('0.35.0').ModelRunnerOutput.__dataclass_fields__)\n"
     )
     shown = _python(root, "-c", code, cache=folder / "cache")
     assert shown.stdout.split("\n")[:4] == [
-        "0.34.0 ('0.34.0',)", "['npu_stream_id']", "True", "True"
+        "0.35.0 ('0.35.0',)", "['npu_stream_id']", "True", "True"
     ], shown.stderr  # fmt: skip
 
 
 def test_the_release_is_known_to_the_copy_and_nearest_to_itself(added) -> None:
     folder, root, releases, _, _ = added
     listed = _python(root, "-m", "conformance", "--list-revisions", cache=folder / "cache")
-    assert listed.stdout.splitlines()[-1].startswith("0.34.0")
+    assert listed.stdout.splitlines()[-1].startswith("0.35.0")
     code = (
         "from conformance.releases.text_revision import text_revision\n"
-        f"print(text_revision({str(releases / 'outputs-0.34.0.py.txt')!r}).headline())"
+        f"print(text_revision({str(releases / 'outputs-0.35.0.py.txt')!r}).headline())"
     )
     shown = _python(root, "-c", code, cache=folder / "cache")
-    assert shown.stdout.strip().endswith("= nearest known 0.34.0 + 0 changes"), shown.stderr
-    assert "| 0.34.0 | 0.34.0 |" in (root / "conformance" / "README.md").read_text()
+    assert shown.stdout.strip().endswith("= nearest known 0.35.0 + 0 changes"), shown.stderr
+    assert "| 0.35.0 | 0.35.0 |" in (root / "conformance" / "README.md").read_text()
 
 
 def test_the_matrix_ran_and_what_to_review_is_printed(added) -> None:
     folder, _, _, _, done = added
     summary = json.loads((folder / "matrix" / "summary.json").read_text())
     assert [(r["release"], r["revision"], r["exit_code"]) for r in summary["runs"]] == [
-        ("0.34.0", "0.34.0", 0)
+        ("0.35.0", "0.35.0", 0)
     ]
     review = done.stdout.partition("to review:")[2]
-    assert 'the summary of R_0_34_0 in reference/revisions/releases.py ("TODO")' in review
+    assert 'the summary of R_0_35_0 in reference/revisions/releases.py ("TODO")' in review
 
 
 def test_a_release_with_unchanged_types_joins_the_newest_revision(tmp_path) -> None:
-    text = tmp_path / "outputs-0.33.1.py.txt"
-    text.write_text(vllm_texts.release_text())
+    text = tmp_path / "outputs-0.34.1.py.txt"
+    text.write_text(vllm_texts.release_text("0.34.0"))
     root = _copy_of_checkout(tmp_path)
     done = _python(
         root, "-m", "conformance.cli.add_release", str(text), "--releases", str(tmp_path / "r"),
         "--matrix", "none", cache=tmp_path / "cache",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "0.33.1 joins the releases of revision 0.33.0" in done.stdout
+    assert "0.34.1 joins the releases of revision 0.34.0" in done.stdout
     shown = _python(
-        root, "-c", "from reference.revisions import revision; print(revision('0.33.1').releases)",
+        root, "-c", "from reference.revisions import revision; print(revision('0.34.1').releases)",
         cache=tmp_path / "cache",
     )  # fmt: skip
-    assert shown.stdout.strip() == "('0.33.0', '0.33.1')"
+    assert shown.stdout.strip() == "('0.34.0', '0.34.1')"
 
 
 @pytest.mark.parametrize(
     ("name", "expected"),
     [("outputs-0.33.0.py.txt", "is known already"), ("outputs-0.20.5.py.txt", "older than"),
-     ("outputs-0.34.0.dev3.py.txt", "not a release"), ("outputs.py", "give --version")],
+     ("outputs-0.35.0.dev3.py.txt", "not a release"), ("outputs.py", "give --version")],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, name, expected) -> None:
     text = tmp_path / name

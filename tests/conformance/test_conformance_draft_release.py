@@ -33,12 +33,12 @@ def test_a_release_with_the_newest_types_is_one_line_of_data() -> None:
 
 
 def test_a_release_whose_types_differ_gets_a_skeleton_naming_each_difference() -> None:
-    # 0.32.0's text held against the newest revision (0.33.0 added an abstract method).
-    found = draft(_text("0.32.0"), "9.9.9")
-    assert set(found.changed) == {"AsyncModelRunnerOutput"}
+    # 0.33.0's text held against the newest revision (0.34.0 removed req_id_to_index).
+    found = draft(_text("0.33.0"), "9.9.9")
+    assert set(found.changed) == {"ModelRunnerOutput"}
     assert not found.removed and not found.new_classes
     text = render(found)
-    assert "R_9_9_9 = derive(" in text and "get_kv_connector_output" in text
+    assert "R_9_9_9 = derive(" in text and "req_id_to_index" in text
 
 
 def test_the_command_prints_the_draft(tmp_path) -> None:

@@ -16,7 +16,7 @@ from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance.releases.sources import read_source
 from conformance.releases.texts import MRV2_FOLDER, producer_sections
-from conformance.run.suite_errors import suite_function
+from conformance.report.suite_errors import suite_function
 
 NEWEST = "0.34.0"
 needs_texts = pytest.mark.skipif(
@@ -92,10 +92,11 @@ def test_an_unpacked_wheel_reads_its_version_and_finds_producers_moved_elsewhere
 
 
 def test_an_exception_of_the_suites_own_code_is_the_suites_error() -> None:
+    from conformance.backends.known import reference_backend
     from conformance.checks._support import producer
 
     with pytest.raises(AttributeError) as raised:
-        producer(object(), "pooling_output")  # type: ignore[arg-type]
+        producer(reference_backend(), "pooling_output")
     assert suite_function(raised) == "conformance.checks._support.producer"
 
 
@@ -137,3 +138,12 @@ def test_copies_ordered_after_an_idle_stream_read_before_the_work_is_done(tmp_pa
     assert run.exit_code == 1, run.output[-2000:]
     failed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "failed"}
     assert failed == {"producer.async_output:waits-for-device"}
+
+
+def test_a_member_missing_from_the_backends_class_is_the_backends_failure() -> None:
+    class ModelRunnerOutput:  # the backend's, without with_kv_conn_output_only
+        pass
+
+    with pytest.raises(AttributeError) as raised:
+        ModelRunnerOutput.with_kv_conn_output_only  # noqa: B018
+    assert suite_function(raised) is None

@@ -19,8 +19,8 @@ from reference.revisions.behaviours import BEHAVIOURS, PRODUCER_BEHAVIOURS, is_k
 def test_revisions_in_release_order_with_2025_10_between_0_11_0_and_0_11_1() -> None:
     names = revisions.known_revisions()
     assert names[:4] == ("0.10.2", "0.11.0", "2025.10", "0.11.1")
-    assert names[-1] == "0.33.0"
-    assert len(names) == len(set(names)) == 21
+    assert names[-1] == "0.34.0"
+    assert len(names) == len(set(names)) == 22
     assert revisions.DEFAULT_REVISION == "2025.10"
 
 
@@ -41,7 +41,7 @@ def test_releases_with_identical_types_share_a_revision(release: str, revision: 
 
 def test_every_release_from_0_10_2_on_is_covered_once() -> None:
     releases = [r for rev in revisions.all_revisions() for r in rev.releases]
-    assert len(releases) == len(set(releases)) == 36
+    assert len(releases) == len(set(releases)) == 37
     assert releases[0] == "0.10.2" and releases[-1] == "0.33.0"
 
 
@@ -65,8 +65,8 @@ def test_installed_version_selects_its_revision(version: str, revision: str) -> 
         ("0.10.1.1", "lacks spec types"),
         ("0.9.2", "lacks spec types"),
         (
-            "0.34.0",
-            "newer than the newest release this suite knows (0.33.0); judge it against that one explicitly with --revision 0.33.0",
+            "0.35.0",
+            "newer than the newest release this suite knows (0.34.0); judge it against that one explicitly with --revision 0.34.0",
         ),
         ("not-a-version", "cannot be read"),
     ],

@@ -84,8 +84,9 @@ def test_reports_without_its_extra_says_which_to_install() -> None:
     done = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True)
     assert done.returncode == 2  # bad input, as the reports command gives it; 1 is a regression
     assert done.stderr.strip() == (
-        "python -m reports needs pandas: install the reports extra, "
-        "pip install 'vllm-outputs-suite[reports]'"
+        "python -m reports needs pandas: install the reports extra from the suite's checkout "
+        "or wheel (the distribution is on no index), pip install "
+        "'/path/to/vllm-outputs-suite[reports]' or 'vllm_outputs_suite-<version>.whl[reports]'"
     )
 
 
@@ -137,3 +138,14 @@ def test_an_xfails_file_elsewhere_does_not_move_pytests_root(tmp_path) -> None:
     run = _conformance(work, "--xfails", "../plugin/xfails.toml", "-k", "test_module")
     assert run.exit_code == 0, run.output[-2000:]
     assert f"rootdir: {work}" in run.output
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("--backnd", "--backend"), ("--revison=0.12.0", "--revision")]
+)
+def test_a_mistyped_option_is_answered_with_the_option_meant(tmp_path, typed, meant) -> None:
+    run = _conformance(tmp_path, typed, "reference")
+    assert run.exit_code == 4
+    line = _error_line(run)
+    assert f"(did you mean {meant}?)" in line
+    assert "pytest" not in run.output  # never pytest's usage text

@@ -108,3 +108,17 @@ def test_a_bad_target_is_a_usage_error_before_any_check(tmp_path, option) -> Non
         tmp_path, "--pyargs", "conformance", option, str(tmp_path / "nothing-here.py")
     )
     assert run.exit_code == 4 and run.report is None
+
+
+def test_a_bump_to_the_newest_release_says_what_the_hand_over_becomes() -> None:
+    from conformance.run.bump import handover_changes
+
+    from_first_runner = handover_changes("0.12.0", "0.34.0")
+    assert from_first_runner[0].startswith(
+        "the default runner: gpu-model-runner -> model-runner-v2"
+    )
+    assert "unpadded by count (not -1, never filtered by value)" in from_first_runner[1]
+    assert from_first_runner[2].startswith("the first runner is gone")
+    assert handover_changes("0.33.0", "0.34.0") == [from_first_runner[2]]
+    assert handover_changes("0.30.0", "0.33.0") == []  # the same runner, the same step
+    assert handover_changes("0.33.0", "/src/vllm") == []  # a tree says no release

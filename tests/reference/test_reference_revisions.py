@@ -76,7 +76,8 @@ def test_the_built_module_exposes_the_spec_names_constants_and_producers(name: s
         assert hasattr(module, attribute), attribute
     empty = module.EMPTY_MODEL_RUNNER_OUTPUT
     assert type(empty) is module.ModelRunnerOutput
-    assert (empty.req_ids, empty.req_id_to_index, empty.sampled_token_ids) == ([], {}, [])
+    assert (empty.req_ids, empty.sampled_token_ids) == ([], [])
+    assert getattr(empty, "req_id_to_index", {}) == {}  # a field to 0.33.0
     assert not inspect.isabstract(module.DeviceAsyncModelRunnerOutput)
     assert issubclass(module.DeviceAsyncModelRunnerOutput, module.AsyncModelRunnerOutput)
 
@@ -136,7 +137,7 @@ def sample_objects(module: types.ModuleType) -> list[object]:
         module.DraftTokenIds(["a", "b"], [[1, 2], []]),
         module.ModelRunnerOutput(
             req_ids=["a", "b", "c"],
-            req_id_to_index={"a": 0, "b": 1, "c": 2},
+            **_index_where_the_revision_has_it(revision, {"a": 0, "b": 1, "c": 2}),
             sampled_token_ids=[[1], [9], [4]],
             logprobs=lists,
             prompt_logprobs_dict={"a": tensors, "b": None},
@@ -247,7 +248,10 @@ def test_the_async_output_builds_the_revisions_model_runner_output(name: str) ->
     pending = _async_output(module, kv_connector_output=kv)
     output = pending.get_output()  # type: ignore[attr-defined]
     assert type(output) is module.ModelRunnerOutput
-    assert output.req_id_to_index == {"a": 0, "b": 1, "c": 2}
+    if "req_id_to_index" in revision.types["ModelRunnerOutput"].field_names:
+        assert output.req_id_to_index == {"a": 0, "b": 1, "c": 2}
+    else:  # 0.34.0 on: the scheduler maps rows by req_ids
+        assert not hasattr(output, "req_id_to_index")
     assert output.kv_connector_output is kv
     assert [list(map(int, row)) for row in output.sampled_token_ids] == [[7], [3, 5], []]
     numpy_rows = "np.ndarray" in revision.types["ModelRunnerOutput"].fields[2].annotation
@@ -282,3 +286,9 @@ def test_the_async_output_refuses_another_revisions_sampler_output() -> None:
     foreign = old.SamplerOutput(torch.zeros(1, 1, dtype=torch.int32), None)
     with pytest.raises(TypeError, match="SamplerOutput"):
         new.DeviceAsyncModelRunnerOutput(foreign, ["a"])
+
+
+def _index_where_the_revision_has_it(revision, index: dict[str, int]) -> dict[str, object]:
+    """``req_id_to_index`` as a keyword, for the revisions whose ModelRunnerOutput has it."""
+    names = revision.types["ModelRunnerOutput"].field_names
+    return {"req_id_to_index": index} if "req_id_to_index" in names else {}

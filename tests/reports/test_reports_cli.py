@@ -407,3 +407,11 @@ def test_without_conformance_reports_a_missing_default_results_folder_is_bad_inp
     err = _bad(capsys, "--out", tmp_path / "out")
     assert ".asv/results" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_mistyped_option_is_one_line_naming_the_option_meant(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--conformanse", "report.json"])
+    assert exited.value.code == 4
+    [line] = capsys.readouterr().err.splitlines()
+    assert "(did you mean --conformance?)" in line

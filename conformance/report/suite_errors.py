@@ -3,19 +3,26 @@ the backend's failure.
 
 A check fails the backend through :func:`conformance.oracle.failing.fail` (or an
 assertion); backend code it calls raises through :func:`~conformance.oracle.failing.attempt`
-as a failure naming the call.  Any other exception is judged by where it was raised:
-walking the traceback from the innermost frame, the first frame that is neither a
-library's (torch, numpy, hypothesis, pytest, the standard library) nor this project's
-reference decides.  In the suite's own package it is the suite's error (outcome
-``error``, naming the function); anywhere else (the backend, vLLM's code) the backend's
-failure, as before.
+as a failure naming the call.  Any other exception is the suite's error (outcome
+``error``, naming the function) only when it cannot be the backend's doing:
+
+* an ``AttributeError`` of one of the suite's own objects (a ``Backend`` asked for a
+  producer it has no field for), where a missing member of the backend's own class is
+  the backend's failure;
+* a ``NameError``, an import error or a runaway recursion: the suite's code is broken.
+
+And only when raised in the suite's package: walking the traceback from the innermost
+frame, the first frame that is neither a library's (torch, numpy, hypothesis, pytest,
+the standard library) nor this project's reference decides.  Anything else stays the
+backend's failure, as before: a false error costs a backend author as much as a
+missed failure.
 """
 
 from __future__ import annotations
 
 import sysconfig
 from pathlib import Path
-from types import TracebackType
+from types import FunctionType, ModuleType, TracebackType
 
 import pytest
 
@@ -26,13 +33,18 @@ _SUITE = Path(__file__).resolve().parents[1]
 _REFERENCE = _SUITE.parent / "reference"
 _LIBRARIES = ("torch", "numpy", "hypothesis", "_pytest", "pytest", "pluggy", "triton")
 _STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
-_VERDICTS = (AssertionError, pytest.fail.Exception, pytest.skip.Exception)
+#: Exceptions that only broken code of the suite raises in the suite's frames.
+_SUITE_BUGS = (NameError, ImportError, RecursionError)
 
 
 def suite_function(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
     """``module.function`` of the suite's code that raised, or None when the exception is a
     verdict or was raised by code outside the suite."""
-    if isinstance(excinfo.value, _VERDICTS):
+    value = excinfo.value
+    if isinstance(value, AttributeError):
+        if not _is_suite_object(getattr(value, "obj", None)):
+            return None
+    elif not isinstance(value, _SUITE_BUGS):
         return None
     frames = _frames(excinfo.tb)
     for filename, module, function in reversed(frames):
@@ -43,6 +55,19 @@ def suite_function(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
             return f"{module}.{function}"
         return None
     return None
+
+
+def _is_suite_object(obj: object) -> bool:
+    """Whether ``obj`` (a module, class, function or instance) is the suite's own."""
+    if obj is None:
+        return False
+    if isinstance(obj, ModuleType):
+        module = obj.__name__
+    elif isinstance(obj, (type, FunctionType)):
+        module = obj.__module__
+    else:
+        module = type(obj).__module__
+    return module == "conformance" or module.startswith("conformance.")
 
 
 def _frames(tb: TracebackType | None) -> list[tuple[str, str, str]]:
