@@ -73,9 +73,8 @@ def batches(module: Any, revision) -> dict[str, dict[str, Any]]:
             num_nans_in_logits={"a": 0, "b": 1, "c": 0},
         ),
     }
-    # Every step only names fields the revision has (all of these exist in every one).
-    assert all(set(step) <= set(names) for step in steps.values())
-    return steps
+    # Every step names only the fields the revision has (req_id_to_index is gone from 0.34.0).
+    return {case: {k: v for k, v in step.items() if k in names} for case, step in steps.items()}
 
 
 CASES = ["empty-batch", "single-request", "speculative-decoding"]

@@ -58,15 +58,19 @@ def suite_function(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
 
 
 def _is_suite_object(obj: object) -> bool:
-    """Whether ``obj`` (a module, class, function or instance) is the suite's own."""
+    """Whether ``obj`` (a module, class, function or instance) is the suite's own through
+    and through: a class the suite derives from a backend's class is the backend's too."""
     if obj is None:
         return False
     if isinstance(obj, ModuleType):
-        module = obj.__name__
-    elif isinstance(obj, (type, FunctionType)):
-        module = obj.__module__
-    else:
-        module = type(obj).__module__
+        return _in_suite(obj.__name__)
+    if isinstance(obj, FunctionType):
+        return _in_suite(obj.__module__)
+    cls = obj if isinstance(obj, type) else type(obj)
+    return all(_in_suite(c.__module__) for c in cls.__mro__ if c is not object)
+
+
+def _in_suite(module: str) -> bool:
     return module == "conformance" or module.startswith("conformance.")
 
 

@@ -120,6 +120,7 @@ def test_a_release_not_in_the_folder_named_or_unknown_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv(backends.RELEASES_ENV_VAR, str(tmp_path))
+    backends.resolve.cache_clear()  # resolved from the cache by another test of this process
     with pytest.raises(
         backends.BackendResolutionError, match=r"holds no outputs-0\.12\.0\.py\.txt; unset it"
     ):

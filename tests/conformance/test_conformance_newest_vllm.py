@@ -147,3 +147,17 @@ def test_a_member_missing_from_the_backends_class_is_the_backends_failure() -> N
     with pytest.raises(AttributeError) as raised:
         ModelRunnerOutput.with_kv_conn_output_only  # noqa: B018
     assert suite_function(raised) is None
+
+
+def test_a_member_missing_from_a_subclass_of_the_backends_class_is_the_backends_failure() -> None:
+    from conformance.backends.backend import Backend
+
+    class KVConnectorOutput:  # the backend's, without merge
+        pass
+
+    # As a check derives from it: a class of the suite's module, the backend's at heart.
+    derived = type("KVConnectorOutputSubclass", (KVConnectorOutput,), {})
+    derived.__module__ = Backend.__module__
+    with pytest.raises(AttributeError) as raised:
+        derived.merge  # noqa: B018
+    assert suite_function(raised) is None

@@ -42,7 +42,7 @@ def test_releases_with_identical_types_share_a_revision(release: str, revision: 
 def test_every_release_from_0_10_2_on_is_covered_once() -> None:
     releases = [r for rev in revisions.all_revisions() for r in rev.releases]
     assert len(releases) == len(set(releases)) == 37
-    assert releases[0] == "0.10.2" and releases[-1] == "0.33.0"
+    assert releases[0] == "0.10.2" and releases[-1] == "0.34.0"
 
 
 @pytest.mark.parametrize(
