@@ -73,6 +73,44 @@ def fetch_peer_texts() -> None:
             print(f"vLLM {version}'s texts: {error}; the benchmarks beside it will skip")
 
 
+@cache
+def vllm_installed() -> bool:
+    """Whether a ``vllm`` package is installed here (found, not imported: cheap), asked
+    once: a release's texts loaded later stand in as ``vllm`` without being installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("vllm") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def vllm_own_producer(name: str) -> Callable[..., Any] | None:
+    """vLLM's own producer ``name`` (``gather_logprobs``, ``unpad_sampled_token_ids``):
+    the installed vLLM's where one imports here, else that of the peer release's texts
+    (the first runner's, :data:`PEER_RELEASES`), fetched on first use; None where
+    neither is to be had."""
+    if vllm_installed():
+        from conformance.backends.vllm_producers import vllm_producers
+
+        try:
+            return vllm_producers().found.get(name)
+        except Exception:
+            return None
+    try:
+        return resolve(f"{VLLM_RELEASE}{PEER_RELEASES[-1]}").producers.get(name)
+    except (NotImplementedError, BackendResolutionError):
+        return None
+
+
+def vllm_own_at_hand() -> bool:
+    """Whether vLLM's own producers are here without fetching: installed, or the peer
+    release's texts in the cache (asv's discovery asks, so nothing is fetched)."""
+    from conformance.releases.fetch import is_fetched
+
+    return vllm_installed() or is_fetched(PEER_RELEASES[-1])
+
+
 def release_text(version: str) -> Path:
     """``outputs-X.py.txt`` of vLLM ``version``, its producers beside it: fetched into the
     cache on first use (or read from ``$OUTPUTS_VLLM_RELEASES``).  Where it cannot be

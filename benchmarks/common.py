@@ -79,17 +79,6 @@ def quick() -> bool:
     return os.environ.get(QUICK_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no")
 
 
-@cache
-def vllm_installed() -> bool:
-    """Whether a ``vllm`` package is installed here (found, not imported: cheap)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("vllm") is not None
-    except (ImportError, ValueError):
-        return False
-
-
 SHAPES_ENV_VAR = "OUTPUTS_BENCH_SHAPES"
 REPRESENTATIVE = "representative"
 

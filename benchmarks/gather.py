@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from .backends import PEER_RELEASES, release_text
+from .backends import PEER_RELEASES, release_text, vllm_own_at_hand, vllm_own_producer
 from .common import (
     DeviceBenchmark,
     at_steady_state,
@@ -31,7 +31,6 @@ from .common import (
     baseline,
     device_params,
     sizes,
-    vllm_installed,
 )
 from .interleaved import ratio_samples
 
@@ -68,13 +67,9 @@ def gather_as_described(logprobs: torch.Tensor, k: int, token_ids: torch.Tensor)
 
 @cache
 def vllm_gather() -> Callable[..., Any] | None:
-    """vLLM's own ``Sampler.gather_logprobs`` where vLLM imports here, else None."""
-    try:
-        from conformance.backends.vllm_producers import vllm_producers
-
-        return vllm_producers().found.get("gather_logprobs")
-    except Exception:
-        return None
+    """vLLM's own ``Sampler.gather_logprobs``: the installed vLLM's where it imports here,
+    else that of the peer release's texts; else None."""
+    return vllm_own_producer("gather_logprobs")
 
 
 class _BesideAPeer(DeviceBenchmark):
@@ -192,9 +187,9 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
     # where vLLM is installed; elsewhere one shape says why it is skipped.
     params: ClassVar[list[list[Any]]] = [
         *_BesideAPeer.params[:2],
-        sizes([1, 64, 1024], 64, target=vllm_installed()),
-        sizes([32000, 151936], 151936, target=vllm_installed()),
-        sizes([0, 5, 20], 5, target=vllm_installed()),
+        sizes([1, 64, 1024], 64, target=vllm_own_at_hand()),
+        sizes([32000, 151936], 151936, target=vllm_own_at_hand()),
+        sizes([0, 5, 20], 5, target=vllm_own_at_hand()),
     ]
 
     # vLLM's first call compiles (over a minute with inductor on 2 cores).
@@ -204,7 +199,10 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
     def peer(self) -> Callable[..., Any]:
         found = vllm_gather()
         if found is None:
-            raise NotImplementedError("vLLM's Sampler.gather_logprobs does not import here")
+            raise NotImplementedError(
+                "vLLM's Sampler.gather_logprobs neither imports here nor comes from the peer "
+                "release's texts (python -m conformance.cli.fetch_releases --all)"
+            )
         return found
 
     @baseline

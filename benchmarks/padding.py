@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from .backends import vllm_own_at_hand, vllm_own_producer
 from .common import (
     TARGET_SECONDS,
     VOCAB_SIZE,
@@ -26,7 +27,6 @@ from .common import (
     baseline,
     device_params,
     sizes,
-    vllm_installed,
 )
 from .interleaved import ratio_samples
 
@@ -120,18 +120,23 @@ class Unpad(DeviceBenchmark):
 
 
 def vllm_parse_output() -> Any:
-    """vLLM's own ``RejectionSampler.parse_output`` where vLLM imports here, else None."""
+    """vLLM's own ``RejectionSampler.parse_output(sampled, vocab_size)``: the installed
+    vLLM's where it imports here, else that of the peer release's texts; else None."""
     try:
         from vllm.v1.sample.rejection_sampler import RejectionSampler
     except Exception:
-        return None
+        unpad = vllm_own_producer("unpad_sampled_token_ids")
+        if unpad is None:
+            return None
+        return lambda sampled, vocab_size: unpad(sampled, vocab_size=vocab_size)
     return RejectionSampler.parse_output
 
 
 class UnpadBesideVllm(DeviceBenchmark):
     """``unpad_sampled_token_ids`` against vLLM's own ``RejectionSampler.parse_output``.
 
-    Skipped where vLLM does not import.  parse_output copies to the host, masks
+    vLLM's own from an installed vLLM, else from the peer release's texts (fetched);
+    skipped where neither is to be had.  parse_output copies to the host, masks
     ``-1`` and ids ``>= vocab_size`` and converts each row (0.12.0 on it also returns
     the cu counts it was asked for: None here), the same lists as unpadding.
     """
@@ -140,8 +145,8 @@ class UnpadBesideVllm(DeviceBenchmark):
     # it is skipped.
     params: ClassVar[list[list[Any]]] = [
         *Unpad.params[:2],
-        sizes(NUM_REQS_VALUES, 256, target=vllm_installed()),
-        sizes(NUM_DRAFTS_VALUES, 3, target=vllm_installed()),
+        sizes(NUM_REQS_VALUES, 256, target=vllm_own_at_hand()),
+        sizes(NUM_DRAFTS_VALUES, 3, target=vllm_own_at_hand()),
     ]
     param_names: ClassVar[list[str]] = Unpad.param_names
     # Set by Unpad.setup, which this class's setup borrows.
@@ -151,7 +156,10 @@ class UnpadBesideVllm(DeviceBenchmark):
     def setup(self, backend: str, device: str, num_reqs: int, num_drafts: int) -> None:
         self.parse_output = vllm_parse_output()
         if self.parse_output is None:
-            raise NotImplementedError("vLLM's RejectionSampler.parse_output does not import here")
+            raise NotImplementedError(
+                "vLLM's RejectionSampler.parse_output neither imports here nor comes from "
+                "the peer release's texts (python -m conformance.cli.fetch_releases --all)"
+            )
         Unpad.setup(self, backend, device, num_reqs, num_drafts)  # type: ignore[arg-type]
 
     def _ours(self) -> None:

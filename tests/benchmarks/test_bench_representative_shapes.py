@@ -15,6 +15,7 @@ print(json.dumps({
     "ToLists": tolists.ToLists.params[1:],
     "ToListsAgainstBaselines": tolists.ToListsAgainstBaselines.params[1:],
     "Unpad": padding.Unpad.params[1:],
+    "UnpadBesideVllm": padding.UnpadBesideVllm.params[1:],
     "Pad": padding.Pad.params[1:],
     "GatherLogprobs": gather.GatherLogprobs.params[1:],
     "GatherLogprobsBesideVllm": gather.GatherLogprobsBesideVllm.params[1:],
@@ -44,8 +45,9 @@ def test_the_main_job_keeps_the_targets_whole_and_narrows_the_rest(repo_root: Pa
     # The targets hold at every shape: their grids stay whole.
     assert main["ToListsAgainstBaselines"] == [[1, 64, 1024, 8192], [0, 5, 20]]
     assert main["Unpad"] == [["cpu"], [1, 4, 32, 256, 1024], [0, 3, 8]]
-    # Without vLLM its own peer can only be skipped: one shape says why.
-    assert main["GatherLogprobsBesideVllm"] == [["cpu"], [64], [151936], [5]]
+    # vLLM's own peer comes from the fetched texts: its target's grid stays whole too.
+    assert main["GatherLogprobsBesideVllm"] == [["cpu"], [1, 64, 1024], [32000, 151936], [0, 5, 20]]
+    assert main["UnpadBesideVllm"] == [["cpu"], [1, 4, 32, 256, 1024], [0, 3, 8]]
     assert len(main["SideBySide"]) == 1  # one backend: nothing to put side by side
 
 
