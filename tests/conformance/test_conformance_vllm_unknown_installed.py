@@ -31,6 +31,14 @@ def _installed(folder: Path, version: str, outputs: str) -> Path:
     return write_tree(outputs, version, folder, vllm_texts.producer_text())
 
 
+def _judge_installed(tmp_path: Path, tree: Path, checks: str) -> suite_runner.Run:
+    """``python -m conformance --backend vllm -k CHECKS`` with ``tree`` as the installed vLLM."""
+    return suite_runner.subprocess_run(
+        tmp_path, "--backend", "vllm", "-k", checks, module="conformance",
+        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+
+
 def _choice(tree: Path) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", _CHOICE],
@@ -42,10 +50,7 @@ def _choice(tree: Path) -> list[str]:
 
 def test_a_dev_build_is_judged_as_its_nearest_release_instead_of_refused(tmp_path) -> None:
     tree = _installed(tmp_path / "site", "0.34.0.dev3+g1a2b3c4", vllm_texts.release_text())
-    run = suite_runner.subprocess_run(
-        tmp_path, "--backend", "vllm", "-k", "draft_token_ids", module="conformance",
-        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )  # fmt: skip
+    run = _judge_installed(tmp_path, tree, "draft_token_ids")
     assert run.exit_code == 0, run.output[-3000:]
     assert run.report["backend"]["version"] == "0.34.0.dev3+g1a2b3c4"
     assert run.report["spec_revision"] == "0.33.0"
@@ -77,10 +82,7 @@ def test_a_broken_copy_of_a_known_release_fails_the_rule_it_breaks(tmp_path) -> 
     assert text.count(rule) == 1
     broken = text.replace(rule, "        return False\n")
     tree = write_tree(broken, "0.11.0", tmp_path / "site", vllm_texts.producer_text("0.11.0"))
-    run = suite_runner.subprocess_run(
-        tmp_path, "--backend", "vllm", "-k", "kv_connector", module="conformance",
-        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )  # fmt: skip
+    run = _judge_installed(tmp_path, tree, "kv_connector")
     assert run.exit_code == 1, run.output[-3000:]
     assert run.report["spec_revision"] == "0.11.0"
     failed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "failed"}
@@ -97,10 +99,7 @@ def test_a_broken_copy_of_a_known_release_fails_the_rule_it_breaks(tmp_path) -> 
 def test_a_release_name_is_never_read_as_a_folder_in_the_working_directory(tmp_path) -> None:
     tree = _installed(tmp_path / "site", "0.33.0", vllm_texts.release_text())
     (tmp_path / "0.33.0").mkdir()  # a folder named as the release, where the run starts
-    run = suite_runner.subprocess_run(
-        tmp_path, "--backend", "vllm", "-k", "draft_token_ids", module="conformance",
-        env={"PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )  # fmt: skip
+    run = _judge_installed(tmp_path, tree, "draft_token_ids")
     assert run.exit_code == 0, run.output[-3000:]
     assert run.report["spec_revision"] == "0.33.0"
 
