@@ -8,8 +8,17 @@ from conformance.report.records import Results
 from conformance.report.schema import OUTCOMES
 
 
+def row_of(spec_type: str, behaviour: str | None) -> str:
+    """The table's row of a check: its spec type, or for a producer's check the producer
+    (``producer gather_logprobs``), so a producer's failures are counted under it."""
+    if behaviour and behaviour.startswith("producer."):
+        return "producer " + behaviour.removeprefix("producer.").split(":", 1)[0]
+    return spec_type
+
+
 def table(results: Results) -> list[str]:
-    """Lines of the spec type x device table (``-`` for device-independent checks).
+    """Lines of the spec type (or producer) x device table (``-`` for device-independent
+    checks).
 
     The last column says why checks were skipped, so "the backend does not declare
     this device" and "declared, but not on this machine" stay apart on screen too.
@@ -17,7 +26,7 @@ def table(results: Results) -> list[str]:
     cells: dict[tuple[str, str], Counter[str]] = {}
     causes: dict[tuple[str, str], set[str]] = {}
     for record in results.records.values():
-        key = (record.spec_type, record.device or "-")
+        key = (row_of(record.spec_type, record.behaviour), record.device or "-")
         cells.setdefault(key, Counter())[record.outcome] += 1
         if record.outcome == "skipped":
             causes.setdefault(key, set()).add(record.skip_cause or "other")
@@ -28,11 +37,10 @@ def table(results: Results) -> list[str]:
         for o in OUTCOMES
         if o in ("passed", "failed", "skipped") or any(c[o] for c in cells.values())
     ]
-    width = max(len("spec type"), *(len(k[0]) for k in cells))
+    label = "spec type or producer"
+    width = max(len(label), *(len(k[0]) for k in cells))
     device_width = max(len("device"), *(len(k[1]) for k in cells))
-    head = f"{'spec type':<{width}}  {'device':<{device_width}}" + "".join(
-        f" {o:>8}" for o in shown
-    )
+    head = f"{label:<{width}}  {'device':<{device_width}}" + "".join(f" {o:>8}" for o in shown)
     head += "  skipped because"
     lines = [head, "-" * len(head)]
     for key in sorted(cells):

@@ -66,3 +66,41 @@ def test_a_node_id_pasted_from_the_terminal_names_the_check() -> None:
 
 def test_a_revision_prints_short_in_falsifying_examples() -> None:
     assert repr(revision("0.12.0")) == "SpecRevision('0.12.0')"
+
+
+def test_a_producers_checks_are_counted_under_the_producer() -> None:
+    from conformance.report.table import row_of
+
+    assert row_of("LogprobsTensors", "producer.gather_logprobs") == "producer gather_logprobs"
+    assert row_of("AsyncModelRunnerOutput", "producer.async_output:waits-for-device") == (
+        "producer async_output"
+    )
+    assert row_of("LogprobsLists", "LogprobsLists.slice_request") == "LogprobsLists"
+
+
+def test_a_missing_wait_is_named_first_and_its_symptoms_say_so() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.session import failures_by_behaviour
+
+    def failed(behaviour: str, message: str) -> SimpleNamespace:
+        return SimpleNamespace(outcome="failed", behaviour=behaviour, message=message)
+
+    lines = failures_by_behaviour([
+        failed("producer.async_output:rows-as-lists", "expected 101000, found -2147483601"),
+        failed("producer.async_output:waits-for-device", "a copy read before its wait"),
+        failed("LogprobsLists.slice_request", "expected [1], found [2]"),
+    ])  # fmt: skip
+    assert lines[0].startswith("FAIL [producer.async_output:waits-for-device] 1 check(s): ")
+    assert lines[1].startswith("FAIL [LogprobsLists.slice_request] 1 check(s): ")
+    assert lines[2].startswith(
+        "FAIL [producer.async_output:rows-as-lists] 1 check(s) (may follow from "
+        "producer.async_output:waits-for-device, above): "
+    )
+
+
+def test_a_placeholder_value_is_named_a_copy_not_yet_arrived() -> None:
+    from conformance.oracle.failing import name_copies_not_arrived
+
+    assert "a copy not yet arrived" in name_copies_not_arrived("expected 101000, found -2147483601")
+    assert name_copies_not_arrived("expected 1, found 2") == "expected 1, found 2"
