@@ -173,3 +173,12 @@ def did_you_mean(given: str, known: list[str]) -> str:
 
     close = difflib.get_close_matches(given.split("=", 1)[0], known, n=1, cutoff=0.75)
     return f" (did you mean {close[0]}?)" if close else ""
+
+
+def typo_hint(parser: Any, message: str) -> str:
+    """:func:`did_you_mean` for argparse's ``unrecognized arguments: --backnd ...``
+    error of ``parser``, else ``""``."""
+    if "unrecognized arguments" not in message:
+        return ""
+    known = [o for action in parser._actions for o in action.option_strings]
+    return did_you_mean(message.rsplit(": ", 1)[-1].split()[0], known)

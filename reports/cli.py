@@ -49,11 +49,9 @@ class _Parser(argparse.ArgumentParser):
     unknown option answered with the nearest known one."""
 
     def error(self, message: str) -> NoReturn:
-        from vllm_outputs_suite_plugin import did_you_mean
+        from vllm_outputs_suite_plugin import typo_hint
 
-        known = [o for action in self._actions for o in action.option_strings]
-        given = message.rsplit(": ", 1)[-1].split()
-        hint = did_you_mean(given[0], known) if "unrecognized arguments" in message else ""
+        hint = typo_hint(self, message)
         self.exit(
             EXIT_BAD_REPORT, f"python -m reports: error: {message}{hint} (--help lists them)\n"
         )

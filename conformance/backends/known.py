@@ -87,9 +87,8 @@ def release_text_backend(spec: str) -> Backend:
         text = release_outputs(version)
     except ReleaseTextError as error:
         raise BackendResolutionError(f"backend {spec!r}: {error}") from None
-    texts = {version: text}
-    module = load_outputs_module(texts[version], release_module_name(version))
-    producers = producers_of_release_text(texts[version], version, module)
+    module = load_outputs_module(text, release_module_name(version))
+    producers = producers_of_release_text(text, version, module)
     found: dict[str, Any] = producers.found
     return Backend(
         name="vllm",
@@ -98,7 +97,7 @@ def release_text_backend(spec: str) -> Backend:
         producer_devices=("cuda",),
         version=version,
         spec_revision=version,
-        revision_detected_from=f"release text {texts[version]}",
+        revision_detected_from=f"release text {text}",
         notes=producers.notes,
         **found,
     )
@@ -265,6 +264,7 @@ def release_deviations(installed: InstalledVllm) -> list[str]:
     is the release's own text or cannot be read)."""
     from packaging.version import Version
 
+    from conformance.oracle.text_surface import OUTPUTS_MODULE
     from conformance.oracle.vllm_changes import changes_between
     from conformance.releases.known_surfaces import has_producers, known_surfaces
     from conformance.releases.texts import ReleaseTextError
@@ -278,16 +278,12 @@ def release_deviations(installed: InstalledVllm) -> list[str]:
         surface = _installed_source(path, installed).surface()
     except (ReleaseTextError, SyntaxError):
         return []
-    modules = None if has_producers(surface) and has_producers(known) else [OUTPUTS_MODULE_NAME]
+    modules = None if has_producers(surface) and has_producers(known) else [OUTPUTS_MODULE]
     return [
         f"vLLM {installed.version} deviates from the released {release}: {change.describe()} "
         f"({change.known or '-'} -> {change.new or '-'}); judged by {release}'s rules"
         for change in changes_between(known, surface, modules)
     ]
-
-
-#: The module of the spec types, as the surfaces name it.
-OUTPUTS_MODULE_NAME = "vllm.v1.outputs"
 
 
 def _installed_source(package: Path, installed: InstalledVllm) -> Any:

@@ -99,21 +99,14 @@ _POOLING_PARAMETERS = frozenset({"pooler_output", "raw_pooler_output", "finished
 
 
 def vllm_sources() -> dict[str, str]:
-    """``{path: text}`` of the ``vllm/v1`` files of the ``vllm`` that imports here that
-    mention an output type (the rest cannot hold a producer)."""
+    """``{path: text}`` of the files of the ``vllm`` that imports here that may hold a
+    producer (:func:`conformance.releases.sources.output_type_files`)."""
+    from conformance.releases.sources import output_type_files
+
     spec = importlib.util.find_spec("vllm")
     if spec is None or not spec.submodule_search_locations:
         return {}
-    root = Path(next(iter(spec.submodule_search_locations)))
-    sources = {}
-    for path in sorted((root / "v1").rglob("*.py")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "AsyncModelRunnerOutput" in text or "LogprobsTensors" in text:
-            sources["vllm/" + path.relative_to(root).as_posix()] = text
-    return sources
+    return output_type_files(Path(next(iter(spec.submodule_search_locations))).parent)
 
 
 def found_async_outputs() -> tuple[list[AsyncOutputProducer], list[str]]:
@@ -129,11 +122,7 @@ def found_async_outputs() -> tuple[list[AsyncOutputProducer], list[str]]:
         try:
             cls = getattr(importlib.import_module(found.module), found.name)
         except Exception as error:
-            first_line = (str(error).splitlines() or [""])[0]
-            notes.append(
-                f"vLLM's {found.name} ({found.module}) does not import here "
-                f"({type(error).__name__}: {first_line}); it is not judged"
-            )
+            notes.append(_not_imported_note(found.name, found.module, "async output", error))
             continue
         if inspect.isabstract(cls):
             continue

@@ -32,11 +32,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error exits 4 (pytest's code, which the docs promise) in one line."""
 
     def error(self, message: str) -> NoReturn:
-        from vllm_outputs_suite_plugin import did_you_mean
+        from vllm_outputs_suite_plugin import typo_hint
 
-        known = [o for action in self._actions for o in action.option_strings]
-        given = message.rsplit(": ", 1)[-1].split()
-        hint = did_you_mean(given[0], known) if "unrecognized arguments" in message else ""
+        hint = typo_hint(self, message)
         self.exit(
             USAGE_ERROR,
             f"ERROR: {message}{hint} (python -m conformance --help lists the options)\n",

@@ -261,19 +261,9 @@ def _record_hashes(record: str) -> dict[str, str]:
     return {row[0]: row[1] for row in csv.reader(io.StringIO(record)) if len(row) >= 2 and row[1]}
 
 
-def iter_python_members(prefixes: tuple[str, ...]) -> Callable[[str], bool]:
-    """A ``wanted`` test: Python files under any of ``prefixes``."""
-
-    def wanted(name: str) -> bool:
-        return name.endswith(".py") and name.startswith(prefixes)
-
-    return wanted
-
-
 __all__ = [
     "DISTRIBUTIONS",
     "WheelFetchError",
     "WheelTexts",
-    "iter_python_members",
     "wheel_texts",
 ]

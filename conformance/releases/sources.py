@@ -177,21 +177,22 @@ def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> 
             "(the folder holding vllm/), or vLLM's outputs.py itself"
         )
     texts = {name: _read(root / name) for name in (*TAKEN, OUTPUTS_FILE) if (root / name).is_file()}
-    texts.update(_candidates(root))
+    texts.update(
+        (name, text) for name, text in output_type_files(root).items() if name not in texts
+    )
     version = version or _tree_version(root)
     return VllmSource(
         path, origin, texts[OUTPUTS_FILE], _producers_of(texts, version, str(path)), version
     )
 
 
-def _candidates(root: Path) -> dict[str, str]:
-    """The ``vllm/v1`` files of a tree that mention an output type: where a producer may
-    have moved (:func:`conformance.releases.wheels.found_elsewhere` keeps those that hold one)."""
+def output_type_files(root: Path) -> dict[str, str]:
+    """``{path: text}`` of the ``vllm/v1`` files under ``root`` (the folder holding
+    ``vllm/``) that mention an output type: the only ones that can hold a producer,
+    wherever vLLM moved it (:mod:`conformance.releases.discovery` tells which do)."""
     found = {}
     for path in sorted((root / "vllm" / "v1").rglob("*.py")):
         name = path.relative_to(root).as_posix()
-        if name in TAKEN or name == OUTPUTS_FILE:
-            continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
