@@ -143,6 +143,7 @@ def _oracle_backends(source: Any) -> Backend:
         producer_devices=("cuda",),
         version=source.version,
         notes=producers.notes,
+        types_absent=types_absent_from(module),
         **found,
     )
 
@@ -180,15 +181,17 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
     )
 
     installed = installed_vllm()
-    revision, undetectable = None, None
+    revision, undetectable, too_old = None, None, None
     detected = f"installed {installed}"
+    judged_as = None
     if installed is not None:
         try:
             # A tree laid out from a text that names no version says so: its text decides.
             if installed.version != UNKNOWN_VERSION:
                 revision = revision_for_vllm_version(installed.version)
         except ReleaseTooOldError as error:
-            raise BackendResolutionError(f"backend 'vllm': {error}") from None
+            # No revision of its own: its text, judged on the types it has, decides.
+            too_old = f"backend 'vllm': {error}"
         except UnsupportedReleaseError as error:
             undetectable = f"backend 'vllm': {error}"
         judged_as = _installed_text_revision(installed, revision)
@@ -197,6 +200,8 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
             if not Path(judged_as).is_dir():
                 # A tree the suite laid out from a text (--vllm-outputs): the text is judged.
                 detected = f"the vLLM text {judged_as} (laid out as the installed vllm)"
+        elif too_old is not None:
+            raise BackendResolutionError(too_old)
     if module is None:
         # Imported only when vLLM is asked for.
         module = importlib.import_module("vllm.v1.outputs")
@@ -215,8 +220,16 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
         revision_detected_from=detected if revision and installed else None,
         revision_undetectable=undetectable,
         notes=(*deviations, *producers.notes),
+        types_absent=types_absent_from(module) if judged_as is not None else (),
         **found,
     )
+
+
+def types_absent_from(module: Any) -> tuple[str, ...]:
+    """The spec types a vLLM text judged on its own code lacks: not applicable to it."""
+    from conformance.backends.backend import SPEC_NAMES
+
+    return tuple(name for name in SPEC_NAMES if not hasattr(module, name))
 
 
 def _installed_text_revision(installed: InstalledVllm, revision: str | None) -> str | None:

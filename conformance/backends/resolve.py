@@ -138,7 +138,7 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
             f"{type(value).__name__}, not a conformance.Backend; wrap your module with "
             "conformance.Backend(name=..., module=...)"
         )
-    require_spec_names(value.module, shown_as)
+    require_spec_names(value.module, shown_as, absent=value.types_absent)
     return value
 
 
@@ -160,7 +160,7 @@ def _call_factory(factory: Callable[[], Any], spec: str, shown_as: str) -> Any:
 def _from_module(module_path: str, module: ModuleType) -> Backend:
     known = known_backends.for_module(module)
     if known is not None:
-        require_spec_names(known.module, repr(module_path))
+        require_spec_names(known.module, repr(module_path), absent=known.types_absent)
         return known
     require_spec_names(module, repr(module_path))
     hint = _registered_backend_hint(module)
@@ -218,9 +218,10 @@ def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
     )
 
 
-def require_spec_names(module: Any, shown_as: str) -> None:
-    """``module`` (a module, or any object holding the names) has the seven spec names."""
-    missing = [name for name in SPEC_NAMES if not hasattr(module, name)]
+def require_spec_names(module: Any, shown_as: str, absent: tuple[str, ...] = ()) -> None:
+    """``module`` (a module, or any object holding the names) has the seven spec names,
+    but those a vLLM text judged on its own code does not define (``absent``)."""
+    missing = [name for name in SPEC_NAMES if not hasattr(module, name) and name not in absent]
     if missing:
         name = getattr(module, "__name__", None)
         what = f"module {name!r}" if isinstance(name, str) else f"its {type(module).__name__}"

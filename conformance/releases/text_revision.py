@@ -90,6 +90,13 @@ class TextRevision:
     def what(self) -> str:
         return self.source.what
 
+    @property
+    def types_removed(self) -> frozenset[str]:
+        """The spec types the text does not define: their checks are not applicable."""
+        return frozenset(
+            c.type for c in self.changes if c.change == "type removed" and c.type in SPEC_TYPES
+        )
+
     def headline(self) -> str:
         """``vLLM outputs-0.34.0.dev3.py.txt = nearest known 0.33.0 + 3 changes``."""
         return f"vLLM {self.what} = nearest known {self.nearest} + {changes_count(self.changes)}"

@@ -9,6 +9,7 @@ the devices; every verdict about them is made here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
@@ -17,6 +18,8 @@ from conformance.backends import devices
 from conformance.backends.backend import Backend
 
 PRODUCER_NOT_DECLARED = "producer-not-declared"
+#: The skip cause of a check of a spec type the judged vLLM text does not define.
+TYPE_ABSENT = "type-absent"
 #: The skip cause of a check of a step kind the backend declares its runner never builds.
 STEP_NOT_DECLARED = "step-not-declared"
 #: The ``producer_device`` value of a backend whose async output has no accelerator.
@@ -48,8 +51,14 @@ def unparametrized(item: pytest.Item) -> bool:
     return any(name in fixtures and not hasattr(params.get(name), "make") for name in _PER_PRODUCER)
 
 
-def skip_of(item: pytest.Item, backend: Backend) -> Skip | None:
-    """Why ``item`` cannot run for ``backend`` on this machine; None when it can."""
+def skip_of(
+    item: pytest.Item, backend: Backend, types_removed: frozenset[str] = frozenset()
+) -> Skip | None:
+    """Why ``item`` cannot run for ``backend`` on this machine; None when it can.
+    ``types_removed``: spec types the judged vLLM text does not define."""
+    absent = _type_absent(item, backend.types_absent or types_removed)
+    if absent is not None:
+        return absent
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
     found: devices.DeviceSkip | None = None
@@ -65,6 +74,18 @@ def skip_of(item: pytest.Item, backend: Backend) -> Skip | None:
             PRODUCER_NOT_DECLARED, f"producer {producer.args[0]}: not declared by the backend"
         )
     return _step_skip(item, backend)
+
+
+def _type_absent(item: pytest.Item, absent: Iterable[str]) -> Skip | None:
+    """A check of a spec type the judged vLLM text lacks: not applicable, never refused."""
+    marker = item.get_closest_marker("spec_type")
+    spec_type = marker.args[0] if marker is not None and marker.args else None
+    if spec_type not in absent:
+        return None
+    return Skip(
+        TYPE_ABSENT,
+        f"not applicable: the judged vLLM text has no {spec_type} (type removed)",
+    )
 
 
 def _step_skip(item: pytest.Item, backend: Backend) -> Skip | None:

@@ -387,6 +387,11 @@ class ConformanceRun:
         return self.choice.text
 
     @property
+    def _types_removed(self) -> frozenset[str]:
+        judged = self.text_revision
+        return judged.types_removed if judged is not None else frozenset()
+
+    @property
     def applicable_behaviours(self) -> frozenset[str]:
         return self.revision.all_behaviours | self.revision.producer_behaviours
 
@@ -488,7 +493,7 @@ class ConformanceRun:
             ) or selection.unparametrized(item):
                 deselected.append(item)
                 continue
-            skip = selection.skip_of(item, self.backend)
+            skip = selection.skip_of(item, self.backend, self._types_removed)
             identity = self._identify(item, behaviour, skip.cause if skip is not None else None)
             superseded = self._superseding(identity)
             if skip is None and superseded is not None:

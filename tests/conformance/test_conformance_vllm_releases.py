@@ -335,9 +335,57 @@ def _assert_one_usage_error(run: suite_runner.Run, words: str) -> None:
     assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
 
 
-def test_a_release_older_than_0_10_2_is_refused_saying_it_lacks_spec_types(tmp_path) -> None:
+def _types_not_applicable(report: dict) -> dict[str, set[str]]:
+    """Per spec type, the outcomes of its checks (``type-absent`` for a skip of that cause)."""
+    found: dict[str, set[str]] = {}
+    for test in report["tests"]:
+        outcome = test.get("skip_cause") or test["outcome"]
+        found.setdefault(test["spec_type"], set()).add(outcome)
+    return found
+
+
+def _removed(report: dict) -> set[str]:
+    return {c["type"] for c in report["vllm_changes"] if c["change"] == "type removed"}
+
+
+def test_a_release_older_than_0_10_2_is_judged_on_the_types_it_has(tmp_path) -> None:
     run = _judge(tmp_path, RELEASES / "outputs-0.10.1.py.txt")
-    _assert_one_usage_error(run, "vLLM 0.10.1 lacks spec types")
+    assert run.exit_code == 0, run.output[-3000:]
+    assert "nearest known 0.10.2" in run.output
+    assert _removed(run.report) == {"AsyncModelRunnerOutput", "DraftTokenIds"}
+    outcomes = _types_not_applicable(run.report)
+    assert outcomes["AsyncModelRunnerOutput"] == {"type-absent"}
+    assert outcomes["DraftTokenIds"] == {"type-absent"}
+    assert "passed" in outcomes["KVConnectorOutput"] and "passed" in outcomes["LogprobsTensors"]
+
+
+def _without_class(text: str, name: str) -> str:
+    """``text`` with the class ``name`` (and its decorators) cut out."""
+    import ast
+
+    lines = text.splitlines(keepends=True)
+    [node] = [n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == name]
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    return "".join(lines[:start] + lines[node.end_lineno :])
+
+
+def test_a_fork_that_dropped_a_spec_type_is_judged_on_the_types_it_has(tmp_path) -> None:
+    fork = tmp_path / "outputs.py"
+    newest = (RELEASES / f"outputs-{QUICK}.py.txt").read_text(encoding="utf-8")
+    fork.write_text(_without_class(newest, "AsyncModelRunnerOutput"), encoding="utf-8")
+    run = _judge(tmp_path, fork)
+    assert run.exit_code == 0, run.output[-3000:]
+    assert "type removed AsyncModelRunnerOutput" in run.output
+    assert _removed(run.report) == {"AsyncModelRunnerOutput"}
+    outcomes = _types_not_applicable(run.report)
+    assert outcomes["AsyncModelRunnerOutput"] == {"type-absent"}
+    assert "passed" in outcomes["DraftTokenIds"]
+    # Judged at that revision, the reference is held to the types the fork has.
+    reference = suite_runner.subprocess_run(
+        tmp_path, "--backend", "reference", "--revision", str(fork), module="conformance"
+    )
+    assert reference.exit_code == 0, reference.output[-3000:]
+    assert _types_not_applicable(reference.report)["AsyncModelRunnerOutput"] == {"type-absent"}
 
 
 def test_a_release_newer_than_the_newest_known_is_judged_by_its_own_text(tmp_path) -> None:
