@@ -136,6 +136,63 @@ def found_async_outputs() -> tuple[list[AsyncOutputProducer], list[str]]:
     return producers, notes
 
 
+#: The leading parameters of a gathering vLLM's runners call: (scores, how many top
+#: logprobs, the sampled ids), whatever the scores are named.
+_GATHERING_COUNT = "num_logprobs"
+
+
+@dataclass(frozen=True)
+class FoundGathering:
+    """A gathering of vLLM's found by what it is, loaded from the ``vllm`` on the path."""
+
+    qualified_name: str  #: ``vllm.v1.worker.cpu.logprob.compute_topk_scores``
+    function: Callable[..., Any]
+
+
+def found_torch_gathering() -> FoundGathering | None:
+    """vLLM's gathering written in torch (the CPU runner's port of Model Runner V2's,
+    from 0.34.0), found by what it is (:mod:`conformance.releases.discovery`) in the
+    ``vllm`` that imports here; None where it has none, or it does not import.  Model
+    Runner V2's own runs as Triton kernels: judged only where Triton runs."""
+    from conformance.releases.discovery import find_producers
+
+    sources = vllm_sources()
+    for candidate in find_producers(sources):
+        if candidate.kind != "gathering" or "triton" in sources[candidate.path]:
+            continue
+        owner_name, _, member = candidate.name.rpartition(".")
+        if owner_name:
+            continue  # a method needs its object: the first runner's, judged as gather_logprobs
+        try:
+            function = getattr(importlib.import_module(candidate.module), member)
+        except Exception:
+            continue
+        parameters = list(inspect.signature(function).parameters)
+        if len(parameters) >= 3 and parameters[1] == _GATHERING_COUNT:
+            return FoundGathering(f"{candidate.module}.{candidate.name}", function)
+    return None
+
+
+def gatherings_found() -> list[str]:
+    """Each gathering of the ``vllm`` on the path, found by what it is, and how it is
+    judged (for the header)."""
+    from conformance.releases.discovery import find_producers
+
+    sources = vllm_sources()
+    described = []
+    for found in find_producers(sources):
+        if found.kind != "gathering":
+            continue
+        if "triton" in sources[found.path]:
+            how = "Triton: judged where Triton runs"
+        elif "." in found.name:
+            how = "judged as gather_logprobs"
+        else:
+            how = "torch: judged on CPU"
+        described.append(f"{found.module}.{found.name} ({how})")
+    return described
+
+
 def _async_output_producer(
     cls: type, module: str, name: str, taken: list[AsyncOutputProducer]
 ) -> tuple[AsyncOutputProducer | None, str]:

@@ -48,7 +48,7 @@ from conformance.checks.test_producer_triton_gathering import (
 )
 from conformance.oracle.failing import attempt, fail
 
-pytestmark = [pytest.mark.spec_type("LogprobsTensors"), pytest.mark.producer("gather_logprobs")]
+pytestmark = [pytest.mark.spec_type("LogprobsTensors")]
 
 REJECTION_MODULE = "vllm.v1.worker.gpu.spec_decode.rejection_sampler"
 METHOD = "RejectionSampler._get_logprobs_tensors"

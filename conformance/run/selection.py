@@ -9,7 +9,7 @@ the devices; every verdict about them is made here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import pytest
@@ -76,7 +76,7 @@ def skip_of(
     return _step_skip(item, backend)
 
 
-def _type_absent(item: pytest.Item, absent: Iterable[str]) -> Skip | None:
+def _type_absent(item: pytest.Item, absent: Collection[str]) -> Skip | None:
     """A check of a spec type the judged vLLM text lacks: not applicable, never refused."""
     marker = item.get_closest_marker("spec_type")
     spec_type = marker.args[0] if marker is not None and marker.args else None

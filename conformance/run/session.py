@@ -576,6 +576,11 @@ class ConformanceRun:
             )
         if len(key["judged"]) > 1:
             lines.append(f"conformance: async outputs judged: {'; '.join(key['judged'])}")
+        if self.backend.name == "vllm":
+            from conformance.backends.vllm_producers import gatherings_found
+
+            if gatherings := gatherings_found():
+                lines.append(f"conformance: gatherings found: {'; '.join(gatherings)}")
         return lines
 
     def _async_output_judged(self, item: pytest.Item, params: dict[str, Any]) -> str | None:

@@ -28,14 +28,25 @@ def _async_records(report: dict) -> list[dict]:
     return [t for t in report["tests"] if t["spec_type"] == "AsyncModelRunnerOutput"]
 
 
-def _tree(folder: Path, moved: dict[str, str] | None = None, version: str = NEWEST) -> Path:
+def _tree(
+    folder: Path,
+    moved: dict[str, str] | None = None,
+    version: str = NEWEST,
+    edits: dict[str, tuple[str, str]] | None = None,
+) -> Path:
     """The 0.34.0 texts laid out as an unpacked wheel (``vllm/...`` files, ``_version.py``);
-    ``moved`` puts a file of the producers at another path."""
+    ``moved`` puts a file of the producers at another path, ``edits`` replaces one text
+    (``old``, ``new``) in a file."""
     outputs = (RELEASES / f"outputs-{NEWEST}.py.txt").read_text(encoding="utf-8")
     files = {"vllm/v1/outputs.py": outputs}
     mrv2 = (RELEASES / MRV2_FOLDER / f"producers-mrv2-{NEWEST}.py.txt").read_text(encoding="utf-8")
     for section in producer_sections(mrv2):
-        files[(moved or {}).get(section.path, section.path)] = section.body
+        body = section.body
+        if section.path in (edits or {}):
+            old, new = (edits or {})[section.path]
+            assert old in body, (section.path, old)
+            body = body.replace(old, new)
+        files[(moved or {}).get(section.path, section.path)] = body
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
@@ -65,6 +76,27 @@ def test_the_newest_release_is_judged_with_model_runner_v2_as_ground_truth(tmp_p
     passed = {t["behaviour"] for t in records if t["outcome"] == "passed"}
     assert {"producer.async_output:waits-for-device", "producer.pooling_output"} <= passed
     assert not [t for t in records if "not declared" in t["message"]]
+    [torch_port] = [t for t in run.report["tests"] if "torch_gathering" in t["check"]]
+    assert torch_port["outcome"] == "passed", torch_port
+
+
+@needs_texts
+def test_a_torch_gathering_moved_elsewhere_with_0_based_ranks_fails(tmp_path) -> None:
+    port = "vllm/v1/worker/cpu/logprob.py"
+    tree = _tree(
+        tmp_path / "wheel",
+        moved={port: "vllm/v1/worker/cpu/scores.py"},
+        edits={port: ("return (logits >= selected).sum(-1)", "return (logits > selected).sum(-1)")},
+    )
+    run = suite_runner.subprocess_run(
+        tmp_path, "--vllm-outputs", str(tree), "-k", "torch_gathering", module="conformance",
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert run.exit_code == 1, run.output[-3000:]
+    [record] = [t for t in run.report["tests"] if "torch_gathering" in t["check"]]
+    assert record["outcome"] == "failed"
+    assert "vllm.v1.worker.cpu.scores.compute_topk_scores" in record["message"]
+    assert "selected_token_ranks: expected 1-based pessimistic ranks" in record["message"]
 
 
 @needs_texts
