@@ -224,6 +224,8 @@ class Plan:
     types: tuple[str, ...]  #: the changed types' TypeSpec sources
     drop_types: tuple[str, ...]
     notes: tuple[str, ...]  #: what the data cannot say, for review
+    #: members whose body changed: judged against vLLM's own code of the release
+    judged_by_vllm: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.joins is not None:
@@ -242,7 +244,8 @@ def _plan(judged: TextRevision, version: str, root: Path) -> Plan:
         c for c in judged.changes if c.module == OUTPUTS_MODULE and c.change in _DATA_CHANGES
     ]
     notes = []
-    if not data_changes and base.name == newest.name:
+    bodies = body_changes(judged, base)
+    if not data_changes and not bodies and base.name == newest.name:
         return Plan(version, base.name, base.name, (), (), ())
     module = judged.oracle_module()
     changed_types = list(dict.fromkeys(c.type for c in data_changes if c.change != "type removed"))
@@ -258,7 +261,21 @@ def _plan(judged: TextRevision, version: str, root: Path) -> Plan:
     dropped = tuple(
         c.type for c in data_changes if c.change == "type removed" and c.type in base.types
     )
-    return Plan(version, None, base.name, tuple(sources), dropped, tuple(notes))
+    judged_by_vllm = tuple(dict.fromkeys([*base.judged_by_vllm, *bodies]))
+    return Plan(version, None, base.name, tuple(sources), dropped, tuple(notes), judged_by_vllm)
+
+
+def body_changes(judged: TextRevision, base: SpecRevision) -> list[str]:
+    """``Type.member`` of each spec type's method whose body the release changed: no data
+    says what it now does, so vLLM's own code of the release judges it."""
+    return [
+        c.where
+        for c in judged.changes
+        if c.module == OUTPUTS_MODULE
+        and c.change == "body changed"
+        and c.member
+        and spec_type_of(c.type, judged.surface, base) is not None
+    ]
 
 
 def type_spec_source(
@@ -384,6 +401,8 @@ def _write_data(plan: Plan, root: Path) -> None:
         variable = f"R_{_ident(plan.version)}"
         types = "".join(f"        {t},\n" for t in plan.types)
         drop = f"    drop_types={list(plan.drop_types)!r},\n" if plan.drop_types else ""
+        if plan.judged_by_vllm:
+            drop += f"    judged_by_vllm={plan.judged_by_vllm!r},\n"
         block = (
             f"# --- {plan.version}: written by nox -s add-release; review it -------------------\n\n"
             f"{variable} = derive(\n    R_{_ident(plan.base)},\n    {plan.version!r},\n"
@@ -444,10 +463,14 @@ def _matrix(args: argparse.Namespace, releases: Path, version: str) -> list[str]
                 (folder / name).write_text(
                     (releases / name).read_text(encoding="utf-8"), encoding="utf-8"
                 )
+    environment = {**os.environ, "PYTHONPATH": str(args.root)}
+    if releases != cache_folder():
+        # A revision judged by vLLM's own code reads the release's text from there.
+        environment[RELEASES_ENV] = str(releases)
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "--vllm-outputs", str(folder), "--report-dir",
          str(out), "-p", "no:cacheprovider"],
-        cwd=args.root, env={**os.environ, "PYTHONPATH": str(args.root)},
+        cwd=args.root, env=environment,
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     print(done.stdout.strip())
@@ -473,6 +496,14 @@ def _review(judged: TextRevision, plan: Plan, failures: list[str]) -> list[str]:
         )
     for change in judged.changes:
         if change.module == OUTPUTS_MODULE and change.change in _DATA_CHANGES:
+            continue
+        if change.where in plan.judged_by_vllm:
+            items.append(
+                f"{change.describe()}: judged against vLLM's own code of {plan.version} "
+                "(judged_by_vllm in its revision); where it is a rule every backend keeps, "
+                "name a behaviour, implement it for the reference and check it, then drop "
+                "it from judged_by_vllm"
+            )
             continue
         items.append(
             f"{change.describe()} ({change.module}): a rule changed? if so, name a behaviour, "

@@ -151,6 +151,35 @@ def of_source(source: VllmSource) -> TextRevision:
     return TextRevision(source, found.release, found.changes, judged, surface)
 
 
+def judged_by_its_own_code(base: SpecRevision) -> TextRevision | None:
+    """A release revision whose ``judged_by_vllm`` members vLLM changed in a way no rule
+    of the revision says: the release's own text, judged as the revision plus those
+    changes (as a head text is), so a backend matches vLLM's own code of them.  None for a
+    revision without such members.  Raises :class:`ReleaseTextError` (one line) when
+    the release's text cannot be had."""
+    if not base.judged_by_vllm or not base.releases:
+        return None
+    from conformance.releases.fetch import release_outputs
+
+    release = base.releases[0]
+    source = read_source(release_outputs(release))
+    surface = source.surface()
+    wanted = set(base.judged_by_vllm)
+    earlier = [r for r in known_releases() if release_key(r) < release_key(release)]
+    before = known_surfaces().get(earlier[-1]) if earlier else None
+    from conformance.oracle.vllm_changes import changes_between
+
+    found = [
+        c for c in changes_between(before or {}, surface, [OUTPUTS_MODULE]) if c.where in wanted
+    ]
+    named = {c.where for c in found}
+    for member in sorted(wanted - named):
+        type_name, _, name = member.partition(".")
+        found.append(Change(OUTPUTS_MODULE, type_name, name, "body changed", None, None))
+    changes = tuple(found)
+    return TextRevision(source, release, changes, judged_changes(changes, surface, base), surface)
+
+
 def judged_changes(
     changes: tuple[Change, ...], surface: Surface, base: SpecRevision
 ) -> tuple[JudgedChange, ...]:

@@ -110,6 +110,32 @@ def text_choice(path: str, source: str, why: str) -> RevisionChoice:
     )
 
 
+def release_judged_by_its_own_code(choice: RevisionChoice) -> RevisionChoice:
+    """A release revision some of whose members vLLM's own code judges
+    (``SpecRevision.judged_by_vllm``): the release's text attached, judged as a text is.
+    vLLM's own text judged in its self-run is held to the revision's rules alone."""
+    from dataclasses import replace
+
+    from conformance.oracle.revisions import revision
+    from conformance.releases.text_revision import judged_by_its_own_code
+    from conformance.releases.texts import ReleaseTextError
+    from conformance.run.text_judging import SELF_RUN_ENV
+
+    if choice.text is not None or os.environ.get(SELF_RUN_ENV):
+        return choice
+    judged = revision(choice.name)
+    try:
+        text = judged_by_its_own_code(judged)
+    except ReleaseTextError as error:
+        raise pytest.UsageError(
+            f"revision {judged.name} judges {', '.join(judged.judged_by_vllm)} against vLLM's "
+            f"own code of {judged.releases[0]}, whose text is needed: {error}"
+        ) from None
+    if text is None:
+        return choice
+    return replace(choice, text=text, detail=f"{choice.detail}; {text.headline()}")
+
+
 def activate(config: pytest.Config) -> ConformanceRun:
     """Resolve everything a run needs; any problem is a usage error (exit 4)."""
     if _STATE in config.stash:
@@ -134,6 +160,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     else:
         choice = choose_revision(config.getoption("conformance_revision"), backend)
         backend = known_backends.retarget_reference(backend, choice.name)
+    choice = release_judged_by_its_own_code(choice)
     revision = revisions.revision(choice.name)
     superseded: dict[str, Any] = {}
     if choice.text is not None:

@@ -261,6 +261,9 @@ class SpecRevision:
     releases: tuple[str, ...] = ()
     summary: str = ""
     async_output: AsyncOutputContract = AsyncOutputContract()
+    #: Members (``Type.member``) whose body the release changed in a way no rule here
+    #: says: judged against vLLM's own code of the release, as a head text's changes are.
+    judged_by_vllm: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         # Short: failure messages and hypothesis' falsifying examples print it.
@@ -332,9 +335,11 @@ def derive(
     add: Iterable[str] = (),
     remove: Iterable[str] = (),
     async_output: AsyncOutputContract | None = None,
+    judged_by_vllm: Iterable[str] | None = None,
 ) -> SpecRevision:
     """``base`` with ``types`` replaced or added, ``drop_types`` gone, behaviours changed,
-    and the async output contract replaced when given."""
+    and the async output contract and the members judged by vLLM's own code replaced
+    when given (kept from ``base`` otherwise: a later release keeps the changed body)."""
     new_types = {k: v for k, v in base.types.items() if k not in set(drop_types)}
     for t in types:
         new_types[t.name] = t
@@ -349,6 +354,7 @@ def derive(
         tuple(releases),
         summary,
         async_output if async_output is not None else base.async_output,
+        tuple(judged_by_vllm) if judged_by_vllm is not None else base.judged_by_vllm,
     )
 
 

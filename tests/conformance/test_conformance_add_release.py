@@ -136,6 +136,40 @@ def test_a_release_with_unchanged_types_joins_the_newest_revision(tmp_path) -> N
     assert shown.stdout.strip() == "('0.34.0', '0.34.1')"
 
 
+def test_a_changed_method_body_is_judged_against_vllms_own_code_and_ends_green(
+    tmp_path,
+) -> None:
+    source = vllm_texts.write_variant(
+        tmp_path / "new", "behaviour-changed", "outputs-0.35.0.py.txt"
+    )
+    (source.parent / "producers").mkdir()
+    (source.parent / "producers" / "producers-0.35.0.py.txt").write_text(vllm_texts.producer_text())
+    root = _copy_of_checkout(tmp_path)
+    releases = tmp_path / "releases"
+    done = _python(
+        root, "-m", "conformance.cli.add_release", str(source), "--releases", str(releases),
+        "--matrix", "new", "--report-dir", str(tmp_path / "matrix"), cache=tmp_path / "cache",
+    )  # fmt: skip
+    # vLLM's own 0.35.0 passes its new revision without a hand edit ...
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "judged_by_vllm=('LogprobsLists.slice_request',)"
+        in (root / "reference" / "revisions" / "releases.py").read_text()
+    )
+    review = done.stdout.partition("to review:")[2]
+    assert "body changed LogprobsLists.slice_request: judged against vLLM's own code" in review
+    # ... and the reference, which keeps 0.33.0's slice_request, fails it there.
+    environment = {**os.environ, "PYTHONPATH": str(root), "OUTPUTS_VLLM_RELEASES": str(releases)}
+    environment.pop("PYTEST_ADDOPTS", None)
+    judged = subprocess.run(
+        [sys.executable, "-m", "conformance", "--backend", "reference", "--revision", "0.35.0",
+         "-q", "-p", "no:randomly", "-k", "slice_request"],
+        cwd=root, env=environment, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert judged.returncode == 1, judged.stdout[-3000:] + judged.stderr
+    assert "FAIL [vllm-change:LogprobsLists.slice_request]" in judged.stdout
+
+
 @pytest.mark.parametrize(
     ("name", "expected"),
     [("outputs-0.33.0.py.txt", "is known already"), ("outputs-0.20.5.py.txt", "older than"),
