@@ -58,9 +58,15 @@ __all__ = [
     "selected_specs",
 ]
 
-#: vLLM releases whose own producers the benchmarks measure beside the backend's (the
-#: decode step's and the gathering's peers).
-PEER_RELEASES = ("0.33.0",)
+#: The last release with vLLM's first GPU runner: its ``AsyncGPUModelRunnerOutput``,
+#: ``Sampler.gather_logprobs`` and ``RejectionSampler.parse_output`` are the peers of
+#: the decode step, the gathering and the unpadding.
+FIRST_RUNNER_PEER = "0.33.0"
+#: The newest release: its default runner's async output (Model Runner V2's
+#: ``AsyncOutput``, vLLM's only GPU runner from 0.34.0) is the decode step's other peer.
+DEFAULT_RUNNER_PEER = "0.34.0"
+#: vLLM releases whose own producers the benchmarks measure beside the backend's.
+PEER_RELEASES = (FIRST_RUNNER_PEER, DEFAULT_RUNNER_PEER)
 
 
 def fetch_peer_texts() -> None:
@@ -88,7 +94,7 @@ def vllm_installed() -> bool:
 def vllm_own_producer(name: str) -> Callable[..., Any] | None:
     """vLLM's own producer ``name`` (``gather_logprobs``, ``unpad_sampled_token_ids``):
     the installed vLLM's where one imports here, else that of the peer release's texts
-    (the first runner's, :data:`PEER_RELEASES`), fetched on first use; None where
+    (the first runner's, :data:`FIRST_RUNNER_PEER`), fetched on first use; None where
     neither is to be had."""
     if vllm_installed():
         from conformance.backends.vllm_producers import vllm_producers
@@ -98,7 +104,7 @@ def vllm_own_producer(name: str) -> Callable[..., Any] | None:
         except Exception:
             return None
     try:
-        return resolve(f"{VLLM_RELEASE}{PEER_RELEASES[-1]}").producers.get(name)
+        return resolve(f"{VLLM_RELEASE}{FIRST_RUNNER_PEER}").producers.get(name)
     except (NotImplementedError, BackendResolutionError):
         return None
 
@@ -108,7 +114,7 @@ def vllm_own_at_hand() -> bool:
     release's texts in the cache (asv's discovery asks, so nothing is fetched)."""
     from conformance.releases.fetch import is_fetched
 
-    return vllm_installed() or is_fetched(PEER_RELEASES[-1])
+    return vllm_installed() or is_fetched(FIRST_RUNNER_PEER)
 
 
 def release_text(version: str) -> Path:

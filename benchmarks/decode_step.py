@@ -1,4 +1,5 @@
-"""A whole decode step's host side, the backend's against vLLM 0.33.0's own.
+"""A whole decode step's host side, the backend's against vLLM's own: 0.33.0's first
+runner and the newest release's default runner (0.34.0's Model Runner V2).
 
 What a backend pays per decode step is not one piece (a transfer, ``tolists``, the
 unpadding) but the host side of its async output as a whole: the constructor
@@ -9,7 +10,9 @@ requests and returns the ``ModelRunnerOutput``.  Timed here for the backend's
 loaded from its producer texts (``vllm-release:0.33.0``, fetched from its wheel into
 the cache on first use: :mod:`conformance.releases.fetch`), each on the step its own release's runner builds, on the simulated
 runtime of its accelerator (:mod:`benchmarks.async_output`): both pay the same
-simulated copies, so what differs is their own host work.
+simulated copies, so what differs is their own host work.  vLLM 0.34.0 removed the
+first runner: its default (and only) GPU runner's ``AsyncOutput`` is the second peer,
+measured the same way on the step Model Runner V2 builds (``vllm-release:0.34.0``).
 
 The reference (``backend=reference``) is measured at 0.33.0's revision
 (``reference@0.33.0``): the same output as the peer's, so the two do the same work.
@@ -38,6 +41,10 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
   ``track_vllm_0_33_ratio_to_copies_floor``: each side's time over the floor under
   every async output, the copies and the wait alone: where vLLM's is below 2x the
   floor, the 0.5x target cannot be met by any backend;
+* ``track_decode_step_ratio_to_vllm_0_34``,
+  ``track_decode_step_peak_bytes_ratio_to_vllm_0_34`` and
+  ``track_vllm_0_34_ratio_to_copies_floor``: the same against vLLM 0.34.0's Model
+  Runner V2 ``AsyncOutput``, the reference at 0.34.0's revision;
 * ``time_decode_step`` and ``peakmem_decode_step``: each side's own time and the
   process's peak resident memory (asv's ``peakmem_``), for the tables and plots.
 """
@@ -46,12 +53,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from functools import cache
 from typing import Any, ClassVar
 
 from .async_output import _simulated
-from .backends import PEER_RELEASES, Subject, release_text, resolve
+from .backends import DEFAULT_RUNNER_PEER, FIRST_RUNNER_PEER, Subject, release_text, resolve
 from .common import (
     TARGET_SECONDS,
     HostBenchmark,
@@ -64,9 +71,10 @@ from .common import (
 from .host_memory import peak_host_bytes_side_by_side
 from .interleaved import ratio_samples, take_turns
 
-#: The release whose own async output the target is stated against.
-VLLM_RELEASE = PEER_RELEASES[-1]
-VLLM_SPEC = f"vllm-release:{VLLM_RELEASE}"
+#: The releases whose own async outputs the targets are stated against: the first
+#: runner's last, and the newest release's default runner's (Model Runner V2).
+VLLM_RELEASE = FIRST_RUNNER_PEER
+NEWEST_RELEASE = DEFAULT_RUNNER_PEER
 
 NUM_REQS_VALUES = [1, 64, 256, 1024]
 NUM_LOGPROBS_VALUES = [-1, 0, 20]  # -1: the step asks for no logprobs
@@ -74,21 +82,22 @@ NUM_DRAFTS_VALUES = [0, 3]
 
 
 @cache
-def vllm_own() -> Subject:
-    """vLLM 0.33.0's types and producers from its texts; skipped where they are absent."""
-    release_text(VLLM_RELEASE)  # fetched now, or a skip naming how to fetch it
-    subject = resolve(VLLM_SPEC)
+def vllm_own(release: str = VLLM_RELEASE) -> Subject:
+    """vLLM ``release``'s types and producers from its texts (its default runner's async
+    output as ``make_async_output``); skipped where they are absent."""
+    release_text(release)  # fetched now, or a skip naming how to fetch it
+    subject = resolve(f"vllm-release:{release}")
     subject.producer("make_async_output")
     return subject
 
 
 def _warm_peer() -> None:
-    """Load 0.33.0's texts in asv's forkserver parent, once: every forked child
+    """Load the peers' texts in asv's forkserver parent, once: every forked child
     inherits them instead of loading them itself (about a second each)."""
-    try:
-        vllm_own()
-    except Exception:  # absent texts: each benchmark's setup says why
-        vllm_own.cache_clear()
+    for release in (VLLM_RELEASE, NEWEST_RELEASE):
+        # Absent texts: each benchmark's setup says why.
+        with suppress(Exception):
+            vllm_own(release)
 
 
 def step_case(num_reqs: int, num_logprobs: int, num_drafts: int) -> Any:
@@ -260,12 +269,14 @@ class _Steps(HostBenchmark):
     param_names: ClassVar[list[str]] = ["backend", "num_reqs", "num_logprobs", "num_drafts"]
     # The peer's step builds from its texts on first use: a few seconds per process.
     timeout = 180.0
+    #: The release whose own async output is the peer.
+    peer_release: ClassVar[str] = VLLM_RELEASE
 
     def setup(self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int) -> None:
         subject = self.use_backend(backend)
         if backend == "reference":
-            subject = resolve(f"reference@{VLLM_RELEASE}")
-        peer = vllm_own()
+            subject = resolve(f"reference@{self.peer_release}")
+        peer = vllm_own(self.peer_release)
         self.devices = (subject.async_output_device, peer.async_output_device)
         case = step_case(num_reqs, num_logprobs, num_drafts)
         self.ours = decode_step(subject, runner_step(subject, case))
@@ -324,6 +335,36 @@ class DecodeStepTargets(_Steps):
         return ratio_samples(self.theirs, self.floor, TARGET_SECONDS)
 
     track_vllm_0_33_ratio_to_copies_floor.unit = "ratio"  # type: ignore[attr-defined]
+
+
+class DecodeStepNewestTargets(_Steps):
+    """The targets against the newest release's default runner: vLLM 0.34.0's Model
+    Runner V2 ``AsyncOutput`` (the first runner is gone from 0.34.0)."""
+
+    peer_release = NEWEST_RELEASE
+    params: ClassVar[list[list[Any]]] = DecodeStepTargets.params
+
+    def track_decode_step_ratio_to_vllm_0_34(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> dict[str, Any]:
+        return ratio_samples(self.ours, self.theirs, TARGET_SECONDS)
+
+    track_decode_step_ratio_to_vllm_0_34.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_decode_step_peak_bytes_ratio_to_vllm_0_34(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> float:
+        return peak_bytes_ratio(self.ours, self.theirs, *self.devices)
+
+    track_decode_step_peak_bytes_ratio_to_vllm_0_34.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_vllm_0_34_ratio_to_copies_floor(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> dict[str, Any]:
+        """vLLM 0.34.0's time over the copies and the wait alone (see the 0.33.0 one)."""
+        return ratio_samples(self.theirs, self.floor, TARGET_SECONDS)
+
+    track_vllm_0_34_ratio_to_copies_floor.unit = "ratio"  # type: ignore[attr-defined]
 
 
 class DecodeStep(_Steps):

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from .backends import PEER_RELEASES, release_text, vllm_own_at_hand, vllm_own_producer
+from .backends import FIRST_RUNNER_PEER, release_text, vllm_own_at_hand, vllm_own_producer
 from .common import (
     DeviceBenchmark,
     at_steady_state,
@@ -227,7 +227,7 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
 
 
 #: The release whose Model Runner V2 gathering is timed.
-MRV2_RELEASE = PEER_RELEASES[-1]
+MRV2_RELEASE = FIRST_RUNNER_PEER
 
 
 @cache

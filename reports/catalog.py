@@ -177,6 +177,30 @@ TARGETS = (
         direct=re.compile(r"decode_step_ratio_to_vllm_0_33$", re.I),
     ),
     RatioTarget(
+        key="decode_step_vs_vllm_0_34",
+        title="A whole decode step at most 0.5x the time of vLLM 0.34.0's own Model Runner "
+        "V2 AsyncOutput (the newest release's default runner), every shape",
+        family=DECODE_STEP,
+        baseline=re.compile(r"vllm_0_34_own", re.I),
+        subject=re.compile(r"time_decode_step$", re.I),
+        limit=0.5,
+        higher_is_better=False,
+        ratio_label="our time / vLLM 0.34.0's own (x)",
+        direct=re.compile(r"decode_step_ratio_to_vllm_0_34$", re.I),
+    ),
+    RatioTarget(
+        key="decode_step_memory_vs_vllm_0_34",
+        title="A whole decode step's peak host memory at most that of vLLM 0.34.0's own "
+        "Model Runner V2 AsyncOutput, every shape",
+        family=DECODE_STEP,
+        baseline=re.compile(r"vllm_0_34_own", re.I),
+        subject=re.compile(r"peakmem_decode_step$", re.I),
+        limit=1.0,
+        higher_is_better=False,
+        ratio_label="our peak host memory / vLLM 0.34.0's own (x)",
+        direct=re.compile(r"decode_step_peak_bytes_ratio_to_vllm_0_34$", re.I),
+    ),
+    RatioTarget(
         key="decode_step_memory_vs_vllm",
         title="A whole decode step's peak host memory (Python heap and torch's CPU "
         "allocator) at most that of vLLM 0.33.0's own, every shape",

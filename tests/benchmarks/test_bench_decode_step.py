@@ -7,7 +7,7 @@ import pytest
 from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import async_output, common, host_memory
-from benchmarks.decode_step import DecodeStepTargets, step_case
+from benchmarks.decode_step import DecodeStepNewestTargets, DecodeStepTargets, step_case
 
 pytestmark = pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 
@@ -87,3 +87,33 @@ def test_the_step_rows_are_the_accepted_tokens_padded() -> None:
     assert [sum(t != -1 for t in row) for row in case.rows] == lengths
     assert all(t >= 100_000 for row in case.rows for t in row if t != -1)
     assert case.invalid_req_indices == (0,) and case.num_logprobs == 5
+
+
+@pytest.mark.parametrize(("num_reqs", "num_logprobs", "num_drafts"), [(64, 20, 3), (5, -1, 0)])
+@pytest.mark.usefixtures("simulated_runtime")
+def test_the_newest_peer_is_model_runner_v2s_async_output_giving_the_same_output(
+    num_reqs: int, num_logprobs: int, num_drafts: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(host_memory, "CALLS", 3)
+    bench = DecodeStepNewestTargets()
+    bench.setup("reference", num_reqs, num_logprobs, num_drafts)
+    ours, theirs = bench.ours(), bench.theirs()
+    # vLLM 0.34.0 kept only Model Runner V2: its AsyncOutput hands over the step, and the
+    # reference at 0.34.0's revision gives the same values.
+    assert type(ours).__module__.startswith("reference.revisions")
+    assert type(theirs).__module__.startswith("vllm_release_0_34_0")
+    assert not hasattr(theirs, "req_id_to_index")
+    assert ours.sampled_token_ids == [list(r) for r in theirs.sampled_token_ids]
+    assert ours.sampled_token_ids[0] == []
+    if num_logprobs < 0:
+        assert ours.logprobs is None and theirs.logprobs is None
+    elif num_drafts == 0:
+        assert _plain(list(ours.logprobs)) == _plain(list(theirs.logprobs))
+    else:
+        # Model Runner V2 keeps a logprobs row per logits row (cu over the logits): at
+        # least the rows of every token kept, as many as the reference's or more.
+        assert len(theirs.logprobs[0]) >= len(ours.logprobs[0])
+    ratio = bench.track_decode_step_peak_bytes_ratio_to_vllm_0_34(
+        "reference", num_reqs, num_logprobs, num_drafts
+    )
+    assert ratio > 0.0
