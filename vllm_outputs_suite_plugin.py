@@ -91,9 +91,9 @@ SUITE_OPTIONS = (
     SuiteOption(
         "bump-to",
         "REVISION_OR_PATH",
-        "also judge the backend at its own revision ({revision}, else what it declares) "
-        "and report what moving its pin to REVISION_OR_PATH (a revision or a path, as for "
-        "{revision}) would break: the vLLM changes between them and each behaviour whose "
+        "judge the backend at REVISION_OR_PATH too and report what moving its pin there "
+        "would break (a revision or a path, as for {revision}; the pin is {revision}, else "
+        "what it declares): the vLLM changes between them and each behaviour whose "
         "verdict differs, breaks first; exit 1 when something passing there fails here",
     ),
     SuiteOption(

@@ -69,17 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--vllm-outputs",
         metavar="PATH",
-        help="judge a vLLM outputs.py without installing vLLM: any file (its version read from "
-        "a name such as outputs-0.34.0.dev3+g1a2b3c4.py.txt; a release's text is judged as that "
-        "release, any other as its nearest known release plus what it changed), a vLLM source "
-        "tree, or a folder of release texts (one report per release in --report-dir)",
+        help="judge vLLM's own code without installing vLLM, from a text, a tree or a folder "
+        "(an outputs.py, its version read from a name such as "
+        "outputs-0.34.0.dev3+g1a2b3c4.py.txt: a release's text is judged as that release, "
+        "any other as its nearest known release plus what it changed; a vLLM source tree; "
+        "a folder of release texts, one report per release in --report-dir)",
     )
     parser.add_argument(
         "--vllm-release",
         metavar="VERSION",
-        help="judge a vLLM release (0.10.2 on) from its published wheel: pip finds it, and "
-        "only its outputs.py and producers are read from it (nothing is installed) into the "
-        "cache, once",
+        help="judge a vLLM release from its published wheel (one before 0.10.2 on the types "
+        "it has): pip finds it, and only its outputs.py and producers are read from it "
+        "(nothing is installed) into the cache, once",
     )
     parser.add_argument(
         "--report-dir",
