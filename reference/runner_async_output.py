@@ -140,6 +140,10 @@ def _logprobs_lists(
         return None
     if keep is None or contract.logprobs == "tolists":
         return host_logprobs.tolists()
+    if contract.logprobs == "every-logits-row":
+        # A row per logits row, none filtered: the cu of the padded positions.
+        width = keep.shape[1]
+        return host_logprobs.tolists([width * i for i in range(keep.shape[0] + 1)])
     cu = [0, *accumulate(int(n) for n in keep.sum(axis=1))]
     if contract.logprobs == "filtered-to-kept-tokens":
         # The kept positions' rows by index: torch's boolean-mask indexing takes

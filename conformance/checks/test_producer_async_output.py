@@ -253,7 +253,7 @@ def test_logprobs_reach_the_output_as_the_release_converts_them(
         if differences_between(expected_members, found_members, f"{where}.logprobs"):
             expect_read_alike(revision, found, expected, where)
             pytest.skip(
-                f"{where}.logprobs: laid out otherwise than the first runner's "
+                f"{where}.logprobs: laid out otherwise than the release's runner "
                 f"({revision.async_output.logprobs}); not required: vLLM's consumer reads "
                 "each request's rows alike (producer.async_output:logprobs-read-by-request)"
             )

@@ -129,7 +129,7 @@ def _logprobs_rows(case: StepCase, revision: SpecRevision) -> int:
     """How many logprobs rows the revision's runner holds for this step."""
     if not case.multi_token:
         return case.num_reqs
-    if revision.async_output.logprobs == "filtered-to-kept-tokens":
+    if revision.async_output.logprobs in ("filtered-to-kept-tokens", "every-logits-row"):
         return case.num_reqs * len(case.rows[0])
     return int(kept_positions(case.padded(), case.vocab_size).sum())
 

@@ -141,6 +141,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.async_output:logprobs-cu-of-kept-tokens": "get_output() gives tolists() of the "
     "step's logprobs tensors; with rows of several tokens, tolists(cu) whose cu counts each "
     "row's kept tokens (a discarded request's included)",
+    "producer.async_output:logprobs-every-logits-row": "get_output() gives tolists() of the "
+    "step's logprobs tensors; with rows of several tokens (a logprobs row per logits row) "
+    "every row, tolists() reading the cu of logits rows the sampler put on them",
     "producer.async_output:logprobs-filtered-to-kept-tokens": "get_output() gives tolists() of "
     "the step's logprobs tensors; with rows of several tokens (a logprobs row per padded "
     "position) the rows of kept tokens only, tolists(cu) whose cu counts them (a discarded "

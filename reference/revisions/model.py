@@ -139,7 +139,9 @@ class TypeSpec:
 
 
 RowsAs = Literal["lists", "arrays"]
-LogprobsBy = Literal["runner", "tolists", "cu-of-kept-tokens", "filtered-to-kept-tokens"]
+LogprobsBy = Literal[
+    "runner", "tolists", "cu-of-kept-tokens", "filtered-to-kept-tokens", "every-logits-row"
+]
 
 #: The constructor of vLLM's own async output: what its runner hands over, in order.
 RUNNER_ARGUMENTS_0_10_2 = (
@@ -181,7 +183,11 @@ class AsyncOutputContract:
     ``filtered-to-kept-tokens``: with several tokens per row the tensors hold a row per
     padded position, filtered to the kept ones, then ``tolists(cu)`` (0.14.0 on; Model
     Runner V2 keeps every row and a cu counting them, which vLLM's consumer reads alike:
-    the layout is reported, ``logprobs-read-by-request`` required).  With
+    the layout is reported, ``logprobs-read-by-request`` required);
+    ``every-logits-row``: Model Runner V2's, vLLM's only GPU runner from 0.34.0: the
+    tensors hold a row per logits row (every verified position, rejected drafts
+    included) and ``tolists()`` reads the cu of the logits the sampler put on them, so
+    no row is filtered (a filtering output is read alike by request).  With
     one token per row every rule but ``runner`` is ``tolists()``; the logprobs of a
     discarded request stay (only its sampled ids are emptied).
     """
@@ -201,6 +207,7 @@ class AsyncOutputContract:
         return self.multi_token_rows and self.logprobs in (
             "cu-of-kept-tokens",
             "filtered-to-kept-tokens",
+            "every-logits-row",
         )
 
     @property

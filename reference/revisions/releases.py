@@ -576,6 +576,11 @@ R_0_34_0 = derive(
     summary="ModelRunnerOutput.req_id_to_index removed (the scheduler maps rows by req_ids; "
     "EMPTY_MODEL_RUNNER_OUTPUT = ModelRunnerOutput(req_ids=[])); Model Runner V2 is vLLM's "
     "only GPU runner",
+    # Model Runner V2's AsyncOutput keeps a logprobs row per logits row, read by the cu of
+    # the logits (vllm/v1/worker/gpu/async_utils.py): nothing filters them any more.
+    async_output=AsyncOutputContract(
+        rows="lists", logprobs="every-logits-row", pooling_output=True
+    ),
     types=[
         TypeSpec(
             name="ModelRunnerOutput",
