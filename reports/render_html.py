@@ -49,6 +49,9 @@ table { border-collapse: collapse; font-size: .9rem; }
 th, td { border: 1px solid var(--rule); padding: .25rem .55rem; vertical-align: top;
          white-space: nowrap; }
 th { background: #f6f8fa; text-align: left; white-space: normal; }
+/* A long name wraps inside its cell: the first screen never scrolls sideways. */
+td { white-space: normal; max-width: 26rem; overflow-wrap: anywhere; }
+td.num { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #fbfbfc; }
 td.bad, tr:nth-child(even) td.bad { background: var(--fail-bg); }

@@ -35,7 +35,7 @@ def register_markers(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from conformance.run.session import activate
+    from conformance.run.activation import activate
 
     register_markers(config)
     activate(config)

@@ -16,6 +16,18 @@ from reports.document import (
 from reports.sections.inputs import ReportInput
 
 
+#: The longest environment name shown whole; a longer one keeps its start and its end.
+ENVIRONMENT_SHOWN = 32
+
+
+def short_environment(name: str) -> str:
+    """asv's environment name, short enough for the first screen: an interpreter's path
+    spelled into it (``existing-py_tmp_..._.nox_suite_bin_python``) keeps its two ends."""
+    if len(name) <= ENVIRONMENT_SHOWN:
+        return name
+    return f"{name[:12]}\u2026{name[-(ENVIRONMENT_SHOWN - 13):]}"
+
+
 def header_section(data: ReportInput) -> Section:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     frame, current = data.frame, data.current
@@ -34,7 +46,7 @@ def header_section(data: ReportInput) -> Section:
             (
                 machine,
                 f"`{commit[:10]}`",
-                f"`{group['env'].iloc[0]}`",
+                f"`{short_environment(str(group['env'].iloc[0]))}`",
                 date.strftime("%Y-%m-%d") if not pd.isna(date) else "-",
                 ", ".join(sorted(row_kinds.measured(group)["device"].unique())) or "-",
                 host,

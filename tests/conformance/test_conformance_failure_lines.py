@@ -81,7 +81,7 @@ def test_a_producers_checks_are_counted_under_the_producer() -> None:
 def test_a_missing_wait_is_named_first_and_its_symptoms_say_so() -> None:
     from types import SimpleNamespace
 
-    from conformance.run.session import failures_by_behaviour
+    from conformance.run.failure_lines import failures_by_behaviour
 
     def failed(behaviour: str, message: str) -> SimpleNamespace:
         return SimpleNamespace(outcome="failed", behaviour=behaviour, message=message)

@@ -18,7 +18,7 @@ from conformance.releases.texts import write_tree
 
 _CHOICE = (
     "from conformance.backends.known import vllm_backend\n"
-    "from conformance.run.session import choose_revision\n"
+    "from conformance.judged import choose_revision\n"
     "backend = vllm_backend()\n"
     "choice = choose_revision(None, backend)\n"
     "print(backend.version)\n"
