@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from conformance.backends.step import MODEL_RUNNER_V2
-from conformance.run.session import current
+from conformance.run.activation import current
 
 
 def parametrize_runner_v2(metafunc: pytest.Metafunc) -> None:

@@ -36,7 +36,7 @@ import pytest
 
 from conformance.backends import devices
 from conformance.backends.backend import SPEC_NAMES, Backend
-from conformance.run.session import current
+from conformance.run.activation import current
 
 
 @pytest.fixture(scope="session")

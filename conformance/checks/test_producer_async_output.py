@@ -36,7 +36,7 @@ from conformance.producers.steps import (
     host_logprobs,
     logprobs_cases,
 )
-from conformance.run.session import current
+from conformance.run.activation import current
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),

@@ -35,7 +35,7 @@ from conformance.oracle import differential
 from conformance.oracle.compare import differences_between
 from conformance.oracle.failing import fail
 from conformance.oracle.strategies import logits_cases
-from conformance.run.session import current
+from conformance.run.activation import current
 
 pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("vllm-change")]
 
@@ -55,7 +55,7 @@ one_failure = settings(report_multiple_bugs=False)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "vllm_change" not in metafunc.fixturenames:
         return
-    from conformance.run.text_judging import differential_cases
+    from conformance.judged.superseding import differential_cases
 
     run = current(metafunc.config)
     kind = _KINDS[metafunc.definition.originalname]

@@ -8,8 +8,6 @@ import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from conformance.run import option_names
-
 if TYPE_CHECKING:
     from conformance.backends.backend import Backend
     from conformance.releases.text_revision import TextRevision
@@ -46,16 +44,17 @@ class RevisionChoice:
 
 
 def choose_revision(
-    option: str | None, backend: Backend, option_name: str = "revision"
+    option: str | None, backend: Backend, spelled: str = "--revision"
 ) -> RevisionChoice:
-    """``option``, else what the backend declares (or detected), else 2025.10.  Any of
-    them may be a path to a vLLM text, tree or wheel (:func:`text_choice`)."""
+    """``option`` (the option ``spelled`` so on the user's command line), else what the
+    backend declares (or detected), else 2025.10.  Any of them may be a path to a vLLM
+    text, tree or wheel (:func:`text_choice`)."""
     from conformance.oracle.revisions import DEFAULT_REVISION, UnknownRevisionError, canonical_name
     from conformance.oracle.revisions import names_a_path as looks_like_path
 
     try:
         if option:
-            given = f"{option_names.option(option_name)} {option}"
+            given = f"{spelled} {option}"
             if looks_like_path(option):
                 return text_choice(option, "given", given)
             name = canonical_name(option)
@@ -108,10 +107,10 @@ def release_judged_by_its_own_code(choice: RevisionChoice) -> RevisionChoice:
     """A release revision some of whose members vLLM's own code judges
     (``SpecRevision.judged_by_vllm``): the release's text attached, judged as a text is.
     vLLM's own text judged in its self-run is held to the revision's rules alone."""
+    from conformance.judged.superseding import SELF_RUN_ENV
     from conformance.oracle.revisions import revision
     from conformance.releases.text_revision import judged_by_its_own_code
     from conformance.releases.texts import ReleaseTextError
-    from conformance.run.text_judging import SELF_RUN_ENV
 
     if choice.text is not None or os.environ.get(SELF_RUN_ENV):
         return choice

@@ -14,8 +14,8 @@ from conformance.judged.choice import (
 
 if TYPE_CHECKING:
     from conformance.backends.backend import Backend
+    from conformance.judged.superseding import Superseded
     from conformance.releases.text_revision import TextRevision
-    from conformance.run.text_judging import Superseded
     from reference.revisions.model import SpecRevision
 
 
@@ -43,7 +43,7 @@ class Judged:
     def superseded(self, check_timeout: float | None) -> dict[str, Superseded]:
         """The nearest revision's checks the judged vLLM text fails itself (its self-run,
         cached); none without a text.  :class:`JudgedError` when the self-run fails."""
-        from conformance.run.text_judging import SelfRunError, superseded_checks
+        from conformance.judged.superseding import SelfRunError, superseded_checks
 
         if self.text is None:
             return {}
@@ -53,12 +53,13 @@ class Judged:
             raise JudgedError(str(error)) from None
 
 
-def judged_at(option: str | None, backend: Backend, option_name: str = "revision") -> Judged:
-    """What ``option`` (else the backend's declaration, else the default) names, judged:
-    :class:`JudgedError` (one line) when it names nothing that can be."""
+def judged_at(option: str | None, backend: Backend, spelled: str = "--revision") -> Judged:
+    """What ``option`` (``spelled`` so on the command line; else the backend's
+    declaration, else the default) names, judged: :class:`JudgedError` (one line) when
+    it names nothing that can be."""
     from conformance.oracle import revisions
 
-    choice = release_judged_by_its_own_code(choose_revision(option, backend, option_name))
+    choice = release_judged_by_its_own_code(choose_revision(option, backend, spelled))
     if choice.text is not None:
         return Judged(choice, choice.text.spec_revision())
     return Judged(choice, revisions.revision(choice.name))

@@ -15,13 +15,15 @@ import pytest
 
 from conformance.backends.backend import Backend, BackendResolutionError
 from conformance.judged import Judged, JudgedError, judged_at
-from conformance.run import nodeids
+from conformance.run import nodeids, option_names
 from conformance.run.bump import BUMP_SIDE_ENV
-from conformance.run.session import _STATE, ConformanceRun
+from conformance.run.session import ConformanceRun
 from conformance.run.xfails import XfailEntry, XfailsFileError
 
 if TYPE_CHECKING:
     from conformance.run.bump import Bump
+
+_STATE = pytest.StashKey[ConformanceRun]()
 
 
 def activate(config: pytest.Config) -> ConformanceRun:
@@ -45,10 +47,14 @@ def activate(config: pytest.Config) -> ConformanceRun:
     try:
         if bump_to:
             # Judged at the target; at its pin in a run of its own (conformance.run.bump).
-            pin = judged_at(config.getoption("conformance_revision"), backend)
-            judged = judged_at(bump_to, backend, option_name="bump-to")
+            pin = judged_at(
+                config.getoption("conformance_revision"), backend, option_names.option("revision")
+            )
+            judged = judged_at(bump_to, backend, option_names.option("bump-to"))
         else:
-            judged = judged_at(config.getoption("conformance_revision"), backend)
+            judged = judged_at(
+                config.getoption("conformance_revision"), backend, option_names.option("revision")
+            )
             backend = known_backends.retarget_reference(backend, judged.choice.name)
         superseded = judged.superseded(check_timeout(config))
     except JudgedError as error:
@@ -220,3 +226,8 @@ def known_behaviours() -> frozenset[str]:
     for revision in revisions.all_revisions():
         named |= revision.surface_behaviours
     return frozenset(named)
+
+
+def current(config: pytest.Config) -> ConformanceRun:
+    """The run of ``config`` (made on first use)."""
+    return activate(config)

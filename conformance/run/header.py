@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from conformance.version import suite_version
 
 if TYPE_CHECKING:
-    from conformance.run.session import ConformanceRun
+    import pytest
+
+    from conformance.backends.backend import Backend
+    from conformance.judged import RevisionChoice
+    from conformance.producers.warm_up import WarmUp
+    from conformance.releases.text_revision import TextRevision
+    from conformance.report.provenance import Provenance
+    from conformance.run.bump import Bump
+    from reference.revisions.model import SpecRevision
+
+
+class ConformanceRun(Protocol):
+    """What the header reads of a run (:class:`conformance.run.session.ConformanceRun`)."""
+
+    config: pytest.Config
+    backend: Backend
+    revision: SpecRevision
+    choice: RevisionChoice
+    devices_available: list[str]
+    provenance: Provenance
+    warm_up: WarmUp | None
+    bump: Bump | None
+    xfails: list[Any]
+    superseded: dict[str, Any]
+
+    @property
+    def text_revision(self) -> TextRevision | None: ...
 
 
 def header_lines(run: ConformanceRun) -> list[str]:

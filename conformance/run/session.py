@@ -23,26 +23,14 @@ from conformance.run.failure_lines import failures_by_behaviour
 from conformance.run.xfails import XfailEntry
 
 if TYPE_CHECKING:
+    from conformance.judged.superseding import Superseded
     from conformance.producers.warm_up import WarmUp
     from conformance.releases.text_revision import TextRevision
     from conformance.report.provenance import Provenance
     from conformance.run.bump import Bump
-    from conformance.run.text_judging import Superseded
     from reference.revisions.model import SpecRevision
 
-_STATE = pytest.StashKey["ConformanceRun"]()
 _USED_XFAIL = "conformance.xfail_entry"
-
-
-def activate(config: pytest.Config) -> ConformanceRun:
-    """The run of ``config``, made once (:func:`conformance.run.activation.activate`)."""
-    from conformance.run.activation import activate as made
-
-    return made(config)
-
-
-def current(config: pytest.Config) -> ConformanceRun:
-    return activate(config)
 
 
 def marker_arg(node: pytest.Item, name: str) -> str | None:
@@ -144,7 +132,7 @@ class ConformanceRun:
             identity = self._identify(item, behaviour, skip.cause if skip is not None else None)
             superseded = self._superseding(identity)
             if skip is None and superseded is not None:
-                from conformance.run.text_judging import SUPERSEDED
+                from conformance.judged.superseding import SUPERSEDED
 
                 skip = selection.Skip(SUPERSEDED, superseded)
                 identity = self._identify(item, behaviour, SUPERSEDED)
@@ -161,7 +149,7 @@ class ConformanceRun:
         """Why a check is not judged by its rule here (vLLM's own text fails it), or None."""
         if not self.superseded:
             return None
-        from conformance.run.text_judging import check_key
+        from conformance.judged.superseding import check_key
 
         found = self.superseded.get(check_key(identity.nodeid, identity.check))
         judged = self.text_revision

@@ -15,9 +15,8 @@ from reports.document import (
 )
 from reports.sections.inputs import ReportInput
 
-
 #: The longest environment name shown whole; a longer one keeps its start and its end.
-ENVIRONMENT_SHOWN = 32
+ENVIRONMENT_SHOWN = 36
 
 
 def short_environment(name: str) -> str:
@@ -25,7 +24,7 @@ def short_environment(name: str) -> str:
     spelled into it (``existing-py_tmp_..._.nox_suite_bin_python``) keeps its two ends."""
     if len(name) <= ENVIRONMENT_SHOWN:
         return name
-    return f"{name[:12]}\u2026{name[-(ENVIRONMENT_SHOWN - 13):]}"
+    return f"{name[:12]}\u2026{name[-(ENVIRONMENT_SHOWN - 13) :]}"
 
 
 def header_section(data: ReportInput) -> Section:

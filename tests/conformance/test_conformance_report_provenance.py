@@ -19,7 +19,7 @@ from conformance.report.provenance import (
     machine_name,
     vllm_judged,
 )
-from conformance.run import session
+from conformance.run import activation, session
 
 ONE_CHECK = "test_logprobs_lists_slice.py::test_slice_of_empty_batch"
 
@@ -67,9 +67,9 @@ def test_a_run_id_is_made_once_and_an_xdist_worker_takes_its_controllers(monkeyp
     node = SimpleNamespace(workerinput={})
     controller.pytest_configure_node(node)
     worker_config = SimpleNamespace(workerinput=node.workerinput)
-    assert session._run_stamp(worker_config) == first
+    assert activation._run_stamp(worker_config) == first
     # Without one handed over (serial, or the controller itself) the run makes its own.
-    assert session._run_stamp(SimpleNamespace()) != first
+    assert activation._run_stamp(SimpleNamespace()) != first
     assert WORKERINPUT_KEY in node.workerinput
 
 

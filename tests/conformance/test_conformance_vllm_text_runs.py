@@ -18,8 +18,8 @@ import suite_runner
 import vllm_texts
 from once_per_session import session_folder
 
+from conformance.judged.superseding import superseded_checks
 from conformance.releases.text_revision import text_revision
-from conformance.run.text_judging import superseded_checks
 
 #: The check modules of each variant's changed type (the own runs judge those and the
 #: changes; the self-run before them judged every check).
