@@ -303,6 +303,25 @@ def mrv2_gathering_of_release_text(outputs_text: Path, version: str) -> Callable
     return found[1] if found else None
 
 
+def triton_gathering_at(sources: dict[str, str]) -> tuple[str, str] | None:
+    """``(module, function)`` of Model Runner V2's Triton gathering among ``sources``
+    (``{path: text}``), found by what it is wherever vLLM keeps it: a gathering
+    (:mod:`conformance.releases.discovery`) in a file of Triton kernels; None where none is."""
+    from conformance.releases.discovery import find_producers
+
+    for found in find_producers(sources):
+        if found.kind == "gathering" and "." not in found.name and "triton" in sources[found.path]:
+            return found.module, found.name
+    return None
+
+
+def triton_gathering_module() -> str:
+    """The module of the ``vllm`` on the path holding its Triton gathering (where the
+    release keeps it, :data:`MRV2_GATHERING_MODULE` when none is found)."""
+    found = triton_gathering_at(vllm_sources())
+    return found[0] if found is not None else MRV2_GATHERING_MODULE
+
+
 def mrv2_gathering_in(module: ModuleType) -> tuple[str, Callable[..., Any]] | None:
     """The name and function of Model Runner V2's gathering in its ``module`` (whichever
     of :data:`MRV2_GATHERING_FUNCTIONS` the release has), or None."""

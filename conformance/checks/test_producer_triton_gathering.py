@@ -21,8 +21,7 @@ import pytest
 import torch
 
 from conformance.backends.vllm_producers import MRV2_GATHERING_FUNCTIONS as GATHERING_FUNCTIONS
-from conformance.backends.vllm_producers import MRV2_GATHERING_MODULE as GATHERING_MODULE
-from conformance.backends.vllm_producers import mrv2_gathering_in
+from conformance.backends.vllm_producers import mrv2_gathering_in, triton_gathering_module
 from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
@@ -43,12 +42,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _gathering():
     """The device, name and function of vLLM's gathering of the release on the path, or a
     skip saying why it cannot run."""
-    device, module = kernel_module(GATHERING_MODULE, "Model Runner V2's logprobs gathering")
+    where = triton_gathering_module()  # found by what it is, wherever vLLM keeps it
+    device, module = kernel_module(where, "Model Runner V2's logprobs gathering")
     found = mrv2_gathering_in(module)
     if found is None:
-        pytest.skip(
-            f"{GATHERING_MODULE} of this release has none of {', '.join(GATHERING_FUNCTIONS)}"
-        )
+        pytest.skip(f"{where} of this release has none of {', '.join(GATHERING_FUNCTIONS)}")
     return device, *found
 
 
@@ -124,7 +122,7 @@ def test_model_runner_v2_gathering_is_judged_where_triton_runs(backend, runner_v
     result = attempt(where, gather, on(device, logits), k, on(device, sampled))
     found = triton_gathering_deviations(result, logits, sampled, k, where)
     if found:
-        judged = SimpleNamespace(judged_class=f"{GATHERING_MODULE}.{name}")
+        judged = SimpleNamespace(judged_class=f"{gather.__module__}.{name}")
         defect = known_defect(backend, judged, "producer.gather_logprobs", "\n".join(found))
         if defect is not None:
             pytest.xfail(f"{defect}: {' '.join(found)}")

@@ -193,3 +193,21 @@ def test_a_member_missing_from_a_subclass_of_the_backends_class_is_the_backends_
     with pytest.raises(AttributeError) as raised:
         derived.merge  # noqa: B018
     assert suite_function(raised) is None
+
+
+@needs_texts
+def test_the_triton_gathering_is_found_where_vllm_moved_it() -> None:
+    from conformance.backends.vllm_producers import triton_gathering_at
+
+    mrv2 = (RELEASES / MRV2_FOLDER / f"producers-mrv2-{NEWEST}.py.txt").read_text(encoding="utf-8")
+    sources = {s.path: s.body for s in producer_sections(mrv2) if s.title == "whole file"}
+    assert triton_gathering_at(sources) == (
+        "vllm.v1.worker.gpu.sample.logprob",
+        "compute_topk_scores",
+    )
+    moved = {
+        ("vllm/v1/worker/gpu/scoring/topk.py" if p.endswith("gpu/sample/logprob.py") else p): t
+        for p, t in sources.items()
+    }
+    # The CPU runner's torch port is a gathering too, but not Triton's.
+    assert triton_gathering_at(moved) == ("vllm.v1.worker.gpu.scoring.topk", "compute_topk_scores")
