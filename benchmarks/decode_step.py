@@ -42,7 +42,8 @@ only (``num_logprobs=0``) or 20 top logprobs, one token per request
   every async output, the copies and the wait alone: where vLLM's is below 2x the
   floor, the 0.5x target cannot be met by any backend;
 * ``track_decode_step_ratio_to_vllm_0_34``,
-  ``track_decode_step_peak_bytes_ratio_to_vllm_0_34`` and
+  ``track_decode_step_peak_bytes_ratio_to_vllm_0_34``,
+  ``track_decode_step_peak_bytes_ratio_to_floor_0_34`` and
   ``track_vllm_0_34_ratio_to_copies_floor``: the same against vLLM 0.34.0's Model
   Runner V2 ``AsyncOutput``, the reference at 0.34.0's revision;
 * ``time_decode_step`` and ``peakmem_decode_step``: each side's own time and the
@@ -153,7 +154,7 @@ def copies_and_wait(step: Any) -> Callable[[], object]:
     return floor
 
 
-def held_at_least(step: Any, types: Any) -> Callable[[], object]:
+def held_at_least(step: Any, types: Any, every_logits_row: bool = False) -> Callable[[], object]:
     """The least an async output of ``step`` holds, as host memory goes:
     :func:`minimal_async_output_class` of the revision's types (``types``: the module
     holding them), built from the step the way both sides are
@@ -161,12 +162,12 @@ def held_at_least(step: Any, types: Any) -> Callable[[], object]:
     an output to judge: it does only what every conforming one must."""
     from conformance import constructed_like_vllm
 
-    make = constructed_like_vllm(minimal_async_output_class(types))
+    make = constructed_like_vllm(minimal_async_output_class(types, every_logits_row))
     return lambda: make(step).get_output()
 
 
 @cache
-def minimal_async_output_class(types: Any) -> type:
+def minimal_async_output_class(types: Any, every_logits_row: bool = False) -> type:
     """A plain async output of 0.33.0's revision that vLLM's scheduler can read, doing
     only what every one must: no object, copy or list beyond those below.
 
@@ -181,7 +182,8 @@ def minimal_async_output_class(types: Any) -> type:
     host copies.  Rows of several tokens: each row's kept ids (not -1, below the
     vocabulary) made at their final size one row at a time, so no padded list is ever
     held; the logprobs rows of the kept positions (the revision filters them), with the
-    cu counting them."""
+    cu counting them, or with ``every_logits_row`` (Model Runner V2's layout, 0.34.0)
+    every row, none filtered, the cu counting the logits rows."""
     import numpy as np
     import torch
 
@@ -219,7 +221,10 @@ def minimal_async_output_class(types: Any) -> type:
             rows = ids.tolist()
         else:
             rows = [row[(row != -1) & (row < self.vocab)].tolist() for row in ids]
-            if arrays:
+            if arrays and every_logits_row:
+                width = ids.shape[1]
+                cu = [width * i for i in range(ids.shape[0] + 1)]
+            elif arrays:
                 kept = np.flatnonzero(((ids != -1) & (ids < self.vocab)).reshape(-1))
                 arrays = [a[kept] for a in arrays]
                 cu = [0]
@@ -283,7 +288,9 @@ class _Steps(HostBenchmark):
         their_step = runner_step(peer, case)
         self.theirs = decode_step(peer, their_step)
         self.floor = copies_and_wait(their_step)
-        self.floor_held = held_at_least(their_step, peer.module)
+        self.floor_held = held_at_least(
+            their_step, peer.module, peer.revision.async_output.logprobs == "every-logits-row"
+        )
         # The first calls pay imports and thread starts; the reference's run-time
         # tier (if any) is built here, as vLLM's compile is paid outside its steps.
         at_steady_state(self.ours)
@@ -357,6 +364,15 @@ class DecodeStepNewestTargets(_Steps):
         return peak_bytes_ratio(self.ours, self.theirs, *self.devices)
 
     track_decode_step_peak_bytes_ratio_to_vllm_0_34.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_decode_step_peak_bytes_ratio_to_floor_0_34(
+        self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
+    ) -> float:
+        """Ours (at 0.34.0's revision) over the least any async output of the step holds:
+        decides a memory ratio to vLLM 0.34.0's own too close to call (a tie at the floor)."""
+        return peak_bytes_ratio(self.ours, self.floor_held, *self.devices)
+
+    track_decode_step_peak_bytes_ratio_to_floor_0_34.unit = "ratio"  # type: ignore[attr-defined]
 
     def track_vllm_0_34_ratio_to_copies_floor(
         self, backend: str, num_reqs: int, num_logprobs: int, num_drafts: int
