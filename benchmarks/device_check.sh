@@ -12,7 +12,9 @@
 # are installed from that folder first, offline.
 #
 # Steps, each with its own time limit (seconds, overridable by environment), so
-# the whole check fits in ~6 minutes (limits below):
+# the whole check fits in ~6 minutes (limits below).  Conformance and the race check
+# run right after the link's group, before the other groups: what only the device can
+# say is in first.
 #   env         python, torch, devices, nvidia-smi            -> OUT/env.txt
 #   bench-*     asv run on this interpreter, device cuda only  -> .asv/results (under HEAD)
 #               in groups: the link itself (plain copies 4 KB-64 MB, pinned and
@@ -20,13 +22,14 @@
 #               gather_logprobs beside vLLM's way as described and beside Model Runner
 #               V2's Triton gathering (its representative shape: each process
 #               compiles the count), the whole decode step's host
-#               side (representative shapes) and the host-only benchmarks (tolists,
+#               side (one shape, beside 0.33.0's first runner and 0.34.0's Model
+#               Runner V2) and the host-only benchmarks (tolists,
 #               slice, empty_cpu: no device parameter, they run on CPU)
 #   publish     asv publish                                    -> OUT/html
 #   conformance python -m conformance --backend $OUTPUTS_BACKEND (default reference)
 #                                                              -> OUT/conformance.json
 #   race        tests/conformance/device_race.py: the race check on vLLM's own async
-#               outputs of RACE_RELEASES (default 0.11.0 0.22.0 0.33.0), both runners',
+#               outputs of RACE_RELEASES (default 0.11.0 0.22.0 0.33.0 0.34.0), both runners',
 #               from the release texts in VLLM_TEXTS (default: fetched into the user
 #               cache; the step is left out, and says so, without them), on their mutants and
 #               on the broken backends, each on the real device and on the simulated
@@ -44,7 +47,7 @@
 # once, nothing saved: .asv/results is left as it was), publish is left out and the
 # report is made of the conformance and race reports alone.
 # Limits: ENV_LIMIT 30, BENCH_LINK_LIMIT 60, BENCH_TRANSFER_LIMIT 90, BENCH_PADDING_LIMIT 60,
-# BENCH_GATHER_LIMIT 90, BENCH_DECODE_LIMIT 60, BENCH_HOST_LIMIT 60 (BENCH_LIMIT 300 with
+# BENCH_GATHER_LIMIT 90, BENCH_DECODE_LIMIT 90, BENCH_HOST_LIMIT 60 (BENCH_LIMIT 300 with
 # BENCH_ARGS), PUBLISH_LIMIT 45, CONFORMANCE_LIMIT 60, RACE_LIMIT 120, REPORT_LIMIT 60:
 # ~5 minutes in practice, ~12 at worst.
 set -uo pipefail
@@ -88,12 +91,17 @@ if [[ -n "${WHEELS:-}" ]]; then
     step install-tools 300 "$PYTHON" -m pip install --no-index --find-links "$WHEELS" \
         asv pytest pytest-xdist hypothesis pandas matplotlib
 fi
-if ! "$PYTHON" -c "import reference, conformance.backends.backend" >/dev/null 2>&1; then
+# Installed, not merely importable from the root: the pytest plugin and the backends are
+# entry points, and the race check runs from tests/ (asked from / so the root is not on
+# the path).
+if ! (cd / && "$PYTHON" -c "import importlib.metadata as m; m.distribution('vllm-outputs-suite')
+import reference, conformance.backends.backend") >/dev/null 2>&1; then
     step install-project 120 "$PYTHON" -m pip install --no-deps --no-build-isolation \
         --no-index -e . ||
         {
             echo "installing failed: using PYTHONPATH (asv reads ASV_PYTHONPATH)"
             export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" ASV_PYTHONPATH="$ROOT"
+            export PYTEST_PLUGINS=vllm_outputs_suite_plugin
         }
 fi
 
@@ -111,6 +119,11 @@ step env "${ENV_LIMIT:-30}" bash -c "
     '$PYTHON' -c 'import sys, torch, numpy; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.device_count()); print(\"numpy\", numpy.__version__); [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]'
     nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
 
+# The benchmarks beside vLLM's own read the same texts as the race (no network there).
+if [[ -n ${VLLM_TEXTS:-} ]]; then
+    export OUTPUTS_VLLM_RELEASES="${OUTPUTS_VLLM_RELEASES:-$VLLM_TEXTS}"
+fi
+
 # --- benchmarks ----------------------------------------------------------------------
 DRY_RUN="${DRY_RUN:-0}"
 [[ $DRY_RUN == 1 ]] || "$PYTHON" -m asv machine --yes >"$OUT/logs/asv-machine.log" 2>&1
@@ -127,46 +140,52 @@ bench() {
             --set-commit-hash="$COMMIT" --show-stderr "$@"
     fi
 }
+# --- conformance and the race check: run right after the link's benchmarks, so that
+# what only the device can say comes back even when a later group runs long --------
+judge() {
+    step conformance "${CONFORMANCE_LIMIT:-60}" "$PYTHON" -m conformance \
+        --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
+
+    # The race check on vLLM's own producers, real and simulated.
+    if [[ -z ${VLLM_TEXTS:-} ]]; then
+        # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
+        "$PYTHON" -m conformance.cli.fetch_releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0 0.34.0} ||
+            echo "race: the release texts could not be fetched" | tee -a "$OUT/status.txt"
+        VLLM_TEXTS="$("$PYTHON" -c 'from conformance.releases.fetch import texts_folder; print(texts_folder())')"
+    fi
+    race_reports=()
+    if [[ -d $VLLM_TEXTS ]]; then
+        # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
+        step race "${RACE_LIMIT:-120}" "$PYTHON" tests/conformance/device_race.py \
+            --texts "$VLLM_TEXTS" --out "$OUT/race" --releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0 0.34.0}
+        [[ -d $OUT/race/runs ]] && race_reports=("$OUT/race/runs")
+    else
+        echo "race: left out (no release texts in $VLLM_TEXTS: set VLLM_TEXTS)" |
+            tee -a "$OUT/status.txt"
+    fi
+}
+
 if [[ -n "${BENCH_ARGS:-}" ]]; then
     # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
     bench bench "${BENCH_LIMIT:-300}" ${BENCH_ARGS}
+    judge
 else
     bench bench-link "${BENCH_LINK_LIMIT:-60}" -b '^link\.'
+    judge
     bench bench-transfer "${BENCH_TRANSFER_LIMIT:-90}" -b '^transfer\.'
     bench bench-padding "${BENCH_PADDING_LIMIT:-60}" -b '^padding\.'
     OUTPUTS_BENCH_SHAPES=representative \
         bench bench-gather "${BENCH_GATHER_LIMIT:-90}" \
         -b '^gather\.(GatherLogprobs|GatherBesideModelRunnerV2)\.'
-    OUTPUTS_BENCH_SHAPES=representative \
-        bench bench-decode "${BENCH_DECODE_LIMIT:-60}" -b '^decode_step\.DecodeStep\.'
+    # One shape each (quick): beside 0.33.0's first runner and 0.34.0's Model Runner V2.
+    OUTPUTS_BENCH_QUICK=1 bench bench-decode "${BENCH_DECODE_LIMIT:-90}" \
+        -b '^decode_step\.(DecodeStep|DecodeStepNewestTargets)\.'
     bench bench-host "${BENCH_HOST_LIMIT:-60}" -b '^(tolists|lists_slice|empty_cpu)\.'
 fi
 if [[ $DRY_RUN != 1 ]]; then
     mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
     step publish "${PUBLISH_LIMIT:-45}" "$PYTHON" -m asv publish &&
         rm -rf "$OUT/html" && cp -r .asv/html "$OUT/html"
-fi
-
-# --- conformance ----------------------------------------------------------------------
-step conformance "${CONFORMANCE_LIMIT:-60}" "$PYTHON" -m conformance \
-    --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
-
-# --- the race check on vLLM's own producers, real and simulated -------------------------
-if [[ -z ${VLLM_TEXTS:-} ]]; then
-    # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
-    "$PYTHON" -m conformance.cli.fetch_releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0} ||
-        echo "race: the release texts could not be fetched" | tee -a "$OUT/status.txt"
-    VLLM_TEXTS="$("$PYTHON" -c 'from conformance.releases.fetch import texts_folder; print(texts_folder())')"
-fi
-race_reports=()
-if [[ -d $VLLM_TEXTS ]]; then
-    # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
-    step race "${RACE_LIMIT:-120}" "$PYTHON" tests/conformance/device_race.py \
-        --texts "$VLLM_TEXTS" --out "$OUT/race" --releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0}
-    [[ -d $OUT/race/runs ]] && race_reports=("$OUT/race/runs")
-else
-    echo "race: left out (no release texts in $VLLM_TEXTS: set VLLM_TEXTS)" |
-        tee -a "$OUT/status.txt"
 fi
 
 # --- report (the reports package may not be there yet) -------------------------------------

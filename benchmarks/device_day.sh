@@ -14,17 +14,19 @@
 #          both are listed in .git/info/exclude, never committed.  Carry both.
 # run      installs .whl/ into /tmp/site (nothing of the machine's own is replaced),
 #          runs benchmarks/device_check.sh into a scratch folder with the texts of
-#          .texts/, and packs that folder into OUT_FILE (a .tar.gz): one file back.
-#          Its exit status is device_check.sh's.
+#          .texts/ (at most DEVICE_CHECK_LIMIT seconds, default 420), and packs that
+#          folder into OUT_FILE (a .tar.gz): one file back.  Its exit status is
+#          device_check.sh's (124 when it was cut at the limit).
 #
-# The device tool's call, e.g. (timeout_s 540: a rerun still fits in 15 minutes):
+# The device tool's call, e.g. (timeout_s 480: the check's 420 and the archive, and
+# a rerun of a part still fits in 15 minutes):
 #   run(command="benchmarks/device_day.sh run $OUT/device-check.tar.gz",
-#       carry=[".whl", ".texts"], timeout_s=540)
+#       carry=[".whl", ".texts"], timeout_s=480)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 # asv and what it needs beyond the machine's image (KINDS.md lists that image).
-WHEELS=(asv asv_runner json5 pympler importlib-metadata virtualenv distlib
+WHEELS=(asv asv_runner json5 pympler "importlib-metadata<8.8" virtualenv distlib
     python-discovery platformdirs)
 
 prepare() {
@@ -59,8 +61,13 @@ run() {
         export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
         export ASV_PYTHONPATH="/tmp/site:$(pwd)"
     fi
-    VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" benchmarks/device_check.sh "$scratch"
+    # Bounded, so that the archive is made even when a step runs long: the device
+    # tool returns nothing of a command it had to kill.
+    VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" timeout --kill-after=10 \
+        "${DEVICE_CHECK_LIMIT:-420}" benchmarks/device_check.sh "$scratch"
     local rc=$?
+    # What the groups saved, also when the check was cut before it copied them.
+    mkdir -p "$scratch/asv-results" && cp -r .asv/results/. "$scratch/asv-results/" 2>/dev/null
     tar czf "$archive" -C "$(dirname "$scratch")" device-check
     echo "device_day: device_check.sh exited $rc; everything it wrote is in $archive"
     return $rc

@@ -20,11 +20,11 @@ import pytest
 import torch
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
-from conformance.backends.devices import new_event, synchronize
 from conformance.backends.step import MODEL_RUNNER_V2
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, fail
+from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
 from conformance.producers.steps import (
     MULTI_TOKEN_CASES,
@@ -311,9 +311,6 @@ def test_an_output_shares_nothing_with_later_steps(
 
 #: How long the simulated device takes to write the sampled values.
 SIMULATED_DELAY_S = 0.2
-# Long enough to keep a real accelerator busy for tens of milliseconds or more.
-_BUSY_SIZE = 2048
-_BUSY_ITERATIONS = 200
 _RACE_CASE = StepCase("race", tuple((130_000 + 7 * i,) for i in range(64)))
 _RACE_MULTI_TOKEN_CASE = StepCase(
     "race-multi-token",
@@ -323,19 +320,6 @@ _RACE_MULTI_TOKEN_CASE = StepCase(
     ),
     invalid_req_indices=(5,),
 )
-
-
-def _produced_after_long_work(device: str, values: torch.Tensor) -> torch.Tensor:
-    """A device tensor holding a sentinel (0) until a long computation writes ``values``."""
-    staged = values.to(device)
-    out = torch.zeros_like(staged)
-    x = torch.rand(_BUSY_SIZE, _BUSY_SIZE, device=device)
-    synchronize(device)
-    for _ in range(_BUSY_ITERATIONS):
-        x = torch.tanh(x @ x)  # bounded, so the zero below is a real zero
-    zero = x[0, 0] * 0
-    torch.add(staged, zero.to(staged.dtype), out=out)
-    return out
 
 
 def _race_cases(revision) -> list[StepCase]:
@@ -406,25 +390,21 @@ def _late_extras(backend, revision, case: StepCase, runtime) -> dict:
 
 def _race_step(backend, revision, step_device, case: StepCase):
     """The step of ``case`` on a busy device, and a probe saying whether it is still busy."""
-    values = case.padded()
-    runtime = step_device.simulated
-    if runtime is not None:
-        step = build_step(
-            backend,
-            revision,
-            case,
-            step_device,
-            sampled_token_ids=_late_device_tensor(runtime, "sampled_token_ids", values),
-            logprobs_tensors=_late_logprobs(backend, revision, case, runtime),
-            **_late_extras(backend, revision, case, runtime),
-        )
-        return step, lambda: not runtime.idle()
-    sampled = _produced_after_long_work(step_device.kind, values)
-    done = new_event(step_device.kind)
-    if done is not None:
-        done.record()
-    step = build_step(backend, revision, case, step_device, sampled_token_ids=sampled)
-    return step, lambda: done is None or not done.query()
+    simulated = step_device.simulated
+    late = simulated if simulated is not None else LateOnDevice(step_device.kind)
+    step = build_step(
+        backend,
+        revision,
+        case,
+        step_device,
+        sampled_token_ids=_late_device_tensor(late, "sampled_token_ids", case.padded()),
+        logprobs_tensors=_late_logprobs(backend, revision, case, late),
+        **_late_extras(backend, revision, case, late),
+    )
+    if isinstance(late, LateOnDevice):
+        # Queued only now: building the step waits on the host for nothing of it.
+        late.start()
+    return step, lambda: not late.idle()
 
 
 def _late_copies(runtime) -> list[str]:

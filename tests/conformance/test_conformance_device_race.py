@@ -42,15 +42,25 @@ def test_a_run_without_a_report_says_how_it_ended() -> None:
 
 
 def test_only_records_judged_on_both_runtimes_are_compared() -> None:
-    real = _job("fail", a="failed", b="passed", c="failed")
-    simulated = _job("fail", a="failed", b="failed")
-    assert disagreements(real, simulated) == ["b: real passed, simulated failed"]
+    race = "t::test_get_output_waits_for_the_device[race-k5]"
+    real = _job("fail", **{"a": "failed", race: "passed", "c": "failed"})
+    simulated = _job("fail", **{"a": "failed", race: "failed"})
+    assert disagreements(real, simulated) == [f"{race}: real passed, simulated failed"]
+
+
+def test_a_symptom_only_the_simulation_shows_is_no_disagreement() -> None:
+    """A fast GPU may not lose the race a missing wait opens: the rows it read are right,
+    though the simulated runtime (always late) shows them stale.  The reverse, a failure
+    only the device shows, is the simulation's defect."""
+    real = _job("some-fail", rows="passed", logprobs="failed")
+    simulated = _job("some-fail", rows="failed", logprobs="passed")
+    assert disagreements(real, simulated) == ["logprobs: real failed, simulated passed"]
 
 
 def test_missing_release_texts_are_one_line_naming_the_fix(tmp_path: Path, capsys) -> None:
     code = device_race.main(["--texts", str(tmp_path), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert code == 2 and "no release text for 0.11.0, 0.22.0, 0.33.0" in err
+    assert code == 2 and "no release text for 0.11.0, 0.22.0, 0.33.0, 0.34.0" in err
     assert "--texts" in err and not (tmp_path / "o").exists()
 
 
@@ -68,7 +78,7 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
         verdict = {"pass": "passed", "fail": "failed", "some-fail": "failed"}[job.expect]
         outcome = "passed" if differs else verdict
         return Job(**{**job.__dict__, "runtime": runtime, "outcome": "as expected",
-                      "records": {"t::x": outcome}})  # fmt: skip
+                      "records": {f"t::{device_race.RACE}": outcome}})  # fmt: skip
 
     monkeypatch.setattr(device_race, "run", fake_run)
     monkeypatch.setattr(device_race, "real_device_present", lambda: True)
@@ -81,7 +91,7 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
     assert ("Model Runner V2, Triton kernels", "real") in made
     assert made.count(("vLLM's own", "real")) == made.count(("vLLM's own", "simulated")) == 1
     table = (tmp_path / "race.md").read_text()
-    assert "t::x: real passed, simulated failed" in table
+    assert f"t::{device_race.RACE}: real passed, simulated failed" in table
     assert (
         "| 0.33.0 | vLLM's own | pass | 1 passed: as expected | 1 passed: as expected | yes |"
         in table
@@ -90,3 +100,19 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
         "| 0.33.0 | Model Runner V2, Triton kernels | pass | 1 passed: as expected | - | - |"
         in table
     )
+
+
+def test_each_runner_a_release_has_is_raced_and_only_those(tmp_path: Path) -> None:
+    """0.33.0 has both runners; 0.34.0 removed the first: no first-runner mutants there."""
+    (tmp_path / "producers").mkdir()
+    (tmp_path / "producers-mrv2").mkdir()
+    for release in ("0.33.0", "0.34.0"):
+        (tmp_path / f"outputs-{release}.py.txt").write_text("")
+        (tmp_path / "producers-mrv2" / f"producers-mrv2-{release}.py.txt").write_text("")
+    (tmp_path / "producers" / "producers-0.33.0.py.txt").write_text("")
+    both = {job.subject for job in device_race.jobs_of("0.33.0", tmp_path)}
+    newest = {job.subject for job in device_race.jobs_of("0.34.0", tmp_path)}
+    mrv2 = {"vLLM's own", "Model Runner V2, mutants", "Model Runner V2, waits on an idle stream",
+            "Model Runner V2, Triton kernels"}  # fmt: skip
+    assert newest == mrv2
+    assert both == mrv2 | {"first runner, mutants", "first runner pooling, mutants"}

@@ -1,0 +1,78 @@
+"""The race check's busy real device (conformance/producers/late_on_device.py), run on CPU.
+
+On the first H200 run every real-CUDA race record was skipped "inconclusive": the step
+was built after the long work was queued, and building it moved tensors to the device
+with pageable copies that waited, on the host, for that work.  The step is now built
+from tensors already on the device and the long work queued after it; these tests hold
+that order on CPU (where every call runs at once, so what is checked is what was
+queued, in which order, and what the tensors hold)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conformance import load_backend
+from conformance.checks import test_producer_async_output as race
+from conformance.oracle import revisions
+from conformance.producers import late_on_device
+from conformance.producers.late_on_device import LateOnDevice
+from conformance.producers.runtime import StepDevice
+
+
+@pytest.fixture(autouse=True)
+def _short_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(late_on_device, "BUSY_SIZE", 8)
+
+
+def test_tensors_hold_zeros_until_the_work_then_their_values() -> None:
+    late = LateOnDevice("cpu", iterations=2)
+    values = torch.tensor([[70001, 70002], [70003, -1]], dtype=torch.int32)
+    tensor = late.device_tensor(torch.zeros_like(values), label="sampled_token_ids")
+    late.write_later(tensor, values, 0.2)
+    assert late.idle()  # nothing queued yet
+    assert tensor.tolist() == [[0, 0], [0, 0]]
+    late.start()
+    assert tensor.tolist() == values.tolist()
+    assert tensor.dtype == torch.int32
+    assert tensor.data_ptr() != values.data_ptr()  # written by the work, not aliased
+    # CPU has no events to ask: the check cannot tell it idle, so it is not.
+    assert not late.idle()
+
+
+def test_float_values_pass_through_the_long_work_unchanged() -> None:
+    late = LateOnDevice("cpu", iterations=3)
+    values = torch.tensor([-0.5, -1.25, -3.0])
+    tensor = late.device_tensor(torch.zeros_like(values))
+    late.write_later(tensor, values)
+    late.start()
+    assert torch.equal(tensor, values)
+
+
+@pytest.mark.parametrize("release", ["0.33.0", "0.34.0"])
+def test_every_tensor_of_a_real_race_step_is_written_after_the_work(
+    release: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race step on a real device: the ids (and, for Model Runner V2, what its
+    sampler left), every logprobs part and the extras hold zeros when the step is built,
+    and the case's values once the work queued after the building has run."""
+    started: list[list[torch.Tensor]] = []
+    start = LateOnDevice.start
+
+    def noting_start(self: LateOnDevice) -> None:
+        started.append([tensor.clone() for tensor, _ in self._writes])
+        start(self)
+
+    monkeypatch.setattr(LateOnDevice, "start", noting_start)
+    backend = load_backend(f"reference@{release}")
+    revision = revisions.revision(release)
+    case = race._race_cases(revision)[0]
+    step, busy = race._race_step(backend, revision, StepDevice("cpu"), case)
+    (before,) = started
+    assert len(before) >= 4  # the ids and the logprobs' three parts at least
+    assert all(not tensor.any() for tensor in before), "written before the work"
+    assert step.sampled_token_ids.tolist() == case.padded().tolist()
+    assert step.sampler_output.sampled_token_ids is step.sampled_token_ids
+    assert step.logprobs_tensors is not None
+    assert step.logprobs_tensors.logprob_token_ids.any()
+    assert busy()  # no event on CPU: taken as busy, as the check cannot tell
