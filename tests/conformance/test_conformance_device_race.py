@@ -42,19 +42,21 @@ def test_a_run_without_a_report_says_how_it_ended() -> None:
 
 
 def test_only_records_judged_on_both_runtimes_are_compared() -> None:
-    race = "t::test_get_output_waits_for_the_device[race-k5]"
-    real = _job("fail", **{"a": "failed", race: "passed", "c": "failed"})
-    simulated = _job("fail", **{"a": "failed", race: "failed"})
-    assert disagreements(real, simulated) == [f"{race}: real passed, simulated failed"]
+    real = _job("pass", a="failed", b="failed", c="failed")
+    simulated = _job("pass", a="failed", b="passed")
+    assert disagreements(real, simulated) == ["b: real failed, simulated passed"]
 
 
-def test_a_symptom_only_the_simulation_shows_is_no_disagreement() -> None:
-    """A fast GPU may not lose the race a missing wait opens: the rows it read are right,
-    though the simulated runtime (always late) shows them stale.  The reverse, a failure
-    only the device shows, is the simulation's defect."""
-    real = _job("some-fail", rows="passed", logprobs="failed")
-    simulated = _job("some-fail", rows="failed", logprobs="passed")
-    assert disagreements(real, simulated) == ["logprobs: real failed, simulated passed"]
+def test_a_race_only_the_simulation_loses_is_named_not_a_disagreement() -> None:
+    """A fast GPU may not lose the race a mutant opens (on the H200, a logprobs copy
+    queued after the event landed before the host read it); the simulated runtime, late
+    every time, catches it.  The reverse, a failure only the device shows, is the
+    simulation's defect."""
+    real = _job("fail", late="passed", wait="failed")
+    simulated = _job("fail", late="failed", wait="failed")
+    assert disagreements(real, simulated) == []
+    assert device_race.races_not_lost(real, simulated) == ["late"]
+    assert device_race.races_not_lost(_job("pass", late="passed"), simulated) == []
 
 
 def test_missing_release_texts_are_one_line_naming_the_fix(tmp_path: Path, capsys) -> None:
@@ -73,10 +75,12 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
     def fake_run(job: Job, out, trees, simulated: bool, cwd) -> Job:
         runtime = "simulated" if simulated else "real"
         made.append((job.subject, runtime))
-        # The real device disagrees on the first runner's mutants only.
-        differs = runtime == "real" and job.subject == "first runner, mutants"
+        # The device fails vLLM's own (the simulation's defect) and does not lose
+        # the first runner's mutants' race (no defect: the simulation caught it).
         verdict = {"pass": "passed", "fail": "failed", "some-fail": "failed"}[job.expect]
-        outcome = "passed" if differs else verdict
+        flipped = {"passed": "failed", "failed": "passed"}[verdict]
+        differs = runtime == "real" and job.subject in ("vLLM's own", "first runner, mutants")
+        outcome = flipped if differs else verdict
         return Job(**{**job.__dict__, "runtime": runtime, "outcome": "as expected",
                       "records": {f"t::{device_race.RACE}": outcome}})  # fmt: skip
 
@@ -85,17 +89,26 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
     code = device_race.main(
         ["--texts", str(RELEASES), "--out", str(tmp_path), "--releases", "0.33.0"]
     )
-    assert code == 1  # the runtimes disagreed
+    assert code == 1  # the runtimes disagreed on vLLM's own
     # The Triton kernels run on the real device alone; everything else on both.
     assert ("Model Runner V2, Triton kernels", "simulated") not in made
     assert ("Model Runner V2, Triton kernels", "real") in made
     assert made.count(("vLLM's own", "real")) == made.count(("vLLM's own", "simulated")) == 1
     table = (tmp_path / "race.md").read_text()
-    assert f"t::{device_race.RACE}: real passed, simulated failed" in table
+    assert f"t::{device_race.RACE}: real failed, simulated passed" in table
     assert (
-        "| 0.33.0 | vLLM's own | pass | 1 passed: as expected | 1 passed: as expected | yes |"
+        "| 0.33.0 | vLLM's own | pass | 1 failed: as expected | 1 passed: as expected | no |"
         in table
     )
+    assert (
+        "| 0.33.0 | first runner, mutants | fail | 1 passed: as expected: 0 races lost on the "
+        f"device, 1 not lost there and caught by the simulated runtime (t::{device_race.RACE}) "
+        "| 1 failed: as expected | yes |"
+    ) in table
+    # The pooling race check is the simulated runtime's alone.
+    assert ("first runner pooling, mutants", "real") not in made
+    assert ("first runner pooling, mutants", "simulated") in made
+    assert "| first runner pooling, mutants | fail | simulated runtime only |" in table
     assert (
         "| 0.33.0 | Model Runner V2, Triton kernels | pass | 1 passed: as expected | - | - |"
         in table

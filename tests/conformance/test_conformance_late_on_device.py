@@ -9,6 +9,8 @@ queued, in which order, and what the tensors hold)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -76,3 +78,26 @@ def test_every_tensor_of_a_real_race_step_is_written_after_the_work(
     assert step.logprobs_tensors is not None
     assert step.logprobs_tensors.logprob_token_ids.any()
     assert busy()  # no event on CPU: taken as busy, as the check cannot tell
+
+
+def test_on_a_real_device_the_producer_is_called_once_before_the_busy_step() -> None:
+    """Its first call's one-time costs (on an H200, longer than the busy work) are paid
+    on a plain step, so the race step finds the device still busy."""
+    backend = load_backend("reference@0.34.0")
+    revision = revisions.revision("0.34.0")
+    producer = backend.async_output_producers("sampling")[0]
+    steps: list[object] = []
+    make = producer.make
+
+    def noting(step):
+        steps.append(step)
+        return make(step)
+
+    producer = dataclasses.replace(producer, make=noting)
+    case = race._race_cases(revision)[0]
+    race.test_get_output_waits_for_the_device(backend, producer, revision, StepDevice("cpu"), case)
+    assert len(steps) == 2
+    warm, raced = steps
+    # The first is a plain step, its values there at once; the second the late one.
+    assert warm.sampled_token_ids.tolist() == raced.sampled_token_ids.tolist()
+    assert warm.sampled_token_ids is not raced.sampled_token_ids
