@@ -100,7 +100,9 @@ def _draw_lines(
                 continue
             line = line.sort_values("_x")
             i = style.get(tuple(values), 0)
-            extra = ", ".join(f"{k}={v}" for k, v in zip(split, values, strict=True))
+            extra = ", ".join(
+                f"{k}={v}" for k, v in zip(split, values, strict=True) if not pd.isna(v)
+            )
             ax.plot(
                 line["_x"],
                 line[y] * scale,
@@ -236,6 +238,9 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
         by = (
             "method" if "method" in group.columns and group["method"].notna().any() else "benchmark"
         )
+        if by == "method":
+            # The link's plain copies have no method: a line of their own, not dropped.
+            group = group.assign(method=group["method"].fillna("plain copy"))
         _draw_lines(ax, group, x, by=by, exclude=exclude, label=_method_label)
         if device != "cpu":  # a host-to-host copy crosses no link
             ax.axhline(

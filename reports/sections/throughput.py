@@ -44,10 +44,16 @@ def bandwidth_section(current: pd.DataFrame) -> Section:
         and not (x == "payload_bytes" and c in {"num_tokens", "num_logprobs"})
         and measured[c].nunique() > 1
     ]
-    for keys, group in measured.groupby(["machine", "device", "benchmark", *split], sort=True):
+    # dropna=False: each benchmark has its own parameters (the link's ``memory``, the
+    # transfer's ``method``), so every row lacks one of the split columns; dropping the
+    # missing keys emptied the table on the first GPU run.
+    grouped = measured.groupby(["machine", "device", "benchmark", *split], sort=True, dropna=False)
+    for keys, group in grouped:
         best = group.loc[group["value"].idxmax()]
         machine, device, benchmark = keys[:3]
-        variant = ", ".join(f"{k}={v}" for k, v in zip(split, keys[3:], strict=True))
+        variant = ", ".join(
+            f"{k}={v}" for k, v in zip(split, keys[3:], strict=True) if not pd.isna(v)
+        )
         share = (
             "no link (host copy)"
             if device == "cpu"
