@@ -99,13 +99,17 @@ def handover_changes(pin: str | None, target: str | None) -> list[str]:
         lines.append(
             f"the default runner: {before['runner']} -> {after['runner']} ({after['why']})"
         )
-    if after["runner"] == MODEL_RUNNER_V2 and before["runner"] != MODEL_RUNNER_V2:
+    gone = [(release_of(v) or (0, 0)) >= FIRST_RUNNER_REMOVED for v in (pin, target)]
+    # A plugin shaped like the first runner was judged on that runner's step at the pin,
+    # whichever runner was the default: where the first runner goes, its step goes too.
+    if after["runner"] == MODEL_RUNNER_V2 and (
+        before["runner"] != MODEL_RUNNER_V2 or gone == [False, True]
+    ):
         lines.append(
             "the step: the sampled ids past each request's num_sampled hold what the device "
             "left, unpadded by count (not -1, never filtered by value); the logprobs a row "
             "per logits row, cu_num_generated_tokens = cu_num_logits"
         )
-    gone = [(release_of(v) or (0, 0)) >= FIRST_RUNNER_REMOVED for v in (pin, target)]
     if gone == [False, True]:
         lines.append(
             "the first runner is gone: an async output shaped like AsyncGPUModelRunnerOutput "
