@@ -29,7 +29,7 @@
 #   conformance python -m conformance --backend $OUTPUTS_BACKEND (default reference)
 #                                                              -> OUT/conformance.json
 #   race        tests/conformance/device_race.py: the race check on vLLM's own async
-#               outputs of RACE_RELEASES (default 0.11.0 0.22.0 0.33.0 0.34.0), both runners',
+#               outputs of RACE_RELEASES (default: device_race.py's), each runner's,
 #               from the release texts in VLLM_TEXTS (default: fetched into the user
 #               cache; the step is left out, and says so, without them), on their mutants and
 #               on the broken backends, each on the real device and on the simulated
@@ -146,18 +146,20 @@ judge() {
     step conformance "${CONFORMANCE_LIMIT:-60}" "$PYTHON" -m conformance \
         --backend "$OUTPUTS_BACKEND" --report "$OUT/conformance.json"
 
-    # The race check on vLLM's own producers, real and simulated.
+    # The race check on vLLM's own producers, real and simulated; its releases are
+    # device_race.py's unless RACE_RELEASES names others.
+    local releases="${RACE_RELEASES:-$("$PYTHON" tests/conformance/device_race.py --print-releases)}"
     if [[ -z ${VLLM_TEXTS:-} ]]; then
-        # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
-        "$PYTHON" -m conformance.cli.fetch_releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0 0.34.0} ||
+        # shellcheck disable=SC2086  # a list of versions
+        "$PYTHON" -m conformance.cli.fetch_releases $releases ||
             echo "race: the release texts could not be fetched" | tee -a "$OUT/status.txt"
         VLLM_TEXTS="$("$PYTHON" -c 'from conformance.releases.fetch import texts_folder; print(texts_folder())')"
     fi
     race_reports=()
     if [[ -d $VLLM_TEXTS ]]; then
-        # shellcheck disable=SC2086  # RACE_RELEASES is a list of versions
+        # shellcheck disable=SC2086  # a list of versions
         step race "${RACE_LIMIT:-120}" "$PYTHON" tests/conformance/device_race.py \
-            --texts "$VLLM_TEXTS" --out "$OUT/race" --releases ${RACE_RELEASES:-0.11.0 0.22.0 0.33.0 0.34.0}
+            --texts "$VLLM_TEXTS" --out "$OUT/race" --releases $releases
         [[ -d $OUT/race/runs ]] && race_reports=("$OUT/race/runs")
     else
         echo "race: left out (no release texts in $VLLM_TEXTS: set VLLM_TEXTS)" |

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from conformance.releases.fetch import texts_folder
-from conformance.releases.texts import MRV2_FOLDER, PRODUCERS_FOLDER
+from conformance.releases.texts import mrv2_text_beside, producer_text_beside
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -88,7 +88,7 @@ def jobs_of(release: str, texts: Path) -> list[Job]:
     race = ["-k", RACE]
     jobs = [Job(release, "vLLM's own", "pass", ["--vllm-outputs", str(text), *race], tree=False)]
     # The first runner's text beside the release's: 0.34.0 removed that runner.
-    first_runner = (texts / PRODUCERS_FOLDER / f"producers-{release}.py.txt").is_file()
+    first_runner = producer_text_beside(text, release) is not None
     if first_runner:
         jobs.append(
             Job(
@@ -99,7 +99,7 @@ def jobs_of(release: str, texts: Path) -> list[Job]:
                 tree=True,
             )
         )
-    if (texts / MRV2_FOLDER / f"producers-mrv2-{release}.py.txt").is_file():
+    if mrv2_text_beside(text, release) is not None:
         jobs.append(
             Job(
                 release,
@@ -283,10 +283,18 @@ def markdown(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=Path, default=texts_folder(), help="release texts folder")
-    parser.add_argument("--out", type=Path, required=True, help="folder for race.json, race.md")
+    parser.add_argument("--out", type=Path, help="folder for race.json, race.md (required)")
     parser.add_argument("--releases", nargs="+", default=list(RACE_RELEASES))
+    parser.add_argument(
+        "--print-releases", action="store_true", help="print the default releases and exit"
+    )
     parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1))
     args = parser.parse_args(argv)
+    if args.print_releases:
+        print(" ".join(RACE_RELEASES))
+        return 0
+    if args.out is None:
+        parser.error("the following arguments are required: --out")
     missing = [r for r in args.releases if not (args.texts / f"outputs-{r}.py.txt").is_file()]
     if missing:
         print(

@@ -129,3 +129,9 @@ def test_each_runner_a_release_has_is_raced_and_only_those(tmp_path: Path) -> No
             "Model Runner V2, Triton kernels"}  # fmt: skip
     assert newest == mrv2
     assert both == mrv2 | {"first runner, mutants", "first runner pooling, mutants"}
+
+
+def test_the_default_releases_are_printed_for_the_device_check(capsys) -> None:
+    """benchmarks/device_check.sh reads them here rather than keeping a copy."""
+    assert device_race.main(["--print-releases"]) == 0
+    assert capsys.readouterr().out.split() == list(device_race.RACE_RELEASES)
