@@ -429,9 +429,10 @@ def test_get_output_waits_for_the_device(
     _skip_unless_built(backend, async_producer, revision, case)
     make = async_producer.make
     if step_device.simulated is None:
-        # A producer's first step pays one-time costs (the pinned host allocator, lazy
-        # kernels) longer than the device stays busy: on an H200 the first race step
-        # of every run was inconclusive.  vLLM's runner is past them at steady state.
+        # A producer's first step pays one-time costs longer than the device stays
+        # busy: the pinned host allocator, and its kernels' first launches, which CUDA
+        # may load by synchronizing the device.  vLLM's runner is past them at steady
+        # state.  (LateOnDevice rehearses its own writes for the same reason.)
         warm = build_step(backend, revision, case, step_device)
         attempt(f"make_async_output(<step {case.name}, a first call>).get_output()",
                 lambda: make(warm).get_output())  # fmt: skip

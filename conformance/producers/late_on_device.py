@@ -57,15 +57,27 @@ class LateOnDevice:
         return self._done is not None and bool(self._done.query())
 
     def start(self) -> None:
-        """Queue the long work, then every write, on the current stream, and return at once."""
+        """Queue the long work, then every write, on the current stream, and return at once.
+
+        A rehearsal runs first, into scratch tensors, and is waited for: CUDA loads a
+        kernel at its first launch (lazy module loading, the default since CUDA 11.7) and
+        may synchronize the whole context to do so.  The writes queued behind the long
+        work were first launches on the first race step of a process, so that step found
+        the device idle whatever the producer did."""
         synchronize(self.kind)
-        x = torch.rand(BUSY_SIZE, BUSY_SIZE, device=self.kind)
-        for _ in range(self.iterations):
-            x = torch.tanh(x @ x)  # bounded, so the zero below is a real zero
-        zero = x[0, 0] * 0
-        for tensor, values in self._writes:
-            torch.add(values, zero.to(values.dtype), out=tensor)
+        self._queue(1, [torch.empty_like(tensor) for tensor, _ in self._writes])
+        synchronize(self.kind)
+        self._queue(self.iterations, [tensor for tensor, _ in self._writes])
         self._done = new_event(self.kind)
         if self._done is not None:
             self._done.record()
         self._started = True
+
+    def _queue(self, iterations: int, targets: list[torch.Tensor]) -> None:
+        """``iterations`` of the long work, then each write's values into ``targets``."""
+        x = torch.rand(BUSY_SIZE, BUSY_SIZE, device=self.kind)
+        for _ in range(iterations):
+            x = torch.tanh(x @ x)  # bounded, so the zero below is a real zero
+        zero = x[0, 0] * 0
+        for target, (_, values) in zip(targets, self._writes, strict=True):
+            torch.add(values, zero.to(values.dtype), out=target)

@@ -101,3 +101,57 @@ def test_on_a_real_device_the_producer_is_called_once_before_the_busy_step() -> 
     # The first is a plain step, its values there at once; the second the late one.
     assert warm.sampled_token_ids.tolist() == raced.sampled_token_ids.tolist()
     assert warm.sampled_token_ids is not raced.sampled_token_ids
+
+
+def _launches(call) -> list[tuple[str, tuple]]:
+    """The operators ``call`` runs, each with its tensors' dtypes and shapes: the kernels
+    a device would launch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[tuple[str, tuple]] = []
+
+    class Noting(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            tensors = [*args, *(kwargs or {}).values()]
+            seen.append(
+                (
+                    str(func),
+                    tuple(
+                        (t.dtype, tuple(t.shape)) for t in tensors if isinstance(t, torch.Tensor)
+                    ),
+                )
+            )
+            return func(*args, **(kwargs or {}))
+
+    with Noting():
+        call()
+    return seen
+
+
+def test_every_kernel_queued_behind_the_work_was_launched_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On the H200, even with the producer called once before, the first race step of each
+    run found the device idle: the writes queued behind the long work were their kernels'
+    first launches, and CUDA's lazy loading may synchronize the device for one.  So
+    ``start`` rehearses them, into scratch tensors, before it queues the real work."""
+    late = LateOnDevice("cpu", iterations=3)
+    ids = late.device_tensor(torch.zeros(2, 3, dtype=torch.int32))
+    logprobs = late.device_tensor(torch.zeros(2, 3))
+    late.write_later(ids, torch.tensor([[5, 6, 7], [8, 9, 10]], dtype=torch.int32))
+    late.write_later(logprobs, torch.full((2, 3), -0.25))
+    phases: list[list[tuple[str, tuple]]] = []
+    queue = LateOnDevice._queue
+
+    def noting_queue(self: LateOnDevice, iterations: int, targets: list[torch.Tensor]) -> None:
+        if phases:  # the real pass: nothing written to the step's tensors before it
+            assert not ids.any() and not logprobs.any(), "the rehearsal wrote the step"
+        phases.append(_launches(lambda: queue(self, iterations, targets)))
+
+    monkeypatch.setattr(LateOnDevice, "_queue", noting_queue)
+    late.start()
+    rehearsal, real = phases
+    assert set(real) <= set(rehearsal), set(real) - set(rehearsal)
+    assert any("add" in name for name, _ in real)  # the writes are among them
+    assert ids.tolist() == [[5, 6, 7], [8, 9, 10]]
+    assert torch.equal(logprobs, torch.full((2, 3), -0.25))
