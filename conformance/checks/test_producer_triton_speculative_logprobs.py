@@ -23,8 +23,9 @@ its accepted tokens'.  So:
 The rows past a request's accepted tokens are read by nobody (the scheduler reads
 ``slice_request(i, len(sampled_token_ids[i]))``), so nothing is asked of them.  The
 sampler's private method is called with a stand-in for the sampler it belongs to and
-for the batch (only the fields the release's method reads); a form of it this check
-does not know is a skip naming the parameter.  Runs where Triton runs (``_triton.py``).
+for the batch (only the fields the release's method reads; 0.34.0's also takes each
+logits row's request and ``logprobs_dims``); a form of it this check does not know is a
+skip naming the parameter.  Runs where Triton runs (``_triton.py``).
 """
 
 from __future__ import annotations
@@ -115,15 +116,25 @@ def speculative_case(
         "cu_num_logits": cu_on_device,
         "cu_num_logits_np": cu,
         "max_num_logprobs": k,
+        # 0.34.0 on: each logits row's request, and (k, the most token ids a request
+        # asked for by name): none here, so vLLM's top-k path.
+        "expanded_idx_mapping": on(
+            device,
+            torch.repeat_interleave(torch.arange(num_reqs, dtype=torch.int32), torch.tensor(rows)),
+        ),
+        "logprobs_dims": (k, 0),
     }
     return arguments, logits, sampled, cu.tolist()
 
 
 def sampler_stand_in(k: int, adaptive: bool) -> SimpleNamespace:
     """What the method reads of its ``RejectionSampler``: logprobs (not logits) asked for,
-    ``k`` of them for the batch, adaptive verification or not."""
+    ``k`` of them for the batch, no request naming its own token ids (0.34.0 on), adaptive
+    verification or not."""
     states = SimpleNamespace(max_num_logprobs=lambda idx_mapping_np: k)
-    sampler = SimpleNamespace(logprobs_mode="raw_logprobs", sampling_states=states)
+    sampler = SimpleNamespace(
+        logprobs_mode="raw_logprobs", sampling_states=states, logprob_token_ids_state=None
+    )
     return SimpleNamespace(sampler=sampler, enable_adaptive_verification=adaptive)
 
 

@@ -4,7 +4,8 @@ runs (``producer.gather_logprobs:speculative-rows``).
 The deviations are judged on hand-made results on every machine: what vLLM gives passes,
 each way of being wrong is named, and the rows nobody reads (past a request's accepted
 tokens) are free.  vLLM's own kernels run under Triton's interpreter where Triton is
-installed (``pip install triton``; a GPU day runs them for real): 0.19.0 and 0.33.0 pass,
+installed (``pip install triton``; a GPU day runs them for real): 0.19.0, 0.33.0 and
+0.34.0 (whose method takes each row's request and the logprobs' dimensions) pass,
 0.18.0 (whose sampler gathers them) is a skip saying so, and copies of 0.33.0's rejection
 sampler with a bug of the kind a port brings fail, naming it.
 """
@@ -178,7 +179,7 @@ def _run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> suite
 
 @needs_mrv2_texts
 @needs_triton
-@pytest.mark.parametrize("version", ["0.19.0", "0.33.0"])
+@pytest.mark.parametrize("version", ["0.19.0", "0.33.0", "0.34.0"])
 def test_vllms_own_rejection_sampler_passes(tmp_path: Path, version: str) -> None:
     run = _run(tmp_path / "run", "--vllm-outputs", str(RELEASES / f"outputs-{version}.py.txt"))
     outcomes = [t["outcome"] for t in run.report["tests"]] if run.report else []
