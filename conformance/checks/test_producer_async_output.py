@@ -14,6 +14,7 @@ get_output() is the caller's mistake: the suite never calls it.
 from __future__ import annotations
 
 import copy
+import itertools
 
 import numpy as np
 import pytest
@@ -322,6 +323,10 @@ _RACE_MULTI_TOKEN_CASE = StepCase(
 )
 
 
+#: One salt per race step of the process (:meth:`StepCase.salted`).
+_RACE_SALTS = itertools.count(1)
+
+
 def _race_cases(revision) -> list[StepCase]:
     """The busy steps: 64 requests with logprobs, and rows of several tokens where the
     revision's runner hands them over (with logprobs where it hands both)."""
@@ -425,15 +430,19 @@ def _late_copies(runtime) -> list[str]:
 def test_get_output_waits_for_the_device(
     backend, async_producer, revision, step_device, race_case
 ) -> None:
-    case = race_case
-    _skip_unless_built(backend, async_producer, revision, case)
+    _skip_unless_built(backend, async_producer, revision, race_case)
+    # Values no earlier step of this process wrote: the host buffers a producer copies
+    # into are reused, and one still holding an earlier step's identical values would
+    # pass a read made before the copy landed (on the H200, mutants without the wait
+    # passed after a step of the same case).
+    case = race_case.salted(next(_RACE_SALTS))
     make = async_producer.make
     if step_device.simulated is None:
         # A producer's first step pays one-time costs longer than the device stays
         # busy: the pinned host allocator, and its kernels' first launches, which CUDA
         # may load by synchronizing the device.  vLLM's runner is past them at steady
         # state.  (LateOnDevice rehearses its own writes for the same reason.)
-        warm = build_step(backend, revision, case, step_device)
+        warm = build_step(backend, revision, race_case, step_device)
         attempt(f"make_async_output(<step {case.name}, a first call>).get_output()",
                 lambda: make(warm).get_output())  # fmt: skip
     step, busy = _race_step(backend, revision, step_device, case)

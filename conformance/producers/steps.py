@@ -36,6 +36,8 @@ class StepCase:
     vocab_size: int = VOCAB_SIZES[1]
     #: Prompt tokens of the first request whose prompt logprobs the step carries (None: none).
     prompt_tokens: int | None = None
+    #: Added to every sampled id and logprobs value (:meth:`salted`); 0 for the plain case.
+    salt: int = 0
 
     @property
     def num_reqs(self) -> int:
@@ -77,6 +79,18 @@ class StepCase:
     def padded(self) -> torch.Tensor:
         width = len(self.rows[0]) if self.rows else 1
         return torch.tensor(self.rows, dtype=torch.int32).reshape(len(self.rows), width)
+
+    def salted(self, salt: int) -> StepCase:
+        """This (plain) step with every sampled id and logprobs value moved: the same
+        shapes, no value in the same place as the plain step's (salt 0) or as that of any
+        other salt within 999 of ``salt``.  A device's host buffers are reused from step
+        to step, so a read before the copy lands can find an earlier step's values; only
+        values no earlier step wrote tell such a read from a fresh one."""
+        shift = 1 + (salt - 1) % 999 if salt else 0
+        rows = tuple(
+            tuple(t if t < 0 else (t + shift) % self.vocab_size for t in row) for row in self.rows
+        )
+        return replace(self, rows=rows, salt=shift)
 
     def with_logprobs(self, k: int | None) -> StepCase:
         suffix = "" if k is None else f"-k{k}"
@@ -139,10 +153,10 @@ def host_logprobs(case: StepCase, revision: SpecRevision) -> tuple[torch.Tensor,
     if case.num_logprobs is None:
         return None
     n, width = _logprobs_rows(case, revision), case.num_logprobs + 1
-    cells = torch.arange(n * width).reshape(n, width)
+    cells = torch.arange(n * width).reshape(n, width) + case.salt
     ids = (80_000 + cells).to(torch.int32)
     logprobs = -(cells.to(torch.float32)) / 8
-    ranks = torch.arange(1, n + 1, dtype=torch.int64)
+    ranks = torch.arange(1 + case.salt, n + 1 + case.salt, dtype=torch.int64)
     return ids, logprobs, ranks
 
 

@@ -98,9 +98,55 @@ def test_on_a_real_device_the_producer_is_called_once_before_the_busy_step() -> 
     race.test_get_output_waits_for_the_device(backend, producer, revision, StepDevice("cpu"), case)
     assert len(steps) == 2
     warm, raced = steps
-    # The first is a plain step, its values there at once; the second the late one.
-    assert warm.sampled_token_ids.tolist() == raced.sampled_token_ids.tolist()
+    # The first is a plain step of the case; the second the late one, of the same shape
+    # and no value in the same place (a host buffer the first filled cannot pass for it).
+    assert warm.sampled_token_ids.tolist() == case.padded().tolist()
+    assert warm.sampled_token_ids.shape == raced.sampled_token_ids.shape
+    assert not (warm.sampled_token_ids == raced.sampled_token_ids).any()
+    assert not (warm.logprobs_tensors.logprobs == raced.logprobs_tensors.logprobs).any()
     assert warm.sampled_token_ids is not raced.sampled_token_ids
+
+
+def test_no_two_race_steps_of_a_run_write_the_same_values() -> None:
+    """On the H200, mutants that never wait passed: their host buffers, reused from the
+    step before, already held the same case's values.  Each race step is salted."""
+    backend = load_backend("reference@0.33.0")
+    revision = revisions.revision("0.33.0")
+    producer = backend.async_output_producers("sampling")[0]
+    raced: list[object] = []
+    make = producer.make
+
+    def noting(step):
+        raced.append(step)
+        return make(step)
+
+    producer = dataclasses.replace(producer, make=noting)
+    for case in race._race_cases(revision):
+        for _ in range(2):
+            race.test_get_output_waits_for_the_device(
+                backend, producer, revision, StepDevice("cpu"), case
+            )
+    late = raced[1::2]  # each call's second step (the first is the plain warm-up)
+    assert len(late) == 4
+    for i, a in enumerate(late):
+        for b in late[i + 1 :]:
+            if a.sampled_token_ids.shape == b.sampled_token_ids.shape:
+                same = (a.sampled_token_ids == b.sampled_token_ids) & (a.sampled_token_ids >= 0)
+                assert not same.any()
+                assert not (a.logprobs_tensors.logprobs == b.logprobs_tensors.logprobs).any()
+
+
+def test_a_salted_case_keeps_its_shape_and_padding_within_the_vocabulary() -> None:
+    case = race._race_cases(revisions.revision("0.33.0"))[1]
+    assert case.salted(1000).salt == 1  # the shift wraps, never to 0
+    salted = case.salted(999)
+    assert salted.salt == 999 and salted.name == case.name
+    assert salted.padded().shape == case.padded().shape
+    assert ((salted.padded() < 0) == (case.padded() < 0)).all()
+    kept = case.padded() >= 0
+    assert (salted.padded()[kept] == case.padded()[kept] + 999).all()
+    assert int(salted.padded().max()) < case.vocab_size
+    assert case.salted(0) == case
 
 
 def _launches(call) -> list[tuple[str, tuple]]:
