@@ -12,7 +12,7 @@ a stub tree) first on the path.
 from __future__ import annotations
 
 import vllm
-from racing_streams import StreamThatNeverWaits
+from racing_streams import EventNeverWaitedFor, StreamThatNeverWaits
 from vllm.v1 import outputs
 from vllm.v1.worker.gpu_model_runner import AsyncGPUPoolingModelRunnerOutput
 
@@ -23,7 +23,7 @@ from conformance.backends.backend import AsyncOutputProducer
 class WithoutWait(AsyncGPUPoolingModelRunnerOutput):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.async_copy_ready_event.synchronize = lambda: None
+        self.async_copy_ready_event = EventNeverWaitedFor(self.async_copy_ready_event)
 
 
 class CopyFirst(AsyncGPUPoolingModelRunnerOutput):

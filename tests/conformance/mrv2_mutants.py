@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 import vllm
-from racing_streams import StreamThatNeverWaits
+from racing_streams import EventNeverWaitedFor, StreamThatNeverWaits
 from vllm.v1 import outputs
 from vllm.v1.worker.gpu.async_utils import AsyncOutput
 
@@ -23,7 +23,7 @@ from conformance.backends.backend import AsyncOutputProducer
 class WithoutWait(AsyncOutput):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.copy_event.synchronize = lambda: None
+        self.copy_event = EventNeverWaitedFor(self.copy_event)
 
 
 class CopyFirst(AsyncOutput):

@@ -16,8 +16,13 @@ def _job(expect: str, **records: str) -> Job:
     return Job("0.33.0", "what", expect, [], tree=False, records=dict(records))
 
 
-def _report(*outcomes: str) -> dict:
-    return {"tests": [{"nodeid": f"t{i}", "outcome": o} for i, o in enumerate(outcomes)]}
+def _report(*outcomes: str, message: str = "found stale data") -> dict:
+    return {
+        "tests": [
+            {"nodeid": f"t[race-k5-{i}]", "outcome": o, "message": message if o == "failed" else ""}
+            for i, o in enumerate(outcomes)
+        ]
+    }
 
 
 @pytest.mark.parametrize(
@@ -34,6 +39,18 @@ def _report(*outcomes: str) -> dict:
 )
 def test_each_run_is_judged_by_what_it_must_show(expect, outcomes, verdict) -> None:
     assert judge(_job(expect), _report(*outcomes), 0) == verdict
+
+
+def test_a_mutant_that_raises_has_not_lost_a_race() -> None:
+    """On the H200 two mutants failed every record by raising (torch refused the
+    stand-in stream; a torch.Event's synchronize could not be replaced): "failed as
+    expected" hid that the race was never run."""
+    message = "make_async_output(<step race-k5>).get_output(): raised RuntimeError: expected stream"
+    verdict = judge(_job("fail"), _report("failed", "failed", message=message), 0)
+    assert verdict.startswith("2 of 2 failed by raising, not by a lost race")
+    assert "race-k5-0: RuntimeError: expected stream" in verdict
+    # A broken backend may well raise: some of its records must fail, however.
+    assert judge(_job("some-fail"), _report("failed", message=message), 0) == "as expected"
 
 
 def test_a_run_without_a_report_says_how_it_ended() -> None:

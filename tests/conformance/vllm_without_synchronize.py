@@ -7,6 +7,7 @@ waits.  Import it only with a release (installed or a stub tree) first on the pa
 from __future__ import annotations
 
 import vllm
+from racing_streams import EventNeverWaitedFor
 from vllm.v1 import outputs
 from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput
 
@@ -20,7 +21,7 @@ class WithoutSynchronize(AsyncGPUModelRunnerOutput):
         for name in ("async_copy_ready_event", "_async_copy_ready_event"):
             event = getattr(self, name, None)
             if event is not None:
-                event.synchronize = lambda: None
+                setattr(self, name, EventNeverWaitedFor(event))
 
 
 def make() -> Backend:
