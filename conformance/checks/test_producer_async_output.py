@@ -464,12 +464,16 @@ def test_get_output_waits_for_the_device(
         )
     found, want = _plain_rows(output.sampled_token_ids), _plain_rows(expected.sampled_token_ids)
     if found != want:
+        # Row by row, a token missing or extra counts: a stale count unpads to other lengths.
         stale = sum(
-            a != b for f, w in zip(found, want, strict=False) for a, b in zip(f, w, strict=False)
+            a != b
+            for f, w in itertools.zip_longest(found, want, fillvalue=[])
+            for a, b in itertools.zip_longest(f, w)
         )
         fail(
             f"{where}.get_output() on {step_device.describe()}: expected the values the device "
-            f"computed, found stale data ({stale} of {sum(map(len, want))} token ids differ): "
+            f"computed, found stale data ({stale} of {sum(map(len, want))} token ids differ "
+            "or are missing): "
             "it read the host copies before they were complete, or copied on a stream that "
             "did not wait for the one computing the values"
         )

@@ -201,3 +201,30 @@ def test_every_kernel_queued_behind_the_work_was_launched_before_it(
     assert any("add" in name for name, _ in real)  # the writes are among them
     assert ids.tolist() == [[5, 6, 7], [8, 9, 10]]
     assert torch.equal(logprobs, torch.full((2, 3), -0.25))
+
+
+def test_stale_counts_unpadded_to_other_lengths_are_counted_as_missing_tokens() -> None:
+    """On the H200 a Model Runner V2 mutant read a stale ``num_sampled`` and unpadded every
+    row to nothing: the message said "0 of 64 token ids differ"."""
+    backend = load_backend("reference@0.34.0")
+    revision = revisions.revision("0.34.0")
+    producer = backend.async_output_producers("sampling")[0]
+    make = producer.make
+
+    class EmptiedRows:
+        def __init__(self, step):
+            self._made = make(step)
+
+        def get_output(self):
+            output = self._made.get_output()
+            output.sampled_token_ids = [[] for _ in output.sampled_token_ids]
+            return output
+
+    producer = dataclasses.replace(producer, make=EmptiedRows)
+    case = race._race_cases(revision)[0]
+    with pytest.raises(
+        pytest.fail.Exception, match=r"stale data \(64 of 64 token ids differ or are missing\)"
+    ):
+        race.test_get_output_waits_for_the_device(
+            backend, producer, revision, StepDevice("cpu"), case
+        )
