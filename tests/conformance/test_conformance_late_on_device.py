@@ -80,20 +80,26 @@ def test_every_tensor_of_a_real_race_step_is_written_after_the_work(
     assert busy()  # no event on CPU: taken as busy, as the check cannot tell
 
 
-def test_on_a_real_device_the_producer_is_called_once_before_the_busy_step() -> None:
-    """Its first call's one-time costs (on an H200, longer than the busy work) are paid
-    on a plain step, so the race step finds the device still busy."""
-    backend = load_backend("reference@0.34.0")
-    revision = revisions.revision("0.34.0")
+def _noting_steps(release: str):
+    """The reference of ``release``, its revision, its sampling async output producer
+    noting every step it is handed, and the list they are noted in."""
+    backend = load_backend(f"reference@{release}")
     producer = backend.async_output_producers("sampling")[0]
-    steps: list[object] = []
+    steps: list = []
     make = producer.make
 
     def noting(step):
         steps.append(step)
         return make(step)
 
-    producer = dataclasses.replace(producer, make=noting)
+    noted = dataclasses.replace(producer, make=noting)
+    return backend, revisions.revision(release), noted, steps
+
+
+def test_on_a_real_device_the_producer_is_called_once_before_the_busy_step() -> None:
+    """Its first call's one-time costs (on an H200, longer than the busy work) are paid
+    on a plain step, so the race step finds the device still busy."""
+    backend, revision, producer, steps = _noting_steps("0.34.0")
     case = race._race_cases(revision)[0]
     race.test_get_output_waits_for_the_device(backend, producer, revision, StepDevice("cpu"), case)
     assert len(steps) == 2
@@ -110,17 +116,7 @@ def test_on_a_real_device_the_producer_is_called_once_before_the_busy_step() -> 
 def test_no_two_race_steps_of_a_run_write_the_same_values() -> None:
     """On the H200, mutants that never wait passed: their host buffers, reused from the
     step before, already held the same case's values.  Each race step is salted."""
-    backend = load_backend("reference@0.33.0")
-    revision = revisions.revision("0.33.0")
-    producer = backend.async_output_producers("sampling")[0]
-    raced: list[object] = []
-    make = producer.make
-
-    def noting(step):
-        raced.append(step)
-        return make(step)
-
-    producer = dataclasses.replace(producer, make=noting)
+    backend, revision, producer, raced = _noting_steps("0.33.0")
     for case in race._race_cases(revision):
         for _ in range(2):
             race.test_get_output_waits_for_the_device(
