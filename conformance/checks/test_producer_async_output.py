@@ -412,6 +412,29 @@ def _race_step(backend, revision, step_device, case: StepCase):
     return step, lambda: not late.idle()
 
 
+def _expect_race_logprobs(revision, case: StepCase, output, expected, where: str) -> None:
+    """Fail unless ``output``'s logprobs are the values the device computed."""
+    if case.multi_token and reads_by_request(revision):
+        # The layout may be either runner's: what each request reads must be the values.
+        expect_read_alike(revision, output, expected, f"{where}.get_output()")
+    else:
+        expect_same(
+            Members({n: getattr(output.logprobs, n, "<missing>") for n in _LOGPROBS_FIELDS}),
+            Members({n: getattr(expected.logprobs, n) for n in _LOGPROBS_FIELDS}),
+            f"{where}.get_output().logprobs (the values the device computed)",
+        )
+
+
+def _failure_of(check) -> str | None:
+    """What ``check`` failed with, or None where it passed: so that one failure can name
+    every part of a step that was stale."""
+    try:
+        check()
+    except pytest.fail.Exception as failure:
+        return str(failure.msg)
+    return None
+
+
 def _late_copies(runtime) -> list[str]:
     """What the simulated runtime saw of copies read or left before their wait."""
     if runtime is None:
@@ -463,6 +486,11 @@ def test_get_output_waits_for_the_device(
             "before reading any"
         )
     found, want = _plain_rows(output.sampled_token_ids), _plain_rows(expected.sampled_token_ids)
+    logprobs_wrong = None
+    if expected.logprobs is not None and output.logprobs is not None:
+        logprobs_wrong = _failure_of(
+            lambda: _expect_race_logprobs(revision, case, output, expected, where)
+        )
     if found != want:
         # Row by row, a token missing or extra counts: a stale count unpads to other lengths.
         stale = sum(
@@ -470,23 +498,20 @@ def test_get_output_waits_for_the_device(
             for f, w in itertools.zip_longest(found, want, fillvalue=[])
             for a, b in itertools.zip_longest(f, w)
         )
+        parts = [
+            f"sampled_token_ids ({stale} of {sum(map(len, want))} token ids differ or are missing)"
+        ]
+        if logprobs_wrong is not None:
+            inner = logprobs_wrong.replace("\n", "; ").replace(f"{where}.get_output().", "")
+            parts.append(inner)
         fail(
             f"{where}.get_output() on {step_device.describe()}: expected the values the device "
-            f"computed, found stale data ({stale} of {sum(map(len, want))} token ids differ "
-            "or are missing): "
-            "it read the host copies before they were complete, or copied on a stream that "
-            "did not wait for the one computing the values"
+            f"computed, found stale data in {'; '.join(parts)}: it read the host copies "
+            "before they were complete, or copied on a stream that did not wait for the one "
+            "computing the values"
         )
-    if expected.logprobs is not None and output.logprobs is not None:
-        if case.multi_token and reads_by_request(revision):
-            # The layout may be either runner's: what each request reads must be the values.
-            expect_read_alike(revision, output, expected, f"{where}.get_output()")
-        else:
-            expect_same(
-                Members({n: getattr(output.logprobs, n, "<missing>") for n in _LOGPROBS_FIELDS}),
-                Members({n: getattr(expected.logprobs, n) for n in _LOGPROBS_FIELDS}),
-                f"{where}.get_output().logprobs (the values the device computed)",
-            )
+    if logprobs_wrong is not None:
+        fail(logprobs_wrong)
     if not still_busy:
         pytest.skip(
             f"race check inconclusive on {step_device.describe()}: the device was already idle "

@@ -199,9 +199,13 @@ def test_every_kernel_queued_behind_the_work_was_launched_before_it(
     assert torch.equal(logprobs, torch.full((2, 3), -0.25))
 
 
-def test_stale_counts_unpadded_to_other_lengths_are_counted_as_missing_tokens() -> None:
+@pytest.mark.parametrize("stale_logprobs", [False, True])
+def test_stale_counts_unpadded_to_other_lengths_are_counted_as_missing_tokens(
+    stale_logprobs: bool,
+) -> None:
     """On the H200 a Model Runner V2 mutant read a stale ``num_sampled`` and unpadded every
-    row to nothing: the message said "0 of 64 token ids differ"."""
+    row to nothing: the message said "0 of 64 token ids differ".  Stale logprobs beside
+    stale ids are named in the same failure."""
     backend = load_backend("reference@0.34.0")
     revision = revisions.revision("0.34.0")
     producer = backend.async_output_producers("sampling")[0]
@@ -214,13 +218,19 @@ def test_stale_counts_unpadded_to_other_lengths_are_counted_as_missing_tokens() 
         def get_output(self):
             output = self._made.get_output()
             output.sampled_token_ids = [[] for _ in output.sampled_token_ids]
+            if stale_logprobs:
+                output.logprobs = output.logprobs._replace(logprobs=output.logprobs.logprobs * 0)
             return output
 
     producer = dataclasses.replace(producer, make=EmptiedRows)
     case = race._race_cases(revision)[0]
     with pytest.raises(
-        pytest.fail.Exception, match=r"stale data \(64 of 64 token ids differ or are missing\)"
-    ):
+        pytest.fail.Exception,
+        match=r"stale data in sampled_token_ids \(64 of 64 token ids differ or are missing\)",
+    ) as raised:
         race.test_get_output_waits_for_the_device(
             backend, producer, revision, StepDevice("cpu"), case
         )
+    named = "; logprobs (the values the device computed).logprobs: array values differ"
+    named = named in str(raised.value)
+    assert named == stale_logprobs, str(raised.value)
