@@ -113,9 +113,14 @@ if ! git rev-parse HEAD >/dev/null 2>&1; then
             commit -q -m "device_check snapshot"
 fi
 COMMIT="$(git rev-parse HEAD)"
+# asv files results under that commit; say so where the tree measured is not it (a copy
+# of a working tree whose .git lags behind, as a lent machine's may).
+if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ]]; then
+    COMMIT_NOTE=" (the working tree measured differs from it)"
+fi
 
 step env "${ENV_LIMIT:-30}" bash -c "
-    echo commit $COMMIT; echo backend \$OUTPUTS_BACKEND; echo devices \$OUTPUTS_BENCH_DEVICES
+    echo 'commit $COMMIT${COMMIT_NOTE:-}'; echo backend \$OUTPUTS_BACKEND; echo devices \$OUTPUTS_BENCH_DEVICES
     '$PYTHON' -c 'import sys, torch, numpy; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.device_count()); print(\"numpy\", numpy.__version__); [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]'
     nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
 

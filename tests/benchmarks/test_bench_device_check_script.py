@@ -58,6 +58,14 @@ def test_the_dry_run_proves_every_step_on_cpu(repo_root: Path, tmp_path: Path) -
     steps = dict(line.split(": ", 1) for line in (out / "status.txt").read_text().splitlines())
     assert list(steps) == ["env", "bench", "conformance", "race", "report"]
     assert all(verdict.startswith("passed") for verdict in steps.values()), steps
+    # The commit asv files the results under, and whether the tree measured is that commit.
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=repo_root, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    commit_line = (out / "env.txt").read_text().splitlines()[0]
+    assert commit_line.startswith("commit "), commit_line
+    assert commit_line.endswith("(the working tree measured differs from it)") == bool(changed)
     # The link's benchmarks were found (and skipped on CPU: it has no link).
     bench_log = (out / "logs" / "bench.log").read_text()
     assert "link.LinkBandwidth.track_gbps" in bench_log
