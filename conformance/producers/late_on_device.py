@@ -61,9 +61,10 @@ class LateOnDevice:
 
         A rehearsal runs first, into scratch tensors, and is waited for: CUDA loads a
         kernel at its first launch (lazy module loading, the default since CUDA 11.7) and
-        may synchronize the whole context to do so.  The writes queued behind the long
-        work were first launches on the first race step of a process, so that step found
-        the device idle whatever the producer did."""
+        may synchronize the whole context to do so.  What is queued behind the long work
+        (the zero it yields, the writes) was first launched on the first race step of a
+        process: on an H200 ``x[0, 0] * 0`` held the host until the work was done, so
+        that step found the device idle whatever the producer did."""
         synchronize(self.kind)
         self._queue(1, [torch.empty_like(tensor) for tensor, _ in self._writes])
         synchronize(self.kind)
