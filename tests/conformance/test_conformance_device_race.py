@@ -49,6 +49,11 @@ def test_a_mutant_that_raises_has_not_lost_a_race() -> None:
     verdict = judge(_job("fail"), _report("failed", "failed", message=message), 0)
     assert verdict.startswith("2 of 2 failed by raising, not by a lost race")
     assert "race-k5-0: RuntimeError: expected stream" in verdict
+    # Beside a race the device did not lose, still broken: main() revisits only verdicts
+    # of passes alone (a race not lost), never one that raised.
+    verdict = judge(_job("fail"), _report("failed", "passed", message=message), 0)
+    assert verdict.startswith("1 of 2 failed by raising")
+    assert not verdict.endswith(device_race.EVERY_MUTANT_MUST_FAIL)
     # A broken backend may well raise: some of its records must fail, however.
     assert judge(_job("some-fail"), _report("failed", message=message), 0) == "as expected"
 
@@ -98,8 +103,10 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
         flipped = {"passed": "failed", "failed": "passed"}[verdict]
         differs = runtime == "real" and job.subject in ("vLLM's own", "first runner, mutants")
         outcome = flipped if differs else verdict
-        return Job(**{**job.__dict__, "runtime": runtime, "outcome": "as expected",
-                      "records": {f"t::{device_race.RACE}": outcome}})  # fmt: skip
+        nodeid = f"t::{device_race.RACE}"
+        report = {"tests": [{"nodeid": nodeid, "outcome": outcome, "message": ""}]}
+        return Job(**{**job.__dict__, "runtime": runtime, "outcome": judge(job, report, 0),
+                      "records": {nodeid: outcome}})  # fmt: skip
 
     monkeypatch.setattr(device_race, "run", fake_run)
     monkeypatch.setattr(device_race, "real_device_present", lambda: True)
@@ -114,8 +121,8 @@ def test_with_a_device_each_run_is_made_on_both_runtimes_and_compared(
     table = (tmp_path / "race.md").read_text()
     assert f"t::{device_race.RACE}: real failed, simulated passed" in table
     assert (
-        "| 0.33.0 | vLLM's own | pass | 1 failed: as expected | 1 passed: as expected | no |"
-        in table
+        "| 0.33.0 | vLLM's own | pass | 1 failed: 0 of 1 passed: vLLM's own must pass "
+        "| 1 passed: as expected | no |" in table
     )
     assert (
         "| 0.33.0 | first runner, mutants | fail | 1 passed: as expected: 0 races lost on the "
