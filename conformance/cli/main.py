@@ -110,8 +110,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from conformance.run.option_names import COMMAND_ENV
 
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["crater"]:
+        from conformance.crater.cli import main as crater_main
+
+        return crater_main(given[1:])
     parser = build_parser()
-    args, pytest_args = parser.parse_known_args(argv)
+    args, pytest_args = parser.parse_known_args(given)
     typo = _mistyped_option(parser, pytest_args)
     if typo is not None:
         print(f"ERROR: {typo}", file=sys.stderr)
@@ -176,15 +181,9 @@ def _judge_release_texts(args: argparse.Namespace, pytest_args: list[str]) -> in
 def _judged_release(text: str) -> str:
     """``0.13``, ``v0.13.0`` -> ``0.13.0``.  A release without a revision of its own (before
     0.10.2, or newer than the suite) is judged by its text: the types it has."""
-    from packaging.version import InvalidVersion, Version
+    from conformance.releases.fetch import release_name
 
-    from conformance.releases.texts import ReleaseTextError
-
-    try:
-        parsed = Version(text.strip())
-    except InvalidVersion:
-        raise ReleaseTextError(f"--vllm-release {text!r} is not a version such as 0.13.0") from None
-    return ".".join(map(str, (*parsed.release, 0, 0)[: max(3, len(parsed.release))]))
+    return release_name(text, "--vllm-release")
 
 
 def run_supervised(args: argparse.Namespace, pytest_args: list[str]) -> int:

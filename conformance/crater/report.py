@@ -1,0 +1,98 @@
+"""The crater's report: ``crater-report/1`` JSON, and the matrix for the terminal.
+
+The JSON (``--report PATH``) is DESIGN's contract: ``schema``, ``target`` (the vLLM
+judged, as the conformance header names it) and ``records``, one per plugin release
+and vLLM judged (``plugin``, ``version``, ``vllm``, ``role`` pin or target,
+``verdict`` holds, breaks or unknown, ``findings`` [{kind, file, line, member,
+vllm_change}], ``not_judged``: why, where something could not be; ``executed``: the
+plugin's modules run, where its producers were).  ``python -m reports --crater``
+renders and merges them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from conformance.crater.records import BREAKS, HOLDS, PIN, SCHEMA, TARGET, PluginVerdict
+
+
+def report_data(target: str, verdicts: Sequence[PluginVerdict]) -> dict[str, object]:
+    return {
+        "schema": SCHEMA,
+        "target": target,
+        "records": [r.to_json() for v in verdicts for r in v.records],
+    }
+
+
+def write_report(path: Path, data: dict[str, object]) -> None:
+    """Written whole or not at all: a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
+def progress_line(verdict: PluginVerdict) -> str:
+    """One line per plugin as it is judged."""
+    at = {r.role: r for r in verdict.records}
+    parts = []
+    for role in (PIN, TARGET):
+        record = at.get(role)
+        if record is None:
+            continue
+        count = f" ({len(record.findings)} breaks)" if record.findings else ""
+        parts.append(f"{record.verdict} at {record.vllm}{count}")
+    return f"crater: {verdict.plugin} {verdict.version}: {', '.join(parts)}"
+
+
+def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
+    """The matrix (plugins by vLLM: the pin, the target), each red cell's first cause,
+    then every break, plugin by plugin, and the verdict line."""
+    rows = [("plugin", "release", "at its pin", f"at {target}")]
+    for verdict in verdicts:
+        at = {r.role: r for r in verdict.records}
+        pin = at.get(PIN)
+        pin_cell = f"{pin.vllm}: {pin.verdict}" if pin is not None else "-"
+        record = at.get(TARGET)
+        target_cell = "-"
+        if record is not None:
+            target_cell = record.verdict
+            if record.verdict == BREAKS:
+                target_cell += f": {record.first_cause()}"
+        rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3]
+        for row in rows
+    ]
+    for verdict in verdicts:
+        for record in verdict.records:
+            if record.verdict == HOLDS:
+                continue
+            lines.append("")
+            head = f"{verdict.plugin} {verdict.version} at vLLM {record.vllm} ({record.role}):"
+            lines.append(f"{head} {record.verdict}")
+            lines += [
+                f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})"
+                for f in record.findings
+            ]
+            lines += [f"  not judged: {why}" for why in record.not_judged if record.findings == []]
+    regressed = [v.plugin for v in verdicts if v.regressed]
+    breaking = [
+        v.plugin
+        for v in verdicts
+        if any(r.role == TARGET and r.verdict == BREAKS for r in v.records)
+    ]
+    lines.append("")
+    lines.append(
+        f"crater: {len(verdicts)} plugins against {target}: {len(breaking)} break"
+        + (
+            f", {len(regressed)} of them holding at their pin ({', '.join(regressed)})"
+            if regressed
+            else ""
+        )
+    )
+    return lines

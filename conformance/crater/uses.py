@@ -1,0 +1,793 @@
+"""What a plugin uses of vLLM's output types and producers, found by what it is.
+
+The plugin's Python files are parsed (never imported), whatever its layout: every
+module's imports are resolved (``from vllm.v1.outputs import X as Y``, a module
+alias, a name re-exported by another of the plugin's modules, a relative import), and
+every class the plugin defines is followed to its bases, so its own subclass of
+``ModelRunnerOutput`` or of vLLM's async output counts as the type.  From there:
+
+* ``import``: each import of a vLLM module (and each name taken from one);
+* ``construct``: each call building one of the seven types, ``EMPTY_MODEL_RUNNER_OUTPUT``'s
+  ``replace``, a plugin subclass of them, or one of vLLM's own async output classes,
+  with its keywords (a ``**kwargs`` dict built beforehand in the function is read) and
+  positional arity;
+* ``subclass``: each plugin class below ``AsyncModelRunnerOutput``, with the methods it
+  and its plugin bases define;
+* ``read``/``write``: each attribute of an expression whose type is known from an
+  annotation, a construction, ``get_output()`` or ``self.x`` bound to one of those;
+* ``call``: each call of vLLM's own producers (``gather_logprobs``,
+  ``compute_logprobs``, ``parse_output``) with its arity and how its result is unpacked.
+
+Each use carries the conditions it sits under (:mod:`.guards`) and whether an
+``except ImportError`` handles it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from conformance.crater.guards import Guard, GuardReader, module_tests
+from conformance.releases.sources import SPEC_TYPES
+from conformance.releases.wheels import TAKEN
+
+OUTPUTS = "vllm.v1.outputs"
+#: The output types a construction or a read is judged on (the seven, and the classes
+#: their fields hold that plugins build themselves).
+JUDGED_TYPES = frozenset(
+    {
+        *SPEC_TYPES,
+        "ECConnectorOutput",
+        "PoolerOutput",
+        "RoutedExpertsLists",
+        "RoutedExpertsTensors",
+        "SamplingMaskLists",
+        "KVConnectorStats",
+    }
+)
+EMPTY = "EMPTY_MODEL_RUNNER_OUTPUT"
+#: vLLM's modules that hold its producers (the files the suite reads from each wheel).
+PRODUCER_MODULES = frozenset(p.removesuffix(".py").replace("/", ".") for p in TAKEN)
+#: vLLM's async output classes, by module: a plugin that builds or subclasses one leans
+#: on vLLM's own producer.
+VLLM_ASYNC_OUTPUTS = {
+    "vllm.v1.worker.gpu_model_runner": (
+        "AsyncGPUModelRunnerOutput",
+        "AsyncGPUPoolingModelRunnerOutput",
+    ),
+    "vllm.v1.worker.gpu.async_utils": ("AsyncOutput", "AsyncPoolingOutput"),
+}
+#: vLLM's producer methods a plugin calls, by the class that defines them.
+PRODUCER_CALLS = {
+    "compute_logprobs": "vllm.v1.sample.sampler.Sampler",
+    "gather_logprobs": "vllm.v1.sample.sampler.Sampler",
+    "parse_output": "vllm.v1.sample.rejection_sampler.RejectionSampler",
+}
+ASYNC_BASE = f"{OUTPUTS}.AsyncModelRunnerOutput"
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use of vLLM by the plugin, where it is and what it needs."""
+
+    kind: str  #: import, construct, subclass, read, write, call
+    file: str  #: the plugin's file, its path inside the distribution
+    line: int
+    target: str  #: the vLLM module, or ``module.Class`` the use is of
+    member: str = ""  #: the name imported, the field read, the method called
+    positional: int = 0
+    keywords: tuple[str, ...] = ()
+    open_ended: bool = False  #: ``*args`` or a ``**kwargs`` whose keys are not known
+    via: str = ""  #: the plugin class it goes through (a subclass), where one
+    guards: tuple[Guard, ...] = ()
+    handled: bool = False  #: inside ``try: ... except ImportError``
+    unpacked: int | None = None  #: names the call's result is unpacked into
+    defines: tuple[str, ...] = ()  #: a subclass: the methods the plugin's classes define
+    abstract: bool = False  #: a subclass that declares abstract methods of its own
+    own_init: bool = False  #: the plugin class defines ``__init__`` itself
+    own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
+
+    @property
+    def type_name(self) -> str:
+        return self.target.rsplit(".", 1)[-1]
+
+    @property
+    def module(self) -> str:
+        return self.target if self.kind == "import" else self.target.rsplit(".", 1)[0]
+
+
+@dataclass
+class PluginClass:
+    """A class the plugin defines: its bases as resolved names and what it defines."""
+
+    module: str
+    name: str
+    file: str
+    line: int
+    bases: list[str]
+    methods: set[str]
+    is_dataclass: bool
+    fields: list[tuple[str, bool]]
+    abstract: bool
+    attribute_types: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def qualified(self) -> str:
+        return f"plugin:{self.module}.{self.name}"
+
+
+@dataclass
+class Reading:
+    """Everything read of one plugin: its uses, and what could not be read."""
+
+    uses: list[Use]
+    unparsed: list[str]  #: files that are not Python this interpreter parses
+    conditions_taken: set[tuple[str, int, str]]  #: (file, line, condition) not a version test
+    versions_named: set[str]
+
+
+def module_name(path: str) -> str:
+    """The dotted module of a file in a distribution (``src/`` layouts too)."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def read_plugin(files: dict[str, str]) -> Reading:
+    """The uses of vLLM in a plugin's files (``{path inside the distribution: text}``)."""
+    trees: dict[str, tuple[str, ast.Module]] = {}
+    unparsed = []
+    for path, text in sorted(files.items()):
+        try:
+            trees[module_name(path)] = (path, ast.parse(text))
+        except (SyntaxError, ValueError):
+            unparsed.append(path)
+    world = _World(trees)
+    reading = Reading([], unparsed, set(), set())
+    for module, (path, tree) in trees.items():
+        _ModuleVisitor(world, module, path, tree, reading).run()
+    return reading
+
+
+class _World:
+    """Every module's bindings and classes, to resolve a name across the plugin."""
+
+    def __init__(self, trees: dict[str, tuple[str, ast.Module]]) -> None:
+        self.trees = trees
+        self.bindings: dict[str, dict[str, str]] = {}
+        self.classes: dict[str, PluginClass] = {}
+        packages = _packages(trees)
+        for module, (_, tree) in trees.items():
+            self.bindings[module] = _bindings(module, tree, module in packages)
+        for module, (path, tree) in trees.items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef):
+                    made = self._plugin_class(module, path, node)
+                    self.classes.setdefault(made.qualified, made)
+
+    def resolve(self, module: str, expr: ast.expr, depth: int = 0) -> str | None:
+        """What ``expr`` names in ``module``: ``vllm....`` for vLLM, ``plugin:mod.Name``
+        for the plugin's own, None for anything else."""
+        if depth > 20:
+            return None
+        if isinstance(expr, ast.Name):
+            bound = self.bindings.get(module, {}).get(expr.id)
+            return self._follow(bound, depth) if bound else None
+        if isinstance(expr, ast.Attribute):
+            owner = self.resolve(module, expr.value, depth + 1)
+            if owner is None:
+                return None
+            return self._follow(f"{owner}.{expr.attr}", depth)
+        return None
+
+    def _follow(self, name: str, depth: int) -> str | None:
+        """A plugin name followed to what it finally is (a re-export of vLLM's names too)."""
+        if not name.startswith("plugin:") or depth > 20:
+            return name
+        dotted = name.removeprefix("plugin:")
+        if dotted in self.trees:
+            return name  # a plugin module
+        module, _, attr = dotted.rpartition(".")
+        if module in self.trees:
+            if f"plugin:{dotted}" in self.classes:
+                return f"plugin:{dotted}"
+            bound = self.bindings[module].get(attr)
+            if bound is not None and bound != name:
+                return self._follow(bound, depth + 1)
+            return name
+        # ``plugin:pkg.mod.Name.attr``: an attribute of something found further up
+        head, _, tail = dotted.rpartition(".")
+        found = self._follow(f"plugin:{head}", depth + 1) if head else None
+        if found is not None and not found.startswith("plugin:"):
+            return f"{found}.{tail}"
+        return name
+
+    def _plugin_class(self, module: str, path: str, node: ast.ClassDef) -> PluginClass:
+        methods = {
+            n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        abstract = any(
+            _decorated(n, "abstractmethod")
+            for n in node.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+        fields = [
+            (n.target.id, n.value is not None)
+            for n in node.body
+            if isinstance(n, ast.AnnAssign)
+            and isinstance(n.target, ast.Name)
+            and "ClassVar" not in ast.unparse(n.annotation)
+        ]
+        bases = [b for b in (self.resolve(module, base) for base in node.bases) if b]
+        return PluginClass(
+            module,
+            node.name,
+            path,
+            node.lineno,
+            bases,
+            methods,
+            any(_decorator_name(d) == "dataclass" for d in node.decorator_list),
+            fields,
+            abstract,
+        )
+
+    def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
+        """The plugin classes from ``qualified`` up, and the first vLLM class they rest on."""
+        seen: list[PluginClass] = []
+        todo = [qualified]
+        vllm_base = None
+        while todo:
+            name = todo.pop(0)
+            cls = self.classes.get(name)
+            if cls is None or cls in seen:
+                continue
+            seen.append(cls)
+            for base in cls.bases:
+                if base.startswith("vllm.") and vllm_base is None and _is_judged(base):
+                    vllm_base = base
+                elif base.startswith("plugin:"):
+                    todo.append(base)
+        return seen, vllm_base
+
+
+def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
+    return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
+
+
+def _is_judged(name: str) -> bool:
+    module, _, cls = name.rpartition(".")
+    if module == OUTPUTS:
+        return cls in JUDGED_TYPES
+    return cls in VLLM_ASYNC_OUTPUTS.get(module, ()) or name in PRODUCER_CALLS.values()
+
+
+def _bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]:
+    """``{name: what it is bound to}`` for every import in the module (at any depth) and
+    its top-level classes and aliases."""
+    found: dict[str, str] = {}
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = _absolute(alias.name)
+                else:
+                    head = alias.name.split(".")[0]
+                    found.setdefault(head, _absolute(head))
+        elif isinstance(node, ast.ImportFrom):
+            source = _from_module(node, package)
+            if source is None:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = f"{source}.{alias.name}"
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found[node.name] = f"plugin:{module}.{node.name}"
+    return found
+
+
+def _absolute(dotted: str) -> str:
+    return dotted if dotted == "vllm" or dotted.startswith("vllm.") else f"plugin:{dotted}"
+
+
+def _from_module(node: ast.ImportFrom, package: str) -> str | None:
+    if node.level == 0:
+        return _absolute(node.module or "")
+    parts = package.split(".") if package else []
+    if node.level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (node.level - 1)]
+    return "plugin:" + ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return any(_decorator_name(d) == name for d in node.decorator_list)
+
+
+def _unwrap_annotation(node: ast.expr | None) -> ast.expr | None:
+    """``X`` of ``X``, ``"X"``, ``Optional[X]``, ``X | None``, ``list[X]`` is not X."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        for side in (node.left, node.right):
+            if not (isinstance(side, ast.Constant) and side.value is None):
+                return _unwrap_annotation(side)
+    if isinstance(node, ast.Subscript) and _decorator_name(node.value) == "Optional":
+        return _unwrap_annotation(node.slice)
+    return node
+
+
+class _ModuleVisitor:
+    """Walks one module, keeping the conditions and ``try`` blocks a node sits in."""
+
+    def __init__(
+        self, world: _World, module: str, path: str, tree: ast.Module, reading: Reading
+    ) -> None:
+        self.world = world
+        self.module = module
+        self.path = path
+        self.tree = tree
+        self.reading = reading
+        self.guards: GuardReader = module_tests(tree)
+        self.conditions: list[Guard] = []
+        self.handled = 0
+        self.class_stack: list[PluginClass] = []
+        self.scope_types: list[dict[str, str]] = [{}]
+        self.scope_dicts: list[dict[str, tuple[set[str], bool]]] = [{}]
+        self.unpack: dict[int, int] = {}
+
+    def run(self) -> None:
+        self.scope_types[0] = self._types_in(self.tree.body, [])
+        self._statements(self.tree.body)
+
+    # --- walking ------------------------------------------------------------------
+
+    def _statements(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            self._statement(node)
+
+    def _statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.If):
+            test = self.guards.test_of(node.test)
+            text = " ".join(ast.unparse(node.test).split())[:100]
+            self._expressions(node.test)
+            for branch, body in ((True, node.body), (False, node.orelse)):
+                if not body:
+                    continue
+                guard = Guard(test, branch, text)
+                self.conditions.append(guard)
+                self._statements(body)
+                self.conditions.pop()
+            if test[0] == "other":
+                self.reading.conditions_taken.add((self.path, node.lineno, text))
+            return
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            handles = any(_catches_import_error(h) for h in node.handlers)  # type: ignore[attr-defined]
+            self.handled += handles
+            self._statements(node.body)  # type: ignore[attr-defined]
+            self.handled -= handles
+            for handler in node.handlers:  # type: ignore[attr-defined]
+                self._statements(handler.body)
+            self._statements(node.orelse)  # type: ignore[attr-defined]
+            self._statements(node.finalbody)  # type: ignore[attr-defined]
+            return
+        if isinstance(node, ast.ClassDef):
+            self._class(node)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(node)
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node)
+            return
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            for target in node.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    self.unpack[id(node.value)] = len(target.elts)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                self._statement(child)
+            elif isinstance(child, ast.expr):
+                self._expressions(child)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        for decorator in node.decorator_list:
+            self._expressions(decorator)
+        for base in node.bases:
+            self._expressions(base)
+        cls = self.world.classes.get(f"plugin:{self.module}.{node.name}")
+        if cls is not None:
+            cls.attribute_types = self._self_attribute_types(node)
+            self._subclass_use(cls, node)
+            self.class_stack.append(cls)
+        self._statements(node.body)
+        if cls is not None:
+            self.class_stack.pop()
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self._expressions(decorator)
+        parameters = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        known = {}
+        for arg in parameters:
+            judged = self._type_of_annotation(arg.annotation)
+            if judged:
+                known[arg.arg] = judged
+        known.update(self._types_in(node.body, parameters))
+        self.scope_types.append(known)
+        self.scope_dicts.append(_dicts_in(node.body))
+        self._statements(node.body)
+        self.scope_types.pop()
+        self.scope_dicts.pop()
+
+    def _expressions(self, node: ast.expr) -> None:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call):
+                self._call(inner)
+            elif isinstance(inner, ast.Attribute):
+                self._attribute(inner)
+            elif isinstance(inner, (ast.Lambda,)):
+                continue
+
+    # --- uses ---------------------------------------------------------------------
+
+    def _add(self, kind: str, line: int, target: str, **more: object) -> None:
+        self.reading.uses.append(
+            Use(
+                kind,
+                self.path,
+                line,
+                target,
+                guards=tuple(self.conditions),
+                handled=self.handled > 0,
+                **more,
+            )  # type: ignore[arg-type]
+        )
+        for guard in self.conditions:
+            if guard.is_version:
+                from conformance.crater.guards import versions_named
+
+                self.reading.versions_named.update(versions_named(guard.test))
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("vllm.") or alias.name == "vllm":
+                    self._add("import", node.lineno, alias.name)
+            return
+        if node.level or not node.module:
+            return
+        if node.module != "vllm" and not node.module.startswith("vllm."):
+            return
+        for alias in node.names:
+            self._add("import", node.lineno, node.module, member=alias.name)
+
+    def _subclass_use(self, cls: PluginClass, node: ast.ClassDef) -> None:
+        chain, vllm_base = self.world.chain(cls.qualified)
+        if vllm_base is None:
+            return
+        own_init = any("__init__" in c.methods for c in chain)
+        fields: list[tuple[str, bool]] = []
+        if all(c.is_dataclass for c in chain):
+            for c in reversed(chain):
+                fields += c.fields
+        self._add(
+            "subclass",
+            node.lineno,
+            vllm_base,
+            member=cls.name,
+            via=cls.name,
+            defines=tuple(sorted({m for c in chain for m in c.methods})),
+            abstract=any(c.abstract for c in chain),
+            own_init=own_init,
+            own_fields=tuple(fields),
+        )
+
+    def _call(self, node: ast.Call) -> None:
+        called = self.world.resolve(self.module, node.func)
+        positional = sum(not isinstance(a, ast.Starred) for a in node.args)
+        open_ended = any(isinstance(a, ast.Starred) for a in node.args)
+        keywords: list[str] = []
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                keywords.append(keyword.arg)
+                continue
+            keys, known = self._dict_keys(keyword.value)
+            keywords += sorted(keys)
+            open_ended = open_ended or not known
+        shape = {"positional": positional, "keywords": tuple(keywords), "open_ended": open_ended}
+        if called is not None and called.startswith("plugin:"):
+            chain, vllm_base = self.world.chain(called)
+            if vllm_base is not None and chain:
+                self._add(
+                    "construct",
+                    node.lineno,
+                    vllm_base,
+                    via=chain[0].name,
+                    own_init=any("__init__" in c.methods for c in chain),
+                    own_fields=_fields_of(chain),
+                    **shape,
+                )
+            return
+        if called is not None and called.startswith("vllm."):
+            if _is_judged(called) and called not in PRODUCER_CALLS.values():
+                self._add("construct", node.lineno, called, **shape)
+                return
+            if called.rsplit(".", 1)[-1] in PRODUCER_CALLS:
+                self._add(
+                    "call",
+                    node.lineno,
+                    called.rsplit(".", 1)[0],
+                    member=called.rsplit(".", 1)[1],
+                    unpacked=self.unpack.get(id(node)),
+                    **shape,
+                )
+                return
+        if called in ("dataclasses.replace", "copy.replace") or (
+            isinstance(node.func, ast.Name) and node.func.id == "replace"
+        ):
+            self._replace(node, shape)
+            return
+        if isinstance(node.func, ast.Attribute) and node.func.attr in PRODUCER_CALLS:
+            owner = self._producer_owner(node.func)
+            if owner is not None:
+                self._add(
+                    "call",
+                    node.lineno,
+                    owner,
+                    member=node.func.attr,
+                    unpacked=self.unpack.get(id(node)),
+                    **shape,
+                )
+
+    def _replace(self, node: ast.Call, shape: dict[str, object]) -> None:
+        if not node.args:
+            return
+        first = node.args[0]
+        target = self.world.resolve(self.module, first)
+        if target == f"{OUTPUTS}.{EMPTY}":
+            target = f"{OUTPUTS}.ModelRunnerOutput"
+        else:
+            target = self._type_of(first)
+        if target is None or not target.startswith("vllm."):
+            return
+        self._add("construct", node.lineno, target, member="replace", **{**shape, "positional": 0})
+
+    def _producer_owner(self, func: ast.Attribute) -> str | None:
+        """The vLLM class whose producer method is called: known from the receiver
+        (``Sampler.gather_logprobs``, ``self.sampler`` of a plugin subclass of Sampler,
+        ``super()``), else from the module importing vLLM's producer module."""
+        wanted = PRODUCER_CALLS[func.attr]
+        receiver = func.value
+        resolved = self.world.resolve(self.module, receiver)
+        if resolved == wanted:
+            return wanted
+        if isinstance(receiver, ast.Call) and _decorator_name(receiver.func) == "super":
+            receiver = ast.Name("self")
+        if isinstance(receiver, ast.Name) and receiver.id == "self" and self.class_stack:
+            _, base = self.world.chain(self.class_stack[-1].qualified)
+            if base == wanted:
+                return wanted
+        module = wanted.rsplit(".", 1)[0]
+        imports = self.world.bindings.get(self.module, {}).values()
+        if any(b == module or b.startswith(module + ".") for b in imports):
+            return wanted
+        return None
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        owner = self._type_of(node.value)
+        if owner is None:
+            return
+        cls = owner
+        via = ""
+        if owner.startswith("plugin:"):
+            chain, base = self.world.chain(owner)
+            if base is None:
+                return
+            defined = {m for c in chain for m in c.methods} | {
+                f for c in chain for f, _ in c.fields
+            }
+            if node.attr in defined:
+                return
+            cls, via = base, chain[0].name
+        if not cls.startswith(f"{OUTPUTS}.") and cls.rsplit(".", 1)[0] not in VLLM_ASYNC_OUTPUTS:
+            return
+        kind = "write" if isinstance(node.ctx, ast.Store) else "read"
+        self._add(kind, node.lineno, cls, member=node.attr, via=via)
+
+    # --- types --------------------------------------------------------------------
+
+    def _type_of(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.scope_types):
+                if node.id in scope:
+                    return scope[node.id]
+            return None
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and self.class_stack
+        ):
+            chain, _ = self.world.chain(self.class_stack[-1].qualified)
+            for cls in chain or self.class_stack[-1:]:
+                if node.attr in cls.attribute_types:
+                    return cls.attribute_types[node.attr]
+            return None
+        if isinstance(node, ast.Call):
+            return self._type_of_value(node)
+        return None
+
+    def _type_of_value(self, node: ast.expr) -> str | None:
+        """The judged type a value has: a construction's, or ``get_output()``'s."""
+        if not isinstance(node, ast.Call):
+            return None
+        called = self.world.resolve(self.module, node.func)
+        if called is not None and (called.startswith("plugin:") or _is_judged(called)):
+            if called.startswith("plugin:"):
+                return called if self.world.chain(called)[1] else None
+            return called
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get_output":
+            receiver = node.func.value
+            typed = self._type_of(receiver)
+            if (typed is not None and self._is_async_output(typed)) or "async" in ast.unparse(
+                receiver
+            ).lower():
+                return f"{OUTPUTS}.ModelRunnerOutput"
+        return None
+
+    def _is_async_output(self, name: str) -> bool:
+        if name.startswith("plugin:"):
+            name = self.world.chain(name)[1] or ""
+        return name == ASYNC_BASE or name.rsplit(".", 1)[0] in VLLM_ASYNC_OUTPUTS
+
+    def _type_of_annotation(self, node: ast.expr | None) -> str | None:
+        inner = _unwrap_annotation(node)
+        if inner is None:
+            return None
+        named = self.world.resolve(self.module, inner)
+        if named is None:
+            return None
+        if named.startswith("plugin:"):
+            return named if self.world.chain(named)[1] else None
+        return named if _is_judged(named) else None
+
+    def _types_in(self, body: list[ast.stmt], parameters: list[ast.arg]) -> dict[str, str]:
+        """Names of a function (or module) whose judged type its assignments show."""
+        found: dict[str, str] = {}
+        for node in _own_statements(body):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                judged = self._type_of_annotation(node.annotation)
+                if judged:
+                    found[node.target.id] = judged
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                judged = self._type_of_value(node.value)
+                if judged and isinstance(target, ast.Name):
+                    found.setdefault(target.id, judged)
+        return found
+
+    def _self_attribute_types(self, node: ast.ClassDef) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for inner in ast.walk(node):
+            target: ast.expr | None = None
+            judged = None
+            if isinstance(inner, ast.AnnAssign):
+                target, judged = inner.target, self._type_of_annotation(inner.annotation)
+            elif isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+                target, judged = inner.targets[0], self._type_of_value(inner.value)
+            if (
+                judged
+                and isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                found.setdefault(target.attr, judged)
+        return found
+
+    def _dict_keys(self, node: ast.expr) -> tuple[set[str], bool]:
+        """The keys of a ``**`` argument, and whether they are all known."""
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            return {str(k) for k in keys}, all(isinstance(k, ast.Constant) for k in node.keys)
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.scope_dicts):
+                if node.id in scope:
+                    keys, known = scope[node.id]
+                    return set(keys), known
+        return set(), False
+
+
+def _fields_of(chain: list[PluginClass]) -> tuple[tuple[str, bool], ...]:
+    if not all(c.is_dataclass for c in chain):
+        return ()
+    found: list[tuple[str, bool]] = []
+    for c in reversed(chain):
+        found += c.fields
+    return tuple(found)
+
+
+def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a body at any depth, not those of nested functions or classes."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                statements = [s for s in inner if isinstance(s, ast.stmt)]
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        statements += handler.body
+                yield from _own_statements(statements)
+
+
+def _dicts_in(body: list[ast.stmt]) -> dict[str, tuple[set[str], bool]]:
+    """Dictionaries a function builds before passing them as ``**kwargs``: their keys
+    from a literal, ``dict(k=...)``, ``d["k"] = ...`` and ``d.update(k=...)``."""
+    found: dict[str, tuple[set[str], bool]] = {}
+    for node in _own_statements(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name):
+                if isinstance(value, ast.Dict):
+                    keys = {str(k.value) for k in value.keys if isinstance(k, ast.Constant)}
+                    found[target.id] = (keys, all(isinstance(k, ast.Constant) for k in value.keys))
+                elif isinstance(value, ast.Call) and _decorator_name(value.func) == "dict":
+                    keys = {k.arg for k in value.keywords if k.arg}
+                    found[target.id] = (keys, not value.args and all(k.arg for k in value.keywords))
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id in found
+            ):
+                keys, _ = found[target.value.id]
+                if isinstance(target.slice, ast.Constant):
+                    keys.add(str(target.slice.value))
+                else:
+                    found[target.value.id] = (keys, False)
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "update"
+            and isinstance(node.value.func.value, ast.Name)
+            and node.value.func.value.id in found
+        ):
+            keys, _ = found[node.value.func.value.id]
+            keys.update(k.arg for k in node.value.keywords if k.arg)
+            if node.value.args:
+                found[node.value.func.value.id] = (keys, False)
+    return found
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        _decorator_name(n) in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+        for n in names
+    )

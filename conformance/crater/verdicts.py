@@ -1,0 +1,628 @@
+"""Each use of a plugin judged against one vLLM: :class:`Finding` per break.
+
+A use is judged only where it runs for that vLLM (:mod:`.guards`) and where vLLM's
+text shows what it needs; the kinds of break:
+
+* ``import-fails``: a vLLM module or a name of it the plugin imports is not there
+  (an ``except ImportError`` around it handles it: no break);
+* ``construction-raises``: a keyword vLLM's type no longer takes, a required field the
+  call does not give, more positional arguments than it takes (a plugin's dataclass
+  below vLLM's type whose own field follows a defaulted one raises when defined);
+* ``cannot-instantiate``: a plugin's async output lacks a method abstract in vLLM's;
+* ``read-fails``: an attribute a release of vLLM's type had and this one lacks;
+* ``call-raises``: a call of vLLM's producer with arguments or an unpacking it no
+  longer fits;
+* ``behaviour-changed``: the same name, another meaning: a field retyped, a method's
+  body or signature changed, what the async output must hand over changed (the
+  revisions' behaviours), a field written that vLLM no longer reads.
+
+Each break names the vLLM change behind it in the words of ``--bump-to``'s report
+(:mod:`conformance.oracle.vllm_changes`): the changes between the other vLLM judged
+(the plugin's pin) and this one; at the pin itself, what the pin's text lacks.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from conformance.crater.uses import (
+    ASYNC_BASE,
+    OUTPUTS,
+    PRODUCER_MODULES,
+    VLLM_ASYNC_OUTPUTS,
+    Reading,
+    Use,
+)
+from conformance.crater.vllm_side import VllmView, known_members
+from conformance.oracle.text_surface import Member
+from conformance.oracle.vllm_changes import Change, changes_between
+
+KINDS = (
+    "import-fails",
+    "construction-raises",
+    "cannot-instantiate",
+    "read-fails",
+    "call-raises",
+    "behaviour-changed",
+)
+#: Members every NamedTuple or dataclass instance has beside its fields.
+_INHERENT = {
+    "_replace",
+    "_asdict",
+    "_fields",
+    "_field_defaults",
+    "_make",
+    "count",
+    "index",
+    "__dict__",
+    "__class__",
+    "__dataclass_fields__",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One break: ``kind`` at the plugin's ``file``:``line``, of ``member``, because of
+    ``vllm_change``."""
+
+    kind: str
+    file: str
+    line: int
+    member: str
+    vllm_change: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "file": self.file,
+            "line": self.line,
+            "member": self.member,
+            "vllm_change": self.vllm_change,
+        }
+
+
+@dataclass
+class Judgement:
+    """A plugin judged against one vLLM: its breaks, and what could not be judged."""
+
+    findings: list[Finding] = field(default_factory=list)
+    missing_modules: set[str] = field(default_factory=set)
+    unjudged: int = 0  #: uses whose vLLM side the text does not show
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    kind: str  #: positional, keyword, var-positional, var-keyword
+    has_default: bool
+
+
+def judge(
+    reading: Reading,
+    view: VllmView,
+    other: VllmView | None,
+    async_behaviours: tuple[frozenset[str], frozenset[str]] | None = None,
+) -> Judgement:
+    """``reading``'s uses judged against ``view``; ``other`` (the pin, when ``view`` is the
+    target) names the changes behind each break.  ``async_behaviours`` (the pin's and
+    this vLLM's async output behaviours) adds what a plugin's async output must now do."""
+    judge_ = _Judge(view, other)
+    active = [u for u in reading.uses if all(g.holds(view.version) is not False for g in u.guards)]
+    failed_names = set()
+    for use in active:
+        if use.kind == "import":
+            found = judge_.import_(use)
+            if found is not None:
+                failed_names.add(use.target)
+                judge_.add(found)
+    for use in active:
+        if use.kind == "import" or use.module in failed_names:
+            continue
+        handler = getattr(judge_, use.kind)
+        for found in handler(use):
+            judge_.add(found)
+        if use.kind == "subclass" and async_behaviours is not None:
+            judge_.add_all(judge_.async_contract(use, *async_behaviours))
+    judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
+    return judge_.result
+
+
+class _Judge:
+    def __init__(self, view: VllmView, other: VllmView | None) -> None:
+        self.view = view
+        self.other = other
+        self.result = Judgement()
+        self._seen: set[tuple[str, str, int, str]] = set()
+        self.changes: list[Change] = []
+        if other is not None:
+            modules = {m.module for m in view.surface.values()} & {
+                m.module for m in other.surface.values()
+            }
+            self.changes = changes_between(other.surface, view.surface, sorted(modules))
+
+    def add(self, found: Finding) -> None:
+        key = (found.kind, found.file, found.line, found.member)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.result.findings.append(found)
+
+    def add_all(self, found: list[Finding]) -> None:
+        for one in found:
+            self.add(one)
+
+    # --- why --------------------------------------------------------------------
+
+    def because(self, type_name: str, member: str, fact: str, kinds: tuple[str, ...] = ()) -> str:
+        """The change between the two vLLMs behind a break, else the fact at this one."""
+        for change in self.changes:
+            if (change.type, change.member) == (type_name, member) and (
+                not kinds or change.change in kinds
+            ):
+                return change.describe()
+        return fact
+
+    def module_because(self, module: str) -> str:
+        if self.other is not None and self.other.has_module(module):
+            return f"module removed {module}"
+        return f"vLLM {self.view.label} has no module {module}"
+
+    # --- kinds --------------------------------------------------------------------
+
+    def import_(self, use: Use) -> Finding | None:
+        module, name = use.target, use.member
+        if use.handled:
+            return None
+        present = self.view.has_module(module)
+        if present is False:
+            if module in PRODUCER_MODULES or module == OUTPUTS or module in VLLM_ASYNC_OUTPUTS:
+                return Finding(
+                    "import-fails", use.file, use.line, module, self.module_because(module)
+                )
+            self.result.missing_modules.add(module)
+            return None
+        if present is None or not name:
+            if present is None:
+                self.result.unjudged += 1
+            return None
+        if self.view.has_module(f"{module}.{name}") and module != OUTPUTS:
+            return None  # a submodule (``from vllm.v1 import outputs``)
+        bound = self.view.bound.get(module)
+        if bound is not None:
+            if name in bound:
+                return None
+            type_name = module.rsplit(".", 1)[-1] if module != OUTPUTS else name
+            return Finding(
+                "import-fails",
+                use.file,
+                use.line,
+                f"{module}.{name}",
+                self.because(
+                    name, "", f"{module} of vLLM {self.view.label} has no {name}", ("type removed",)
+                )
+                if module == OUTPUTS
+                else f"{module} of vLLM {self.view.label} has no {name} ({type_name})",
+            )
+        known = {m.owner for m in self.view.surface.values() if m.module == module and m.owner}
+        if (
+            name
+            in {c for names in VLLM_ASYNC_OUTPUTS.values() for c in names}
+            | {
+                "Sampler",
+                "RejectionSampler",
+            }
+            and known
+            and name not in known
+        ):
+            return Finding(
+                "import-fails",
+                use.file,
+                use.line,
+                f"{module}.{name}",
+                self.because(
+                    name, "", f"{module} of vLLM {self.view.label} has no {name}", ("type removed",)
+                ),
+            )
+        return None
+
+    def construct(self, use: Use) -> list[Finding]:
+        module, type_name = use.module, use.type_name
+        if use.own_init:
+            return []
+        parameters = self.constructor(module, type_name)
+        if parameters is None:
+            self.result.unjudged += 1
+            return []
+        if use.member == "replace":
+            parameters = [
+                Parameter(p.name, "keyword", True)
+                for p in parameters
+                if p.kind in ("positional", "keyword")
+            ]
+        elif use.own_fields:
+            parameters = _with_own_fields(parameters, use.own_fields)
+        where = f"{use.via} (below {type_name})" if use.via else type_name
+        found = []
+        for problem, member, fact in _bind(parameters, use):
+            kinds = {
+                "keyword": ("field removed", "type removed", "signature changed"),
+                "missing": ("field added", "field re-defaulted", "signature changed"),
+                "arity": ("field removed", "fields reordered", "signature changed"),
+            }[problem]
+            name = f"{type_name}.{member}" if member else type_name
+            fact = f"{where} of vLLM {self.view.label}: {fact}"
+            found.append(
+                Finding(
+                    "construction-raises",
+                    use.file,
+                    use.line,
+                    name,
+                    self.because(type_name, member, fact, kinds),
+                )
+            )
+        for keyword in use.keywords:
+            changed = self._changed(type_name, keyword, ("field retyped",))
+            if changed is not None:
+                found.append(
+                    Finding(
+                        "behaviour-changed",
+                        use.file,
+                        use.line,
+                        f"{type_name}.{keyword}",
+                        changed.describe(),
+                    )
+                )
+        return found
+
+    def subclass(self, use: Use) -> list[Finding]:
+        found = []
+        base_module, base = use.module, use.type_name
+        if use.own_fields and not use.own_init:
+            parameters = self.constructor(base_module, base)
+            if parameters is not None:
+                broken = _defaults_out_of_order(parameters, use.own_fields)
+                if broken is not None:
+                    found.append(
+                        Finding(
+                            "import-fails",
+                            use.file,
+                            use.line,
+                            f"{use.member} (below {base})",
+                            self.because(
+                                base,
+                                broken[0],
+                                f"{base} of vLLM {self.view.label}: "
+                                f"field {broken[1]} without a default follows "
+                                f"{broken[0]}, which has one",
+                                ("field re-defaulted", "field added"),
+                            ),
+                        )
+                    )
+        if use.target != ASYNC_BASE and base_module not in VLLM_ASYNC_OUTPUTS:
+            return found
+        if use.abstract:
+            return found
+        abstract = self.abstract_methods()
+        if abstract is None:
+            self.result.unjudged += 1
+            return found
+        defined = set(use.defines)
+        if use.target != ASYNC_BASE:
+            members = self.view.class_members(base_module, base)
+            if members is None:
+                return found  # vLLM's class is gone: its import says so
+            defined |= {name for name, m in members.items() if getattr(m, "kind", "") == "method"}
+        for method in sorted(abstract - defined):
+            found.append(
+                Finding(
+                    "cannot-instantiate",
+                    use.file,
+                    use.line,
+                    f"AsyncModelRunnerOutput.{method}",
+                    self.because(
+                        "AsyncModelRunnerOutput",
+                        method,
+                        f"AsyncModelRunnerOutput of vLLM {self.view.label} has "
+                        f"{method} abstract; {use.member} does not define it",
+                    ),
+                )
+            )
+        return found
+
+    def async_contract(
+        self, use: Use, before: frozenset[str], after: frozenset[str]
+    ) -> list[Finding]:
+        """What the plugin's async output must hand over now that it did not at the pin."""
+        if use.target != ASYNC_BASE and use.module not in VLLM_ASYNC_OUTPUTS:
+            return []
+        if use.module in VLLM_ASYNC_OUTPUTS:
+            return []  # vLLM's own get_output() does it; the plugin inherits it
+        new = sorted(b for b in after - before if b.startswith("producer.async_output:"))
+        return [
+            Finding(
+                "behaviour-changed",
+                use.file,
+                use.line,
+                f"{use.member}.get_output",
+                f"behaviour added {name}",
+            )
+            for name in new
+        ]
+
+    def read(self, use: Use) -> list[Finding]:
+        return self._attribute(use, "read-fails")
+
+    def write(self, use: Use) -> list[Finding]:
+        return self._attribute(use, "behaviour-changed")
+
+    def _attribute(self, use: Use, kind: str) -> list[Finding]:
+        module, type_name, member = use.module, use.type_name, use.member
+        if member in _INHERENT or member.startswith("__"):
+            return []
+        members = self.view.class_members(module, type_name)
+        if members is None:
+            if self.view.has_module(module) is None or module == OUTPUTS:
+                self.result.unjudged += 1
+            return []
+        ever = known_members().get((module, type_name), set())
+        if self.other is not None:
+            pinned = self.other.class_members(module, type_name) or {}
+            ever = ever | set(pinned)
+        name = f"{type_name}.{member}"
+        if member not in members:
+            if member not in ever:
+                return []  # never vLLM's: the plugin's own attribute
+            fact = f"{type_name} of vLLM {self.view.label} has no {member}"
+            if kind == "behaviour-changed":
+                fact += "; the value written is never read"
+            return [Finding(kind, use.file, use.line, name, self.because(type_name, member, fact))]
+        changed = self._changed(type_name, member, ("field retyped", "body changed"))
+        if changed is not None:
+            return [Finding("behaviour-changed", use.file, use.line, name, changed.describe())]
+        return []
+
+    def call(self, use: Use) -> list[Finding]:
+        module, cls, member = use.module, use.type_name, use.member
+        members = self.view.class_members(module, cls)
+        if members is None:
+            if self.view.has_module(module) is False:
+                return [
+                    Finding(
+                        "call-raises",
+                        use.file,
+                        use.line,
+                        f"{cls}.{member}",
+                        self.module_because(module),
+                    )
+                ]
+            self.result.unjudged += 1
+            return []
+        method = members.get(member)
+        if not isinstance(method, Member):
+            pinned = self.other.class_members(module, cls) if self.other is not None else None
+            if pinned and member in pinned:
+                return [
+                    Finding(
+                        "call-raises",
+                        use.file,
+                        use.line,
+                        f"{cls}.{member}",
+                        self.because(
+                            cls, member, f"{cls} of vLLM {self.view.label} has no {member}"
+                        ),
+                    )
+                ]
+            return []
+        parameters, returns = _signature(method.shape)
+        if parameters is None:
+            self.result.unjudged += 1
+            return []
+        if "@staticmethod" not in method.shape and parameters:
+            parameters = parameters[1:]
+        found = []
+        for problem, name, fact in _bind(parameters, use):
+            kinds = ("signature changed",)
+            found.append(
+                Finding(
+                    "call-raises",
+                    use.file,
+                    use.line,
+                    f"{cls}.{member}",
+                    self.because(
+                        cls, member, f"{cls}.{member} of vLLM {self.view.label}: {fact}", kinds
+                    ),
+                )
+            )
+            del problem, name
+        if use.unpacked is not None and returns is not None and use.unpacked != returns:
+            found.append(
+                Finding(
+                    "call-raises",
+                    use.file,
+                    use.line,
+                    f"{cls}.{member}",
+                    self.because(
+                        cls,
+                        member,
+                        f"{cls}.{member} of vLLM {self.view.label} returns "
+                        f"{returns} values; the plugin unpacks {use.unpacked}",
+                        ("signature changed",),
+                    ),
+                )
+            )
+        if not found:
+            changed = self._changed(cls, member, ("body changed", "signature changed"))
+            if changed is not None:
+                found.append(
+                    Finding(
+                        "behaviour-changed",
+                        use.file,
+                        use.line,
+                        f"{cls}.{member}",
+                        changed.describe(),
+                    )
+                )
+        return found
+
+    # --- vLLM's side ------------------------------------------------------------------
+
+    def _changed(self, type_name: str, member: str, kinds: tuple[str, ...]) -> Change | None:
+        for change in self.changes:
+            if change.type == type_name and change.member == member and change.change in kinds:
+                return change
+        return None
+
+    def abstract_methods(self) -> set[str] | None:
+        members = self.view.class_members(OUTPUTS, "AsyncModelRunnerOutput")
+        if members is None:
+            return None
+        return {
+            name
+            for name, m in members.items()
+            if isinstance(m, Member) and m.kind == "method" and "abstractmethod" in m.shape
+        }
+
+    def constructor(self, module: str, cls: str, depth: int = 0) -> list[Parameter] | None:
+        """The parameters vLLM's class takes at this vLLM, from its text; None where
+        the text does not show them."""
+        members = self.view.class_members(module, cls)
+        header = self.view.surface.get((module, cls, ""))
+        if members is None or header is None or depth > 5:
+            return None
+        init = members.get("__init__")
+        if isinstance(init, Member) and init.kind == "method":
+            parameters, _ = _signature(init.shape)
+            return parameters[1:] if parameters else None
+        shape = header.shape
+        bases = _bases(shape)
+        fields = sorted(
+            (m for m in members.values() if isinstance(m, Member) and m.kind == "field"),
+            key=lambda m: m.position,
+        )
+        if "NamedTuple" in bases:
+            return [Parameter(f.name, "positional", bool(f.value)) for f in fields]
+        if "@dataclass" not in shape and "@dataclasses.dataclass" not in shape:
+            for base in bases:
+                inherited = self.constructor(module, base, depth + 1)
+                if inherited is not None:
+                    return inherited
+            return [] if not fields and not bases else None
+        inherited_params: list[Parameter] = []
+        for base in bases:
+            inherited_params += self.constructor(module, base, depth + 1) or []
+        keyword_only = "kw_only=True" in shape
+        own = [
+            Parameter(f.name, "keyword" if keyword_only else "positional", bool(f.value))
+            for f in fields
+            if "ClassVar" not in f.shape and f.shape != "KW_ONLY" and "init=False" not in f.value
+        ]
+        names = {p.name for p in own}
+        return [p for p in inherited_params if p.name not in names] + own
+
+
+def _bases(shape: str) -> list[str]:
+    if "(" not in shape:
+        return []
+    inside = shape[shape.index("(") + 1 : shape.rindex(")")]
+    return [b.strip().rsplit(".", 1)[-1] for b in inside.split(",") if "=" not in b and b.strip()]
+
+
+def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
+    """The parameters of a method's shape (``@staticmethod def f(a, b=1) -> tuple[x, y]``)
+    and how many values it returns (a ``tuple[...]`` annotation), where it says."""
+    at = shape.find("def ")
+    if at < 0:
+        return None, None
+    try:
+        tree = ast.parse(shape[at:] + ":\n    pass")
+    except SyntaxError:
+        return None, None
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    args = function.args
+    parameters: list[Parameter] = []
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    for index, arg in enumerate(positional):
+        parameters.append(Parameter(arg.arg, "positional", index >= first_default))
+    if args.vararg is not None:
+        parameters.append(Parameter(args.vararg.arg, "var-positional", True))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        parameters.append(Parameter(arg.arg, "keyword", default is not None))
+    if args.kwarg is not None:
+        parameters.append(Parameter(args.kwarg.arg, "var-keyword", True))
+    returns = None
+    annotation = function.returns
+    if (
+        isinstance(annotation, ast.Subscript)
+        and isinstance(annotation.value, ast.Name)
+        and annotation.value.id in ("tuple", "Tuple")
+        and isinstance(annotation.slice, ast.Tuple)
+        and not any(
+            isinstance(e, ast.Constant) and e.value is Ellipsis for e in annotation.slice.elts
+        )
+    ):
+        returns = len(annotation.slice.elts)
+    return parameters, returns
+
+
+def _bind(parameters: list[Parameter], use: Use) -> list[tuple[str, str, str]]:
+    """What a call with ``use``'s arguments does wrong against ``parameters``:
+    ``(problem, member, fact)`` with problem ``arity``, ``keyword`` or ``missing``."""
+    positional = [p for p in parameters if p.kind == "positional"]
+    names = {p.name for p in parameters if p.kind in ("positional", "keyword")}
+    takes_more = any(p.kind == "var-positional" for p in parameters)
+    takes_any = any(p.kind == "var-keyword" for p in parameters)
+    problems = []
+    if use.positional > len(positional) and not takes_more:
+        problems.append(
+            ("arity", "", f"takes {len(positional)} positional arguments, {use.positional} given")
+        )
+    filled = {p.name for p in positional[: use.positional]}
+    for keyword in use.keywords:
+        if keyword not in names and not takes_any:
+            problems.append(("keyword", keyword, f"no parameter {keyword}"))
+    if not use.open_ended:
+        for p in parameters:
+            if (
+                p.kind in ("positional", "keyword")
+                and not p.has_default
+                and p.name not in filled
+                and p.name not in use.keywords
+            ):
+                problems.append(("missing", p.name, f"{p.name} is required and not given"))
+    return problems
+
+
+def _with_own_fields(
+    parameters: list[Parameter], own: tuple[tuple[str, bool], ...]
+) -> list[Parameter]:
+    """A plugin dataclass's parameters: vLLM's fields, then its own (a redefined field
+    keeps its place, as dataclasses do)."""
+    by_name = {p.name: p for p in parameters}
+    result = list(parameters)
+    for name, has_default in own:
+        made = Parameter(name, "positional", has_default)
+        if name in by_name:
+            result[result.index(by_name[name])] = made
+        else:
+            result.append(made)
+    return result
+
+
+def _defaults_out_of_order(
+    parameters: list[Parameter], own: tuple[tuple[str, bool], ...]
+) -> tuple[str, str] | None:
+    """``(defaulted field, the plugin's field without a default after it)`` where a
+    plugin dataclass below vLLM's cannot be defined, else None."""
+    merged = _with_own_fields(parameters, own)
+    own_names = {name for name, _ in own}
+    last_default = None
+    for p in merged:
+        if p.kind != "positional":
+            continue
+        if p.has_default:
+            last_default = p.name
+        elif last_default is not None and p.name in own_names:
+            return last_default, p.name
+    return None

@@ -1,0 +1,200 @@
+"""The vLLM a plugin is judged against, as the crater reads it: :class:`VllmView`.
+
+Anything ``--revision`` names that has vLLM's text: a release (its texts fetched from
+its wheel into the cache, :mod:`conformance.releases.fetch`, once), or a path to a
+text, a tree (vLLM's main checkout, a pull request's branch), or a wheel
+(:mod:`conformance.releases.sources`).  The view holds what judging a plugin's uses
+needs: the version its guards are evaluated for, the surface of ``outputs.py`` and of
+the producer files (:mod:`conformance.oracle.text_surface`), the names each module
+binds at run time, and, where the wheel or tree shows them, every module it has.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import zipfile
+from dataclasses import dataclass, field
+
+from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
+from conformance.releases.sources import VllmSource, read_source
+from conformance.releases.texts import ReleaseTextError, producer_sections
+
+
+class VllmViewError(ValueError):
+    """Nothing the crater can judge against; one line naming it and the fix."""
+
+
+@dataclass(frozen=True)
+class VllmView:
+    """One vLLM as the crater judges plugins against it."""
+
+    label: str  #: as the conformance header names it (``0.34.0``, a text's headline)
+    version: str | None  #: what its guards are evaluated for
+    surface: Surface = field(compare=False, repr=False)
+    #: ``{module: names it binds at run time}`` where its whole text is known
+    bound: dict[str, frozenset[str]] = field(compare=False, repr=False)
+    #: every ``vllm`` module it has, where the wheel or tree shows them
+    modules: frozenset[str] | None = field(compare=False, repr=False)
+
+    def has_module(self, module: str) -> bool | None:
+        """Whether ``module`` (or a package of that name) exists; None when unknown."""
+        if module == OUTPUTS_MODULE or module in self.bound:
+            return True
+        if self.modules is not None:
+            return module in self.modules or any(m.startswith(module + ".") for m in self.modules)
+        if any(m.module == module for m in self.surface.values()):
+            return True
+        return None
+
+    def class_members(self, module: str, cls: str) -> dict[str, object] | None:
+        """``{member name: Member}`` of class ``cls`` in ``module``; None without it."""
+        if (module, cls, "") not in self.surface:
+            return None
+        return {
+            m.name: m
+            for m in self.surface.values()
+            if m.module == module and m.owner == cls and m.name
+        }
+
+
+def view_of(target: str) -> VllmView:
+    """The vLLM ``target`` names: a release, or a path to a text, tree or wheel."""
+    from conformance.oracle.revisions import names_a_path
+
+    if names_a_path(target):
+        return _view_of_path(target)
+    if target.strip() == "2025.10":
+        raise VllmViewError(
+            "the crater judges plugins against vLLM's own code: 2025.10 is a spec page, "
+            "not a vLLM; give a release such as 0.34.0 or a path to vLLM's text"
+        )
+    return release_view(_release(target))
+
+
+def _release(target: str) -> str:
+    from conformance.releases.fetch import FetchError, release_name
+
+    try:
+        return release_name(target.removeprefix("v"))
+    except FetchError as error:
+        raise VllmViewError(str(error)) from None
+
+
+@functools.cache
+def release_view(release: str) -> VllmView:
+    """A published release, its texts fetched once into the cache."""
+    from conformance.releases.fetch import FetchError, release_modules, release_outputs
+
+    try:
+        path = release_outputs(release)
+        source = read_source(path)
+    except (FetchError, ReleaseTextError) as error:
+        raise VllmViewError(str(error)) from None
+    return _made(source, release, release, release_modules(release))
+
+
+def _view_of_path(target: str) -> VllmView:
+    from conformance.releases.text_revision import text_revision
+
+    try:
+        judged = text_revision(target)
+    except ReleaseTextError as error:
+        raise VllmViewError(str(error)) from None
+    source = judged.source
+    return _made(source, judged.headline(), source.version or judged.nearest, _modules_of(source))
+
+
+def _modules_of(source: VllmSource) -> frozenset[str] | None:
+    from conformance.releases.fetch import module_names
+
+    if source.origin == "wheel":
+        with zipfile.ZipFile(source.path) as archive:
+            return frozenset(module_names(archive.namelist()))
+    if source.origin in ("tree", "installed"):
+        root = source.path
+        if not (root / "vllm").is_dir() and root.name == "vllm":
+            root = root.parent
+        paths = [p.relative_to(root).as_posix() for p in (root / "vllm").rglob("*.py")]
+        return frozenset(module_names(paths))
+    return None
+
+
+def _made(
+    source: VllmSource, label: str, version: str | None, modules: frozenset[str] | None
+) -> VllmView:
+    surface = dict(source.surface())
+    bound = {OUTPUTS_MODULE: runtime_names(source.outputs)}
+    for section in producer_sections(source.producers or ""):
+        if section.title != "whole file":
+            continue
+        try:
+            surface.update(surface_of_module(section.body, section.module))
+            bound[section.module] = runtime_names(section.body)
+        except SyntaxError:
+            continue
+    return VllmView(label, version, surface, bound, modules)
+
+
+def runtime_names(source: str) -> frozenset[str]:
+    """The names a module binds when it runs: its definitions, assignments and imports,
+    not those under ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(
+                node.target, ast.Name
+            ):
+                if not isinstance(node, ast.AnnAssign) or node.value is not None:
+                    found.add(node.target.id)
+            elif isinstance(node, ast.Import):
+                found.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.update(a.asname or a.name for a in node.names if a.name != "*")
+            elif isinstance(node, ast.If):
+                test = node.test
+                if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                    isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+                ):
+                    visit(node.orelse)
+                else:
+                    visit(node.body)
+                    visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+
+    try:
+        visit(ast.parse(source).body)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(found)
+
+
+def known_members() -> dict[tuple[str, str], set[str]]:
+    """``{(module, class): members}`` any known release ever had: a read of a name that
+    no release's class has is not about vLLM's type (the plugin's own attribute)."""
+    return _known_members()
+
+
+@functools.cache
+def _known_members() -> dict[tuple[str, str], set[str]]:
+    from conformance.releases.known_surfaces import known_surfaces
+
+    found: dict[tuple[str, str], set[str]] = {}
+    for surface in known_surfaces().values():
+        for member in surface.values():
+            if member.owner and member.name:
+                found.setdefault((member.module, member.owner), set()).add(
+                    member.name.split("@", 1)[0]
+                )
+    return found
