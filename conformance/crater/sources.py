@@ -359,6 +359,7 @@ def _made(
     unreadable: Iterable[str] = (),
     requires: Iterable[str] | None = None,
 ) -> PluginSource:
+    files = {_installed_path(p): t for p, t in files.items()}
     code = {p: t for p, t in files.items() if is_plugin_code(p)}
     if requires is None:
         requires = re.findall(r"^Requires-Dist:\s*(.+?)\s*$", metadata, re.MULTILINE)
@@ -381,3 +382,11 @@ def is_plugin_code(path: str) -> bool:
     if name in ("setup.py", "conftest.py", "noxfile.py") or name.startswith("test_"):
         return False
     return not any(part in _NOT_PLUGIN_CODE for part in parts[:-1])
+
+
+def _installed_path(path: str) -> str:
+    """Where a wheel's file lands: ``NAME.data/purelib/pkg/x.py`` is ``pkg/x.py``."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0].endswith(".data") and parts[1] in ("purelib", "platlib"):
+        return "/".join(parts[2:])
+    return path

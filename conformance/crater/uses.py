@@ -25,6 +25,7 @@ Each use carries the conditions it sits under (:mod:`.guards`) and whether an
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -139,19 +140,64 @@ def module_name(path: str) -> str:
 
 
 def read_plugin(files: dict[str, str]) -> Reading:
-    """The uses of vLLM in a plugin's files (``{path inside the distribution: text}``)."""
+    """The uses of vLLM in a plugin's files (``{path inside the distribution: text}``).
+
+    Only the files that can hold a use are parsed: those naming vLLM, then those
+    naming one of the judged types, vLLM's producers or a plugin class found to rest
+    on them, until no new class turns up (a large plugin's other files are most of it).
+    """
     trees: dict[str, tuple[str, ast.Module]] = {}
-    unparsed = []
-    for path, text in sorted(files.items()):
-        try:
-            trees[module_name(path)] = (path, ast.parse(text))
-        except (SyntaxError, ValueError):
-            unparsed.append(path)
-    world = _World(trees)
+    unparsed: list[str] = []
+    pending = dict(files)
+    wanted = _FIRST_PASS
+    names: set[str] = set()
+    while True:
+        found = {p: t for p, t in pending.items() if wanted.search(t)}
+        for path, text in sorted(found.items()):
+            del pending[path]
+            try:
+                trees[module_name(path)] = (path, ast.parse(text))
+            except (SyntaxError, ValueError):
+                unparsed.append(path)
+        world = _World(trees)
+        new = _NAMED_IN_USES | {
+            c.name for c in world.classes.values() if world.chain(c.qualified)[1]
+        }
+        if not found or new <= names:
+            break
+        names = new
+        wanted = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
     reading = Reading([], unparsed, set(), set())
     for module, (path, tree) in trees.items():
         _ModuleVisitor(world, module, path, tree, reading).run()
+    for path, text in sorted(pending.items()):
+        # Not parsed: its top-level imports of vLLM, for what a target lacks (an indented
+        # one may sit under a guard or a try, which only parsing would tell).
+        for found in _VLLM_IMPORT.finditer(text):
+            if found.group(0)[:1] in " \t":
+                continue
+            line = text.count("\n", 0, found.start()) + 1
+            reading.uses.append(Use("import", path, line, found[1] or found[2]))
     return reading
+
+
+#: Names a file may use vLLM's types and producers by without naming vLLM.
+_NAMED_IN_USES = frozenset(
+    {*JUDGED_TYPES, EMPTY, *PRODUCER_CALLS, "Sampler", "RejectionSampler"}
+    | {name for names in VLLM_ASYNC_OUTPUTS.values() for name in names}
+)
+#: What a file that can hold a use names: vLLM's output or producer modules, or one of
+#: those names (a plugin's other files, most of a large one, are not parsed).
+_FIRST_PASS = re.compile(
+    r"vllm\.v1\.(?:outputs|worker\.gpu|sample)\b|from[ \t]+vllm\.v1[ \t]+import|\b("
+    + "|".join(sorted(map(re.escape, _NAMED_IN_USES)))
+    + r")\b"
+)
+#: An import of vLLM in any file, parsed or not (what a target lacks is counted).
+_VLLM_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(vllm(?:\.\w+)*)[ \t]+import|import[ \t]+(vllm(?:\.\w+)*))",
+    re.MULTILINE,
+)
 
 
 class _World:

@@ -34,7 +34,7 @@ from conformance.crater.uses import (
     Reading,
     Use,
 )
-from conformance.crater.vllm_side import VllmView, known_members
+from conformance.crater.vllm_side import VllmView, known_members, release_history
 from conformance.oracle.text_surface import Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
@@ -109,16 +109,18 @@ def judge(
     this vLLM's async output behaviours) adds what a plugin's async output must now do."""
     judge_ = _Judge(view, other)
     active = [u for u in reading.uses if all(g.holds(view.version) is not False for g in u.guards)]
-    failed_names = set()
+    # What failed to import: a use of it is no news (its import names the break).
+    failed: set[str] = set()
     for use in active:
         if use.kind == "import":
             found = judge_.import_(use)
             if found is not None:
-                failed_names.add(use.target)
+                failed.add(found.member)
                 judge_.add(found)
     for use in active:
-        if use.kind == "import" or use.module in failed_names:
+        if use.kind == "import" or use.target in failed or use.module in failed:
             continue
+
         handler = getattr(judge_, use.kind)
         for found in handler(use):
             judge_.add(found)
@@ -160,7 +162,28 @@ class _Judge:
                 not kinds or change.change in kinds
             ):
                 return change.describe()
-        return fact
+        made = self._made_by(type_name, member, kinds)
+        return made or fact
+
+    def _made_by(self, type_name: str, member: str, kinds: tuple[str, ...]) -> str | None:
+        """Without a pin to compare with: the newest known release up to this vLLM whose
+        change explains the break (``field removed ModelRunnerOutput.x (vLLM 0.34.0)``)."""
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            limit = Version(self.view.version) if self.view.version else None
+        except InvalidVersion:
+            limit = None
+        found = None
+        for release, changes in release_history():
+            if limit is not None and Version(release) > limit:
+                break
+            for change in changes:
+                if (change.type, change.member) == (type_name, member) and (
+                    not kinds or change.change in kinds
+                ):
+                    found = f"{change.describe()} (vLLM {release})"
+        return found
 
     def module_because(self, module: str) -> str:
         if self.other is not None and self.other.has_module(module):

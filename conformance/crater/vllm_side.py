@@ -17,6 +17,8 @@ import zipfile
 from dataclasses import dataclass, field
 
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
+from conformance.oracle.vllm_changes import Change
+
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, producer_sections
 
@@ -42,20 +44,33 @@ class VllmView:
         if module == OUTPUTS_MODULE or module in self.bound:
             return True
         if self.modules is not None:
-            return module in self.modules or any(m.startswith(module + ".") for m in self.modules)
+            return module in self._packages
         if any(m.module == module for m in self.surface.values()):
             return True
         return None
+
+    @functools.cached_property
+    def _packages(self) -> frozenset[str]:
+        """Every module and every package above one."""
+        found: set[str] = set()
+        for module in self.modules or ():
+            parts = module.split(".")
+            found.update(".".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+        return frozenset(found)
+
+    @functools.cached_property
+    def _by_class(self) -> dict[tuple[str, str], dict[str, object]]:
+        found: dict[tuple[str, str], dict[str, object]] = {}
+        for m in self.surface.values():
+            if m.owner and m.name:
+                found.setdefault((m.module, m.owner), {})[m.name] = m
+        return found
 
     def class_members(self, module: str, cls: str) -> dict[str, object] | None:
         """``{member name: Member}`` of class ``cls`` in ``module``; None without it."""
         if (module, cls, "") not in self.surface:
             return None
-        return {
-            m.name: m
-            for m in self.surface.values()
-            if m.module == module and m.owner == cls and m.name
-        }
+        return dict(self._by_class.get((module, cls), {}))
 
 
 def view_of(target: str) -> VllmView:
@@ -87,11 +102,11 @@ def release_view(release: str) -> VllmView:
     from conformance.releases.fetch import FetchError, release_modules, release_outputs
 
     try:
-        path = release_outputs(release)
+        path = release_outputs(release, with_modules=True)
         source = read_source(path)
     except (FetchError, ReleaseTextError) as error:
         raise VllmViewError(str(error)) from None
-    return _made(source, release, release, release_modules(release))
+    return _made(source, release, release, release_modules(release, path.parent))
 
 
 def _view_of_path(target: str) -> VllmView:
@@ -197,4 +212,29 @@ def _known_members() -> dict[tuple[str, str], set[str]]:
                 found.setdefault((member.module, member.owner), set()).add(
                     member.name.split("@", 1)[0]
                 )
+    return found
+
+
+def release_history() -> list[tuple[str, list[Change]]]:
+    """Each known release with what it changed against the one before (outputs.py and
+    the producer sections the suite ships), oldest first: a break judged without a pin
+    is named by the release that made it."""
+    return _history()
+
+
+@functools.cache
+def _history() -> list[tuple[str, list[Change]]]:
+    from packaging.version import Version
+
+    from conformance.oracle.vllm_changes import changes_between
+    from conformance.releases.known_surfaces import known_surfaces
+
+    surfaces = known_surfaces()
+    releases = sorted(surfaces, key=Version)
+    found = []
+    for before, after in zip(releases, releases[1:]):
+        modules = {m.module for m in surfaces[before].values()} & {
+            m.module for m in surfaces[after].values()
+        }
+        found.append((after, changes_between(surfaces[before], surfaces[after], sorted(modules))))
     return found

@@ -45,9 +45,7 @@ FETCH_COMMAND = "python -m conformance.cli.fetch_releases --all"
 OLDER_RELEASES = ("0.10.0", "0.10.1", "0.10.1.1")
 
 _MANIFEST_FOLDER = "fetched"
-#: /2: the manifest lists every ``vllm`` module of the wheel (the crater asks which a
-#: release lacks); a cache of /1 is fetched again once.
-_FORMAT = "vllm-outputs-suite/fetched/2"
+_FORMAT = "vllm-outputs-suite/fetched/1"
 #: What a wheel is read for: every Python file of ``vllm/v1`` (2 MB of a 240 MB wheel),
 #: so producers are found wherever vLLM keeps them, and the version file.
 _READ_PREFIXES = ("vllm/v1/",)
@@ -90,11 +88,14 @@ def release_name(text: str, option: str = "--revision") -> str:
     return ".".join(map(str, (*parsed.release, 0, 0)[: max(3, len(parsed.release))]))
 
 
-def release_outputs(version: str, progress: Callable[[str], None] | None = None) -> Path:
+def release_outputs(
+    version: str, progress: Callable[[str], None] | None = None, with_modules: bool = False
+) -> Path:
     """``outputs-X.py.txt`` of vLLM ``version`` (producers beside it), fetched if need be.
 
     From ``$OUTPUTS_VLLM_RELEASES`` when set (:class:`FetchError` when it lacks the
-    release), else from the cache, fetched once.
+    release), else from the cache, fetched once (``with_modules``: with the list of the
+    wheel's modules, :func:`release_modules`).
     """
     given = os.environ.get(RELEASES_ENV_VAR)
     if given:
@@ -105,20 +106,35 @@ def release_outputs(version: str, progress: Callable[[str], None] | None = None)
                 f"fetch vLLM {version}'s texts into the cache, or add them there"
             )
         return path
-    return fetched(version, cache_folder(), progress=progress)
+    return fetched(version, cache_folder(), progress=progress, with_modules=with_modules)
 
 
-def fetched(version: str, folder: Path, progress: Callable[[str], None] | None = None) -> Path:
-    """vLLM ``version``'s texts in ``folder``, fetched unless a sound copy is there."""
+def fetched(
+    version: str,
+    folder: Path,
+    progress: Callable[[str], None] | None = None,
+    with_modules: bool = False,
+) -> Path:
+    """vLLM ``version``'s texts in ``folder``, fetched unless a sound copy is there
+    (``with_modules``: one whose manifest lists the wheel's modules, as a fetch by this
+    suite since the crater writes it)."""
     say = progress or to_stderr
-    if _sound(folder, version):
+
+    def sound() -> bool:
+        return _sound(folder, version) and (
+            not with_modules or release_modules(version, folder) is not None
+        )
+
+    if sound():
         return folder / f"outputs-{version}.py.txt"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with locked(folder, version):
-            if _sound(folder, version):  # another process fetched it meanwhile
+            if sound():  # another process fetched it meanwhile
                 return folder / f"outputs-{version}.py.txt"
-            if manifest(version, folder) is not None:
+            if _sound(folder, version):
+                say(f"vLLM {version}: fetching again to list the wheel's modules")
+            elif manifest(version, folder) is not None:
                 say(
                     f"vLLM {version}: the cached texts do not match what was fetched; fetching again"
                 )
