@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import zipfile
 from dataclasses import dataclass, field
 
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
 from conformance.oracle.vllm_changes import Change
-
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, producer_sections
 
@@ -232,7 +232,7 @@ def _history() -> list[tuple[str, list[Change]]]:
     surfaces = known_surfaces()
     releases = sorted(surfaces, key=Version)
     found = []
-    for before, after in zip(releases, releases[1:]):
+    for before, after in itertools.pairwise(releases):
         modules = {m.module for m in surfaces[before].values()} & {
             m.module for m in surfaces[after].values()
         }
