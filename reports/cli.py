@@ -9,6 +9,7 @@ usage errors); nothing written on bad input.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import time
@@ -143,6 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REV",
         help="describe this commit (hash prefix) instead of each machine's latest",
     )
+    parser.add_argument(
+        "--crater",
+        metavar="PATH",
+        nargs="+",
+        default=[],
+        help="crater reports from `python -m conformance crater TARGET --report FILE`, or "
+        "folders searched for them (every job of a crater matrix): merged into "
+        "crater.json, and crater.md and crater.html (plugins by vLLM, each red cell's first "
+        "cause, every finding at the plugin's file and line); nothing else is written",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
     return parser
 
@@ -153,6 +164,12 @@ DEFAULT_RESULTS = ".asv/results"
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     progress = _Progress(quiet=args.quiet)
+    if args.crater:
+        try:
+            return _crater(args, progress)
+        except ConformanceInputError as exc:
+            print(f"python -m reports: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_REPORT
     try:
         outcome = _run(args, progress)
     except ConformanceInputError as exc:
@@ -179,6 +196,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         code = EXIT_NEWLY_FAILING
     return code
+
+
+def _crater(args: argparse.Namespace, progress: _Progress) -> int:
+    """``--crater``: the crater reports merged and rendered, alone in ``--out``."""
+    from reports.crater import crater_report, load_crater
+
+    merged = load_crater(list(args.crater))
+    progress(f"loaded {len(merged.records)} crater records of {', '.join(merged.targets)}")
+    report = crater_report(merged)
+    out = Path(args.out)
+    with atomic_folder(out) as staging:
+        (staging / "crater.json").write_text(
+            json.dumps(merged.data(), indent=1) + "\n", encoding="utf-8"
+        )
+        (staging / "crater.md").write_text(render_markdown.render(report), encoding="utf-8")
+        (staging / "crater.html").write_text(render_html.render(report), encoding="utf-8")
+    print(f"crater report written to {out.resolve() / 'crater.html'}")
+    return EXIT_OK
 
 
 @dataclass(frozen=True)

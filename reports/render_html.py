@@ -87,6 +87,7 @@ figcaption { color: var(--muted); font-size: .9rem; }
 """
 
 _CODE = re.compile(r"`([^`]+)`")
+_LINK = re.compile(r"\[([^\]]+)\]\(#([A-Za-z0-9_.-]+)\)")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 #: Verdict words in table cells and text; coloured wherever they appear.
 _BADGES = {
@@ -244,6 +245,8 @@ def inline(text: str) -> str:
     out = html.escape(text, quote=False)
     out = _CODE.sub(r"<code>\1</code>", out)
     out = _BOLD.sub(r"<strong>\1</strong>", out)
+    out = _LINK.sub(r'<a href="#\2">\1</a>', out)
+
     return _BADGE_WORD.sub(_badge, out)
 
 

@@ -10,7 +10,6 @@ from conformance.crater.uses import Reading, read_plugin
 from conformance.crater.verdicts import Finding, Judgement, judge
 from conformance.crater.vllm_side import VllmView, VllmViewError, release_view
 
-SCHEMA = "crater-report/1"
 HOLDS, BREAKS, UNKNOWN = "holds", "breaks", "unknown"
 PIN, TARGET = "pin", "target"
 

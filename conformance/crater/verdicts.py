@@ -38,14 +38,6 @@ from conformance.crater.vllm_side import VllmView, known_members, release_histor
 from conformance.oracle.text_surface import Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
-KINDS = (
-    "import-fails",
-    "construction-raises",
-    "cannot-instantiate",
-    "read-fails",
-    "call-raises",
-    "behaviour-changed",
-)
 #: Members every NamedTuple or dataclass instance has beside its fields.
 _INHERENT = {
     "_replace",
