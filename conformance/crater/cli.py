@@ -83,19 +83,10 @@ def main(argv: Sequence[str]) -> int:
     with ThreadPoolExecutor(FETCH_THREADS) as pool:
         sources = list(pool.map(fetched, named))
     for spec, source in zip(named, sources, strict=True):
-        if (
-            isinstance(source, PluginSourceError)
-            and args.plugins
-            and known(spec) is None
-            and (
-                "no such distribution" in str(source) or "no package index answered" in str(source)
-            )
-        ):
+        if isinstance(source, PluginSourceError) and source.bad_input and args.plugins:
             print(f"ERROR: --plugins {spec}: {source}", file=sys.stderr)
             return USAGE_ERROR
-    if all(
-        isinstance(s, PluginSourceError) and "no package index answered" in str(s) for s in sources
-    ):
+    if all(isinstance(s, PluginSourceError) and s.bad_input for s in sources):
         print(f"ERROR: {sources[0]}; check your network or pip's index settings", file=sys.stderr)
         return USAGE_ERROR
     verdicts: list[PluginVerdict] = []

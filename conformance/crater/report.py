@@ -16,7 +16,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.crater.records import BREAKS, HOLDS, PIN, SCHEMA, TARGET, PluginVerdict
+from conformance.crater.records import BREAKS, HOLDS, PIN, TARGET, PluginVerdict
+from conformance.crater.schema import SCHEMA
 
 
 def report_data(target: str, verdicts: Sequence[PluginVerdict]) -> dict[str, object]:

@@ -46,7 +46,13 @@ _NOT_PLUGIN_CODE = {"tests", "test", "testing", "examples", "example", "benchmar
 
 
 class PluginSourceError(ValueError):
-    """A plugin that cannot be had or read; one line naming it and why."""
+    """A plugin that cannot be had or read; one line naming it and why.  ``bad_input``:
+    what was named names no plugin (a missing file, no such distribution, no index
+    reachable), as opposed to a plugin whose code cannot be read."""
+
+    def __init__(self, message: str, bad_input: bool = False) -> None:
+        super().__init__(message)
+        self.bad_input = bad_input
 
 
 @dataclass(frozen=True)
@@ -87,12 +93,13 @@ def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
     if path.is_file() and path.name.endswith((".tar.gz", ".zip")):
         return _from_archive(path.name, path.read_bytes(), "sdist", str(path))
     if path.suffix in (".whl", ".gz", ".zip") or "/" in spec:
-        raise PluginSourceError(f"{spec}: no such file or folder")
+        raise PluginSourceError(f"{spec}: no such file or folder", bad_input=True)
     name, _, version = spec.partition("==")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name.strip()):
         raise PluginSourceError(
             f"{spec}: not a plugin; give a distribution (NAME or NAME==VERSION), a wheel, an "
-            "sdist or a checkout folder"
+            "sdist or a checkout folder",
+            bad_input=True,
         )
     return released(name.strip(), version.strip() or None, cache)
 
@@ -145,7 +152,7 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
     try:
         files = project_files(name)
     except PackageIndexError as error:
-        raise PluginSourceError(str(error)) from None
+        raise PluginSourceError(str(error), bad_input=True) from None
     folder.mkdir(parents=True, exist_ok=True)
     record = {"at": time.time(), "files": [f.__dict__ for f in files]}
     fetch.write_whole(kept, json.dumps(record) + "\n")
@@ -304,7 +311,9 @@ def _from_checkout(folder: Path) -> PluginSource:
         except (OSError, UnicodeDecodeError):
             unreadable.append(relative.as_posix())
     if not files:
-        raise PluginSourceError(f"{folder}: no Python files in this folder; give a checkout")
+        raise PluginSourceError(
+            f"{folder}: no Python files in this folder; give a checkout", bad_input=True
+        )
     name, version, requires = _project_table(folder)
     return _made(
         name or folder.resolve().name,

@@ -410,8 +410,31 @@ class _ModuleVisitor:
     # --- walking ------------------------------------------------------------------
 
     def _statements(self, body: list[ast.stmt]) -> None:
+        pushed = 0
         for node in body:
             self._statement(node)
+            after = self._after_version_exit(node)
+            if after is not None:
+                # ``if vllm_version_is(X): return ...``: what follows runs for the others.
+                self.conditions.append(after)
+                pushed += 1
+        del self.conditions[len(self.conditions) - pushed :]
+
+    def _after_version_exit(self, node: ast.stmt) -> Guard | None:
+        """The guard the rest of a block sits under after an ``if`` on a version test
+        one of whose branches always leaves the block."""
+        if not isinstance(node, ast.If):
+            return None
+        test = self.guards.test_of(node.test)
+        guard = Guard(test, True, " ".join(ast.unparse(node.test).split())[:100])
+        if not guard.is_version:
+            return None
+        body_exits, else_exits = _exits(node.body), _exits(node.orelse)
+        if body_exits and not else_exits:
+            return Guard(test, False, guard.text)
+        if else_exits and not body_exits:
+            return guard
+        return None
 
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.If):
@@ -837,3 +860,8 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
         _decorator_name(n) in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
         for n in names
     )
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """Whether a block always leaves (its last statement returns or raises)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))

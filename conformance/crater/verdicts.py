@@ -275,6 +275,7 @@ class _Judge:
                     self.because(type_name, member, fact, kinds),
                 )
             )
+        found += self._shifted(use, parameters)
         for keyword in use.keywords:
             changed = self._changed(type_name, keyword, ("field retyped",))
             if changed is not None:
@@ -288,6 +289,36 @@ class _Judge:
                     )
                 )
         return found
+
+    def _shifted(self, use: Use, parameters: list[Parameter]) -> list[Finding]:
+        """Positional arguments that land on another field than at the pin: no error,
+        another meaning (a field removed or added before them)."""
+        if self.other is None or not use.positional or use.member == "replace":
+            return []
+        pinned = constructor(self.other, use.module, use.type_name)
+        if pinned is None:
+            return []
+        if use.own_fields:
+            pinned = _with_own_fields(pinned, use.own_fields)
+        before = [p.name for p in pinned if p.kind == "positional"][: use.positional]
+        after = [p.name for p in parameters if p.kind == "positional"][: use.positional]
+        for index, (was, now) in enumerate(zip(before, after, strict=False)):
+            if was != now:
+                return [
+                    Finding(
+                        "behaviour-changed",
+                        use.file,
+                        use.line,
+                        f"{use.type_name}.{was}",
+                        self.because(
+                            use.type_name,
+                            was,
+                            f"positional argument {index + 1} is {now}, not {was}",
+                            ("field removed", "fields reordered", "field added"),
+                        ),
+                    )
+                ]
+        return []
 
     def subclass(self, use: Use) -> list[Finding]:
         found = []
@@ -497,42 +528,46 @@ class _Judge:
             if isinstance(m, Member) and m.kind == "method" and "abstractmethod" in m.shape
         }
 
-    def constructor(self, module: str, cls: str, depth: int = 0) -> list[Parameter] | None:
-        """The parameters vLLM's class takes at this vLLM, from its text; None where
-        the text does not show them."""
-        members = self.view.class_members(module, cls)
-        header = self.view.surface.get((module, cls, ""))
-        if members is None or header is None or depth > 5:
-            return None
-        init = members.get("__init__")
-        if isinstance(init, Member) and init.kind == "method":
-            parameters, _ = _signature(init.shape)
-            return parameters[1:] if parameters else None
-        shape = header.shape
-        bases = _bases(shape)
-        fields = sorted(
-            (m for m in members.values() if isinstance(m, Member) and m.kind == "field"),
-            key=lambda m: m.position,
-        )
-        if "NamedTuple" in bases:
-            return [Parameter(f.name, "positional", bool(f.value)) for f in fields]
-        if "@dataclass" not in shape and "@dataclasses.dataclass" not in shape:
-            for base in bases:
-                inherited = self.constructor(module, base, depth + 1)
-                if inherited is not None:
-                    return inherited
-            return [] if not fields and not bases else None
-        inherited_params: list[Parameter] = []
+    def constructor(self, module: str, cls: str) -> list[Parameter] | None:
+        return constructor(self.view, module, cls)
+
+
+def constructor(view: VllmView, module: str, cls: str, depth: int = 0) -> list[Parameter] | None:
+    """The parameters vLLM's class takes at this vLLM, from its text; None where
+    the text does not show them."""
+    members = view.class_members(module, cls)
+    header = view.surface.get((module, cls, ""))
+    if members is None or header is None or depth > 5:
+        return None
+    init = members.get("__init__")
+    if isinstance(init, Member) and init.kind == "method":
+        parameters, _ = _signature(init.shape)
+        return parameters[1:] if parameters else None
+    shape = header.shape
+    bases = _bases(shape)
+    fields = sorted(
+        (m for m in members.values() if isinstance(m, Member) and m.kind == "field"),
+        key=lambda m: m.position,
+    )
+    if "NamedTuple" in bases:
+        return [Parameter(f.name, "positional", bool(f.value)) for f in fields]
+    if "@dataclass" not in shape and "@dataclasses.dataclass" not in shape:
         for base in bases:
-            inherited_params += self.constructor(module, base, depth + 1) or []
-        keyword_only = "kw_only=True" in shape
-        own = [
-            Parameter(f.name, "keyword" if keyword_only else "positional", bool(f.value))
-            for f in fields
-            if "ClassVar" not in f.shape and f.shape != "KW_ONLY" and "init=False" not in f.value
-        ]
-        names = {p.name for p in own}
-        return [p for p in inherited_params if p.name not in names] + own
+            inherited = constructor(view, module, base, depth + 1)
+            if inherited is not None:
+                return inherited
+        return [] if not fields and not bases else None
+    inherited_params: list[Parameter] = []
+    for base in bases:
+        inherited_params += constructor(view, module, base, depth + 1) or []
+    keyword_only = "kw_only=True" in shape
+    own = [
+        Parameter(f.name, "keyword" if keyword_only else "positional", bool(f.value))
+        for f in fields
+        if "ClassVar" not in f.shape and f.shape != "KW_ONLY" and "init=False" not in f.value
+    ]
+    names = {p.name for p in own}
+    return [p for p in inherited_params if p.name not in names] + own
 
 
 def _bases(shape: str) -> list[str]:

@@ -16,6 +16,7 @@ import functools
 import itertools
 import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
 from conformance.oracle.vllm_changes import Change
@@ -109,7 +110,19 @@ def release_view(release: str) -> VllmView:
     return _made(source, release, release, release_modules(release, path.parent))
 
 
+def view_of_text(
+    outputs_text: Path, label: str, version: str | None, modules: frozenset[str] | None = None
+) -> VllmView:
+    """A release text laid out as the cache lays it out (``outputs-X.py.txt``, its
+    producers beside it), judged as ``label``: for tests and for folders of texts."""
+    try:
+        return _made(read_source(outputs_text), label, version, modules)
+    except ReleaseTextError as error:
+        raise VllmViewError(str(error)) from None
+
+
 def _view_of_path(target: str) -> VllmView:
+
     from conformance.releases.text_revision import text_revision
 
     try:

@@ -439,7 +439,10 @@ def producer_text_beside(outputs_text: Path, version: str) -> Path | None:
 def producer_sections(text: str) -> list[ProducerSection]:
     """The sections of a producer text, in order (the header comment before the first is not one)."""
     heads = list(_SECTION_HEAD.finditer(text))
+    if not heads:
+        return []
     sections = []
+
     for head, after in zip(heads, [*heads[1:], None], strict=True):
         body = text[head.end() : after.start() if after else len(text)]
         sections.append(ProducerSection(head["path"], head["title"], body.strip("\n") + "\n"))

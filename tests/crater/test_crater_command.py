@@ -1,0 +1,111 @@
+"""``python -m conformance crater``: the matrix, the report, the exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import fixture_plugins as plugins
+import pytest
+from vllm_release_texts import MISSING, RELEASES
+
+from conformance.cli.main import main
+from conformance.crater.schema import FINDING_KEYS, RECORD_KEYS, REPORT_KEYS, SCHEMA
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+@pytest.fixture
+def offline(tmp_path, monkeypatch):
+    """vLLM's texts from the folder the tests share; plugins from checkouts on disk."""
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "index").mkdir()
+    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "index").as_uri())
+    return tmp_path
+
+
+def _checkout(files: dict[str, str], folder) -> str:
+    return str(plugins.write(files, folder))
+
+
+def test_a_plugin_holding_at_its_pin_and_breaking_at_the_target_exits_1(offline, capsys) -> None:
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    platform = _checkout(plugins.USES_NONE, offline / "platform")
+    report = offline / "crater.json"
+    code = main(["crater", "0.34.0", "--plugins", builder, platform, "--report", str(report)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "crater: npu-builder 1.0: holds at 0.33.0, breaks at 0.34.0" in err
+    matrix = out.splitlines()
+    assert matrix[0].split() == ["plugin", "release", "at", "its", "pin", "at", "0.34.0"]
+    assert any(
+        line.startswith("npu-builder")
+        and "construction-raises ModelRunnerOutput.req_id_to_index" in line
+        for line in matrix
+    )
+    assert (
+        "  npu_builder/runner.py:7: construction-raises ModelRunnerOutput.req_id_to_index "
+        "(field removed ModelRunnerOutput.req_id_to_index)" in matrix
+    )
+    data = json.loads(report.read_text())
+    assert list(data) == list(REPORT_KEYS)
+    assert (data["schema"], data["target"]) == (SCHEMA, "0.34.0")
+    records = {(r["plugin"], r["role"]): r for r in data["records"]}
+    assert all(set(RECORD_KEYS) <= set(r) for r in records.values())
+    assert records["npu-builder", "pin"]["verdict"] == "holds"
+    assert records["npu-builder", "pin"]["vllm"] == "0.33.0"
+    target = records["npu-builder", "target"]
+    assert target["verdict"] == "breaks"
+    assert all(list(f) == list(FINDING_KEYS) for f in target["findings"])
+    assert records["npu-platform", "target"]["verdict"] == "holds"
+    assert records["npu-platform", "pin"]["vllm"] == "unpinned"
+
+
+def test_the_same_plugins_at_their_pin_exit_0(offline, capsys) -> None:
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    assert main(["crater", "0.33.0", "--plugins", builder]) == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["2025.10"], "2025.10 is a spec page"),
+        (["0.99.0"], "holds no outputs-0.99.0"),
+        (["0.34.0", "--plugins", "/no/such/plugin.whl"], "no such file or folder"),
+        (["0.34.0", "--plugins", "no-such-plugin-anywhere"], "no such distribution"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> None:
+    assert main(["crater", *arguments]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0]
+
+
+def test_a_plugin_whose_code_cannot_be_read_gets_its_own_unknown_row(offline, capsys) -> None:
+    broken = offline / "broken.whl"
+    broken.write_bytes(b"not a zip")
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    report = offline / "crater.json"
+    main(["crater", "0.34.0", "--plugins", str(broken), builder, "--report", str(report)])
+    rows = {r["plugin"]: r for r in json.loads(report.read_text())["records"]}
+    assert rows[str(broken)]["verdict"] == "unknown"
+    assert "not a wheel" in rows[str(broken)]["not_judged"][0]
+    assert rows["npu-builder"]["verdict"] in ("holds", "breaks")
+
+
+def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> None:
+    from reports.cli import main as reports_main
+
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    for target in ("0.33.0", "0.34.0"):
+        main(["crater", target, "--plugins", builder, "--report", str(offline / f"{target}.json")])
+    out = offline / "out"
+    assert reports_main(["--crater", str(offline / "0.33.0.json"), str(offline / "0.34.0.json"),
+                         "--out", str(out), "-q"]) == 0  # fmt: skip
+    merged = json.loads((out / "crater.json").read_text())
+    assert merged["target"] == "0.33.0, 0.34.0"
+    assert len(merged["records"]) == 3  # the pin's record once
+    page = (out / "crater.html").read_text()
+    assert 'id="crater-npu-builder-1.0-0.34.0-target"' in page
+    assert 'href="#crater-npu-builder-1.0-0.34.0-target"' in page
+    assert "npu_builder/runner.py:7" in page

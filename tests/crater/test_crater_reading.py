@@ -1,0 +1,81 @@
+"""What the crater reads of a plugin's code: its uses of vLLM, found by what they are."""
+
+from __future__ import annotations
+
+import fixture_plugins as plugins
+
+from conformance.crater.uses import OUTPUTS, read_plugin
+
+
+def _uses(files: dict[str, str], kind: str) -> list:
+    code = {p: t for p, t in files.items() if p.endswith(".py")}
+    return [u for u in read_plugin(code).uses if u.kind == kind]
+
+
+def test_a_construction_is_found_by_name_by_module_alias_and_through_a_kwargs_dict() -> None:
+    built = _uses(plugins.BUILDS_OUTPUT, "construct")
+    runner = sorted(
+        (u.line, u.keywords, u.positional) for u in built if u.file.endswith("runner.py")
+    )
+    assert [keywords for _, keywords, _ in runner[:2]] == [
+        ("req_ids", "req_id_to_index", "sampled_token_ids"),
+        ("req_id_to_index", "req_ids"),
+    ]
+    assert runner[2][2] == 8
+    assert all(u.target == f"{OUTPUTS}.ModelRunnerOutput" for u in built)
+
+
+def test_a_plugin_subclass_imported_relatively_counts_as_the_type() -> None:
+    built = [u for u in _uses(plugins.BUILDS_OUTPUT, "construct") if u.via == "NPUOutput"]
+    assert len(built) == 1
+    assert built[0].own_fields == (("npu_stats", True),)
+    assert set(built[0].keywords) == {"req_ids", "req_id_to_index", "npu_stats"}
+
+
+def test_reads_are_found_on_annotated_receivers_only() -> None:
+    reads = _uses(plugins.BUILDS_OUTPUT, "read")
+    assert {u.member for u in reads} == {"req_id_to_index", "not_a_field_of_any_release"}
+
+
+def test_subclasses_of_the_async_output_carry_the_methods_their_chain_defines() -> None:
+    found = {u.member: u for u in _uses(plugins.ASYNC_OUTPUTS, "subclass")}
+    assert set(found) == {"NPUAsyncOutput", "CompleteAsyncOutput", "AbstractBase", "FromBase"}
+    assert "get_output" in found["FromBase"].defines
+    assert found["AbstractBase"].abstract
+    assert not found["NPUAsyncOutput"].abstract
+
+
+def test_guards_try_blocks_and_type_checking_are_kept_with_each_use() -> None:
+    reading = read_plugin({p: t for p, t in plugins.GUARDED.items() if p.endswith(".py")})
+    imports = {u.target: u for u in reading.uses if u.kind == "import"}
+    assert imports["vllm.v1.sample.rejection_sampler"].handled
+    assert imports["vllm.v1.worker.gpu_model_runner"].guards[0].is_type_checking
+    built = sorted((u for u in reading.uses if u.kind == "construct"), key=lambda u: u.line)
+    assert [g.text for g in built[0].guards] == ["vllm_version_is('0.33.0')"]
+    assert built[1].guards[-1].is_version  # IS_OLD, a module constant bound to a test
+    assert not built[2].guards[-1].is_version
+    assert reading.versions_named == {"0.33.0", "0.34.0"}
+    assert len(reading.conditions_taken) == 1
+
+
+def test_a_plugin_with_its_own_output_class_uses_none_of_vllms() -> None:
+    reading = read_plugin({p: t for p, t in plugins.USES_NONE.items() if p.endswith(".py")})
+    assert [u.kind for u in reading.uses] == ["import"]
+
+
+def test_calls_of_vllms_producers_keep_their_arity_and_unpacking() -> None:
+    calls = {u.member: u for u in _uses(plugins.PRODUCER_CALLS, "call")}
+    assert calls["gather_logprobs"].positional == 4
+    assert calls["parse_output"].unpacked == 3
+
+
+def test_files_that_cannot_use_the_types_are_not_parsed_but_their_imports_count() -> None:
+    files = {
+        "p/big.py": "import vllm.model_executor.layers\n\nx = (\n",  # not even Python
+        "p/uses.py": "from vllm.v1.outputs import ModelRunnerOutput\nModelRunnerOutput(req_ids=[])\n",
+    }
+    reading = read_plugin(files)
+    assert reading.unparsed == []
+    assert ("import", "p/big.py", "vllm.model_executor.layers") in {
+        (u.kind, u.file, u.target) for u in reading.uses
+    }

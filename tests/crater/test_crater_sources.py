@@ -1,0 +1,77 @@
+"""A plugin's code had as text: a checkout, a wheel, an sdist, a release on an index."""
+
+from __future__ import annotations
+
+import archives
+import fixture_plugins as plugins
+import pytest
+
+from conformance.crater.pins import pin_of
+from conformance.crater.sources import PluginSourceError, plugin_source
+from conformance.crater.uses import read_plugin
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """A cache of its own, and an index with nothing on it unless a test serves some."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "index").mkdir()
+    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "index").as_uri())
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    return tmp_path
+
+
+def _code(files: dict[str, str]) -> dict[str, str]:
+    return {p: t for p, t in files.items() if p.endswith(".py")}
+
+
+def test_a_checkout_is_read_with_its_declared_name_version_and_pin(tmp_path) -> None:
+    source = plugin_source(str(plugins.write(plugins.BUILDS_OUTPUT, tmp_path)))
+    assert (source.name, source.version) == ("npu-builder", "1.0")
+    assert set(source.files) == set(_code(plugins.BUILDS_OUTPUT))
+    pin = pin_of(source, read_plugin(source.files), None)
+    assert pin.release == "0.33.0"  # vllm==0.33.0+npu: a local build of 0.33.0
+
+
+def test_a_wheel_and_an_sdist_are_read_without_tests(tmp_path) -> None:
+    files = {**_code(plugins.ASYNC_OUTPUTS), "tests/test_it.py": "import vllm\n"}
+    wheel = archives.wheel(tmp_path, "npu-async", "2.0", files, ["vllm>=0.31,<0.33"])
+    source = plugin_source(str(wheel))
+    assert (source.name, source.version, source.skipped) == ("npu-async", "2.0", 1)
+    assert pin_of(source, read_plugin(source.files), None).release == "0.32.0"
+    packed = archives.sdist(tmp_path, "npu-async", "2.0", files)
+    assert set(plugin_source(str(packed)).files) == set(_code(plugins.ASYNC_OUTPUTS))
+
+
+def test_a_release_is_fetched_from_the_index_once_and_kept_with_its_hashes(
+    isolated, capsys
+) -> None:
+    older = archives.wheel(isolated, "npu-async", "1.0", {"npu_async/__init__.py": ""}, [])
+    newer = archives.sdist(isolated, "npu-async", "2.0", _code(plugins.ASYNC_OUTPUTS))
+    archives.index(isolated / "index", {"npu-async": [older, newer]})
+    source = plugin_source("npu-async")
+    assert source.version == "2.0"
+    assert "npu_async/outputs.py" in source.files
+    assert "npu-async 2.0:" in capsys.readouterr().err
+    # A second run reads nothing: the archives may go.
+    older.unlink()
+    newer.unlink()
+    again = plugin_source("npu-async==2.0")
+    assert again.files == source.files
+    assert plugin_source("npu-async").version == "2.0"  # the listing is kept a day
+
+
+def test_a_file_that_does_not_match_the_indexs_hash_is_refused(isolated) -> None:
+    packed = archives.sdist(isolated, "npu-async", "2.0", _code(plugins.ASYNC_OUTPUTS))
+    archives.index(isolated / "index", {"npu-async": [packed]}, corrupt=True)
+    with pytest.raises(PluginSourceError, match="does not match the index's sha256"):
+        plugin_source("npu-async")
+
+
+def test_what_names_no_plugin_is_one_line(isolated) -> None:
+    with pytest.raises(PluginSourceError, match="no such distribution"):
+        plugin_source("no-such-plugin-anywhere")
+    with pytest.raises(PluginSourceError, match="no such file or folder"):
+        plugin_source(str(isolated / "missing.whl"))
+    with pytest.raises(PluginSourceError, match="not a plugin"):
+        plugin_source("not a name!")

@@ -1,0 +1,121 @@
+"""Uses judged against real vLLM texts: each kind of break, named by the vLLM change."""
+
+from __future__ import annotations
+
+import fixture_plugins as plugins
+import pytest
+from vllm_release_texts import MISSING, RELEASES
+
+from conformance.crater.uses import read_plugin
+from conformance.crater.verdicts import judge
+from conformance.crater.vllm_side import VllmView, view_of_text
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+#: The modules the tests' vLLMs have: 0.34.0 removed the first runner and its sampler.
+FIRST_RUNNER = {"vllm.v1.sample.sampler", "vllm.v1.sample.rejection_sampler",
+                "vllm.v1.worker.gpu_model_runner"}  # fmt: skip
+COMMON = {"vllm", "vllm.v1", "vllm.v1.outputs", "vllm.v1.worker.gpu.async_utils",
+          "vllm.platforms"}  # fmt: skip
+
+
+def view(release: str) -> VllmView:
+    modules = COMMON | (FIRST_RUNNER if release != "0.34.0" else set())
+    return view_of_text(
+        RELEASES / f"outputs-{release}.py.txt", release, release, frozenset(modules)
+    )
+
+
+def breaks(files: dict[str, str], release: str, pin: str | None = None) -> set[tuple]:
+    reading = read_plugin({p: t for p, t in files.items() if p.endswith(".py")})
+    other = view(pin) if pin else None
+    return {
+        (f.kind, f.file.rsplit("/", 1)[-1], f.member, f.vllm_change)
+        for f in judge(reading, view(release), other).findings
+    }
+
+
+def test_a_plugin_building_model_runner_output_holds_at_its_pin_and_breaks_at_0_34() -> None:
+    assert breaks(plugins.BUILDS_OUTPUT, "0.33.0") == set()
+    found = breaks(plugins.BUILDS_OUTPUT, "0.34.0", pin="0.33.0")
+    removed = "field removed ModelRunnerOutput.req_id_to_index"
+    assert (
+        "construction-raises",
+        "runner.py",
+        "ModelRunnerOutput.req_id_to_index",
+        removed,
+    ) in found
+    assert (
+        "construction-raises",
+        "worker.py",
+        "ModelRunnerOutput.req_id_to_index",
+        removed,
+    ) in found
+    assert ("read-fails", "runner.py", "ModelRunnerOutput.req_id_to_index", removed) in found
+    # The positional call now hands sampled_token_ids where req_id_to_index was.
+    assert ("behaviour-changed", "runner.py", "ModelRunnerOutput.req_id_to_index", removed) in found
+    # A read of a name no release of vLLM's type has is the plugin's own business.
+    assert not any("not_a_field" in str(item) for item in found)
+
+
+def test_an_async_output_without_get_kv_connector_output_cannot_be_made_from_0_33() -> None:
+    assert breaks(plugins.ASYNC_OUTPUTS, "0.32.0") == set()
+    found = breaks(plugins.ASYNC_OUTPUTS, "0.33.0", pin="0.32.0")
+    added = "method added AsyncModelRunnerOutput.get_kv_connector_output"
+    member = "AsyncModelRunnerOutput.get_kv_connector_output"
+    assert found == {("cannot-instantiate", "outputs.py", member, added)}
+
+    lines = {
+        f.line
+        for f in judge(
+            read_plugin({p: t for p, t in plugins.ASYNC_OUTPUTS.items() if p.endswith(".py")}),
+            view("0.33.0"),
+            view("0.32.0"),
+        ).findings
+    }
+    text = plugins.ASYNC_OUTPUTS["npu_async/outputs.py"].splitlines()
+    named = {text[line - 1].split("(")[0].removeprefix("class ") for line in lines}
+    # NPUAsyncOutput and the class inheriting its methods; not the complete one, not the
+    # abstract base (never made itself).
+    assert named == {"NPUAsyncOutput", "FromBase"}
+
+
+def test_guards_choose_the_code_judged_for_each_vllm() -> None:
+    assert breaks(plugins.GUARDED, "0.33.0") == set()
+    found = breaks(plugins.GUARDED, "0.34.0", pin="0.33.0")
+    # Only unguarded code and the code a guard keeps for 0.34.0 is judged there: the
+    # TYPE_CHECKING import and the handled import of the removed modules are no break.
+    assert found == set()
+
+
+def test_a_plugin_using_none_of_the_types_holds_everywhere() -> None:
+    for release in ("0.11.0", "0.22.0", "0.33.0", "0.34.0"):
+        assert breaks(plugins.USES_NONE, release, pin="0.11.0") == set()
+
+
+def test_a_call_of_vllms_producer_is_judged_by_its_signature_and_result() -> None:
+    found = breaks(plugins.PRODUCER_CALLS, "0.33.0")
+    kinds = {(kind, member) for kind, _, member, _ in found}
+    assert ("call-raises", "Sampler.gather_logprobs") in kinds
+    assert ("call-raises", "RejectionSampler.parse_output") in kinds
+    gone = breaks(plugins.PRODUCER_CALLS, "0.34.0", pin="0.33.0")
+    assert {(k, m, c) for k, _, m, c in gone if k == "import-fails"} == {
+        ("import-fails", "vllm.v1.sample.rejection_sampler",
+         "module removed vllm.v1.sample.rejection_sampler"),
+        ("import-fails", "vllm.v1.sample.sampler", "module removed vllm.v1.sample.sampler"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("files", "pin"),
+    [(plugins.BUILDS_OUTPUT, "0.33.0"), (plugins.ASYNC_OUTPUTS, "0.32.0"),
+     (plugins.GUARDED, "0.33.0")],
+)  # fmt: skip
+def test_a_text_identical_to_the_pin_shows_no_break(tmp_path, files, pin) -> None:
+    from conformance.crater.vllm_side import view_of
+
+    copy = tmp_path / "outputs.py"
+    copy.write_text((RELEASES / f"outputs-{pin}.py.txt").read_text(encoding="utf-8"))
+    target = view_of(str(copy))
+    reading = read_plugin({p: t for p, t in files.items() if p.endswith(".py")})
+    assert judge(reading, target, view(pin)).findings == []
