@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import pytest
 
@@ -163,9 +164,16 @@ class Results:
     def sorted_records(self) -> list[TestRecord]:
         return [self.records[k] for k in sorted(self.records)]
 
-    def summary(self) -> dict[str, int]:
+    def summary(self) -> dict[str, Any]:
+        """The counts per outcome (the contract's keys), then the declared deviations
+        (:mod:`conformance.report.deviations`)."""
+        from conformance.report.deviations import summary_keys
+
         counts = Counter(r.outcome for r in self.records.values())
-        return {SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES}
+        return {
+            **{SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES},
+            **summary_keys(self.sorted_records()),
+        }
 
     def failing(self) -> bool:
         return any(r.outcome in FAILING_OUTCOMES for r in self.records.values())
