@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.report.schema import XFAIL_PLACEHOLDER
+from conformance.report.schema import XFAIL_LABELS, XFAIL_PLACEHOLDER
 
 
 def xfail_message(reason: str, label: str) -> str:
@@ -25,13 +25,9 @@ def split_xfail_message(message: str) -> tuple[str, str]:
     defect of vLLM's own release the suite declares itself) -> ``(message, "")``."""
     reason, sep, label = message.rpartition(" [")
     label = label.removesuffix("]")
-    if not sep or not message.endswith("]") or not label.startswith(_LABELS):
+    if not sep or not message.endswith("]") or not label.startswith(XFAIL_LABELS):
         return message, ""
     return reason, label
-
-
-#: How an entry's label starts (``XfailEntry.label``): a behaviour, or a node id.
-_LABELS = ("behaviour=", "conformance/")
 
 
 def unexplained(reason: str) -> bool:
@@ -81,10 +77,10 @@ def summary_keys(records: Iterable[Any]) -> dict[str, Any]:
 
 
 def headline(found: list[dict[str, Any]]) -> str:
-    """``with 13 known deviation(s) (2 unexplained)``, or "" without any."""
+    """``with 13 known deviations (2 unexplained)``, or "" without any."""
     if not found:
         return ""
-    text = f"with {len(found)} known deviation(s)"
+    text = f"with {len(found)} known deviation{'' if len(found) == 1 else 's'}"
     unexplained_count = sum(d["unexplained"] for d in found)
     return text + (f" ({unexplained_count} unexplained)" if unexplained_count else "")
 

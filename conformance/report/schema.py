@@ -34,3 +34,7 @@ SUMMARY_DEVIATION_KEYS: tuple[str, ...] = tuple(_DATA["summary_deviation_keys"])
 #: How ``--write-xfails`` starts each reason it writes: an entry whose reason still
 #: starts so is a deviation nobody has explained yet.
 XFAIL_PLACEHOLDER: str = _DATA["xfail_placeholder"]
+#: How an xfails entry's label starts in an xfailed record's message (``reason [label]``).
+XFAIL_LABELS: tuple[str, ...] = tuple(_DATA["xfail_labels"])
+#: Behaviours whose failure explains others of the same producer: listed first.
+CAUSE_BEHAVIOURS: tuple[str, ...] = tuple(_DATA["cause_behaviours"])
