@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -28,6 +29,7 @@ def _error_line(run: suite_runner.Run) -> str:
         (["--jobs", "many"], "argument --jobs"),
         (["--revision", "0.13"], "did you mean 0.13.0?"),
         (["--revision", "v0.13.0"], "did you mean 0.13.0?"),
+        (["--revision", "0.24.1"], "did you mean 0.24.0?"),  # by number, not 0.27.1 by spelling
         (["--revision", "0.10.1"], "vLLM 0.10.1 lacks spec types"),
     ],
 )
@@ -189,3 +191,21 @@ def test_pytests_known_options_come_from_its_parser_with_plugins_loaded() -> Non
     unknown, known = view
     assert unknown == ["--backnd"]
     assert {"--maxfail", "--last-failed", "--numprocesses", "--max-worker-restart"} <= set(known)
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [
+        ("0.24.1", "0.24.0"),  # its own minor series, though 0.27.1 is spelled closer
+        ("0.13.7", "0.13.0"),
+        ("0.11.9", "0.11.2"),  # the newest of its series below it
+        ("0.99.0", "newest"),  # newer than any: the newest known
+        ("2025.1", "2025.10"),  # a calendar name is a revision mistyped, not a release
+    ],
+)
+def test_an_unknown_release_is_answered_with_the_nearest_by_number(given, meant) -> None:
+    from reference.revisions import UnknownRevisionError, canonical_name, known_releases
+
+    meant = known_releases()[-1] if meant == "newest" else meant
+    with pytest.raises(UnknownRevisionError, match=rf"did you mean {re.escape(meant)}\?"):
+        canonical_name(given)
