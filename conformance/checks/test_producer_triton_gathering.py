@@ -65,8 +65,14 @@ def gathering_shape_deviations(result: object, rows: int, k: int, where: str) ->
     for name in GATHERED_FIELDS:
         tensor = getattr(result, name, None)
         if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != shapes[name]:
-            found = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
-            out.append(f"{where}.{name}: expected a tensor {list(shapes[name])}, found {found}")
+            found = (
+                f"shape {list(tensor.shape)}"
+                if isinstance(tensor, torch.Tensor)
+                else type(tensor).__name__
+            )
+            out.append(
+                f"{where}.{name}: expected a tensor of shape {list(shapes[name])}, found {found}"
+            )
     return out
 
 
