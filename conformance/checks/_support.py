@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pytest
 import torch
 
 from conformance.backends.backend import Backend
 from conformance.backends.devices import to_device
 from conformance.oracle.compare import Members, differences_between
 from conformance.oracle.failing import check, fail
+from conformance.oracle.skipping import skip
 
 
 def spec_class(backend: Backend, name: str) -> Any:
@@ -26,7 +26,7 @@ def producer(backend: Backend, name: str) -> Callable[..., Any]:
     """The backend's producer ``name``; the check is skipped when it declares none."""
     function = getattr(backend, name)
     if function is None:
-        pytest.skip(f"producer {name}: not declared by the backend")
+        skip("producer-not-declared", f"producer {name}: not declared by the backend")
     return function
 
 

@@ -26,6 +26,7 @@ from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
 from conformance.oracle.failing import attempt, fail
+from conformance.oracle.skipping import skip
 from conformance.producers.known_defects import known_defect
 
 pytestmark = [pytest.mark.spec_type("LogprobsTensors")]
@@ -46,7 +47,10 @@ def _gathering():
     device, module = kernel_module(where, "Model Runner V2's logprobs gathering")
     found = mrv2_gathering_in(module)
     if found is None:
-        pytest.skip(f"{where} of this release has none of {', '.join(GATHERING_FUNCTIONS)}")
+        skip(
+            "not-in-this-vllm",
+            f"{where} of this release has none of {', '.join(GATHERING_FUNCTIONS)}",
+        )
     return device, *found
 
 

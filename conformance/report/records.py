@@ -23,6 +23,8 @@ IDENTITY_PROPERTY = "conformance.check"
 _IDENTITY = pytest.StashKey["CheckIdentity"]()
 #: The skip cause of a check that never ran (its planned record).
 NOT_RUN = "not-run"
+#: The ``user_properties`` entry of a check that skipped itself, naming its cause.
+SKIP_CAUSE_PROPERTY = "conformance.skip_cause"
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,9 @@ class Results:
             # A failure names the rule it breaks, so a reader can look it up (and xfail it).
             message = tag + message
         record.outcome, record.message = outcome, message
-        record.skip_cause = check.skip_cause if outcome == "skipped" else None
+        record.skip_cause = (
+            (check.skip_cause or _reported_skip_cause(report)) if outcome == "skipped" else None
+        )
 
     def add_error(
         self, nodeid: str, message: str, spec_type: str = "module", check: str = ""
@@ -206,6 +210,14 @@ def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
     if report.failed:
         return "error", "teardown: " + failure_text(report)
     return None, ""
+
+
+def _reported_skip_cause(report: pytest.TestReport) -> str | None:
+    """The cause a check gave its own skip (``conformance.oracle.skipping.skip``)."""
+    for key, value in report.user_properties:
+        if key == SKIP_CAUSE_PROPERTY and isinstance(value, str):
+            return value
+    return None
 
 
 def _skip_text(report: pytest.TestReport) -> str:

@@ -231,6 +231,13 @@ class ConformanceRun:
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
+        if report.skipped and call.excinfo is not None:
+            from conformance.oracle.skipping import cause_of
+            from conformance.report.records import SKIP_CAUSE_PROPERTY
+
+            cause = cause_of(call.excinfo.value)
+            if cause is not None:  # the check said why (conformance.oracle.skipping)
+                report.user_properties.append((SKIP_CAUSE_PROPERTY, cause))
         if report.failed and report.when == "call" and call.excinfo is not None:
             from conformance.report.suite_errors import SUITE_ERROR, suite_function
 
