@@ -9,9 +9,9 @@ import torch
 
 from conformance.backends.backend import Backend
 from conformance.backends.devices import to_device
+from conformance.checks._skips import skip
 from conformance.oracle.compare import Members, differences_between
 from conformance.oracle.failing import check, fail
-from conformance.oracle.skipping import skip
 
 
 def spec_class(backend: Backend, name: str) -> Any:

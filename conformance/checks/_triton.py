@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from conformance.backends.step import MODEL_RUNNER_V2
-from conformance.oracle.skipping import skip
+from conformance.checks._skips import skip
 from conformance.run.activation import current
 
 

@@ -36,7 +36,7 @@ import pytest
 
 from conformance.backends import devices
 from conformance.backends.backend import SPEC_NAMES, Backend
-from conformance.oracle.skipping import skip
+from conformance.checks._skips import skip
 from conformance.run.activation import current
 
 

@@ -7,9 +7,9 @@ import pickle
 import pytest
 
 from conformance.checks._samples import lists_fields, lists_values
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same
 from conformance.oracle.failing import attempt, check, fail
-from conformance.oracle.skipping import skip
 from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [pytest.mark.spec_type("LogprobsLists"), pytest.mark.behaviour("LogprobsLists.tuple")]

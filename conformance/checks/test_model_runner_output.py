@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from conformance.checks._samples import make_logprobs_lists, sample_tensors, sampled_rows
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same
 from conformance.oracle.failing import attempt, check, fail
 from conformance.oracle.invariants import model_runner_output_violations
-from conformance.oracle.skipping import skip
 from conformance.oracle.surface import SurfaceCheck
 
 pytestmark = [

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.failing import attempt, fail
-from conformance.oracle.skipping import skip
 
 pytestmark = [
     pytest.mark.spec_type("ModelRunnerOutput"),

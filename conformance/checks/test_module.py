@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.checks._skips import skip
 from conformance.oracle.failing import fail
-from conformance.oracle.skipping import skip
 
 pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("module.spec-names")]
 

@@ -22,10 +22,10 @@ import torch
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.step import MODEL_RUNNER_V2
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, fail
-from conformance.oracle.skipping import skip
 from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
 from conformance.producers.steps import (

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_type
 from conformance.oracle.failing import attempt, fail
-from conformance.oracle.skipping import skip
 from conformance.producers.known_defects import known_defect
 from conformance.producers.pooling_steps import (
     INVALID_ROW_CASES,

@@ -20,11 +20,11 @@ import pytest
 import torch
 
 from conformance.backends.vllm_producers import found_torch_gathering
+from conformance.checks._skips import skip
 from conformance.checks._triton import parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
 from conformance.checks.test_producer_triton_gathering import triton_gathering_deviations
 from conformance.oracle.failing import attempt, fail
-from conformance.oracle.skipping import skip
 from conformance.producers.known_defects import known_defect
 
 pytestmark = [pytest.mark.spec_type("LogprobsTensors")]

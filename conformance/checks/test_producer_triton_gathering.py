@@ -22,11 +22,11 @@ import torch
 
 from conformance.backends.vllm_producers import MRV2_GATHERING_FUNCTIONS as GATHERING_FUNCTIONS
 from conformance.backends.vllm_producers import mrv2_gathering_in, triton_gathering_module
+from conformance.checks._skips import skip
 from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
 from conformance.oracle.failing import attempt, fail
-from conformance.oracle.skipping import skip
 from conformance.producers.known_defects import known_defect
 
 pytestmark = [pytest.mark.spec_type("LogprobsTensors")]

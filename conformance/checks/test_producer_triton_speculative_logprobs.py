@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 import torch
 
+from conformance.checks._skips import skip
 from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
@@ -48,7 +49,6 @@ from conformance.checks.test_producer_triton_gathering import (
     triton_gathering_deviations,
 )
 from conformance.oracle.failing import attempt, fail
-from conformance.oracle.skipping import skip
 
 pytestmark = [pytest.mark.spec_type("LogprobsTensors")]
 

@@ -30,11 +30,11 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
+from conformance.checks._skips import skip
 from conformance.checks._support import producer
 from conformance.oracle import differential
 from conformance.oracle.compare import differences_between
 from conformance.oracle.failing import fail
-from conformance.oracle.skipping import skip
 from conformance.oracle.strategies import logits_cases
 from conformance.run.activation import current
 

@@ -25,6 +25,14 @@ _IDENTITY = pytest.StashKey["CheckIdentity"]()
 NOT_RUN = "not-run"
 #: The ``user_properties`` entry of a check that skipped itself, naming its cause.
 SKIP_CAUSE_PROPERTY = "conformance.skip_cause"
+#: The attribute of a skip's exception that holds its cause (``conformance.checks._skips``).
+SKIP_CAUSE_ATTRIBUTE = "conformance_skip_cause"
+
+
+def skip_cause_of(error: object) -> str | None:
+    """The cause a check gave the skip it raised (``error``), or None."""
+    cause = getattr(error, SKIP_CAUSE_ATTRIBUTE, None)
+    return cause if isinstance(cause, str) else None
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,7 @@ def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
 
 
 def _reported_skip_cause(report: pytest.TestReport) -> str | None:
-    """The cause a check gave its own skip (``conformance.oracle.skipping.skip``)."""
+    """The cause a check gave its own skip (``conformance.checks._skips.skip``)."""
     for key, value in report.user_properties:
         if key == SKIP_CAUSE_PROPERTY and isinstance(value, str):
             return value

@@ -232,11 +232,10 @@ class ConformanceRun:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
         if report.skipped and call.excinfo is not None:
-            from conformance.oracle.skipping import cause_of
-            from conformance.report.records import SKIP_CAUSE_PROPERTY
+            from conformance.report.records import SKIP_CAUSE_PROPERTY, skip_cause_of
 
-            cause = cause_of(call.excinfo.value)
-            if cause is not None:  # the check said why (conformance.oracle.skipping)
+            cause = skip_cause_of(call.excinfo.value)
+            if cause is not None:  # the check said why (conformance.checks._skips)
                 report.user_properties.append((SKIP_CAUSE_PROPERTY, cause))
         if report.failed and report.when == "call" and call.excinfo is not None:
             from conformance.report.suite_errors import SUITE_ERROR, suite_function

@@ -102,10 +102,11 @@ def test_every_skip_of_the_checks_gives_a_cause_the_schema_explains() -> None:
     bare = [
         f"{path.name}:{number}"
         for path in sorted(checks.glob("*.py"))
+        if path.name != "_skips.py"  # the one place that calls it
         for number, line in enumerate(path.read_text().splitlines(), start=1)
         if "pytest.skip(" in line
     ]
-    assert bare == [], "skip with a cause: conformance.oracle.skipping.skip(cause, reason)"
+    assert bare == [], "skip with a cause: conformance.checks._skips.skip(cause, reason)"
     given = {
         cause
         for path in checks.glob("*.py")
