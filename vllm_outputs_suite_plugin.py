@@ -92,7 +92,8 @@ SUITE_OPTIONS = (
         "bump-to",
         "REVISION_OR_PATH",
         "judge the backend at REVISION_OR_PATH too and report what moving its pin there "
-        "would break (a revision or a path, as for {revision}; the pin is {revision}, else "
+        "would break, writing its report at the pin beside {report} as NAME.bump-from.json "
+        "(a revision or a path, as for {revision}; the pin is {revision}, else "
         "what it declares): the vLLM changes between them and each behaviour whose "
         "verdict differs, breaks first; exit 1 when something passing there fails here",
     ),

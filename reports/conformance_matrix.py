@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from reports.conformance_loader import BAD_OUTCOMES, GOOD_OUTCOMES, OUTCOMES
+from reports.conformance_schema import CAUSE_BEHAVIOURS
 
 #: What a row of the matrix is.
 ROW_KEYS = ("backend", "backend_version")
@@ -120,7 +121,13 @@ def cells(frame: pd.DataFrame) -> pd.DataFrame:
 
 def failing_behaviours(rows: pd.DataFrame) -> list[tuple[str, str]]:
     """``("LogprobsLists.slice_request", "3 failed")``: each behaviour with a bad outcome
-    (or an xpass) and how many of its checks, by name."""
+    (or an xpass) and how many of its checks, the cause first (:func:`cause_rank`)."""
+    return [(name, counts) for name, counts, _ in failing_behaviours_cause_first(rows)]
+
+
+def failing_behaviours_cause_first(rows: pd.DataFrame) -> list[tuple[str, str, str | None]]:
+    """:func:`failing_behaviours` with, for each, the failing cause of the same producer
+    listed above it that it may follow from (None: none), as the run's terminal says."""
     failing = rows[rows["outcome"].isin(BAD_OUTCOMES | {"xpassed"})]
     named = failing.assign(name=behaviour_names(failing))
     found = []
@@ -128,7 +135,36 @@ def failing_behaviours(rows: pd.DataFrame) -> list[tuple[str, str]]:
         counts = group["outcome"].astype(str).value_counts()
         parts = [f"{int(counts[o])} {o}" for o in OUTCOMES if counts.get(o, 0)]
         found.append((str(name), ", ".join(parts)))
-    return found
+    found.sort(key=lambda item: (cause_rank(item[0]), item[0]))
+    causes = [name for name, _ in found if name in CAUSE_BEHAVIOURS]
+    return [
+        (name, counts, next((c for c in causes if c != name and _same_producer(name, c)), None))
+        for name, counts in found
+    ]
+
+
+def cause_rank(behaviour: str) -> int:
+    """0, 1, ... for a behaviour whose failure explains others (``waits-for-device``),
+    in the schema's order; after them every other behaviour."""
+    return (
+        CAUSE_BEHAVIOURS.index(behaviour)
+        if behaviour in CAUSE_BEHAVIOURS
+        else len(CAUSE_BEHAVIOURS)
+    )
+
+
+def cause_first(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` ordered by behaviour, a cause's first, then by node id."""
+    names = behaviour_names(rows)
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (cause_rank(names.iloc[i]), names.iloc[i], str(rows["nodeid"].iloc[i])),
+    )
+    return rows.iloc[order]
+
+
+def _same_producer(behaviour: str, cause: str) -> bool:
+    return behaviour.split(":", 1)[0] == cause.split(":", 1)[0]
 
 
 def behaviour_names(rows: pd.DataFrame) -> pd.Series:

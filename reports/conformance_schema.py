@@ -32,3 +32,12 @@ BAD_OUTCOMES = frozenset(_DATA["bad_outcomes"])
 GOOD_OUTCOMES = frozenset(_DATA["good_outcomes"])
 SKIP_CAUSES: dict[str, str] = dict(_DATA["skip_causes"])
 RECORD_KEYS: tuple[str, ...] = tuple(_DATA["record_keys"])
+SUMMARY_DEVIATION_KEYS: tuple[str, ...] = tuple(_DATA["summary_deviation_keys"])
+#: How ``--write-xfails`` starts a reason: an xfailed check whose reason still starts
+#: so is a deviation nobody has explained yet.
+XFAIL_PLACEHOLDER: str = _DATA["xfail_placeholder"]
+#: How an xfails entry's label starts in an xfailed record's message (``reason [label]``).
+XFAIL_LABELS: tuple[str, ...] = tuple(_DATA["xfail_labels"])
+#: Behaviours whose failure explains others of the same producer: listed first, as the
+#: terminal lists them.
+CAUSE_BEHAVIOURS: tuple[str, ...] = tuple(_DATA["cause_behaviours"])

@@ -183,6 +183,10 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
     installed = installed_vllm()
     revision, undetectable, too_old = None, None, None
     detected = f"installed {installed}"
+    if installed is not None and installed.text is not None:
+        # A stand-in laid out from a text (--vllm-outputs, --vllm-release): nothing is
+        # installed, and the header names what was read.
+        detected = laid_out_from(installed)
     judged_as = None
     if installed is not None:
         try:
@@ -332,6 +336,19 @@ class InstalledVllm:
 
     def __str__(self) -> str:
         return f"{self.distribution or 'vLLM'} {self.version}"
+
+
+def laid_out_from(installed: InstalledVllm) -> str:
+    """What a stand-in vLLM was laid out from, in words: ``vLLM 0.34.0's text from its
+    wheel vllm-0.34.0-....whl (fetched, not installed)``, or the text's path."""
+    from conformance.releases.fetch import manifest
+
+    text = Path(str(installed.text))
+    found = manifest(installed.version, text.parent) if text.name.startswith("outputs-") else None
+    wheel = found.get("wheel") if found else None
+    if wheel:
+        return f"vLLM {installed.version}'s text from its wheel {wheel} (fetched, not installed)"
+    return f"the vLLM text {text} (version {installed.version}, not installed)"
 
 
 def installed_vllm() -> InstalledVllm | None:

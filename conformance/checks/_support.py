@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pytest
 import torch
 
 from conformance.backends.backend import Backend
 from conformance.backends.devices import to_device
+from conformance.checks._skips import skip
 from conformance.oracle.compare import Members, differences_between
 from conformance.oracle.failing import check, fail
 
@@ -26,7 +26,7 @@ def producer(backend: Backend, name: str) -> Callable[..., Any]:
     """The backend's producer ``name``; the check is skipped when it declares none."""
     function = getattr(backend, name)
     if function is None:
-        pytest.skip(f"producer {name}: not declared by the backend")
+        skip("producer-not-declared", f"producer {name}: not declared by the backend")
     return function
 
 

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from conformance.backends.step import MODEL_RUNNER_V2
+from conformance.checks._skips import skip
 from conformance.run.activation import current
 
 
@@ -52,17 +53,21 @@ def kernel_module(name: str, what: str) -> tuple[str, ModuleType]:
     saying why it cannot be judged here."""
     device, why = triton_device()
     if device is None:
-        pytest.skip(f"{what} ({name}) runs as Triton kernels, judged only where Triton runs: {why}")
+        skip(
+            "needs-triton",
+            f"{what} ({name}) runs as Triton kernels, judged only where Triton runs: {why}",
+        )
     if vllm_turned_triton_off():
-        pytest.skip(
+        skip(
+            "needs-triton",
             f"{what} ({name}) runs as Triton kernels, and this vLLM turned Triton off here "
             "(vllm.triton_utils.HAS_TRITON is False: no active Triton driver for this "
-            "platform, so its kernels are placeholders); a GPU runs them"
+            "platform, so its kernels are placeholders); a GPU runs them",
         )
     try:
         return device, importlib.import_module(name)
     except Exception as error:  # absent, or a vLLM install whose module needs what is not here
-        pytest.skip(f"{name} of this vLLM cannot be imported here: {error}")
+        skip("vllm-code-not-loadable", f"{name} of this vLLM cannot be imported here: {error}")
 
 
 def vllm_turned_triton_off() -> bool:

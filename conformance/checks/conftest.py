@@ -36,6 +36,7 @@ import pytest
 
 from conformance.backends import devices
 from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.checks._skips import skip
 from conformance.run.activation import current
 
 
@@ -92,7 +93,7 @@ def async_producer(backend: Backend):
     """The backend's one sampling async output (parametrised when it declares several)."""
     found = backend.async_output_producers("sampling")
     if not found:
-        pytest.skip("producer make_async_output: not declared by the backend")
+        skip("producer-not-declared", "producer make_async_output: not declared by the backend")
     return found[0]
 
 
@@ -101,7 +102,7 @@ def pooling_producer(backend: Backend):
     """The backend's one pooling async output (parametrised when it declares several)."""
     found = backend.async_output_producers("pooling")
     if not found:
-        pytest.skip("producer pooling async output: not declared by the backend")
+        skip("producer-not-declared", "producer pooling async output: not declared by the backend")
     return found[0]
 
 

@@ -7,6 +7,7 @@ import pickle
 import pytest
 
 from conformance.checks._samples import lists_fields, lists_values
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same
 from conformance.oracle.failing import attempt, check, fail
 from conformance.oracle.surface import SurfaceCheck
@@ -41,7 +42,10 @@ def test_is_a_tuple_of_its_fields(LogprobsLists, revision) -> None:
 
 def test_cu_num_generated_tokens_defaults_to_none(LogprobsLists, revision) -> None:
     if "cu_num_generated_tokens" not in lists_fields(revision):
-        pytest.skip(f"revision {revision.name}: LogprobsLists has no cu_num_generated_tokens")
+        skip(
+            "not-in-this-vllm",
+            f"revision {revision.name}: LogprobsLists has no cu_num_generated_tokens",
+        )
     obj = attempt("LogprobsLists(ids, logprobs, ranks)", LogprobsLists, *_values(revision, False))
     if obj.cu_num_generated_tokens is not None:
         fail(

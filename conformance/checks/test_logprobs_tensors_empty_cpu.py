@@ -39,8 +39,8 @@ def test_empty_cpu_dtypes_and_shapes(LogprobsTensors, n: int, k: int) -> None:
         found = (tensor.dtype, tuple(tensor.shape), tensor.device.type)
         if found != (dtype, shape, "cpu"):
             wrong.append(
-                f"{where}.{name}: expected {dtype} {list(shape)} on cpu, "
-                f"found {found[0]} {list(found[1])} on {found[2]}"
+                f"{where}.{name}: expected {dtype} of shape {list(shape)} on cpu, "
+                f"found {found[0]} of shape {list(found[1])} on {found[2]}"
             )
     if wrong:
         fail(*wrong)

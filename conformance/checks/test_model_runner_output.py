@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from conformance.checks._samples import make_logprobs_lists, sample_tensors, sampled_rows
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same
 from conformance.oracle.failing import attempt, check, fail
 from conformance.oracle.invariants import model_runner_output_violations
@@ -91,9 +92,10 @@ def steps(backend, revision) -> dict[str, dict[str, Any]]:
     try:
         return batches(backend.module, revision)
     except Exception as error:
-        pytest.skip(
+        skip(
+            "follows-from-failure",
             "cannot build a typical step from the backend's nested types "
-            f"({type(error).__name__}: {error}); see the failures of those types"
+            f"({type(error).__name__}: {error}); see the failures of those types",
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.failing import attempt, fail
 
@@ -85,7 +86,7 @@ def test_with_ec_conn_output_copies_the_shared_empty_output(
 ) -> None:
     empty = _shared_empty(backend)
     if empty is None:
-        pytest.skip("the backend module exposes no EMPTY_MODEL_RUNNER_OUTPUT")
+        skip("optional-name-absent", "the backend module exposes no EMPTY_MODEL_RUNNER_OUTPUT")
     ec = ECConnectorOutput(finished_recving={"mm-1"})
     where = "ModelRunnerOutput.with_ec_conn_output(EMPTY_MODEL_RUNNER_OUTPUT, <non-empty ec>)"
     result = attempt(where, ModelRunnerOutput.with_ec_conn_output, empty, ec)

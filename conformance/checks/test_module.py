@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.checks._skips import skip
 from conformance.oracle.failing import fail
 
 pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("module.spec-names")]
@@ -24,7 +25,10 @@ def test_spec_names_are_classes(backend: Backend) -> None:
 
 def test_placeholder_token_id_is_minus_one(backend: Backend) -> None:
     if not hasattr(backend.module, "PLACEHOLDER_TOKEN_ID"):
-        pytest.skip("PLACEHOLDER_TOKEN_ID: not exposed by the backend module (optional)")
+        skip(
+            "optional-name-absent",
+            "PLACEHOLDER_TOKEN_ID: not exposed by the backend module (optional)",
+        )
     value = backend.module.PLACEHOLDER_TOKEN_ID
     if type(value) is not int or value != -1:
         fail(

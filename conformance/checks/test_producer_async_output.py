@@ -22,6 +22,7 @@ import torch
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.step import MODEL_RUNNER_V2
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, fail
@@ -144,15 +145,17 @@ def _skip_unless_built(backend, async_producer, revision, case: StepCase) -> Non
     if not (case.multi_token and case.num_logprobs is not None):
         return
     if LOGPROBS_WITH_MULTI_TOKEN_ROWS in async_producer.steps_not_built:
-        pytest.skip(
+        skip(
+            "step-not-declared",
             f"not applicable (declared): {async_producer.describe()} is never handed logprobs "
-            "with rows of several tokens (its runner builds no such step)"
+            "with rows of several tokens (its runner builds no such step)",
         )
     if async_producer.runner == MODEL_RUNNER_V2 and not has_logprobs_cu(backend, revision):
-        pytest.skip(
+        skip(
+            "step-not-built",
             f"not applicable: Model Runner V2 of revision {revision.name} builds no logprobs "
             "with rows of several tokens (its LogprobsTensors has no cu_num_generated_tokens "
-            "for its async output's tolists() to read)"
+            "for its async output's tolists() to read)",
         )
 
 
@@ -253,10 +256,11 @@ def test_logprobs_reach_the_output_as_the_release_converts_them(
 
         if differences_between(expected_members, found_members, f"{where}.logprobs"):
             expect_read_alike(revision, found, expected, where)
-            pytest.skip(
+            skip(
+                "allowed-layout",
                 f"{where}.logprobs: laid out otherwise than the release's runner "
                 f"({revision.async_output.logprobs}); not required: vLLM's consumer reads "
-                "each request's rows alike (producer.async_output:logprobs-read-by-request)"
+                "each request's rows alike (producer.async_output:logprobs-read-by-request)",
             )
     expect_same(found_members, expected_members, f"{where}.logprobs")
 
@@ -267,8 +271,9 @@ def test_each_request_reads_its_own_logprobs(
     backend, async_producer, revision, step_device, case: StepCase
 ) -> None:
     if not (revision.async_output.logprobs_with_multi_token_rows and reads_by_request(revision)):
-        pytest.skip(
-            f"revision {revision.name}: no logprobs with rows of several tokens read by request"
+        skip(
+            "not-in-this-vllm",
+            f"revision {revision.name}: no logprobs with rows of several tokens read by request",
         )
     found, expected, where = _logprobs_outputs(backend, async_producer, revision, step_device, case)
     expect_read_alike(revision, found, expected, where)
@@ -513,7 +518,8 @@ def test_get_output_waits_for_the_device(
     if logprobs_wrong is not None:
         fail(logprobs_wrong)
     if not still_busy:
-        pytest.skip(
+        skip(
+            "inconclusive",
             f"race check inconclusive on {step_device.describe()}: the device was already idle "
-            "when make_async_output returned (it may block)"
+            "when make_async_output returned (it may block)",
         )

@@ -43,8 +43,8 @@ def gather_deviations(
             out.append(f"{w}.{name}: expected a tensor, found {type(tensor).__name__}")
         elif tensor.dtype not in dtypes or tuple(tensor.shape) != shape:
             out.append(
-                f"{w}.{name}: expected {' or '.join(map(str, dtypes))} {list(shape)}, "
-                f"found {tensor.dtype} {list(tensor.shape)}"
+                f"{w}.{name}: expected {' or '.join(map(str, dtypes))} of shape {list(shape)}, "
+                f"found {tensor.dtype} of shape {list(tensor.shape)}"
             )
     if out:
         return out

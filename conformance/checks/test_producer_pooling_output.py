@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_type
 from conformance.oracle.failing import attempt, fail
 from conformance.producers.known_defects import known_defect
@@ -125,9 +126,10 @@ def test_pooling_output_waits_for_the_device(
 ) -> None:
     runtime = step_device.simulated
     if runtime is None:
-        pytest.skip(
+        skip(
+            "simulated-runtime-only",
             "the pooling race check runs on a simulated runtime (a real device: the "
-            "async output's race check covers its copies)"
+            "async output's race check covers its copies)",
         )
     values = RACE_CASE.values()
     rows = runtime.device_tensor(torch.zeros_like(values))
@@ -152,7 +154,8 @@ def test_pooling_output_waits_for_the_device(
             "were complete, or copied on a stream that did not wait for the one computing them"
         )
     if not still_busy:
-        pytest.skip(
+        skip(
+            "inconclusive",
             f"race check inconclusive on {step_device.describe()}: the device was already "
-            "idle when the async output was made (it may block)"
+            "idle when the async output was made (it may block)",
         )

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from conformance.backends.vllm_producers import found_torch_gathering
+from conformance.checks._skips import skip
 from conformance.checks._triton import parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
 from conformance.checks.test_producer_triton_gathering import triton_gathering_deviations
@@ -37,9 +38,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def test_model_runner_v2_torch_gathering_is_judged(backend, runner_v2) -> None:
     found = found_torch_gathering()
     if found is None:
-        pytest.skip(
+        skip(
+            "not-in-this-vllm",
             "this vLLM has no logprobs gathering written in torch (the CPU runner's port "
-            "of Model Runner V2's came in 0.34.0)"
+            "of Model Runner V2's came in 0.34.0)",
         )
     deviations: list[str] = []
     for rows, vocab, k in ((4, 2048, 0), (16, 32000, 5), (8, 151936, 20)):

@@ -22,6 +22,7 @@ import torch
 
 from conformance.backends.vllm_producers import MRV2_GATHERING_FUNCTIONS as GATHERING_FUNCTIONS
 from conformance.backends.vllm_producers import mrv2_gathering_in, triton_gathering_module
+from conformance.checks._skips import skip
 from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
@@ -46,7 +47,10 @@ def _gathering():
     device, module = kernel_module(where, "Model Runner V2's logprobs gathering")
     found = mrv2_gathering_in(module)
     if found is None:
-        pytest.skip(f"{where} of this release has none of {', '.join(GATHERING_FUNCTIONS)}")
+        skip(
+            "not-in-this-vllm",
+            f"{where} of this release has none of {', '.join(GATHERING_FUNCTIONS)}",
+        )
     return device, *found
 
 
@@ -65,8 +69,14 @@ def gathering_shape_deviations(result: object, rows: int, k: int, where: str) ->
     for name in GATHERED_FIELDS:
         tensor = getattr(result, name, None)
         if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != shapes[name]:
-            found = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
-            out.append(f"{where}.{name}: expected a tensor {list(shapes[name])}, found {found}")
+            found = (
+                f"shape {list(tensor.shape)}"
+                if isinstance(tensor, torch.Tensor)
+                else type(tensor).__name__
+            )
+            out.append(
+                f"{where}.{name}: expected a tensor of shape {list(shapes[name])}, found {found}"
+            )
     return out
 
 

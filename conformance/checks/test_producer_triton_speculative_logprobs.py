@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 import torch
 
+from conformance.checks._skips import skip
 from conformance.checks._support import on
 from conformance.checks._triton import kernel_module, parametrize_runner_v2
 from conformance.checks.test_producer_gather_logprobs import deep_tokens
@@ -79,9 +80,10 @@ def _gather_speculative_rows():
     device, module = kernel_module(REJECTION_MODULE, "Model Runner V2's rejection sampler")
     method = getattr(getattr(module, "RejectionSampler", None), "_get_logprobs_tensors", None)
     if not callable(method):
-        pytest.skip(
+        skip(
+            "not-in-this-vllm",
             f"{REJECTION_MODULE} of this release gathers no logprobs of its own "
-            "(its sampler's are judged by the gathering check)"
+            "(its sampler's are judged by the gathering check)",
         )
     return device, method
 
@@ -217,8 +219,9 @@ def test_model_runner_v2_speculative_logprobs_are_judged_where_triton_runs(
     parameters = list(inspect.signature(method).parameters)[1:]
     unknown = [p for p in parameters if p not in arguments]
     if unknown:
-        pytest.skip(
-            f"{METHOD} of this release takes {', '.join(unknown)}: a form this check does not know"
+        skip(
+            "inconclusive",
+            f"{METHOD} of this release takes {', '.join(unknown)}: a form this check does not know",
         )
     where = f"{METHOD}(<{len(rows)} requests of {min(rows)}-{max(rows)} logits rows on {device}>, k={k})"
     result = attempt(

@@ -30,6 +30,7 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
+from conformance.checks._skips import skip
 from conformance.checks._support import producer
 from conformance.oracle import differential
 from conformance.oracle.compare import differences_between
@@ -283,9 +284,10 @@ def _run_given(test: Any, case: Any) -> None:
     try:
         test()
     except Unsatisfiable:
-        pytest.skip(
+        skip(
+            "inconclusive",
             f"{case.id}: vLLM's own code raised on every input drawn; nothing to compare "
-            "(inconclusive)"
+            "(inconclusive)",
         )
 
 
@@ -295,15 +297,19 @@ def _run_given(test: Any, case: Any) -> None:
 def test_producer_as_vllm(request: pytest.FixtureRequest, backend, revision, vllm_change) -> None:
     name = vllm_change.producer
     if not hasattr(backend, name):
-        pytest.skip(
+        skip(
+            "not-compared",
             f"vLLM's own {name} changed; the suite compares a backend's gathering, unpadding "
-            "and sampling async output with vLLM's, not this producer (its own checks judge it)"
+            "and sampling async output with vLLM's, not this producer (its own checks judge it)",
         )
     ours = producer(backend, name)
     oracle = _oracle(request.config)
     theirs = getattr(oracle, name)
     if theirs is None:
-        pytest.skip(f"vLLM's own {name} does not load here: {'; '.join(oracle.notes)}")
+        skip(
+            "vllm-code-not-loadable",
+            f"vLLM's own {name} does not load here: {'; '.join(oracle.notes)}",
+        )
     classes = differential.classes_of(oracle.module)
     if name == "gather_logprobs":
         _gather_as_vllm(request, vllm_change, ours, theirs, classes)
@@ -380,7 +386,7 @@ def _async_output_as_vllm(request, case, backend, oracle, revision, classes) -> 
     ours = [d.value for d in producer_devices(backend) if d.skip is None]
     theirs = [d.value for d in producer_devices(oracle) if d.skip is None]
     if not ours or not theirs:
-        pytest.skip("no device here for the async output (real or simulated)")
+        skip("device-not-present", "no device here for the async output (real or simulated)")
     cases = [*ONE_TOKEN_CASES, *logprobs_cases(revision)]
     if revision.async_output.multi_token_rows:
         cases += list(MULTI_TOKEN_CASES)

@@ -44,6 +44,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m conformance",
+        # No abbreviations: "--xfail" or a plugin's "--rep" is not this command's
+        # --xfails or --report; what it does not know is pytest's to judge.
+        allow_abbrev=False,
         description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
         "a vLLM release). Options not listed here are passed to pytest.",
     )
@@ -145,19 +148,33 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _mistyped_option(parser: argparse.ArgumentParser, passed_on: list[str]) -> str | None:
-    """An option left for pytest that is a typo of one of this command's (``--backnd``):
-    one line naming it, rather than pytest's usage text."""
+    """An option left for pytest that nobody knows and is close to one of this command's
+    (``--backnd``) or pytest's (``--maxfial``): one line naming the option meant, rather
+    than pytest's usage text.  What pytest or a plugin it loads knows (``--maxfail``,
+    ``--lf``, ``-n``) goes to pytest unchanged (:mod:`conformance.cli.pytest_options`)."""
+    from conformance.cli.pytest_options import pytest_view
     from vllm_outputs_suite_plugin import did_you_mean
 
     ours = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
-    for given in passed_on:
-        if given.startswith("--") and given.split("=", 1)[0] not in ours:
-            hint = did_you_mean(given, ours)
+    foreign = [given for given in passed_on if given.startswith("--") and _name(given) not in ours]
+    if not foreign:
+        return None
+    view = pytest_view(passed_on)
+    if view is None:
+        return None  # pytest's parser could not be asked: pytest answers itself
+    unknown, pytests = view
+    nobody_knows = {_name(word) for word in unknown}
+    for given in foreign:
+        if _name(given) in nobody_knows:
+            hint = did_you_mean(given, ours) or did_you_mean(given, pytests)
             if hint:
-                return (
-                    f"unknown option {given.split('=', 1)[0]}{hint} (python -m conformance --help)"
-                )
+                return f"unknown option {_name(given)}{hint} (python -m conformance --help)"
     return None
+
+
+def _name(option: str) -> str:
+    """``--revision=0.12.0`` -> ``--revision``."""
+    return option.split("=", 1)[0]
 
 
 def _judge_release_texts(args: argparse.Namespace, pytest_args: list[str]) -> int:

@@ -25,6 +25,16 @@ def listing_lines() -> list[str]:
 # ``python -m conformance.cli.revision_listing`` rewrites them after the data changed.
 
 README_TABLES = ("release-matrix", "behaviours")
+#: Generated words inside a sentence (``from 0.10.2 to 0.34.0``), between inline markers.
+README_PHRASES = ("release-range",)
+
+
+def release_range() -> str:
+    """``0.10.2 to 0.34.0``: the oldest and the newest release the suite judges."""
+    from conformance.oracle.revisions import known_releases
+
+    releases = known_releases()
+    return f"{releases[0]} to {releases[-1]}"
 
 
 def release_matrix_markdown() -> str:
@@ -84,7 +94,22 @@ def readme_with_tables(text: str) -> str:
         if not found or end not in rest:
             raise ValueError(f"conformance/README.md lacks the markers {start.strip()} ... {end}")
         text = before + start + made[key] + end + rest.partition(end)[2]
+    for key in README_PHRASES:
+        text = _with_phrases(text, key, release_range())
     return text
+
+
+def _with_phrases(text: str, key: str, phrase: str) -> str:
+    """Every ``<!-- key -->...<!-- /key -->`` of ``text`` holding ``phrase``."""
+    start, end = f"<!-- {key} -->", f"<!-- /{key} -->"
+    if start not in text:
+        raise ValueError(f"conformance/README.md lacks the marker {start}")
+    parts = text.split(start)
+    for index in range(1, len(parts)):
+        if end not in parts[index]:
+            raise ValueError(f"conformance/README.md: a {start} without its {end}")
+        parts[index] = phrase + end + parts[index].partition(end)[2]
+    return start.join(parts)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,7 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
     if isinstance(expected, np.ndarray):
         if expected.dtype != found.dtype or expected.shape != found.shape:
             return [
-                f"{where}: expected a numpy array {expected.dtype} {list(expected.shape)}, "
-                f"found {found.dtype} {list(found.shape)}"
+                f"{where}: expected a numpy array {array_text(expected)}, found {array_text(found)}"
             ]
         if not np.array_equal(expected, found, equal_nan=expected.dtype.kind == "f"):
             return [
@@ -41,7 +40,10 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
                 f"{found.dtype} on {found.device}"
             ]
         if expected.shape != found.shape or not torch.equal(expected.cpu(), found.cpu()):
-            return [f"{where}: tensor values differ"]
+            return [
+                f"{where}: tensor values differ: expected {tensor_text(expected.cpu())}, "
+                f"found {tensor_text(found.cpu())}"
+            ]
         return []
     if isinstance(expected, Mapping):
         if list(expected) != list(found):
@@ -75,6 +77,16 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
     if expected != found:
         return [f"{where}: expected {short(expected)}, found {short(found)}"]
     return []
+
+
+def array_text(array: np.ndarray) -> str:
+    """``int32 of shape [1, 2]: [[70002, 302]]``: a shape never reads as values."""
+    return f"{array.dtype} of shape {list(array.shape)}: {short(array.tolist())}"
+
+
+def tensor_text(tensor: torch.Tensor) -> str:
+    """``shape [2, 3]: [[...], ...]`` of a tensor already on the host."""
+    return f"shape {list(tensor.shape)}: {short(tensor.tolist())}"
 
 
 def kind_of(value: object) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,16 @@ IDENTITY_PROPERTY = "conformance.check"
 _IDENTITY = pytest.StashKey["CheckIdentity"]()
 #: The skip cause of a check that never ran (its planned record).
 NOT_RUN = "not-run"
+#: The ``user_properties`` entry of a check that skipped itself, naming its cause.
+SKIP_CAUSE_PROPERTY = "conformance.skip_cause"
+#: The attribute of a skip's exception that holds its cause (``conformance.checks._skips``).
+SKIP_CAUSE_ATTRIBUTE = "conformance_skip_cause"
+
+
+def skip_cause_of(error: object) -> str | None:
+    """The cause a check gave the skip it raised (``error``), or None."""
+    cause = getattr(error, SKIP_CAUSE_ATTRIBUTE, None)
+    return cause if isinstance(cause, str) else None
 
 
 @dataclass(frozen=True)
@@ -130,7 +141,9 @@ class Results:
             # A failure names the rule it breaks, so a reader can look it up (and xfail it).
             message = tag + message
         record.outcome, record.message = outcome, message
-        record.skip_cause = check.skip_cause if outcome == "skipped" else None
+        record.skip_cause = (
+            (check.skip_cause or _reported_skip_cause(report)) if outcome == "skipped" else None
+        )
 
     def add_error(
         self, nodeid: str, message: str, spec_type: str = "module", check: str = ""
@@ -163,9 +176,16 @@ class Results:
     def sorted_records(self) -> list[TestRecord]:
         return [self.records[k] for k in sorted(self.records)]
 
-    def summary(self) -> dict[str, int]:
+    def summary(self) -> dict[str, Any]:
+        """The counts per outcome (the contract's keys), then the declared deviations
+        (:mod:`conformance.report.deviations`)."""
+        from conformance.report.deviations import summary_keys
+
         counts = Counter(r.outcome for r in self.records.values())
-        return {SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES}
+        return {
+            **{SUMMARY_KEYS[o]: counts.get(o, 0) for o in OUTCOMES},
+            **summary_keys(self.sorted_records()),
+        }
 
     def failing(self) -> bool:
         return any(r.outcome in FAILING_OUTCOMES for r in self.records.values())
@@ -198,6 +218,14 @@ def _outcome(report: pytest.TestReport) -> tuple[str | None, str]:
     if report.failed:
         return "error", "teardown: " + failure_text(report)
     return None, ""
+
+
+def _reported_skip_cause(report: pytest.TestReport) -> str | None:
+    """The cause a check gave its own skip (``conformance.checks._skips.skip``)."""
+    for key, value in report.user_properties:
+        if key == SKIP_CAUSE_PROPERTY and isinstance(value, str):
+            return value
+    return None
 
 
 def _skip_text(report: pytest.TestReport) -> str:

@@ -29,3 +29,12 @@ GOOD_OUTCOMES = frozenset(_DATA["good_outcomes"])
 SKIP_CAUSES: dict[str, str] = dict(_DATA["skip_causes"])
 #: Keys of each ``tests[*]`` record.
 RECORD_KEYS: tuple[str, ...] = tuple(_DATA["record_keys"])
+#: Keys ``summary`` holds beside the counts: the declared deviations of the run.
+SUMMARY_DEVIATION_KEYS: tuple[str, ...] = tuple(_DATA["summary_deviation_keys"])
+#: How ``--write-xfails`` starts each reason it writes: an entry whose reason still
+#: starts so is a deviation nobody has explained yet.
+XFAIL_PLACEHOLDER: str = _DATA["xfail_placeholder"]
+#: How an xfails entry's label starts in an xfailed record's message (``reason [label]``).
+XFAIL_LABELS: tuple[str, ...] = tuple(_DATA["xfail_labels"])
+#: Behaviours whose failure explains others of the same producer: listed first.
+CAUSE_BEHAVIOURS: tuple[str, ...] = tuple(_DATA["cause_behaviours"])

@@ -21,7 +21,8 @@ def table(results: Results) -> list[str]:
     checks).
 
     The last column says why checks were skipped, so "the backend does not declare
-    this device" and "declared, but not on this machine" stay apart on screen too.
+    this device" and "declared, but not on this machine" stay apart on screen too: the
+    skip cause of each (``schema.json`` says what each means), else the skip's own words.
     """
     cells: dict[tuple[str, str], Counter[str]] = {}
     causes: dict[tuple[str, str], set[str]] = {}
@@ -29,7 +30,7 @@ def table(results: Results) -> list[str]:
         key = (row_of(record.spec_type, record.behaviour), record.device or "-")
         cells.setdefault(key, Counter())[record.outcome] += 1
         if record.outcome == "skipped":
-            causes.setdefault(key, set()).add(record.skip_cause or "other")
+            causes.setdefault(key, set()).add(record.skip_cause or _unclassified(record.message))
     if not cells:
         return []
     shown = [
@@ -51,3 +52,10 @@ def table(results: Results) -> list[str]:
         because = ", ".join(sorted(causes.get(key, ())))
         lines.append(f"{row}  {because}".rstrip())
     return lines
+
+
+def _unclassified(message: str) -> str:
+    """A skip no cause was given for (a backend's own fixture skipping, say): its own
+    words, short, rather than a cause that says nothing."""
+    first = (message.splitlines() or ["no reason given"])[0]
+    return f'"{first[:60]}…"' if len(first) > 60 else f'"{first}"'

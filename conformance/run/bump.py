@@ -235,4 +235,6 @@ def terminal_lines(key: dict[str, Any]) -> list[str]:
         else "moving the pin breaks nothing"
     )
     lines.append(f"bump: {verdict}")
+    if key.get("from_report"):
+        lines.append(f"bump: the report at the pin {key['from']} written to {key['from_report']}")
     return lines

@@ -17,6 +17,7 @@ import pytest
 
 from conformance.backends.backend import Backend
 from conformance.judged import Judged, RevisionChoice
+from conformance.report.deviations import xfail_message
 from conformance.report.records import CheckIdentity
 from conformance.run import nodeids
 from conformance.run.failure_lines import failures_by_behaviour
@@ -230,6 +231,12 @@ class ConformanceRun:
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
+        if report.skipped and call.excinfo is not None:
+            from conformance.report.records import SKIP_CAUSE_PROPERTY, skip_cause_of
+
+            cause = skip_cause_of(call.excinfo.value)
+            if cause is not None:  # the check said why (conformance.checks._skips)
+                report.user_properties.append((SKIP_CAUSE_PROPERTY, cause))
         if report.failed and report.when == "call" and call.excinfo is not None:
             from conformance.report.suite_errors import SUITE_ERROR, suite_function
 
@@ -257,7 +264,7 @@ class ConformanceRun:
             if entry is None:
                 return  # another deviation than the one declared: a real failure
             report.outcome = "skipped"
-            report.wasxfail = f"{entry.reason} [{entry.label}]"
+            report.wasxfail = xfail_message(entry.reason, entry.label)
             report.user_properties.append((_USED_XFAIL, entry.number))
         elif report.when == "call":
             strict = next((e for e in entries if e.strict), None)
@@ -350,6 +357,7 @@ class ConformanceRun:
                 terminalreporter.write_line(f"FAIL (stale xfail, XPASS) {record.message}", red=True)
         for line in failures_by_behaviour(self.results.sorted_records()):
             terminalreporter.write_line(line, red=True)
+        self._deviation_lines(terminalreporter)
         if self.bump_report is not None:
             from conformance.run.bump import terminal_lines
 
@@ -363,6 +371,17 @@ class ConformanceRun:
             terminalreporter.write_line(
                 f"xfails file with {self.written_xfails} behaviour(s) written to {xfails_path}"
             )
+
+    def _deviation_lines(self, terminalreporter: Any) -> None:
+        """What the xfails file declared and caught: a deviation stays visible, and one
+        nobody explained yet says so."""
+        from conformance.report.deviations import deviations, terminal_lines
+        from conformance.run.option_names import option
+
+        found = deviations(self.results.sorted_records())
+        for line in terminal_lines(found, option("write-xfails")):
+            unexplained = "UNEXPLAINED" in line
+            terminalreporter.write_line(line, yellow=not unexplained, red=unexplained)
 
 
 def _tag_with_behaviour(report: pytest.TestReport, behaviour: str | None) -> None:

@@ -69,6 +69,10 @@ def canonical_name(name: str) -> str:
     raise UnknownRevisionError(f"unknown spec revision {name!r}; {_what_was_meant(name)}")
 
 
+#: A spec revision is named by its year (``2025.10``); a vLLM release number is smaller.
+CALENDAR_YEARS = 1000
+
+
 def _what_was_meant(name: str) -> str:
     """The likely intended revision, or why none fits, and where to look."""
     listing = "python -m conformance --list-revisions lists them"
@@ -76,7 +80,8 @@ def _what_was_meant(name: str) -> str:
         parsed = Version(name)
     except InvalidVersion:
         parsed = None
-    if parsed is not None:
+    # A calendar name (2025.1) is a spec revision mistyped, not a vLLM release.
+    if parsed is not None and parsed.release[0] < CALENDAR_YEARS:
         release = ".".join(map(str, (*parsed.release, 0, 0)[:3]))
         if release in _RELEASE_TO_REVISION:
             return f"did you mean {release}? ({listing})"
@@ -85,6 +90,7 @@ def _what_was_meant(name: str) -> str:
                 f"vLLM {release} lacks spec types (AsyncModelRunnerOutput and DraftTokenIds came "
                 f"in {FIRST_SUPPORTED_RELEASE}); this suite judges {FIRST_SUPPORTED_RELEASE} and later"
             )
+        return f"did you mean {_nearest_release(Version(release))}? ({listing})"
     close = difflib.get_close_matches(
         name, [*known_revisions(), *known_releases()], n=1, cutoff=0.8
     )
@@ -93,6 +99,18 @@ def _what_was_meant(name: str) -> str:
         f"{FIRST_SUPPORTED_RELEASE} on names its revision too; {listing})"
         + (f"; did you mean {close[0]}?" if close else "")
     )
+
+
+def _nearest_release(version: Version) -> str:
+    """The known release nearest ``version`` by number, not by spelling (0.24.1 ->
+    0.24.0, never 0.27.1): the newest of its minor series at or below it, else the newest
+    release below it, else the oldest above."""
+    known = sorted(map(Version, known_releases()))
+    series = [r for r in known if r.release[:2] == version.release[:2]]
+    below = [r for r in (series or known) if r <= version]
+    if below:
+        return str(below[-1])
+    return str(min(series or known, key=lambda r: r))
 
 
 def revision(name: str) -> SpecRevision:

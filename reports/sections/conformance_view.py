@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from reports import conformance_matrix, row_kinds
+from reports import conformance_matrix, deviations, row_kinds
 from reports.conformance_loader import BAD_OUTCOMES, OUTCOMES, SKIP_CAUSES
 from reports.conformance_matrix import CELL_KEYS, COLUMN_KEYS, REPORT_KEYS, ROW_KEYS, Duplicate
 from reports.document import (
@@ -159,9 +159,12 @@ def _conformance_of_report(group: pd.DataFrame) -> list[Block]:
             )
         )
     blocks.append(_conformance_grid(group))
+    blocks += _deviation_blocks(group, f"`{backend}` at {first['spec_revision']}")
     bad = group[group["outcome"].isin(BAD_OUTCOMES)]
     if not bad.empty:
-        shown = bad.head(FAILING_CHECKS_SHOWN)
+        if bad["behaviour"].notna().any():  # an older report names no behaviour
+            blocks += _failing_behaviour_blocks(bad, f"`{backend}` at {first['spec_revision']}")
+        shown = conformance_matrix.cause_first(bad).head(FAILING_CHECKS_SHOWN)
         with_behaviour = shown["behaviour"].notna().any()
         blocks.append(Heading(f"Failing checks of `{backend}` at {first['spec_revision']}"))
         blocks.append(
@@ -199,6 +202,48 @@ def _conformance_of_report(group: pd.DataFrame) -> list[Block]:
         )
         blocks.append(_skip_causes(skipped))
     return blocks
+
+
+def _deviation_blocks(group: pd.DataFrame, of: str) -> list[Block]:
+    """The known deviations of one report: what, how many checks, and why; one whose
+    reason is still the placeholder ``--write-xfails`` wrote is flagged unexplained."""
+    found = deviations.deviations(group)
+    if not found:
+        return []
+    return [
+        Heading(f"Known deviations of {of}"),
+        Table.of(
+            ("deviation", "xfails entry", "checks xfailed", "reason"),
+            [
+                (
+                    f"`{d.named}`" if d.named else "-",
+                    f"`{d.entry}`" if d.entry else "known defect of vLLM (declared by the suite)",
+                    d.checks,
+                    (
+                        "**unexplained** (still the placeholder `--write-xfails` wrote): "
+                        if d.unexplained
+                        else ""
+                    )
+                    + one_line(d.reason),
+                )
+                for d in found
+            ],
+            flagged=[d.unexplained for d in found],
+        ),
+    ]
+
+
+def _failing_behaviour_blocks(bad: pd.DataFrame, of: str) -> list[Block]:
+    """One row per failing behaviour, the cause first, as the run's terminal lists them."""
+    rows = []
+    for name, counts, cause in conformance_matrix.failing_behaviours_cause_first(bad):
+        follows = f" (may follow from `{cause}`, above)" if cause else ""
+        first = bad[conformance_matrix.behaviour_names(bad) == name]["message"].iloc[0]
+        rows.append((f"`{name}`{follows}", counts, one_line(str(first))))
+    return [
+        Heading(f"Failing behaviours of {of}, the cause first"),
+        Table.of(("behaviour", "checks", "first message"), rows, flagged=[True] * len(rows)),
+    ]
 
 
 def _where_it_ran(first: pd.Series) -> str:

@@ -76,3 +76,20 @@ def header_section(data: ReportInput) -> Section:
             )
         )
     return Section("header", "", blocks)
+
+
+def conformance_header_section(data: ReportInput) -> Section:
+    """The header of a report of conformance runs alone: what it was made from."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    conformance = data.conformance
+    count = conformance["report"].nunique() if conformance is not None else 0
+    return Section(
+        "header",
+        "",
+        [
+            Paragraph(
+                f"Generated {now} from {count} conformance report(s); no benchmark results "
+                "(run `nox -s suite` for those)."
+            )
+        ],
+    )

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from reports import catalog, releases, row_kinds, targets
+from reports import catalog, deviations, releases, row_kinds, targets
 from reports.document import (
     FAIL,
     NO_DATA,
@@ -25,6 +25,9 @@ def target_verdicts(current: pd.DataFrame) -> list[tuple[catalog.RatioTarget, pd
 
 
 def verdict_section(data: ReportInput) -> Section:
+    if data.frame.empty and data.conformance is not None:
+        # Conformance runs alone: no benchmark verdict, not even "no data".
+        return Section("verdict", "Verdict", [Verdicts(tuple(_conformance_items(data)))])
     items = []
     for target, verdict in target_verdicts(data.current):
         if verdict.empty:
@@ -66,29 +69,8 @@ def verdict_section(data: ReportInput) -> Section:
                 f"{catalog.PINNED_D2H_GBPS[1]:.0f} GB/s on H100-class machines)",
             )
         )
-    if data.conformance is not None:
-        for backend, group in data.conformance.groupby("backend", sort=True, dropna=False):
-            tally = row_kinds.conformance_tally(group)
-            items.append(
-                Verdict(
-                    f"Conformance of backend `{backend}`",
-                    FAIL if tally["bad"] else PASS,
-                    f"{tally['passed']} passed, {tally['bad']} failed or errored, "
-                    f"{tally['skipped']} skipped",
-                )
-            )
-    if data.conformance_changes is not None:
-        changes = data.conformance_changes
-        fresh = len(changes.newly_failing)
-        items.append(
-            Verdict(
-                f"Conformance changes `{changes.base}` -> `{changes.new}`",
-                FAIL if fresh else PASS,
-                f"{fresh} behaviour(s) newly failing (under 'Conformance changes')"
-                if fresh
-                else "nothing newly failing",
-            )
-        )
+    items += _conformance_items(data)
+
     if data.comparison is not None:
         n = len(data.comparison.regressions)
         threshold = f"{data.comparison.threshold:.0%}"
@@ -133,6 +115,46 @@ def verdict_section(data: ReportInput) -> Section:
             )
         )
     return Section("verdict", "Verdict", [Verdicts(tuple(items))])
+
+
+def conformance_verdicts(data: ReportInput) -> list[Verdict]:
+    """One verdict per backend: PASS or FAIL, its known deviations (how many, how many
+    nobody explained yet), then its counts."""
+    if data.conformance is None:
+        return []
+    items = []
+    for backend, group in data.conformance.groupby("backend", sort=True, dropna=False):
+        tally = row_kinds.conformance_tally(group)
+        known = deviations.headline(deviations.deviations(group))
+        items.append(
+            Verdict(
+                f"Conformance of backend `{backend}`",
+                FAIL if tally["bad"] else PASS,
+                (f"{known}; " if known else "")
+                + f"{tally['passed']} passed, "
+                + (f"{tally['xfailed']} xfailed, " if tally["xfailed"] else "")
+                + f"{tally['bad']} failed or errored, {tally['skipped']} skipped",
+            )
+        )
+    return items
+
+
+def _conformance_items(data: ReportInput) -> list[Verdict]:
+    """The conformance verdicts, and what changed between two runs."""
+    items = conformance_verdicts(data)
+    if data.conformance_changes is not None:
+        changes = data.conformance_changes
+        fresh = len(changes.newly_failing)
+        items.append(
+            Verdict(
+                f"Conformance changes `{changes.base}` -> `{changes.new}`",
+                FAIL if fresh else PASS,
+                f"{fresh} behaviour(s) newly failing (under 'Conformance changes')"
+                if fresh
+                else "nothing newly failing",
+            )
+        )
+    return items
 
 
 def _where_measured(row: Any, with_backend: bool) -> str:

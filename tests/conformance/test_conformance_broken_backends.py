@@ -29,7 +29,7 @@ CASES = [
     Broken(
         "empty_cpu_int64_ids",
         "test_logprobs_tensors_empty_cpu.py::test_empty_cpu_dtypes_and_shapes",
-        "logprob_token_ids: expected torch.int32 [0, 0] on cpu, found torch.int64",
+        "logprob_token_ids: expected torch.int32 of shape [0, 0] on cpu, found torch.int64",
     ),
     Broken(
         "cu_default_empty_list",

@@ -160,3 +160,20 @@ def test_model_runner_output_of_0_11_1_has_numpy_rows_and_arrays() -> None:
         )
     with pytest.raises(ConformanceError, match=r"spec revision 2025\.10"):
         conformance.check_model_runner_output(ok)  # numpy rows break 2025.10
+
+
+def test_a_shape_difference_says_shape_and_prints_the_values() -> None:
+    # slice_request's rows as numpy arrays: "int32 [1, 1]" once read like a value.
+    from conformance.oracle.compare import differences_between
+
+    expected = np.array([[70002, 302]], dtype=np.int32)
+    found = np.zeros((0, 2), dtype=np.int32)
+    assert differences_between(expected, found, "r.logprob_token_ids") == [
+        "r.logprob_token_ids: expected a numpy array int32 of shape [1, 2]: [[70002, 302]], "
+        "found int32 of shape [0, 2]: []"
+    ]
+    [tensors] = differences_between(torch.tensor([[1, 2]]), torch.tensor([[1, 3]]), "t")
+    assert (
+        tensors
+        == "t: tensor values differ: expected shape [1, 2]: [[1, 2]], found shape [1, 2]: [[1, 3]]"
+    )

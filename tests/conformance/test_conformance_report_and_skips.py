@@ -70,3 +70,57 @@ def test_each_record_names_spec_type_check_and_device(tmp_path) -> None:
     assert tolists["device"] == "cpu"
     assert tolists["behaviour"] == "LogprobsTensors.tolists:python-lists"
     assert empty["behaviour"] == "LogprobsLists.slice:cu-not-rebased"
+
+
+def test_a_check_that_skips_itself_names_its_cause(tmp_path, monkeypatch, capsys) -> None:
+    # A module without the optional PLACEHOLDER_TOKEN_ID: its check skips, saying why.
+    (tmp_path / "without_placeholder.py").write_text(
+        "from reference import (AsyncModelRunnerOutput, DraftTokenIds, KVConnectorOutput,\n"
+        "    LogprobsLists, LogprobsTensors, ModelRunnerOutput, SamplerOutput)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path("test_module.py::test_placeholder_token_id_is_minus_one"),
+        "--conformance-backend",
+        "without_placeholder",
+    )
+    [record] = run.report["tests"]
+    assert (record["outcome"], record["skip_cause"]) == ("skipped", "optional-name-absent")
+    printed = capsys.readouterr().out
+    [row] = [line for line in printed.splitlines() if line.startswith("module ")]
+    assert row.endswith("optional-name-absent")
+
+
+def test_every_skip_of_the_checks_gives_a_cause_the_schema_explains() -> None:
+    import re
+    from pathlib import Path
+
+    from conformance.report.schema import SKIP_CAUSES
+
+    checks = Path(suite_runner.CHECKS)
+    bare = [
+        f"{path.name}:{number}"
+        for path in sorted(checks.glob("*.py"))
+        if path.name != "_skips.py"  # the one place that calls it
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if "pytest.skip(" in line
+    ]
+    assert bare == [], "skip with a cause: conformance.checks._skips.skip(cause, reason)"
+    given = {
+        cause
+        for path in checks.glob("*.py")
+        for cause in re.findall(r'\bskip\(\s*"([a-z-]+)"', path.read_text())
+    }
+    assert given and given <= set(SKIP_CAUSES)
+
+
+def test_a_skip_without_a_cause_shows_its_own_words_in_the_table() -> None:
+    from conformance.report.records import Results, TestRecord
+    from conformance.report.table import table
+
+    results = Results()
+    results.records["x"] = TestRecord(
+        "x", "module", "c", None, None, "skipped", "needs the vendor's driver", None
+    )
+    assert table(results)[-1].endswith('"needs the vendor\'s driver"')

@@ -185,3 +185,15 @@ def test_a_release_added_to_the_data_appears_in_the_matrix(monkeypatch) -> None:
     assert (
         f"| {newest.name} | {newest.name}, 0.33.1 |" in revision_listing.release_matrix_markdown()
     )
+
+
+def test_the_guides_release_range_is_read_from_the_release_list(monkeypatch) -> None:
+    from conformance.cli import revision_listing
+    from conformance.oracle import revisions as oracle
+
+    readme = (Path(CHECKS_DIR).parent / "README.md").read_text(encoding="utf-8")
+    newest = oracle.known_releases()[-1]
+    assert f"release from <!-- release-range -->0.10.2 to {newest}<!-- /release-range -->" in readme
+    monkeypatch.setattr(oracle, "known_releases", lambda: ("0.10.2", newest, "0.99.0"))
+    regenerated = revision_listing.readme_with_tables(readme)
+    assert regenerated.count("<!-- release-range -->0.10.2 to 0.99.0<!-- /release-range -->") == 2

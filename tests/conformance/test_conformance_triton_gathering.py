@@ -52,7 +52,7 @@ def test_vllms_way_of_gathering_has_no_deviation(batch) -> None:
         (lambda r: setattr(r, "logprobs", r.logprobs.double()), "found torch.float64"),
         (lambda r: r.logprob_token_ids[:, 0].add_(1), "logprob_token_ids[:, 0]: expected the sampled"),
         (lambda r: r.logprob_token_ids[:, 1:].copy_(r.logprob_token_ids[:, 1:].flip(1)), "top-4 logits"),
-        (lambda r: setattr(r, "logprobs", r.logprobs[:, :-1]), "logprobs: expected a tensor [5, 5]"),
+        (lambda r: setattr(r, "logprobs", r.logprobs[:, :-1]), "logprobs: expected a tensor of shape [5, 5]"),
     ],
     ids=["0-based-ranks", "logprobs-off", "float64", "wrong-sampled-id", "top-k-reversed", "k-columns"],
 )  # fmt: skip

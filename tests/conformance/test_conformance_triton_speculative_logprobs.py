@@ -124,7 +124,7 @@ def test_one_row_per_request_needs_no_boundaries() -> None:
         (lambda r: r.logprobs[4].add_(1e-3), "logprobs: expected float32 log-probabilities"),
         (lambda r: setattr(r, "cu_num_generated_tokens", None), "expected the request boundaries of its 6 rows"),
         (lambda r: setattr(r, "cu_num_generated_tokens", [0, 2, 3, 4]), "found [0, 2, 3, 4]"),
-        (lambda r: setattr(r, "logprobs", r.logprobs[:4]), "logprobs: expected a tensor [6, 4]"),
+        (lambda r: setattr(r, "logprobs", r.logprobs[:4]), "logprobs: expected a tensor of shape [6, 4]"),
     ],
     ids=["wrong-token", "accepted-token-dropped", "0-based-rank", "logprobs-off", "no-boundaries", "accepted-counts-as-boundaries", "rows-missing"],
 )  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -28,6 +29,7 @@ def _error_line(run: suite_runner.Run) -> str:
         (["--jobs", "many"], "argument --jobs"),
         (["--revision", "0.13"], "did you mean 0.13.0?"),
         (["--revision", "v0.13.0"], "did you mean 0.13.0?"),
+        (["--revision", "0.24.1"], "did you mean 0.24.0?"),  # by number, not 0.27.1 by spelling
         (["--revision", "0.10.1"], "vLLM 0.10.1 lacks spec types"),
     ],
 )
@@ -141,7 +143,13 @@ def test_an_xfails_file_elsewhere_does_not_move_pytests_root(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("typed", "meant"), [("--backnd", "--backend"), ("--revison=0.12.0", "--revision")]
+    ("typed", "meant"),
+    [
+        ("--backnd", "--backend"),
+        ("--revison=0.12.0", "--revision"),
+        ("--xfail", "--xfails"),  # an option nobody knows, close to the suite's
+        ("--maxfial=1", "--maxfail"),  # close to pytest's own
+    ],
 )
 def test_a_mistyped_option_is_answered_with_the_option_meant(tmp_path, typed, meant) -> None:
     run = _conformance(tmp_path, typed, "reference")
@@ -149,3 +157,55 @@ def test_a_mistyped_option_is_answered_with_the_option_meant(tmp_path, typed, me
     line = _error_line(run)
     assert f"(did you mean {meant}?)" in line
     assert "pytest" not in run.output  # never pytest's usage text
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--maxfail=1"],  # close to --xfails, but pytest's
+        ["--tb", "line"],
+        ["-k", "test_module"],
+        ["-n", "1", "--max-worker-restart", "2"],  # pytest-xdist's, a loaded plugin
+    ],
+)
+def test_an_option_pytest_or_its_plugins_know_reaches_pytest(tmp_path, options) -> None:
+    run = _conformance(tmp_path, *options, "-k", "test_module", "--co")
+    assert run.exit_code == 0, run.output[-2000:]
+    assert "unknown option" not in run.output
+    assert "test_module" in run.output  # collected: pytest took the option
+
+
+@pytest.mark.parametrize("option", ["--lf", "--last-failed", "--maxfail=1", "--max-worker-restart"])
+def test_an_option_pytest_knows_is_never_taken_for_a_typo(option) -> None:
+    # The runs above turn pytest's cache (--lf) off; the decision is the same code.
+    from conformance.cli.main import _mistyped_option, build_parser
+
+    assert _mistyped_option(build_parser(), [option, "reference"]) is None
+
+
+def test_pytests_known_options_come_from_its_parser_with_plugins_loaded() -> None:
+    from conformance.cli.pytest_options import pytest_view
+
+    view = pytest_view(["--maxfail=1", "--lf", "-n", "2", "--backnd", "reference"])
+    assert view is not None
+    unknown, known = view
+    assert unknown == ["--backnd"]
+    assert {"--maxfail", "--last-failed", "--numprocesses", "--max-worker-restart"} <= set(known)
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [
+        ("0.24.1", "0.24.0"),  # its own minor series, though 0.27.1 is spelled closer
+        ("0.13.7", "0.13.0"),
+        ("0.11.9", "0.11.2"),  # the newest of its series below it
+        ("0.99.0", "newest"),  # newer than any: the newest known
+        ("2025.1", "2025.10"),  # a calendar name is a revision mistyped, not a release
+    ],
+)
+def test_an_unknown_release_is_answered_with_the_nearest_by_number(given, meant) -> None:
+    from reference.revisions import UnknownRevisionError, canonical_name, known_releases
+
+    meant = known_releases()[-1] if meant == "newest" else meant
+    with pytest.raises(UnknownRevisionError, match=rf"did you mean {re.escape(meant)}\?"):
+        canonical_name(given)

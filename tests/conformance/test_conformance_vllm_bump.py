@@ -90,6 +90,19 @@ def test_vllm_0_32_own_types_bumped_to_0_33_break_on_get_kv_connector_output(tmp
     assert "bump: moving the pin breaks" in run.output
     at_pin = json.loads((tmp_path / "report.bump-from.json").read_text())
     assert at_pin["spec_revision"] == "0.32.0" and at_pin["summary"]["failed"] == 0
+    # The side report is named where the user looks: the report and the terminal.
+    assert bump["from_report"] == str(tmp_path / "report.bump-from.json")
+    assert (
+        f"bump: the report at the pin 0.32.0 written to {tmp_path / 'report.bump-from.json'}"
+        in (run.output)
+    )
+
+
+def test_the_side_report_of_a_bump_is_documented_where_its_option_is() -> None:
+    from conformance.cli.main import build_parser
+
+    [bump_to] = [a for a in build_parser()._actions if "--bump-to" in a.option_strings]
+    assert "beside --report as NAME.bump-from.json" in str(bump_to.help)
 
 
 def test_a_bump_that_breaks_nothing_exits_0(tmp_path) -> None:

@@ -127,3 +127,30 @@ def test_a_text_importing_vllm_modules_the_suite_does_not_know_still_loads(tmp_p
         ("_PINNED", "constant added"),
     ]
     assert judged.judged == ()  # module constants: nothing a backend provides
+
+
+def test_a_fetched_release_is_named_by_its_wheel_not_as_installed(tmp_path) -> None:
+    # --vllm-release lays the fetched text out as the vllm imported; nothing is installed.
+    from conformance.releases.fetch import store
+
+    cache = tmp_path / "cache"
+    wheel = "vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl"
+    store(cache, "0.33.0", {"outputs-0.33.0.py.txt": vllm_texts.release_text()}, {"wheel": wheel})
+    tree = write_tree(
+        vllm_texts.release_text(), "0.33.0", tmp_path / "site", vllm_texts.producer_text(),
+        source_mark=str(cache / "outputs-0.33.0.py.txt"),
+    )  # fmt: skip
+    assert _choice(tree)[1:] == [
+        "detected 0.33.0",
+        f"vLLM 0.33.0's text from its wheel {wheel} (fetched, not installed)",
+    ]
+
+
+def test_a_text_given_by_path_is_named_by_its_path_not_as_installed(tmp_path) -> None:
+    text = tmp_path / "my-outputs.py"
+    text.write_text(vllm_texts.release_text(), encoding="utf-8")
+    tree = write_tree(
+        vllm_texts.release_text(), "0.33.0", tmp_path / "site", vllm_texts.producer_text(),
+        source_mark=str(text),
+    )  # fmt: skip
+    assert _choice(tree)[2] == f"the vLLM text {text} (version 0.33.0, not installed)"

@@ -7,6 +7,7 @@ import time
 import pytest
 import suite_runner
 
+from conformance.report.schema import SUMMARY_KEYS
 from conformance.run.xfails import XfailEntry, XfailsFileError, load
 
 SLICE_MODULE = "conformance/checks/test_logprobs_lists_slice.py"
@@ -36,7 +37,7 @@ def _run(
 
 
 def _outcomes(run) -> dict[str, int]:
-    return {k: v for k, v in run.report["summary"].items() if v}
+    return {k: v for k, v in run.report["summary"].items() if v and k in SUMMARY_KEYS.values()}
 
 
 def test_one_behaviour_entry_makes_the_rebasing_slice_green(tmp_path) -> None:
@@ -51,6 +52,55 @@ def test_one_behaviour_entry_makes_the_rebasing_slice_green(tmp_path) -> None:
     assert summary["passed"] > 0  # checks of the rule that the deviation does not touch
     xfailed = [t for t in run.report["tests"] if t["outcome"] == "xfailed"]
     assert all("we rebase cu like 0.11.1" in t["message"] for t in xfailed)
+
+
+def test_the_summary_names_each_deviation_with_its_reason(tmp_path) -> None:
+    entry = {"behaviour": "LogprobsLists.slice:cu-not-rebased", "reason": "we rebase cu"}
+    run = _run(tmp_path, REBASES, entry)
+    summary = run.report["summary"]
+    assert summary["known_deviations"] == 1 and summary["unexplained_deviations"] == 0
+    [deviation] = summary["deviations"]
+    assert deviation == {
+        "entry": "behaviour=LogprobsLists.slice:cu-not-rebased",
+        "reason": "we rebase cu",
+        "behaviours": ["LogprobsLists.slice:cu-not-rebased"],
+        "xfailed": summary["xfailed"],
+        "unexplained": False,
+    }
+
+
+def test_a_reason_still_the_written_placeholder_is_unexplained(tmp_path) -> None:
+    entry = {
+        "behaviour": "LogprobsLists.slice:cu-not-rebased",
+        "reason": "TODO: 10 check(s) failed, first: expected cu [0, 1]",
+    }
+    run = _run(tmp_path, REBASES, entry)
+    assert run.exit_code == 0
+    summary = run.report["summary"]
+    assert summary["known_deviations"] == summary["unexplained_deviations"] == 1
+    [deviation] = summary["deviations"]
+    assert deviation["unexplained"] and deviation["reason"] == entry["reason"]
+
+
+def test_the_terminal_names_each_deviation_and_flags_the_unexplained(tmp_path) -> None:
+    (tmp_path / "xfails.toml").write_text(
+        _toml(
+            {
+                "behaviour": "LogprobsLists.slice:cu-not-rebased",
+                "reason": "TODO: 10 check(s) failed, first: x",
+            }
+        )
+    )
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", REBASES, "-k", "slice", "--xfails", "xfails.toml",
+        module="conformance",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-2000:]
+    lines = run.output.splitlines()
+    assert "1 known deviation (1 unexplained): their checks are xfailed, not failed" in lines
+    [line] = [line for line in lines if line.startswith("XFAIL [")]
+    assert line.startswith("XFAIL [LogprobsLists.slice:cu-not-rebased] ")
+    assert "UNEXPLAINED: its reason is still the placeholder --write-xfails wrote: TODO: " in line
 
 
 def test_without_the_entry_the_rebasing_slice_fails(tmp_path) -> None:
