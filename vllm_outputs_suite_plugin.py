@@ -141,6 +141,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not _asked_for_suite(config):
         return
+    from vllm_outputs_suite_guard import problem
+
+    # A conformance or reference that is not the suite's (a project's own package of that
+    # name, another distribution's): one line, exit 4, before it is imported.
+    foreign = problem(("conformance", "reference"))
+    if foreign is not None:
+        if not _asked_by_option(config):
+            return  # --pyargs conformance named a project's own package of that name
+        raise pytest.UsageError(foreign.removeprefix("ERROR: "))
     import conformance.run.plugin
 
     # pytest_configure is historic: the suite's own is called as it registers.
@@ -148,9 +157,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _asked_for_suite(config: pytest.Config) -> bool:
-    if any(config.getoption(dest) is not None for dest in OPTIONS):
-        return True
-    return any(_names_suite(arg, config) for arg in config.args)
+    return _asked_by_option(config) or any(_names_suite(arg, config) for arg in config.args)
+
+
+def _asked_by_option(config: pytest.Config) -> bool:
+    return any(config.getoption(dest) is not None for dest in OPTIONS)
 
 
 def _names_suite(arg: str, config: pytest.Config) -> bool:

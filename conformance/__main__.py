@@ -2,7 +2,11 @@
 
 import sys
 
-from conformance.cli.main import main
+from vllm_outputs_suite_guard import exit_if_foreign
 
 if __name__ == "__main__":
+    # A conformance or reference that is not the suite's: one line, exit 4.
+    exit_if_foreign("conformance")
+    from conformance.cli.main import main
+
     sys.exit(main())

@@ -4,14 +4,41 @@ from a folder holding a ``conformance.py``; the docs never tell an author to wri
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import conformance
 
 CHECKOUT = Path(conformance.__file__).resolve().parents[1]
 SUITE_NAMES = ("conformance", "reference", "reports", "reference_speedups")
+
+#: The README's example before it was renamed: run from its folder, ``python -m
+#: conformance`` ran this file, which then imported itself (a circular ImportError).
+AUTHORS_FILE = "from conformance import Backend\nBACKEND = Backend(name='mine', module=None)\n"
+
+
+def _python(cwd: Path, *args: str, path: list[Path] | None = None, python: str = sys.executable):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    environment["PYTHONPATH"] = os.pathsep.join(str(p) for p in (path or [CHECKOUT]))
+    return subprocess.run(
+        [python, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
 
 # --- the docs -------------------------------------------------------------------------
 
@@ -33,3 +60,91 @@ def test_no_documented_module_of_a_plugin_is_named_like_a_module_it_imports() ->
     example = CHECKOUT / "examples" / "npu_plugin" / "example_npu_plugin"
     modules = {p.stem for p in example.glob("*.py")}
     assert not modules & {*SUITE_NAMES, *sys.stdlib_module_names} - {"__init__"}
+
+
+# --- python -m conformance ------------------------------------------------------------
+
+
+def test_python_m_conformance_names_a_reference_py_of_the_working_directory(tmp_path) -> None:
+    (tmp_path / "reference.py").write_text("SPEC_REVISION = 'mine'\n")
+    line = _one_error_line(_python(tmp_path, "-m", "conformance", "--help"))
+    assert str(tmp_path / "reference.py") in line
+    assert "not vllm-outputs-suite's" in line
+
+
+def test_the_checkout_is_the_suite_from_its_own_folder() -> None:
+    done = _python(CHECKOUT, "-c", "import vllm_outputs_suite_guard as g, os; "
+                   "print(g.problem(('conformance', 'reference', 'reports'), os.getcwd()))")  # fmt: skip
+    assert done.stdout.strip() == "None", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "module"),
+    [
+        (["python", "-m", "conformance", "--backend", "x"], "conformance"),
+        (["python", "-X", "dev", "-W", "ignore", "-m", "reports"], "reports"),
+        (["python", "-Bm", "conformance.cli.main"], "conformance.cli.main"),
+        (["python", "-mreports", "--help"], "reports"),
+        (["python", "script.py", "-m", "conformance"], None),
+        (["python", "-c", "pass", "-m", "conformance"], None),
+        (["pytest", "--pyargs", "conformance"], None),
+    ],
+)
+def test_the_startup_hook_reads_which_module_python_m_runs(argv, module) -> None:
+    import vllm_outputs_suite_guard
+
+    assert vllm_outputs_suite_guard.run_module(argv) == module
+
+
+# --- another distribution's package ---------------------------------------------------
+
+
+def _hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def _install(site: Path, distribution: str, files: dict[str, bytes]) -> None:
+    """What pip leaves of a wheel in ``site``: its files (over any already there) and its
+    dist-info with a RECORD."""
+    info = f"{distribution.replace('-', '_')}-1.0.dist-info"
+    files = {
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n".encode(),
+    }
+    rows = []
+    for name, data in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_bytes(data)
+        rows.append(f"{name},{_hash(data)},{len(data)}")
+    rows.append(f"{info}/RECORD,,")
+    (site / info / "RECORD").write_text("\n".join(rows) + "\n")
+
+
+def test_python_m_conformance_names_a_foreign_reference_distribution(tmp_path) -> None:
+    site = tmp_path / "site"
+    _install(site, "reference-kit", {"reference/__init__.py": b"KIT = True\n"})
+    line = _one_error_line(_python(tmp_path, "-m", "conformance", "--help", path=[site, CHECKOUT]))
+    assert "the package of the distribution reference-kit 1.0" in line
+
+
+# --- the pytest plugin ----------------------------------------------------------------
+
+
+def test_a_conformance_run_under_pytest_names_a_foreign_reference(tmp_path) -> None:
+    (tmp_path / "reference.py").write_text("SPEC_REVISION = 'mine'\n")
+    done = _python(
+        tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "conformance",
+        "--conformance-backend", "reference",
+    )  # fmt: skip
+    assert done.returncode == 4, done.stdout[-2000:]
+    assert f"ERROR: the reference Python imports is {tmp_path / 'reference.py'}" in done.stderr
+
+
+def test_a_projects_own_conformance_package_under_pytest_is_left_alone(tmp_path) -> None:
+    package = tmp_path / "conformance"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "test_theirs.py").write_text("def test_theirs():\n    assert True\n")
+    done = _python(tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "conformance")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
