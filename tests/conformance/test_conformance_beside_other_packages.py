@@ -8,8 +8,10 @@ import base64
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,43 @@ def test_no_documented_module_of_a_plugin_is_named_like_a_module_it_imports() ->
 
 
 # --- python -m conformance ------------------------------------------------------------
+
+
+def _site_with_startup_hook(folder: Path) -> str:
+    """An interpreter whose site-packages holds the suite's .pth, as a wheel installs it
+    (the suite itself stays on PYTHONPATH)."""
+    venv.create(folder, with_pip=False)
+    python = folder / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    shutil.copy(CHECKOUT / "vllm_outputs_suite.pth", site)
+    return str(python)
+
+
+def _path_with_this_interpreters_packages() -> list[Path]:
+    import sysconfig
+
+    return [CHECKOUT, Path(sysconfig.get_paths()["purelib"])]
+
+
+def test_python_m_conformance_names_a_conformance_py_of_the_working_directory(tmp_path) -> None:
+    python = _site_with_startup_hook(tmp_path / "env")
+    plugin = tmp_path / "my_plugin"
+    plugin.mkdir()
+    (plugin / "conformance.py").write_text(AUTHORS_FILE)
+    path = _path_with_this_interpreters_packages()
+
+    line = _one_error_line(_python(plugin, "-m", "conformance", "--help", python=python, path=path))
+    assert line.startswith("ERROR: the conformance Python imports is ")
+    assert str(plugin / "conformance.py") in line
+    assert "working directory" in line and "vllm-outputs-suite" in line
+    # The same interpreter elsewhere runs the suite: the checkout is not foreign to itself.
+    (plugin / "conformance.py").unlink()
+    done = _python(plugin, "-m", "conformance", "--help", python=python, path=path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--backend" in done.stdout
 
 
 def test_python_m_conformance_names_a_reference_py_of_the_working_directory(tmp_path) -> None:
