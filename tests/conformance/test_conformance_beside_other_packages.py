@@ -135,6 +135,30 @@ def test_the_startup_hook_reads_which_module_python_m_runs(argv, module) -> None
     assert vllm_outputs_suite_guard.run_module(argv) == module
 
 
+# --- the console command --------------------------------------------------------------
+
+
+def test_the_console_command_runs_from_a_folder_holding_a_conformance_py(tmp_path) -> None:
+    # What pip's console script wrapper does: its own folder, not the working directory,
+    # is first on the import path.
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    script = bin_folder / "vllm-outputs-suite"
+    script.write_text("import sys\nfrom vllm_outputs_suite_command import main\nsys.exit(main())\n")
+    (tmp_path / "conformance.py").write_text(AUTHORS_FILE)
+    done = _python(tmp_path, str(script), "--help")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "python -m reports [OPTIONS]" in done.stdout and "--backend SPEC" in done.stdout
+    report = _python(tmp_path, str(script), "report", "--help")
+    assert report.returncode in (0, 2), report.stderr[-2000:]  # 2: the reports extra missing
+    assert "reports" in report.stdout + report.stderr
+
+
+def test_the_console_command_is_the_distributions_script() -> None:
+    text = (CHECKOUT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'vllm-outputs-suite = "vllm_outputs_suite_command:main"' in text
+
+
 # --- another distribution's package ---------------------------------------------------
 
 
@@ -157,6 +181,55 @@ def _install(site: Path, distribution: str, files: dict[str, bytes]) -> None:
         rows.append(f"{name},{_hash(data)},{len(data)}")
     rows.append(f"{info}/RECORD,,")
     (site / info / "RECORD").write_text("\n".join(rows) + "\n")
+
+
+def _suites_reports() -> dict[str, bytes]:
+    package = CHECKOUT / "reports"
+    return {
+        f"reports/{p.relative_to(package).as_posix()}": p.read_bytes()
+        for p in package.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+FOREIGN_REPORTS = {"reports/__init__.py": b"def build():\n    return 'their reports'\n"}
+
+
+def _report_command(cwd: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    code = "import sys, vllm_outputs_suite_command as c; sys.exit(c.main(['report', '--help']))"
+    return _python(cwd, "-c", code, path=[site, CHECKOUT])
+
+
+def test_another_distributions_package_first_on_the_path_is_named(tmp_path) -> None:
+    site = tmp_path / "site"
+    _install(site, "not-the-suite", FOREIGN_REPORTS)
+    line = _one_error_line(_report_command(tmp_path, site))
+    assert f"is {site / 'reports'}, the package of the distribution not-the-suite 1.0" in line
+
+
+def test_another_distributions_files_mixed_into_the_suites_folder_are_named(tmp_path) -> None:
+    site = tmp_path / "site"
+    _install(site, "vllm-outputs-suite", _suites_reports())
+    _install(site, "not-the-suite", {"reports/cli_of_theirs.py": b"X = 1\n"})
+    line = _one_error_line(_report_command(tmp_path, site))
+    assert f"is {site / 'reports'}, where files of the distribution not-the-suite 1.0 " in line
+    assert "mixed with vllm-outputs-suite's" in line
+
+
+def test_the_suites_init_overwritten_by_another_distribution_is_named(tmp_path) -> None:
+    site = tmp_path / "site"
+    _install(site, "vllm-outputs-suite", _suites_reports())
+    _install(site, "not-the-suite", FOREIGN_REPORTS)
+    line = _one_error_line(_report_command(tmp_path, site))
+    assert "files of the distribution not-the-suite 1.0 are mixed with" in line
+
+
+def test_the_suites_own_wheel_install_is_not_foreign(tmp_path) -> None:
+    site = tmp_path / "site"
+    _install(site, "vllm-outputs-suite", _suites_reports())
+    done = _report_command(tmp_path, site)
+    assert done.returncode in (0, 2), done.stderr[-2000:]
+    assert "ERROR" not in done.stderr
 
 
 def test_python_m_conformance_names_a_foreign_reference_distribution(tmp_path) -> None:
