@@ -386,7 +386,8 @@ def wheel(session: nox.Session) -> None:
     line (exit 4), and so must both commands beside a distribution that installs a
     package of the suite's names into the same folder.
     """
-    dist = Path(session.create_tmp()) / "dist"
+    tmp = Path(session.create_tmp()).resolve()  # before any chdir: the path may be relative
+    dist = tmp / "dist"
     if dist.exists():
         for old in dist.glob("*.whl"):
             old.unlink()
@@ -400,7 +401,7 @@ def wheel(session: nox.Session) -> None:
     session.run("python", "-m", "pip", "uninstall", "--quiet", "-y", FOREIGN_DISTRIBUTION)
     # The version does not change between builds: make pip replace an earlier install.
     session.install("--force-reinstall", "--no-deps", str(built))
-    outside = Path(session.create_tmp()) / "outside"
+    outside = tmp / "outside"
     outside.mkdir(exist_ok=True)
     session.chdir(outside)
     session.run(
@@ -417,7 +418,7 @@ def wheel(session: nox.Session) -> None:
     session.run(
         "python", "-m", "conformance", "--backend", "reference", "--revision", "0.33.0", "-q"
     )
-    _beside_other_packages(session, built, Path(session.create_tmp()))
+    _beside_other_packages(session, built, tmp)
 
 
 #: The throwaway distribution the wheel session installs beside the suite: it owns a
