@@ -26,6 +26,7 @@ one it installed.
 from __future__ import annotations
 
 import csv
+import functools
 import importlib.machinery
 import importlib.util
 import os
@@ -205,6 +206,10 @@ def _not_ours(name: str, found: _Found) -> str | None:
     others = [owner for owner in owners if not _is_suite(owner)]
     if others and len(others) < len(owners):
         return _mixed_line(name, found, others)
+    if owners and not others:
+        # The suite installed it, yet its __init__.py is not the suite's (another
+        # distribution that shared it was uninstalled and took it along, say).
+        return _reinstall_line(name, found, None)
     if others:
         whose = f"the {what} of the distribution {_names(others)}"
         fix = f"install the suite into an environment without {_names(others, versions=False)}"
@@ -238,11 +243,18 @@ def _mixed(name: str, found: _Found) -> str | None:
     others = [owner for owner in _owners(name, found.folder) if not _is_suite(owner)]
     if others:
         return _mixed_line(name, found, others)
-    what = f"{name}/{strangers[0]}" if strangers else f"{name}/__init__.py"
+    return _reinstall_line(name, found, f"{name}/{strangers[0]}" if strangers else None)
+
+
+def _reinstall_line(name: str, found: _Found, stranger: str | None) -> str:
+    what = (
+        f"which holds {stranger}, a file {DISTRIBUTION} did not install"
+        if stranger
+        else f"whose __init__.py is not the one {DISTRIBUTION} installed"
+    )
     return (
-        f"ERROR: the {name} Python imports is {found.path}, which holds files "
-        f"{DISTRIBUTION} did not install ({what}): reinstall {DISTRIBUTION} "
-        f"(pip install --force-reinstall)"
+        f"ERROR: the {name} Python imports is {found.path}, {what}: reinstall the suite "
+        f"(pip install --force-reinstall {DISTRIBUTION})"
     )
 
 
@@ -259,24 +271,28 @@ def _record(folder: Path, name: str) -> tuple[set[str], str | None] | None:
     """The entries of ``folder/name`` the suite's wheel installed (its RECORD) and the
     sha256 of ``name/__init__.py`` there; ``None`` where no wheel of the suite was
     installed into ``folder``."""
+    entries = set()
+    init_hash = None
+    for row in _suite_record(folder):
+        parts = row[0].split("/") if row else []
+        if len(parts) < 2 or parts[0] != name:
+            continue
+        entries.add(parts[1])
+        if parts[1:] == ["__init__.py"] and len(row) > 1 and row[1].startswith("sha256="):
+            init_hash = row[1].removeprefix("sha256=")
+    return (entries - _NOT_RECORDED, init_hash) if entries else None
+
+
+@functools.cache
+def _suite_record(folder: Path) -> tuple[list[str], ...]:
+    """The rows of the RECORD of the suite's wheel installed into ``folder``, if any."""
     for info in folder.glob("vllm_outputs_suite-*.dist-info"):
         try:
             with open(info / "RECORD", encoding="utf-8", newline="") as file:
-                rows = list(csv.reader(file))
+                return tuple(csv.reader(file))
         except OSError:
             continue
-        entries = set()
-        init_hash = None
-        for row in rows:
-            parts = row[0].split("/") if row else []
-            if len(parts) < 2 or parts[0] != name:
-                continue
-            entries.add(parts[1])
-            if parts[1:] == ["__init__.py"] and len(row) > 1 and row[1].startswith("sha256="):
-                init_hash = row[1].removeprefix("sha256=")
-        if entries:
-            return entries - _NOT_RECORDED, init_hash
-    return None
+    return ()
 
 
 def _sha256(path: Path) -> str | None:

@@ -224,6 +224,33 @@ def test_the_suites_init_overwritten_by_another_distribution_is_named(tmp_path) 
     assert "files of the distribution not-the-suite 1.0 are mixed with" in line
 
 
+def test_a_file_no_distribution_installed_in_the_suites_folder_asks_for_a_reinstall(
+    tmp_path,
+) -> None:
+    site = tmp_path / "site"
+    _install(site, "vllm-outputs-suite", _suites_reports())
+    (site / "reports" / "left_behind.py").write_text("X = 1\n")
+    line = _one_error_line(_report_command(tmp_path, site))
+    assert f"is {site / 'reports'}, which holds reports/left_behind.py, a file" in line
+    assert "pip install --force-reinstall vllm-outputs-suite" in line
+
+
+def test_the_suites_init_taken_by_another_distributions_uninstall_asks_for_a_reinstall(
+    tmp_path,
+) -> None:
+    # Both installed reports/__init__.py; uninstalling the other one removed it.
+    # The suite's modules in the same folder, as a wheel installs them, and nothing else
+    # on the path: the checkout's reports would otherwise stand in for the broken one.
+    site = tmp_path / "site"
+    _install(site, "vllm-outputs-suite", _suites_reports())
+    for module in ("vllm_outputs_suite_guard.py", "vllm_outputs_suite_command.py"):
+        shutil.copy(CHECKOUT / module, site)
+    (site / "reports" / "__init__.py").unlink()
+    code = "import sys, vllm_outputs_suite_command as c; sys.exit(c.main(['report', '--help']))"
+    line = _one_error_line(_python(tmp_path, "-c", code, path=[site]))
+    assert f"is {site / 'reports'}, whose __init__.py is not the one vllm-outputs-suite" in line
+
+
 def test_the_suites_own_wheel_install_is_not_foreign(tmp_path) -> None:
     site = tmp_path / "site"
     _install(site, "vllm-outputs-suite", _suites_reports())
