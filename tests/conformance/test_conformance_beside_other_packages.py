@@ -103,6 +103,14 @@ def test_python_m_conformance_names_a_conformance_py_of_the_working_directory(tm
     assert done.returncode == 0, done.stderr[-2000:]
     assert "--backend" in done.stdout
 
+    # Another distribution's conformance package first on the path: without the hook,
+    # python -m would run it ("'conformance' is a package and cannot be directly executed").
+    site = tmp_path / "site"
+    _install(site, "conformance-kit", {"conformance/__init__.py": b"KIT = True\n"})
+    done = _python(plugin, "-m", "conformance", "--help", python=python, path=[site, *path])
+    line = _one_error_line(done)
+    assert f"is {site / 'conformance'}, the package of the distribution conformance-kit 1.0" in line
+
 
 def test_python_m_conformance_names_a_reference_py_of_the_working_directory(tmp_path) -> None:
     (tmp_path / "reference.py").write_text("SPEC_REVISION = 'mine'\n")
