@@ -421,9 +421,14 @@ def wheel(session: nox.Session) -> None:
     """Build the wheel, install it into a clean virtualenv, run the suite from outside the checkout.
 
     A file the wheel lacks (the conformance README, a check module, the pytest
-    plugin's entry point) turns this red.
+    plugin's entry point) turns this red.  So does the suite beside other packages
+    failing obscurely: its console command must run from a folder holding a
+    ``conformance.py``, ``python -m conformance`` there must name that file in one
+    line (exit 4), and so must both commands beside a distribution that installs a
+    package of the suite's names into the same folder.
     """
-    dist = Path(session.create_tmp()) / "dist"
+    tmp = Path(session.create_tmp()).resolve()  # before any chdir: the path may be relative
+    dist = tmp / "dist"
     if dist.exists():
         for old in dist.glob("*.whl"):
             old.unlink()
@@ -433,9 +438,11 @@ def wheel(session: nox.Session) -> None:
     session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT))
     [built] = dist.glob("vllm_outputs_suite-*.whl")
     session.install("-c", constraints_file(), str(built))
+    # A run stopped half-way may have left the foreign distribution below installed.
+    session.run("python", "-m", "pip", "uninstall", "--quiet", "-y", FOREIGN_DISTRIBUTION)
     # The version does not change between builds: make pip replace an earlier install.
     session.install("--force-reinstall", "--no-deps", str(built))
-    outside = Path(session.create_tmp()) / "outside"
+    outside = tmp / "outside"
     outside.mkdir(exist_ok=True)
     session.chdir(outside)
     session.run(
@@ -452,6 +459,67 @@ def wheel(session: nox.Session) -> None:
     session.run(
         "python", "-m", "conformance", "--backend", "reference", "--revision", "0.33.0", "-q"
     )
+    _beside_other_packages(session, built, tmp)
+
+
+#: The throwaway distribution the wheel session installs beside the suite: it owns a
+#: package named ``reports``, as distributions on the package index do.
+FOREIGN_DISTRIBUTION = "not-the-suite"
+
+
+def _beside_other_packages(session: nox.Session, built: Path, tmp: Path) -> None:
+    """The console command from a folder holding a plugin's ``conformance.py``; one line,
+    exit 4, for that file under ``python -m`` and for another distribution's files mixed
+    into the suite's ``reports``."""
+    plugin = tmp / "my_plugin"
+    plugin.mkdir(exist_ok=True)
+    (plugin / "conformance.py").write_text("from conformance import Backend\n")
+    session.chdir(plugin)
+    session.run("vllm-outputs-suite", "--backend", "reference", "-q", "-k", "slice")
+    _says_in_one_line(session, str(plugin / "conformance.py"), "python", "-m", "conformance")
+
+    session.install("--no-deps", str(_foreign_wheel(tmp)))
+    try:
+        session.chdir(tmp)
+        for command in (["vllm-outputs-suite", "report", "--help"], ["python", "-m", "reports"]):
+            _says_in_one_line(session, f"{FOREIGN_DISTRIBUTION} 1.0", *command)
+    finally:
+        # Its uninstall takes reports/__init__.py, which both installed, with it.
+        session.run("python", "-m", "pip", "uninstall", "--quiet", "-y", FOREIGN_DISTRIBUTION)
+        session.install("--force-reinstall", "--no-deps", str(built))
+
+
+def _says_in_one_line(session: nox.Session, naming: str, *command: str) -> None:
+    output = session.run(*command, success_codes=[4], silent=True)
+    lines = [line for line in str(output).splitlines() if line.strip()]
+    if len(lines) != 1 or naming not in lines[0]:
+        session.error(f"{' '.join(command)}: expected one line naming {naming}, got {lines}")
+    session.log(f"{' '.join(command)}: {lines[0]}")
+
+
+def _foreign_wheel(folder: Path) -> Path:
+    """A wheel of :data:`FOREIGN_DISTRIBUTION` written by hand (no build, no network)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = f"{FOREIGN_DISTRIBUTION.replace('-', '_')}-1.0.dist-info"
+    files = {
+        "reports/__init__.py": b'"""Not the suite\'s reports."""\n',
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {FOREIGN_DISTRIBUTION}\nVersion: 1.0\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: noxfile\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/top_level.txt": b"reports\n",
+    }
+    record = [
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for name, data in files.items()
+    ]
+    files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
+    wheel = folder / f"{info.removesuffix('.dist-info')}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return wheel
 
 
 # --- benchmarks: asv (configuration in asv.conf.json, suite in benchmarks/) -------

@@ -142,16 +142,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not _asked_for_suite(config):
         return
+    # A conformance or reference that is not the suite's (a project's own package of that
+    # name, another distribution's): one line, exit 4, before it is imported.
+    foreign = _foreign_suite()
+    if foreign is not None:
+        if not _asked_by_option(config):
+            return  # --pyargs conformance named a project's own package of that name
+        raise pytest.UsageError(foreign.removeprefix("ERROR: "))
     import conformance.run.plugin
 
     # pytest_configure is historic: the suite's own is called as it registers.
     config.pluginmanager.register(conformance.run.plugin, "conformance-suite")
 
 
+def _foreign_suite() -> str | None:
+    try:
+        from vllm_outputs_suite_guard import problem
+    except ImportError:  # an editable install made before it existed maps only older names
+        return None
+    return problem(("conformance", "reference"))
+
+
 def _asked_for_suite(config: pytest.Config) -> bool:
-    if any(config.getoption(dest) is not None for dest in OPTIONS):
-        return True
-    return any(_names_suite(arg, config) for arg in config.args)
+    return _asked_by_option(config) or any(_names_suite(arg, config) for arg in config.args)
+
+
+def _asked_by_option(config: pytest.Config) -> bool:
+    return any(config.getoption(dest) is not None for dest in OPTIONS)
 
 
 def _names_suite(arg: str, config: pytest.Config) -> bool:

@@ -28,6 +28,9 @@ from typing import Any
 
 from conformance.backends.backend import AsyncOutputProducer, Backend, BackendResolutionError
 
+#: The distribution this package is part of (vllm_outputs_suite_guard reads this line).
+__distribution__ = "vllm-outputs-suite"
+
 _LAZY = {
     "ConformanceError": "conformance.oracle.invariants",
     "check_logprobs_lists": "conformance.oracle.invariants",

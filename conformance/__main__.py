@@ -2,7 +2,13 @@
 
 import sys
 
-from conformance.cli.main import main
-
 if __name__ == "__main__":
+    try:
+        from vllm_outputs_suite_guard import exit_if_foreign
+    except ImportError:  # an editable install made before it existed maps only older names
+        pass
+    else:
+        exit_if_foreign("conformance")  # not the suite's conformance or reference: exit 4
+    from conformance.cli.main import main
+
     sys.exit(main())

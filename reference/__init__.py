@@ -23,6 +23,9 @@ from reference.revisions.rev_2025_10 import REVISION as _REVISION
 from reference.runner_async_output import RunnerAsyncOutputCopies
 from reference.sampler_ops import pad_sampled_token_ids, unpad_sampled_token_ids
 
+#: The distribution this package is part of (vllm_outputs_suite_guard reads this line).
+__distribution__ = "vllm-outputs-suite"
+
 SPEC_REVISION = "2025.10"
 
 

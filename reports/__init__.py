@@ -18,6 +18,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+#: The distribution this package is part of (vllm_outputs_suite_guard reads this line).
+__distribution__ = "vllm-outputs-suite"
+
 # Imported on first use: ``reports.conformance_schema`` (read from the conformance
 # writer's schema file) must be importable without pandas.
 _LAZY = {

@@ -21,6 +21,12 @@ def _importable(name: str) -> bool:
 
 
 if __name__ == "__main__":
+    try:
+        from vllm_outputs_suite_guard import exit_if_foreign
+    except ImportError:  # an editable install made before it existed maps only older names
+        pass
+    else:
+        exit_if_foreign("reports")  # a reports that is not the suite's: one line, exit 4
     missing = missing_packages()
     if missing:
         # Installed without the extra (a plain wheel install): say so in one line, with

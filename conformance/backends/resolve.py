@@ -116,7 +116,7 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
     if not module_path or not attribute:
         raise BackendResolutionError(
             f"backend {shown_as} is not of the form module:attribute; "
-            "write e.g. my_plugin.conformance:BACKEND"
+            "write e.g. my_plugin.conformance_backend:BACKEND"
         )
     module = _import(module_path, shown_as)
     try:

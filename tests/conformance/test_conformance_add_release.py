@@ -31,7 +31,8 @@ def _copy_of_checkout(folder: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("conformance", "reference"):
         shutil.copytree(CHECKOUT / name, root / name, ignore=ignore)
-    shutil.copy(CHECKOUT / "vllm_outputs_suite_plugin.py", root)
+    for module in ("vllm_outputs_suite_plugin.py", "vllm_outputs_suite_guard.py"):
+        shutil.copy(CHECKOUT / module, root)
     return root
 
 
