@@ -99,7 +99,15 @@ def at_startup() -> None:
             return
         # python -m puts the working directory first, unless -P or -I said not to.
         safe = getattr(sys.flags, "safe_path", False) or sys.flags.isolated
-        line = problem(IMPORTS[top], working_dir=None if safe else os.getcwd())
+        working_dir = None if safe else os.getcwd()
+        found = _found(top, working_dir)
+        if found is None or not _would_fail(found, top):
+            # Another project's own ``python -m conformance`` (a module of its own, another
+            # distribution's package that runs) is its business: only what would fail
+            # anyway is named here.
+            return
+        line = problem(IMPORTS[top], working_dir=working_dir)
+
     except Exception:
         return
     if line is not None:
@@ -342,3 +350,25 @@ def _is_suite(owner: tuple[str, str]) -> bool:
 
 def _names(owners: list[tuple[str, str]], versions: bool = True) -> str:
     return " and ".join(f"{name} {version}" if versions else name for name, version in owners)
+
+
+def _would_fail(found: _Found, name: str) -> bool:
+    """Whether ``python -m NAME`` of what was found fails whatever the suite does: a
+    module or package that imports ``NAME`` itself (``from conformance import Backend``
+    in a plugin's ``conformance.py``: a circular import), or a package without
+    ``__main__``."""
+    import re
+
+    if found.package and not (found.path / "__main__.py").is_file():
+        return True
+    files = (
+        [found.path / "__init__.py", found.path / "__main__.py"] if found.package else [found.path]
+    )
+    pattern = re.compile(rf"^\s*(from\s+{name}(\s|\.)|import\s+{name}\b)", re.MULTILINE)
+    for candidate in files:
+        try:
+            if pattern.search(candidate.read_text(encoding="utf-8", errors="replace")):
+                return True
+        except OSError:
+            continue
+    return False

@@ -295,3 +295,20 @@ def test_a_projects_own_conformance_package_under_pytest_is_left_alone(tmp_path)
     done = _python(tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "conformance")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
+
+
+def test_another_projects_own_python_m_conformance_runs_untouched(tmp_path) -> None:
+    """The start-up hook stops only what would fail anyway: a module of the working
+    directory that imports the suite's name, a package without ``__main__``."""
+    python = _site_with_startup_hook(tmp_path / "env")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "conformance.py").write_text("print('their own conformance')\n")
+    path = _path_with_this_interpreters_packages()
+    done = _python(project, "-m", "conformance", python=python, path=path)
+    assert (done.returncode, done.stdout.strip()) == (0, "their own conformance"), done.stderr
+    site = tmp_path / "site"
+    _install(site, "conformance-kit", {"conformance/__init__.py": b"",
+                                       "conformance/__main__.py": b"print('the kit')\n"})  # fmt: skip
+    done = _python(tmp_path, "-m", "conformance", python=python, path=[site, *path])
+    assert (done.returncode, done.stdout.strip()) == (0, "the kit"), done.stderr
