@@ -50,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--report", metavar="PATH", help="write the crater-report/1 JSON")
     parser.add_argument(
+        "--run-producers",
+        action="store_true",
+        help="also run each plugin's torch async output classes at its pin on the simulated "
+        "device (this executes the plugin's code, from the package index: each class in a "
+        "worker process with a time limit, its hardware imports stubbed; the report names "
+        "every module executed)",
+    )
+    parser.add_argument(
         "--list-plugins", action="store_true", help="print the known plugins, then exit"
     )
     return parser
@@ -103,7 +111,8 @@ def main(argv: Sequence[str]) -> int:
             verdict = unknown_plugin(name, version or "?", target, f"cannot be read: {source}")
         else:
             try:
-                verdict = judged_plugin(source, target, rule)  # type: ignore[arg-type]
+                verdict = judged_plugin(source, target, rule, run=args.run_producers)  # type: ignore[arg-type]
+
             except RecursionError:
                 verdict = unknown_plugin(
                     source.name,

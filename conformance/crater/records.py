@@ -67,8 +67,11 @@ class PluginVerdict:
         return at.get(PIN) == HOLDS and at.get(TARGET) == BREAKS
 
 
-def judged_plugin(source: PluginSource, target: VllmView, rule: str | None = None) -> PluginVerdict:
-    """``source`` judged at its pin and at ``target``."""
+def judged_plugin(
+    source: PluginSource, target: VllmView, rule: str | None = None, run: bool = False
+) -> PluginVerdict:
+    """``source`` judged at its pin and at ``target``; ``run``: its async output
+    classes run on the simulated runtime at the pin too (:mod:`.producer_run`)."""
     reading = read_plugin(source.files)
     pin = pin_of(source, reading, rule)
     notes = _reading_notes(source, reading)
@@ -90,7 +93,9 @@ def judged_plugin(source: PluginSource, target: VllmView, rule: str | None = Non
             )
         if pin_view is not None:
             judged = judge(reading, pin_view, None)
-            records.append(_record(source, pin_view, PIN, judged, [*notes, f"pin: {pin.why}"]))
+            record = _record(source, pin_view, PIN, judged, [*notes, f"pin: {pin.why}"])
+            _with_producers_run(record, source, reading, pin.release, run)
+            records.append(record)
     else:
         records.append(
             Record(
@@ -106,6 +111,31 @@ def judged_plugin(source: PluginSource, target: VllmView, rule: str | None = Non
     judged = judge(reading, target, pin_view, behaviours)
     records.append(_record(source, target, TARGET, judged, notes))
     return PluginVerdict(source.name, source.version, pin, records)
+
+
+def _with_producers_run(
+    record: Record, source: PluginSource, reading: Reading, pin: str, run: bool
+) -> None:
+    """The pin's record with what running the plugin's async outputs found, or a line
+    saying they were read and not run."""
+    from conformance.crater.producer_run import async_output_classes, run_producers
+
+    classes = async_output_classes(reading)
+    if not classes:
+        return
+    if not run:
+        names = ", ".join(u.member for u in classes)
+        record.not_judged.append(
+            f"its async outputs ({names}) were read, not run: --run-producers runs them on "
+            "the simulated device at the pin"
+        )
+        return
+    runs = run_producers(source, reading, pin)
+    record.findings += runs.findings
+    record.not_judged += runs.not_run
+    record.executed = [*runs.executed, *runs.ran]
+    if runs.findings:
+        record.verdict = BREAKS
 
 
 def unknown_plugin(name: str, version: str, target: VllmView, why: str) -> PluginVerdict:

@@ -81,6 +81,22 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 for f in record.findings
             ]
             lines += [f"  not judged: {why}" for why in record.not_judged if record.findings == []]
+    for verdict in verdicts:
+        for record in verdict.records:
+            if record.executed or any(
+                "not run" in why or ": run at " in why for why in record.not_judged
+            ):
+                lines.append("")
+                lines.append(
+                    f"{verdict.plugin} {verdict.version}'s producers at vLLM {record.vllm}:"
+                )
+                lines += [f"  executed: {line}" for line in record.executed]
+                lines += [
+                    f"  {why}"
+                    for why in record.not_judged
+                    if "not run" in why or ": run at " in why
+                ]
+
     regressed = [v.plugin for v in verdicts if v.regressed]
     breaking = [
         v.plugin

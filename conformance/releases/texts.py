@@ -333,7 +333,14 @@ def stub_modules(source: str | list[str], everything: bool = False) -> dict[str,
     return modules
 
 
+def stub_module_source(module: str) -> str:
+    """The source of a stub of ``module`` that answers any name it is asked for (a stub
+    object that absorbs what import time does with it)."""
+    return f'"""Stand-in for {module}, made by vllm-outputs-suite."""\n{_STUB_CLASS}'
+
+
 def _placeholder(module: str, name: str) -> str:
+
     if re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
         return f"{name} = False"
     if name[:1].isupper():
@@ -366,6 +373,19 @@ class _Stub:
 
     def __iter__(self):
         return iter(())
+
+    def __getitem__(self, key):
+        return _Stub(f"{self._name}[]")
+
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __mro_entries__(self, bases):
+        # A class defined on a stub (``class X(stub.Base)``) rests on object.
+        return ()
+
 
     def __repr__(self):
         return f"<stub {self._name}>"
