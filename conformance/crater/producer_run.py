@@ -205,7 +205,7 @@ def _worker(job: dict) -> dict:
         backend = Backend(
             name=f"crater:{job['class']}",
             module=outputs,
-            devices=("cuda",),
+            devices=(_device_of(Path(job["file"]).read_text(encoding="utf-8")),),
             spec_revision=job["pin"],
             make_async_output=make,
         )
@@ -380,6 +380,13 @@ def _not_fitting(error: TypeError) -> str:
     if found:
         return f"its constructor takes what vLLM's runner never hands over ({found[1]})"
     return f"its constructor does not fit vLLM's runner ({str(error)[:120]})"
+
+
+def _device_of(text: str) -> str:
+    """The device runtime the class's module drives (``torch.npu``...; ``cuda`` else):
+    the one the suite simulates for it."""
+    found = re.findall(r"\btorch\.(npu|xpu|hpu|mlu|musa|cuda)\b", text)
+    return max(set(found), key=found.count) if found else "cuda"
 
 
 if __name__ == "__main__":

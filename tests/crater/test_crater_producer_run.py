@@ -1,0 +1,73 @@
+"""``crater --run-producers``: a plugin's torch async output run on the simulated device."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from vllm_release_texts import MISSING, RELEASES
+
+from conformance.crater.producer_run import run_producers
+from conformance.crater.sources import plugin_source
+from conformance.crater.uses import read_plugin
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "npu_plugin" / "example_npu_plugin"
+
+
+def _plugin(folder: Path) -> Path:
+    """The example plugin's async output as a published plugin writes it (importing
+    vLLM's types, pinned to 0.12.0), beside one that reads before it waits, one whose
+    constructor vLLM's runner cannot fill and one written in JAX."""
+    worker = (
+        (EXAMPLE / "worker.py")
+        .read_text(encoding="utf-8")
+        .replace("from example_npu_plugin.outputs import", "from vllm.v1.outputs import")
+    )
+    worker += """
+
+class HastyOutput(NPUAsyncModelRunnerOutput):
+    def get_output(self):
+        self._copied.synchronize = lambda: None  # reads before the copies arrived
+        return super().get_output()
+
+
+class RunnerBound(NPUAsyncModelRunnerOutput):
+    def __init__(self, runner, model_runner_output):
+        self.runner = runner
+"""
+    files = {
+        "pyproject.toml": '[project]\nname = "npu-run"\nversion = "1.0"\n'
+        'dependencies = ["vllm==0.12.0"]\n',
+        "npu_run/__init__.py": "",
+        "npu_run/worker.py": worker,
+        "npu_run/tpu.py": "import jax\nfrom vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
+        "class JaxOutput(AsyncModelRunnerOutput):\n    def get_output(self):\n        return None\n",
+    }
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_a_correct_output_passes_a_hasty_one_fails_and_the_others_say_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    source = plugin_source(str(_plugin(tmp_path)))
+    runs = run_producers(source, read_plugin(source.files), "0.12.0")
+    ran = " ".join(runs.ran)
+    assert "NPUAsyncModelRunnerOutput (npu_run/worker.py:22): run at 0.12.0" in ran
+    assert "HastyOutput" in ran
+    failing = {(f.kind, f.member, f.vllm_change.split(":", 2)[0] + ":" + f.vllm_change.split(":", 2)[1])
+               for f in runs.findings}  # fmt: skip
+    assert (
+        "run-fails",
+        "HastyOutput.get_output",
+        "producer.async_output:waits-for-device",
+    ) in failing
+    assert not any(f.member.startswith("NPUAsyncModelRunnerOutput") for f in runs.findings)
+    not_run = " | ".join(runs.not_run)
+    assert "RunnerBound (npu_run/worker.py:" in not_run
+    assert "its constructor takes what vLLM's runner never hands over (runner)" in not_run
+    assert "JaxOutput (npu_run/tpu.py:5): not run, written in JAX" in not_run
+    assert runs.executed[:1] == ["npu_run.worker"]
