@@ -585,6 +585,19 @@ def bench(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+@nox.session(name="bench-crater", python=PYTHON)
+def bench_crater(session: nox.Session) -> None:
+    """The crater's benchmark: every known plugin against the newest release, warm, and
+    the first fetch of them all (it reads the package index; minutes)."""
+    install_project(session, "bench")
+    commit = session.run("git", "rev-parse", "HEAD", external=True, silent=True).strip()
+    session.run("asv", "machine", "--yes")
+    session.run(
+        "asv", "run", "--python=same", f"--set-commit-hash={commit}", "-b", "^crater\\.",
+        "--show-stderr", *session.posargs, env={"OUTPUTS_BENCH_CRATER": "1"},
+    )  # fmt: skip
+
+
 @nox.session(name="bench-quick", python=PYTHON)
 def bench_quick(session: nox.Session) -> None:
     """The CI smoke run: every benchmark once, nothing saved, fails if any benchmark errors."""

@@ -36,6 +36,7 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable("OUTPUTS_SUITE_CONSTRAINTS", "`nox`", "the constraints file every install uses (default the CPU torch one)"),
     Variable("OUTPUTS_RELEASES_OUT", "`nox -s bench-releases`", "where its report folder is written"),
     Variable("OUTPUTS_CRATER_OUT", "`nox -s crater`", "where its report folder is written (default `crater-out/`)"),
+    Variable("OUTPUTS_BENCH_CRATER", "the benchmarks", "`1`: the crater's benchmark runs (it reads the package index; `nox -s bench-crater` sets it)"),
     Variable("OUTPUTS_BENCH_DEVICES", f"{BENCHMARKS}, {SUITE}", "the devices benchmarked (comma-separated; default every device present)"),
     Variable("OUTPUTS_BENCH_BACKENDS", BENCHMARKS, "the backends benchmarked (comma-separated; default `$OUTPUTS_BACKEND`)"),
     Variable("OUTPUTS_BENCH_INSTALL", "`nox -s bench`, `suite`", "a path or requirement installed first (your plugin)"),
