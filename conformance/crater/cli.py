@@ -72,7 +72,7 @@ def main(argv: Sequence[str]) -> int:
         terminal_lines,
         write_report,
     )
-    from conformance.crater.sources import PluginSourceError, plugin_source
+    from conformance.crater.sources import PluginSource, PluginSourceError, plugin_source
     from conformance.crater.vllm_side import VllmViewError, view_of
 
     if "--list-plugins" in argv:
@@ -88,7 +88,7 @@ def main(argv: Sequence[str]) -> int:
         return USAGE_ERROR
     named = list(args.plugins or [p.name for p in known_plugins()])
 
-    def fetched(spec: str) -> object:
+    def fetched(spec: str) -> PluginSource | PluginSourceError:
         try:
             return plugin_source(spec)
         except PluginSourceError as error:
@@ -111,13 +111,13 @@ def main(argv: Sequence[str]) -> int:
             verdict = unknown_plugin(name, version or "?", target, f"cannot be read: {source}")
         else:
             try:
-                verdict = judged_plugin(source, target, rule, run=args.run_producers)  # type: ignore[arg-type]
+                verdict = judged_plugin(source, target, rule, run=args.run_producers)
 
             except RecursionError:
                 verdict = unknown_plugin(
                     source.name,
                     source.version,
-                    target,  # type: ignore[union-attr]
+                    target,
                     "its code nests too deep to read",
                 )
         print(progress_line(verdict), file=sys.stderr, flush=True)

@@ -17,6 +17,7 @@ import ast
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -68,10 +69,10 @@ def evaluate(test: Test, version: str | None) -> bool | None:
     if head == "other":
         return None
     if head == "not":
-        inner = evaluate(test[1], version)  # type: ignore[arg-type]
+        inner = evaluate(cast(Test, test[1]), version)
         return None if inner is None else not inner
     if head in ("and", "or"):
-        values = [evaluate(part, version) for part in test[1]]  # type: ignore[union-attr]
+        values = [evaluate(part, version) for part in cast("tuple[Test, ...]", test[1])]
         if head == "and":
             if any(v is False for v in values):
                 return False
@@ -99,9 +100,9 @@ def versions_named(test: Test) -> list[str]:
     if head == "cmp":
         return [str(test[2])]
     if head == "not":
-        return versions_named(test[1])  # type: ignore[arg-type]
+        return versions_named(cast(Test, test[1]))
     if head in ("and", "or"):
-        return [v for part in test[1] for v in versions_named(part)]  # type: ignore[union-attr]
+        return [v for part in cast("tuple[Test, ...]", test[1]) for v in versions_named(part)]
     return []
 
 
@@ -110,9 +111,9 @@ def _kind(test: Test) -> str:
     if head in ("eq", "cmp"):
         return "version"
     if head == "not":
-        return _kind(test[1])  # type: ignore[arg-type]
+        return _kind(cast(Test, test[1]))
     if head in ("and", "or"):
-        kinds = {_kind(part) for part in test[1]}  # type: ignore[union-attr]
+        kinds = {_kind(part) for part in cast("tuple[Test, ...]", test[1])}
         return "version" if "version" in kinds else kinds.pop() if len(kinds) == 1 else "other"
     return str(head)
 

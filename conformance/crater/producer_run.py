@@ -16,14 +16,19 @@ that does not load with its hardware stubbed.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from conformance.crater.sources import PluginSource
 from conformance.crater.uses import ASYNC_BASE, VLLM_ASYNC_OUTPUTS, Reading, Use, module_name
@@ -246,9 +251,9 @@ class _StubFinder:
     def __init__(self, own: str) -> None:
         self.own = own
 
-    def find_spec(self, name: str, path: object, target: object = None) -> object:
-        import importlib.machinery
-
+    def find_spec(
+        self, name: str, path: object, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         top = name.split(".")[0]
         if name == self.own or top in _NEVER_STUBBED or top in sys.stdlib_module_names:
             # What this platform's Python lacks (``_winapi``) stays missing: the standard
@@ -258,16 +263,18 @@ class _StubFinder:
         return importlib.machinery.ModuleSpec(name, _StubLoader(), is_package=True)
 
 
-class _StubLoader:
-    def create_module(self, spec: object) -> object:
+class _StubLoader(importlib.abc.Loader):
+    """Makes the stand-in module (:func:`conformance.releases.texts.stub_module_source`)."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
 
-    def exec_module(self, module: object) -> None:
+    def exec_module(self, module: types.ModuleType) -> None:
         from conformance.releases.texts import stub_module_source
 
-        name = module.__name__  # type: ignore[attr-defined]
-        namespace = module.__dict__  # type: ignore[attr-defined]
-        module.__path__ = []  # type: ignore[attr-defined]
+        name = module.__name__
+        namespace = module.__dict__
+        module.__path__ = []
         exec(stub_module_source(name), namespace)
         answer = namespace["__getattr__"]
         made: dict[str, type] = {}
@@ -307,7 +314,7 @@ def _load_class(module: object, text: str, name: str) -> str | None:
     import ast
     import builtins
 
-    namespace = module.__dict__  # type: ignore[attr-defined]
+    namespace = module.__dict__
     filename = namespace["__file__"]
     tree = ast.parse(text)
     target = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
@@ -331,7 +338,7 @@ def _load_class(module: object, text: str, name: str) -> str | None:
             and inner.id not in namespace
             and not hasattr(builtins, inner.id)
         ):
-            namespace[inner.id] = stubs["__getattr__"](inner.id)
+            namespace[inner.id] = cast("Callable[[str], object]", stubs["__getattr__"])(inner.id)
     return None
 
 

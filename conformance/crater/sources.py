@@ -249,11 +249,11 @@ def _read_sdist(filename: str, data: bytes) -> tuple[dict[str, str], str, list[s
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as error:
         raise PluginSourceError(f"{filename}: not an sdist ({error})") from None
     files: dict[str, str] = {}
-    unreadable = []
+    unreadable: list[str] = []
     metadata = ""
-    for member, content in raw.items():
-        parts = PurePosixPath(member).parts
-        inside = "/".join(parts[1:]) if len(parts) > 1 else member
+    for name, content in raw.items():
+        parts = PurePosixPath(name).parts
+        inside = "/".join(parts[1:]) if len(parts) > 1 else name
         if inside == "PKG-INFO":
             metadata = content.decode("utf-8", errors="replace")
         elif inside.endswith(".py"):

@@ -150,7 +150,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
     unparsed: list[str] = []
     pending = dict(files)
     wanted = _FIRST_PASS
-    names: set[str] = set()
+    names: frozenset[str] = frozenset()
     while True:
         found = {p: t for p, t in pending.items() if wanted.search(t)}
         for path, text in sorted(found.items()):
@@ -173,11 +173,11 @@ def read_plugin(files: dict[str, str]) -> Reading:
     for path, text in sorted(pending.items()):
         # Not parsed: its top-level imports of vLLM, for what a target lacks (an indented
         # one may sit under a guard or a try, which only parsing would tell).
-        for found in _VLLM_IMPORT.finditer(text):
-            if found.group(0)[:1] in " \t":
+        for match in _VLLM_IMPORT.finditer(text):
+            if match.group(0)[:1] in " \t":
                 continue
-            line = text.count("\n", 0, found.start()) + 1
-            reading.uses.append(Use("import", path, line, found[1] or found[2]))
+            line = text.count("\n", 0, match.start()) + 1
+            reading.uses.append(Use("import", path, line, match[1] or match[2]))
     return reading
 
 
@@ -530,8 +530,8 @@ class _ModuleVisitor:
                 target,
                 guards=tuple(self.conditions),
                 handled=self.handled > 0,
-                **more,
-            )  # type: ignore[arg-type]
+                **more,  # type: ignore[arg-type]
+            )
         )
         for guard in self.conditions:
             if guard.is_version:
@@ -778,8 +778,8 @@ class _ModuleVisitor:
     def _dict_keys(self, node: ast.expr) -> tuple[set[str], bool]:
         """The keys of a ``**`` argument, and whether they are all known."""
         if isinstance(node, ast.Dict):
-            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
-            return {str(k) for k in keys}, all(isinstance(k, ast.Constant) for k in node.keys)
+            constants = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            return {str(k) for k in constants}, all(isinstance(k, ast.Constant) for k in node.keys)
         if isinstance(node, ast.Name):
             for scope in reversed(self.scope_dicts):
                 if node.id in scope:
