@@ -49,7 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
         description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
         "a vLLM release). Options not listed here are passed to pytest.",
+        epilog="python -m conformance crater TARGET [--plugins ...] judges every known vLLM "
+        "plugin's published code against TARGET (python -m conformance crater --help).",
     )
+
     for option in SUITE_OPTIONS:
         parser.add_argument(
             f"--{option.name}",
