@@ -278,7 +278,7 @@ class _Judge:
         found += self._shifted(use, parameters)
         for keyword in use.keywords:
             changed = self._changed(type_name, keyword, ("field retyped",))
-            if changed is not None:
+            if changed is not None and not _only_widened(changed):
                 found.append(
                     Finding(
                         "behaviour-changed",
@@ -423,9 +423,10 @@ class _Judge:
                 fact += "; the value written is never read"
             return [Finding(kind, use.file, use.line, name, self.because(type_name, member, fact))]
         changed = self._changed(type_name, member, ("field retyped", "body changed"))
-        if changed is not None:
-            return [Finding("behaviour-changed", use.file, use.line, name, changed.describe())]
-        return []
+        if changed is None or (kind == "behaviour-changed" and _only_widened(changed)):
+            return []
+        return [Finding("behaviour-changed", use.file, use.line, name, changed.describe())]
+
 
     def call(self, use: Use) -> list[Finding]:
         module, cls, member = use.module, use.type_name, use.member
@@ -676,3 +677,13 @@ def _defaults_out_of_order(
         elif last_default is not None and p.name in own_names:
             return last_default, p.name
     return None
+
+
+def _only_widened(change: Change) -> bool:
+    """A field that now also takes None (``X`` -> ``X | None``): news to who reads it,
+    none to who builds or writes it."""
+    if change.change != "field retyped" or not change.known or not change.new:
+        return False
+    before = change.known.split(":", 1)[-1].split("=", 1)[0].strip()
+    after = change.new.split(":", 1)[-1].split("=", 1)[0].strip()
+    return after in (f"{before} | None", f"None | {before}", f"Optional[{before}]")

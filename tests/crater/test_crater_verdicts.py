@@ -119,3 +119,15 @@ def test_a_text_identical_to_the_pin_shows_no_break(tmp_path, files, pin) -> Non
     target = view_of(str(copy))
     reading = read_plugin({p: t for p, t in files.items() if p.endswith(".py")})
     assert judge(reading, target, view(pin)).findings == []
+
+
+def test_a_field_that_now_also_takes_none_is_news_to_readers_only() -> None:
+    from conformance.crater.verdicts import _only_widened
+    from conformance.oracle.vllm_changes import Change
+
+    def retyped(known: str, new: str) -> Change:
+        return Change("vllm.v1.outputs", "ModelRunnerOutput", "pooler_output", "field retyped",
+                      f"pooler_output: {known}", f"pooler_output: {new} = None")  # fmt: skip
+
+    assert _only_widened(retyped("list[torch.Tensor | None]", "list[torch.Tensor | None] | None"))
+    assert not _only_widened(retyped("list[np.ndarray]", "list[list[int]]"))
