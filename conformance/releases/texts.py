@@ -146,7 +146,25 @@ def write_tree(
     written into the ``dist-info`` (:data:`RELEASE_TEXT_FILE`) so a run that finds this
     tree as the installed vLLM judges and names that, not the temporary folder.
     """
+    # One tree at a time: CPython 3.11 parses with a recursion counter shared between
+    # threads, and two threads parsing at once fail with "AST constructor recursion
+    # depth mismatch" (runs that lay out several texts in threads).
+    with _PARSING:
+        return _write_tree(outputs_source, version, folder, producers_source, source_mark)
+
+
+_PARSING = threading.Lock()
+
+
+def _write_tree(
+    outputs_source: str,
+    version: str,
+    folder: Path,
+    producers_source: str | None,
+    source_mark: str | None,
+) -> Path:
     package = folder / "vllm"
+
     modules = {"vllm.v1.outputs": outputs_source}
     whole: dict[str, str] = {}
     if producers_source is not None:
