@@ -79,7 +79,9 @@ class StepDevice:
     def stream(self) -> Any:
         """A copy stream of this device's runtime (None on CPU and runtimes without streams)."""
         if self.simulated is not None:
-            return self.simulated.Stream()
+            made = self.simulated.Stream()
+            made.name = "the step's copy stream"
+            return made
         stream = getattr(devices.device_module(self.kind), "Stream", None)
         return stream() if stream is not None and self.kind not in ("cpu", "mps") else None
 

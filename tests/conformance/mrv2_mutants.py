@@ -9,6 +9,8 @@ work (its ``copy_stream.wait_stream(main_stream)`` gone).  Import it only with a
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 import vllm
@@ -51,6 +53,74 @@ class WaitsOnAnIdleStream(AsyncOutput):
     def __init__(self, *args, **kwargs):
         kwargs["main_stream"] = torch.cuda.Stream()
         super().__init__(*args, **kwargs)
+
+
+def _counts_on_the_device(step):
+    """``num_sampled`` computed by the plugin on the device, from the padded ids (its
+    own device work, queued on the current stream): the step's count, by value."""
+    ids = step.sampled_token_ids
+    kept = (ids != -1) & (ids < step.vocab_size)
+    counts = kept.sum(dim=1).to(torch.int32)
+    if step.invalid_req_indices:
+        counts[step.invalid_req_indices] = 0
+    return counts
+
+
+def _fed_its_own_counts(main_stream) -> object:
+    """Model Runner V2's own AsyncOutput, fed by a ``make_async_output`` that computes
+    ``num_sampled`` on the device itself; ``main_stream(step)`` is what it hands over as
+    the stream that work is on."""
+    build = constructed_like_vllm(AsyncOutput)
+
+    def make_async_output(step):
+        counts = _counts_on_the_device(step)
+        sampler = dataclasses.replace(step.sampler_output, num_sampled=counts)
+        return build(
+            dataclasses.replace(
+                step, num_sampled=counts, sampler_output=sampler, main_stream=main_stream(step)
+            )
+        )
+
+    make_async_output.runner = build.runner  # type: ignore[attr-defined]
+    return make_async_output
+
+
+def _one_made(make_async_output, name: str) -> Backend:
+    return Backend(
+        name=name,
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        make_async_output=make_async_output,
+    )
+
+
+def counts_on_an_idle_main_stream() -> Backend:
+    """The issue's plugin: its counts computed on the current stream, a new idle stream
+    handed over as the main stream, so the copies wait for nothing."""
+    return _one_made(
+        _fed_its_own_counts(lambda step: torch.cuda.Stream()), "vllm-mrv2-idle-main-stream"
+    )
+
+
+def counts_on_the_main_stream() -> Backend:
+    """The same plugin handing over the stream its counts are computed on: correct."""
+    return _one_made(
+        _fed_its_own_counts(lambda step: torch.cuda.current_stream()), "vllm-mrv2-own-counts"
+    )
+
+
+def as_the_readme_declares() -> Backend:
+    """vLLM's own AsyncOutput, declared as the README declares a plugin: its types on cpu
+    and the accelerator, no ``producer_devices``."""
+    return Backend(
+        name="vllm-mrv2-readme-declaration",
+        module=outputs,
+        devices=("cpu", "cuda"),
+        spec_revision=vllm.__version__,
+        make_async_output=constructed_like_vllm(AsyncOutput),
+    )
 
 
 def unpads_by_value() -> Backend:
