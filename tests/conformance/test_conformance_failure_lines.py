@@ -104,3 +104,25 @@ def test_a_placeholder_value_is_named_a_copy_not_yet_arrived() -> None:
 
     assert "a copy not yet arrived" in name_copies_not_arrived("expected 101000, found -2147483601")
     assert name_copies_not_arrived("expected 1, found 2") == "expected 1, found 2"
+
+
+def _plugin_code(stream) -> None:
+    stream.wait_stream(None)
+
+
+def test_an_exception_in_the_backends_code_names_its_line_and_the_suites_call() -> None:
+    import pytest
+
+    from conformance.oracle.failing import attempt
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        attempt("make_async_output(<step one>)", _plugin_code, None)
+    first, second = str(failed.value.msg).splitlines()
+    assert first.startswith(
+        "make_async_output(<step one>): raised AttributeError at test_conformance_failure_lines.py:"
+    )
+    assert first.endswith(
+        " (`stream.wait_stream(None)`): 'NoneType' object has no attribute 'wait_stream'"
+    )
+    assert second.startswith("  called by the suite at ")  # the check's call of attempt
+    assert "attempt(" in second
