@@ -96,10 +96,11 @@ class StepDevice:
     kind: str
     simulated: SimulatedRuntime | None = None
 
-    def tensor(self, host: torch.Tensor) -> torch.Tensor:
-        """``host``'s values on this device, the copy finished."""
+    def tensor(self, host: torch.Tensor, label: str | None = None) -> torch.Tensor:
+        """``host``'s values on this device, the copy finished; ``label`` names it in the
+        simulated runtime's race reports (the step's field)."""
         if self.simulated is not None:
-            return self.simulated.device_tensor(host)
+            return self.simulated.device_tensor(host, label)
         if self.kind == "cpu":
             return host.clone()
         return devices.to_device(self.kind, host)

@@ -50,6 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -195,7 +196,7 @@ class SimulatedStream:
         with self._lock:
             seq = self._seq + 1
             self._in_flight.append((seq, copy))
-        copy.stream = self
+        copy.stream, copy.seq = self, seq
         self._submit(copy.stage_view if self._runtime.inline else copy.stage)
 
     def _work(self) -> None:
@@ -475,11 +476,18 @@ class SimulatedRuntime:
         for stream, seq in coverage.items():
             stream._land(seq)
 
-    def _note_early_read(self, copy: HostCopy) -> None:
+    def _note_early_read(self, copy: HostCopy, read: Any = None) -> None:
+        with self._lock:
+            known = copy.label in self._early_reads
+        if known:
+            return
+        # Looked up outside the lock: the producer's frames, for its own names.
+        own = _producer_name(read) if read is not None else None
+        detail = copy.describe_early_read(_caller_site(), own, _covering_event(copy))
         with self._lock:
             if copy.label not in self._early_reads:
                 self._early_reads.append(copy.label)
-                self._early_read_details[copy.label] = copy.describe_early_read(_caller_site())
+                self._early_read_details[copy.label] = detail
 
     def early_read_details(self) -> list[str]:
         """:meth:`early_reads`, each saying where the producer read it, where its copy
@@ -1081,7 +1089,7 @@ def _caller_site() -> str | None:
     return None
 
 
-def _producer_name(tensor: torch.Tensor) -> str | None:
+def _producer_name(tensor: Any) -> str | None:
     """What the producer calls ``tensor`` where it copies or reads it: an attribute of its
     object (``AsyncOutput.num_sampled_tokens``), looked up in the few frames around the
     call (a helper's parameter names nothing: ``x`` of ``async_copy_to_np(x)``)."""
@@ -1103,6 +1111,30 @@ def _producer_name(tensor: torch.Tensor) -> str | None:
     return None
 
 
+def _covering_event(copy: HostCopy) -> str | None:
+    """The producer's name for an event recorded after ``copy`` on its stream (what its
+    read should have waited for), found among the attributes of the objects in the
+    frames around the read."""
+    frame: types.FrameType | None = sys._getframe(1)
+    looked = 0
+    while frame is not None and looked < 4:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if name in _SKIPPED_FILES or name.startswith(_TORCH_DIR):
+            frame = frame.f_back
+            continue
+        looked += 1
+        owner = frame.f_locals.get("self")
+        attributes = getattr(owner, "__dict__", None)
+        if isinstance(attributes, dict) and copy.stream is not None:
+            for attribute, value in attributes.items():
+                event = getattr(value, "_event", value)  # a wrapper of an event: the event
+                covers = getattr(event, "_covers", None)
+                if isinstance(covers, dict) and covers.get(copy.stream, 0) >= copy.seq:
+                    return f"{type(owner).__name__}.{attribute}"
+        frame = frame.f_back
+    return None
+
+
 def _display_name(tensor: torch.Tensor, label: str) -> str:
     """``label`` with the producer's own name for ``tensor`` where it differs."""
     own = _producer_name(tensor)
@@ -1113,12 +1145,16 @@ def _display_name(tensor: torch.Tensor, label: str) -> str:
 
 
 def _short_path(path: str) -> str:
-    """``path`` relative to the working folder when inside it, else as it is."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
+    """``path`` as its import path's folder names it (``my_plugin/worker.py``), else as
+    it is."""
+    absolute = os.path.abspath(path)
+    roots = sorted(
+        (os.path.abspath(p) + os.sep for p in sys.path if p and os.path.isdir(p)), key=len
+    )
+    for root in reversed(roots):
+        if absolute.startswith(root):
+            return absolute[len(root) :]
+    return path
 
 
 class HostCopy:
@@ -1148,16 +1184,24 @@ class HostCopy:
         self.stream: SimulatedStream | None = None
         #: The label with the producer's own name for the source, for race reports.
         self.shown = label
+        self.seq = 0  # its job number on its stream, once queued
 
-    def describe_early_read(self, read_site: str | None) -> str:
-        """The early read of this copy, for a race report: where, and what to wait for."""
+    def describe_early_read(
+        self, read_site: str | None, own: str | None = None, event: str | None = None
+    ) -> str:
+        """The early read of this copy, for a race report: what (``own``: the producer's
+        name for the host copy), where, and what to wait for (``event``: the producer's
+        name for an event recorded after the copy)."""
+        shown = f"{own}, the host copy of {self.shown}," if own else self.shown
         at = f" at {read_site}" if read_site else ""
         started = f" (its copy started at {self.site}" if self.site else " (its copy started"
         on = f" on {self.stream.describe()})" if self.stream is not None else ")"
-        return (
-            f"{self.shown} read{at} before its copy arrived{started}{on}; wait first for "
-            f"an event recorded after the copy on that stream, or synchronize that stream"
+        wait = (
+            f"{event}.synchronize() (recorded after the copy)"
+            if event
+            else "an event recorded after the copy on that stream, or that stream"
         )
+        return f"{shown} read{at} before its copy arrived{started}{on}; wait first for {wait}"
 
     def stage(self) -> None:
         """Run on the stream: read the device values as they are at this point of its order."""
@@ -1233,7 +1277,14 @@ class InFlightHostTensor(torch.Tensor):
             return result
         if func in _SHARES_MEMORY:
             # The array aliases the buffer: read after the wait it is right, as on hardware
-            # (read before, it holds the sentinels, and the values compared show it).
+            # (read before, it holds the sentinels, and the read is noted by the array).
+            source = args[0]
+            if (
+                func is torch.Tensor.numpy
+                and isinstance(source, InFlightHostTensor)
+                and not source._copy.landed
+            ):
+                return _in_flight_array(result, source._copy, source._runtime)
             return result
         pending = [t for t in _tensors_in((args, kwargs)) if isinstance(t, InFlightHostTensor)]
         pending = [t for t in pending if not t._copy.landed]
@@ -1250,11 +1301,122 @@ class InFlightHostTensor(torch.Tensor):
                 views = [_in_flight(part, first._copy, first._runtime) for part in parts]
                 return iter(views) if func is torch.Tensor.__iter__ else type(result)(views)
         for tensor in pending:
-            tensor._runtime._note_early_read(tensor._copy)
+            tensor._runtime._note_early_read(tensor._copy, tensor)
         return _plain_result(result)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return _plain(self).clone().__reduce_ex__(protocol)
+
+
+class InFlightArray(np.ndarray):
+    """``.numpy()`` of a host copy not yet arrived: the buffer's memory, as on hardware.
+
+    Taking it, or a view of it (a row, a slice), reads nothing; reading its values
+    (``tolist()``, an element, arithmetic, a numpy function, a copy) before the copy
+    arrived is noted as an early read of the copy, named by the producer's attribute.
+    What a read computes is a plain array."""
+
+    _copy: HostCopy | None
+    _runtime: SimulatedRuntime | None
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._copy = getattr(obj, "_copy", None)
+        self._runtime = getattr(obj, "_runtime", None)
+
+    def _note_read(self) -> None:
+        copy, runtime = self._copy, self._runtime
+        if copy is not None and runtime is not None and not copy.landed:
+            runtime._note_early_read(copy, self)
+
+    def _plain(self) -> np.ndarray:
+        return self.view(np.ndarray)
+
+    def tolist(self) -> Any:
+        self._note_read()
+        return self._plain().tolist()
+
+    def item(self, *args: Any) -> Any:
+        self._note_read()
+        return self._plain().item(*args)
+
+    def copy(self, order: Any = "C") -> np.ndarray:
+        self._note_read()
+        return self._plain().copy(order)
+
+    def astype(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        self._note_read()
+        return self._plain().astype(*args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        found = self._plain()[key]
+        if isinstance(found, np.ndarray) and np.may_share_memory(found, self._plain()):
+            return found.view(InFlightArray) if self._copy is not None else found
+        self._note_read()  # an element, or a gather: values read
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.ndim > 1:
+            return (self[i] for i in range(len(self)))
+        self._note_read()
+        return iter(self._plain())
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        _note_arrays_read((inputs, kwargs))
+        return getattr(ufunc, method)(*_plain_arrays(inputs), **_plain_arrays(kwargs))
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        _note_arrays_read((args, kwargs))
+        return func(*_plain_arrays(args), **_plain_arrays(kwargs))
+
+    def __reduce__(self) -> Any:
+        return self._plain().copy().__reduce__()
+
+    def __int__(self) -> int:
+        self._note_read()
+        return int(self._plain())
+
+    def __float__(self) -> float:
+        self._note_read()
+        return float(self._plain())
+
+    def __index__(self) -> int:
+        self._note_read()
+        return self._plain().__index__()
+
+    def __bool__(self) -> bool:
+        self._note_read()
+        return bool(self._plain())
+
+
+def _in_flight_array(array: Any, copy: HostCopy, runtime: SimulatedRuntime) -> Any:
+    if not isinstance(array, np.ndarray):
+        return array
+    found = array.view(InFlightArray)
+    found._copy, found._runtime = copy, runtime
+    return found
+
+
+def _note_arrays_read(tree: Any) -> None:
+    if isinstance(tree, InFlightArray):
+        tree._note_read()
+    elif isinstance(tree, (list, tuple)):
+        for item in tree:
+            _note_arrays_read(item)
+    elif isinstance(tree, dict):
+        for item in tree.values():
+            _note_arrays_read(item)
+
+
+def _plain_arrays(tree: Any) -> Any:
+    if isinstance(tree, InFlightArray):
+        return tree.view(np.ndarray)
+    if isinstance(tree, list):
+        return [_plain_arrays(item) for item in tree]
+    if isinstance(tree, tuple):
+        return tuple(_plain_arrays(item) for item in tree)
+    if isinstance(tree, dict):
+        return {key: _plain_arrays(item) for key, item in tree.items()}
+    return tree
 
 
 def _in_flight(data: torch.Tensor, copy: HostCopy, runtime: SimulatedRuntime) -> torch.Tensor:

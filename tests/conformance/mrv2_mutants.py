@@ -16,6 +16,7 @@ import torch
 import vllm
 from racing_streams import EventNeverWaitedFor, StreamThatNeverWaits
 from vllm.v1 import outputs
+from vllm.v1.outputs import AsyncModelRunnerOutput
 from vllm.v1.worker.gpu.async_utils import AsyncOutput
 
 from conformance import Backend, constructed_like_vllm
@@ -172,3 +173,51 @@ def pooling_copy() -> Backend:
             AsyncOutputProducer("pooling", pooling, kind="pooling", runner=pooling.runner),
         ),
     )
+
+
+class ReadsCountsBeforeWaiting(AsyncModelRunnerOutput):
+    """A plugin's own async output shaped like Model Runner V2's, its planted bug: get_output()
+    reads ``num_sampled_tokens`` before waiting for the copy event."""
+
+    def __init__(
+        self, model_runner_output, sampler_output, num_sampled_tokens, main_stream, copy_stream
+    ):
+        self.model_runner_output = model_runner_output
+        self.copy_event = torch.cuda.Event()
+        with torch.cuda.stream(copy_stream):
+            copy_stream.wait_stream(main_stream)
+            self.sampled_token_ids = sampler_output.sampled_token_ids.to("cpu", non_blocking=True)
+            self.num_sampled_tokens = num_sampled_tokens.to("cpu", non_blocking=True)
+            self.copy_event.record(copy_stream)
+
+    def get_output(self):
+        counts = self.num_sampled_tokens.tolist()
+        self.copy_event.synchronize()
+        rows = self.sampled_token_ids.tolist()
+        for row, count in zip(rows, counts, strict=True):
+            del row[count:]
+        self.model_runner_output.sampled_token_ids = rows
+        return self.model_runner_output
+
+    def get_kv_connector_output(self):
+        return self.model_runner_output.kv_connector_output
+
+
+def reads_counts_before_waiting() -> Backend:
+    return _one(ReadsCountsBeforeWaiting, "plugin-reads-counts-before-waiting")
+
+
+class ReadsCountArrayBeforeWaiting(AsyncOutput):
+    """Model Runner V2's own class, its planted bug: get_output() reads the counts' numpy
+    array before waiting for the copy event."""
+
+    def get_output(self):
+        counts = self.num_sampled_tokens_np.tolist()
+        output = super().get_output()
+        for token_ids, count in zip(output.sampled_token_ids, counts, strict=True):
+            del token_ids[count:]
+        return output
+
+
+def reads_count_array_before_waiting() -> Backend:
+    return _one(ReadsCountArrayBeforeWaiting, "vllm-mrv2-reads-count-array-before-waiting")
