@@ -156,3 +156,22 @@ def test_an_exception_in_the_backends_code_names_its_line_and_the_suites_call() 
     )
     assert second.startswith("  called by the suite at ")  # the check's call of attempt
     assert "attempt(" in second
+
+
+def test_an_exception_a_check_did_not_catch_names_the_backends_line_too() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.session import _name_the_backends_line
+
+    try:
+        _plugin_code(None)
+    except AttributeError as error:
+        raised = error
+    crash = SimpleNamespace(message="AttributeError: 'NoneType' object has no attribute 'x'")
+    report = SimpleNamespace(longrepr=SimpleNamespace(reprcrash=crash))
+    _name_the_backends_line(report, raised)  # type: ignore[arg-type]
+    assert crash.message.startswith(
+        "AttributeError at test_conformance_failure_lines.py:"
+    ) and crash.message.endswith(
+        " (`stream.wait_stream(None)`): 'NoneType' object has no attribute 'x'"
+    )
