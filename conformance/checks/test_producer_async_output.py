@@ -195,7 +195,7 @@ def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_d
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, where)
+    found = _run(backend, async_producer, step, _where(case, step_device))
     _expect_output(backend, found, expected, where, exact_rows=True)
 
 
@@ -205,7 +205,7 @@ def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, where)
+    found = _run(backend, async_producer, step, _where(case, step_device))
     _expect_output(backend, found, expected, where)
     for i, row in enumerate(found.sampled_token_ids):
         if not isinstance(row, np.ndarray):
@@ -222,7 +222,7 @@ def _logprobs_outputs(backend, async_producer, revision, step_device, case: Step
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, where)
+    found = _run(backend, async_producer, step, _where(case, step_device))
     _expect_output(backend, found, expected, where)
     return found, expected, where
 
