@@ -1512,7 +1512,7 @@ def _nonblocking_to_host(source: SimulatedDeviceTensor, dtype: torch.dtype | Non
     sentinel_fill(host, label)
     stream = runtime.current_stream()
     shown = _display_name(source, label)
-    unfinished = runtime._check_read(device_data, shown, stream, "their copies to the host")
+    unfinished = runtime._check_read(device_data, shown, stream, "copies to the host")
     copy = HostCopy(label, host, device_data, unfinished)
     copy.shown = shown
     stream._submit_copy(copy)
@@ -1544,7 +1544,7 @@ def _nonblocking_copy_into_host(
     runtime = source._runtime
     stream = runtime.current_stream()
     shown = _display_name(source, label)
-    unfinished = runtime._check_read(device_data, shown, stream, "their copies to the host")
+    unfinished = runtime._check_read(device_data, shown, stream, "copies to the host")
     copy = HostCopy(label, plain_host, expanded, unfinished)
     copy.shown = shown
     stream._submit_copy(copy)
