@@ -45,6 +45,8 @@ def reference_backend(revision: str | None = None) -> Backend:
         name="reference",
         module=module,
         devices=BUILTIN_DEVICES,
+        # Its async output is written for any torch device, CPU included.
+        producer_devices=BUILTIN_DEVICES,
         spec_revision=revision,
         version=_version("vllm-outputs-suite"),
         pad_sampled_token_ids=module.pad_sampled_token_ids,

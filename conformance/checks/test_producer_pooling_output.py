@@ -132,7 +132,7 @@ def test_pooling_output_waits_for_the_device(
             "async output's race check covers its copies)",
         )
     values = RACE_CASE.values()
-    rows = runtime.device_tensor(torch.zeros_like(values))
+    rows = runtime.device_tensor(torch.zeros_like(values), label="pooler_output")
     runtime.write_later(rows, values, SIMULATED_DELAY_S)
     step = build_pooling_step(backend, revision, RACE_CASE, step_device, pooler_output=rows)
     where = f"{pooling_producer.label}(<pooling step of 64 requests on {step_device.describe(busy=True)}>)"
@@ -148,10 +148,18 @@ def test_pooling_output_waits_for_the_device(
         if row is None or not torch.equal(row, want)
     )
     if stale or len(rows_found) != len(values):
+        # What the simulated runtime saw: a read before a copy arrived, a copy ordered
+        # after none of the work computing its rows.
+        seen = [*runtime.unordered_reads(), *runtime.early_read_details()]
         fail(
             f"{where}.get_output(): expected the rows the device computed, found stale data "
-            f"({stale} of {len(values)} rows differ): it read the host copies before they "
-            "were complete, or copied on a stream that did not wait for the one computing them"
+            f"({stale} of {len(values)} rows differ): "
+            + (
+                "; ".join(seen)
+                if seen
+                else "it read the host copies before they were complete, or copied on a "
+                "stream that did not wait for the one computing them"
+            )
         )
     if not still_busy:
         skip(

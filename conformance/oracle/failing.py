@@ -3,11 +3,18 @@ exception it raises becomes a failure naming the call (no traceback into the sui
 
 from __future__ import annotations
 
+import linecache
+import os
 import re
+import sys
+import sysconfig
 from collections.abc import Callable, Sequence
+from types import FrameType, TracebackType
 from typing import Any, NoReturn, TypeVar
 
+import numpy
 import pytest
+import torch
 
 T = TypeVar("T")
 
@@ -42,8 +49,97 @@ def check(deviations: Sequence[str]) -> None:
 
 
 def attempt(where: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call backend code; an exception becomes a failure naming the call."""
+    """Call backend code; an exception becomes a failure naming the call and, where the
+    backend's own code raised it, its file, line and source line (:func:`raised_at`)."""
     try:
         return function(*args, **kwargs)
     except Exception as error:
-        fail(f"{where}: raised {type(error).__name__}: {error}")
+        reached = reached_from(error) or _line_of_frame(sys._getframe(1))
+        fail(
+            f"{where}: raised {type(error).__name__}{raised_at(error)}: {error}"
+            + (f"\n  called by the suite at {reached}" if reached else "")
+        )
+
+
+_SUITE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARY_DIRS = tuple(
+    os.path.abspath(path) + os.sep
+    for path in {
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["platstdlib"],
+        os.path.dirname(os.path.abspath(torch.__file__)),
+        os.path.dirname(os.path.abspath(numpy.__file__)),
+        os.path.dirname(os.path.abspath(pytest.__file__)),
+    }
+)
+
+
+def raised_at(error: BaseException) -> str:
+    """`` at my_plugin/worker.py:57 (`copy_stream.wait_stream(main_stream)`)``: the
+    innermost frame of ``error``'s traceback in the backend's own code (not the suite's,
+    torch's, numpy's or the standard library's); empty where there is none."""
+    frames = _traceback(error)
+    found = next((tb for tb in reversed(frames) if _is_backend(tb)), None)
+    return f" at {_line_of(found)}" if found is not None else ""
+
+
+def reached_from(error: BaseException) -> str:
+    """``conformance/backends/step.py:230 (`return cls(...)`)``: the suite's call that
+    reached the backend's code that raised ``error`` (empty where none did)."""
+    frames = _traceback(error)
+    first = next((i for i, tb in enumerate(frames) if _is_backend(tb)), None)
+    if first is None:
+        return ""
+    here = os.path.abspath(__file__)
+    suite = [
+        tb
+        for tb in frames[:first]
+        if _in_suite(tb) and os.path.abspath(tb.tb_frame.f_code.co_filename) != here
+    ]
+    return _line_of(suite[-1]) if suite else ""
+
+
+def _traceback(error: BaseException) -> list[TracebackType]:
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    return frames
+
+
+def _in_suite(tb: TracebackType) -> bool:
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_SUITE_DIR)
+
+
+def _is_backend(tb: TracebackType) -> bool:
+    name = tb.tb_frame.f_code.co_filename
+    absolute = os.path.abspath(name)
+    return not (name.startswith("<") or absolute.startswith((_SUITE_DIR, *_LIBRARY_DIRS)))
+
+
+def _line_of(tb: TracebackType) -> str:
+    return _source_line(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+
+
+def _line_of_frame(frame: FrameType) -> str:
+    return _source_line(frame.f_code.co_filename, frame.f_lineno)
+
+
+def _source_line(path: str, line: int) -> str:
+    source = linecache.getline(path, line).strip()
+    shown = f" (`{source}`)" if source else ""
+    return f"{_module_path(path)}:{line}{shown}"
+
+
+def _module_path(path: str) -> str:
+    """``path`` as its import path's folder names it (``my_plugin/worker.py``), else
+    relative to the working folder, else as it is."""
+    absolute = os.path.abspath(path)
+    roots = sorted(
+        (os.path.abspath(p) + os.sep for p in sys.path if p and os.path.isdir(p)), key=len
+    )
+    for root in reversed(roots):
+        if absolute.startswith(root):
+            return absolute[len(root) :]
+    return path

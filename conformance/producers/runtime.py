@@ -33,12 +33,40 @@ class ProducerDevice:
     skip: devices.DeviceSkip | None = None
 
 
+#: The skip cause of the async output checks on CPU for a backend that lists CPU among
+#: its devices (for its types) beside an accelerator its async output is written for.
+STEP_NOT_BUILT_ON_DEVICE = "step-not-built-on-device"
+
+
+def _cpu_not_applicable(backend: Backend) -> devices.DeviceSkip | None:
+    """Why the async output is not judged on CPU, or None where it is.
+
+    vLLM's runners hand an async output its step (a copy stream, a main stream, an
+    event) on an accelerator; a plugin's async output is written for that runtime
+    (``torch.npu``) and is never built on CPU.  So where ``devices`` lists CPU beside an
+    accelerator and ``producer_devices`` does not say that the async output runs on CPU
+    too, the checks there are not applicable: judged on CPU, a correct producer would
+    fail on the step's missing streams."""
+    accelerators = [kind for kind in backend.devices if kind != "cpu"]
+    if backend.producer_devices is not None or not accelerators:
+        return None
+    return devices.DeviceSkip(
+        STEP_NOT_BUILT_ON_DEVICE,
+        "not applicable on cpu: the backend's runner builds its async output's step "
+        f"(copy stream, main stream, event) on {', '.join(accelerators)}, not on cpu "
+        '(devices= lists cpu for the types); declare producer_devices=("cpu", ...) '
+        "to have it judged on cpu too",
+    )
+
+
 def producer_devices(backend: Backend) -> list[ProducerDevice]:
     """The devices the backend's async output is judged on here, in declaration order."""
     found: list[ProducerDevice] = []
     simulated = False
     for kind in backend.async_output_devices:
-        if kind == "cpu" or devices.is_present(kind):
+        if kind == "cpu" and (skip := _cpu_not_applicable(backend)) is not None:
+            found.append(ProducerDevice(kind, skip))
+        elif kind == "cpu" or devices.is_present(kind):
             found.append(ProducerDevice(kind))
         elif not simulated:
             found.append(ProducerDevice(kind + SIMULATED))
@@ -68,10 +96,11 @@ class StepDevice:
     kind: str
     simulated: SimulatedRuntime | None = None
 
-    def tensor(self, host: torch.Tensor) -> torch.Tensor:
-        """``host``'s values on this device, the copy finished."""
+    def tensor(self, host: torch.Tensor, label: str | None = None) -> torch.Tensor:
+        """``host``'s values on this device, the copy finished; ``label`` names it in the
+        simulated runtime's race reports (the step's field)."""
         if self.simulated is not None:
-            return self.simulated.device_tensor(host)
+            return self.simulated.device_tensor(host, label)
         if self.kind == "cpu":
             return host.clone()
         return devices.to_device(self.kind, host)
@@ -79,7 +108,9 @@ class StepDevice:
     def stream(self) -> Any:
         """A copy stream of this device's runtime (None on CPU and runtimes without streams)."""
         if self.simulated is not None:
-            return self.simulated.Stream()
+            made = self.simulated.Stream()
+            made.name = "the step's copy stream"
+            return made
         stream = getattr(devices.device_module(self.kind), "Stream", None)
         return stream() if stream is not None and self.kind not in ("cpu", "mps") else None
 

@@ -17,8 +17,16 @@ race visible without hardware:
   them only once it *waited* for that point (an event recorded after the copy, the
   stream, the runtime).  So a read before the wait it belongs to sees the sentinels on
   every run, and is named (:meth:`SimulatedRuntime.early_reads`,
-  :meth:`SimulatedRuntime.copies_not_arrived`).  Any other use of the tensor is a
-  blocking read: it waits for the whole runtime first, as real hardware does.
+  :meth:`SimulatedRuntime.copies_not_arrived`).
+* A producer's own device work on these tensors (elementwise ops, reductions, ``cat``,
+  ``to(dtype)``, indexing into a new tensor, in-place writes) is queued on the current
+  stream, as on hardware: its result is a device tensor whose values are there once that
+  stream got to it.  Only host reads (``tolist``, ``item``, ``.cpu()``, ``numpy()``,
+  printing, ``bool()``, a shape that depends on the values) wait, for the whole
+  runtime.  A copy or kernel queued on a stream ordered after none of the work still
+  computing its input (no ``wait_stream``/``wait_event`` covering it, no host wait) is
+  named when queued (:meth:`SimulatedRuntime.unordered_reads`) and reads none of that
+  work's values, however fast the threads ran: on hardware it would read them unfinished.
 * :func:`installed` puts the runtime in place of ``torch.<device>`` (and ``torch.Event``
   / ``torch.Stream``) for a with-block, so that unchanged producer code drives it.
 
@@ -29,15 +37,20 @@ torch cannot name the type), so producers take their device path.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
 import queue
+import sys
 import threading
 import types
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -100,7 +113,16 @@ class SimulatedStream:
         self._seq = 0
         self._clock: dict[SimulatedStream, int] = {}
         self._in_flight: list[tuple[int, HostCopy]] = []
+        #: What race reports call it; the checks name the streams of their steps.
+        self.name: str | None = None if self._runtime._streams else "the default stream"
+        self._site = _caller_site()
         self._runtime._register(self)
+
+    def describe(self) -> str:
+        """``the default stream``, ``the stream made at worker.py:57``: for race reports."""
+        if self.name is not None:
+            return self.name
+        return f"the stream made at {self._site}" if self._site else "a stream"
 
     def _coverage(self) -> dict[SimulatedStream, int]:
         """What a host wait for the work queued here so far covers, on every stream."""
@@ -123,6 +145,10 @@ class SimulatedStream:
 
     def _submit(self, work: Callable[[], object]) -> threading.Event:
         """Queue ``work``; the returned flag is set once it (and all before it) ran."""
+        return self._enqueue(work)[0]
+
+    def _enqueue(self, work: Callable[[], object]) -> tuple[threading.Event, int]:
+        """:meth:`_submit`, also giving the job's number on this stream."""
         runtime = self._runtime
         done = threading.Event()
         if runtime.inline:
@@ -139,9 +165,12 @@ class SimulatedStream:
             self._queue.put((work, done))
             self._last = done
             self._seq += 1
-        return done
+            seq = self._seq
+        return done, seq
 
-    def _run_inline(self, work: Callable[[], object], done: threading.Event) -> threading.Event:
+    def _run_inline(
+        self, work: Callable[[], object], done: threading.Event
+    ) -> tuple[threading.Event, int]:
         """Run ``work`` now, on the caller's thread, after the work queued before it."""
         runtime = self._runtime
         with self._lock:
@@ -150,6 +179,7 @@ class SimulatedStream:
             before = self._last
             self._last = done
             self._seq += 1
+            seq = self._seq
         if before is not None:
             before.wait()
         try:
@@ -158,7 +188,7 @@ class SimulatedStream:
             runtime._record_error(error)
         finally:
             done.set()
-        return done
+        return done, seq
 
     def _submit_copy(self, copy: HostCopy) -> None:
         """Queue ``copy``: the stream reads the device values in its order; the host sees
@@ -166,6 +196,7 @@ class SimulatedStream:
         with self._lock:
             seq = self._seq + 1
             self._in_flight.append((seq, copy))
+        copy.stream, copy.seq = self, seq
         self._submit(copy.stage_view if self._runtime.inline else copy.stage)
 
     def _work(self) -> None:
@@ -289,6 +320,15 @@ class SimulatedRuntime:
         self._streams: list[SimulatedStream] = []
         self._errors: list[BaseException] = []
         self._early_reads: list[str] = []  # labels, once each
+        self._early_read_details: dict[str, str] = {}  # label: where it was read, copied
+        # Device work not known done: per device memory (its storage's address), the
+        # writes queued into it (:class:`_Write`), so that a read on a stream ordered
+        # after none of them is seen when it is queued, whatever the threads' timing.
+        self._writes: dict[int, list[_Write]] = {}
+        # What the host waited for, per stream (job numbers): work it covers is done.
+        self._host_known: dict[SimulatedStream, int] = {}
+        # Reads of unfinished values: (reading stream, by what, writing stream): names.
+        self._unordered: dict[tuple[str, str, str], list[str]] = {}
         self._local = threading.local()  # the current stream is per host thread, as in torch
         # Classes bound to this runtime, so that torch.<device>.Stream() needs no argument.
         self.Stream = type("Stream", (SimulatedStream,), {"_runtime": self})
@@ -375,6 +415,7 @@ class SimulatedRuntime:
         data = initial.detach().clone()
         with torch._C.DisableTorchFunctionSubclass():
             data = data.as_subclass(torch.Tensor)  # a simulated initial becomes plain data
+        self._forget_writes(data)
         return _wrap_tensor(data, self, label)
 
     def write_later(
@@ -393,7 +434,9 @@ class SimulatedRuntime:
             if not self._closed.wait(delay_s):  # close() cuts the sleep short
                 device_data.copy_(payload)
 
-        self.current_stream()._submit(kernel)
+        stream = self.current_stream()
+        _, seq = stream._enqueue(kernel)
+        self._note_write(device_data, _Write(stream, seq, fresh=False, site=None))
 
     def idle(self) -> bool:
         """True when every stream's queued work is done."""
@@ -426,13 +469,105 @@ class SimulatedRuntime:
                 return
 
     def _land(self, coverage: dict[SimulatedStream, int]) -> None:
+        with self._lock:
+            for stream, seq in coverage.items():
+                if seq > self._host_known.get(stream, 0):
+                    self._host_known[stream] = seq
         for stream, seq in coverage.items():
             stream._land(seq)
 
-    def _note_early_read(self, copy: HostCopy) -> None:
+    def _note_early_read(self, copy: HostCopy, read: Any = None) -> None:
+        with self._lock:
+            known = copy.label in self._early_reads
+        if known:
+            return
+        # Looked up outside the lock: the producer's frames, for its own names.
+        own = _producer_name(read) if read is not None else None
+        detail = copy.describe_early_read(_caller_site(), own, _covering_event(copy))
         with self._lock:
             if copy.label not in self._early_reads:
                 self._early_reads.append(copy.label)
+                self._early_read_details[copy.label] = detail
+
+    def early_read_details(self) -> list[str]:
+        """:meth:`early_reads`, each saying where the producer read it, where its copy
+        started and what it should have waited for."""
+        with self._lock:
+            return [self._early_read_details[label] for label in self._early_reads]
+
+    # Device work queued and not known done: who reads it before it ran.
+
+    def _note_write(self, data: torch.Tensor, write: _Write) -> None:
+        """``write`` (a kernel queued on a stream) writes ``data``'s memory; ``fresh``
+        writes make that memory, so the writes queued before into it are history."""
+        key = _storage_key(data)
+        if key is None:
+            return
+        with self._lock:
+            if write.fresh:
+                self._writes[key] = [write]
+            else:
+                self._writes.setdefault(key, []).append(write)
+
+    def _forget_writes(self, data: torch.Tensor) -> None:
+        """``data``'s memory holds finished values (made on the host, as factories are)."""
+        key = _storage_key(data)
+        if key is not None:
+            with self._lock:
+                self._writes.pop(key, None)
+
+    def _unfinished_writes(self, data: torch.Tensor, stream: SimulatedStream) -> list[_Write]:
+        """The writes into ``data``'s memory that work queued on ``stream`` now is not
+        ordered after: neither queued on it, nor waited for by it, nor by the host."""
+        key = _storage_key(data)
+        if key is None:
+            return []
+        clock = stream._coverage()
+        with self._lock:
+            writes = self._writes.get(key, [])
+            known = dict(self._host_known)
+            pending = [w for w in writes if known.get(w.stream, 0) < w.seq]
+            if pending:
+                self._writes[key] = pending
+            else:
+                self._writes.pop(key, None)
+        return [w for w in pending if w.stream is not stream and clock.get(w.stream, 0) < w.seq]
+
+    def _check_read(
+        self, data: torch.Tensor, label: str, stream: SimulatedStream, what: str
+    ) -> bool:
+        """Note a read of ``data`` (``label``) by ``what`` queued on ``stream`` that is
+        ordered after none of the work still computing it; True when that work made its
+        memory (so the values read are none of that work's: the read gets zeros)."""
+        unfinished = self._unfinished_writes(data, stream)
+        if not unfinished:
+            return False
+        write = unfinished[-1]
+        name = label
+        if write.site:
+            at = f"at {write.site}"
+            name = f"{label[:-1]} {at})" if label.endswith(")") else f"{label} (computed {at})"
+        key = (stream.describe(), what, write.stream.describe())
+        with self._lock:
+            names = self._unordered.setdefault(key, [])
+            if name not in names:
+                names.append(name)
+        return any(w.fresh for w in unfinished)
+
+    def unordered_reads(self) -> list[str]:
+        """One line per stream that read device values (by copies or kernels) it was
+        ordered after none of the work computing: on hardware such a read finds unfinished
+        values, however fast that work was here.  Each names the values, the work and
+        the stream to wait for."""
+        with self._lock:
+            found = {key: list(names) for key, names in self._unordered.items()}
+        return [
+            f"{', '.join(names)} read by {what} on {reader} before the work computing "
+            f"{'them' if len(names) > 1 else 'it'} on {writer} was done ({reader} waited "
+            f"for none of it): make {reader} wait for {writer} first (wait_stream, or "
+            "wait_event on an event recorded after that work)"
+            for (reader, what, writer), names in found.items()
+        ]
 
     def early_reads(self) -> list[str]:
         """One line per host copy read before the wait it belongs to, in the order read.
@@ -541,6 +676,8 @@ class SimulatedDeviceTensor(torch.Tensor):
 
     _runtime: SimulatedRuntime
     _label: str | None = None
+    #: Made by the producer's device work (not by the runner's step).
+    _computed: bool = False
 
     @classmethod
     def __torch_function__(
@@ -575,8 +712,6 @@ class SimulatedDeviceTensor(torch.Tensor):
         if not runtimes:  # a simulated tensor where we don't look: nothing to wait for
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
-        for runtime in runtimes:
-            runtime.synchronize()  # a blocking read waits for the device, as on hardware
         host_read = func in _HOST_READS or (to_device is not None and to_device.type == "cpu")
         # `.to("<simulated type>")`: already there; keep only the rest of the conversion.
         if (
@@ -587,6 +722,13 @@ class SimulatedDeviceTensor(torch.Tensor):
         ):
             kwargs = {k: v for k, v in kwargs.items() if k != "device"}
             args = (args[0], *(a for a in args[1:] if not _names_device(a)))
+        if not host_read:
+            # Device work: queued on the current stream, as on hardware.
+            queued = _queue_device_work(runtimes[0], func, args, kwargs)
+            if queued is not _NOT_QUEUED:
+                return queued
+        for runtime in runtimes:
+            runtime.synchronize()  # a blocking read waits for the device, as on hardware
         # Host reads get a snapshot, so their result never aliases device memory.
         originals: dict[int, torch.Tensor] = {}
         plain_args, plain_kwargs = _unwrap((args, kwargs), originals, snapshot=host_read)
@@ -599,6 +741,238 @@ class SimulatedDeviceTensor(torch.Tensor):
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Pickled as its values: the runtime it belongs to does not travel.
         return _plain(self).clone().__reduce_ex__(protocol)
+
+
+_NOT_QUEUED = object()
+
+#: Calls that read no device values and whose result aliases the tensor (or is no tensor
+#: data at all): they run at once, wait for nothing and queue nothing.
+_NO_READ: frozenset[Any] = frozenset(
+    {
+        torch.Tensor.__hash__,
+        torch.Tensor.data_ptr,
+        torch.Tensor.untyped_storage,
+        torch.Tensor.storage_offset,
+        torch.Tensor.is_floating_point,
+        torch.Tensor.is_complex,
+        torch.Tensor.detach,
+        torch.Tensor.requires_grad_,
+        torch.Tensor.retain_grad,
+    }
+)
+#: In-place operators whose name does not end in ``_``.
+_IN_PLACE_DUNDERS = frozenset(
+    f"__i{name}__"
+    for name in (
+        *("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow"),
+        *("lshift", "rshift", "and", "or", "xor"),
+    )
+) | {"__setitem__"}
+
+
+def _queue_device_work(
+    runtime: SimulatedRuntime, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``func`` on device tensors as hardware runs it: a view at once (it reads no
+    values), anything else as a kernel queued on the current stream, its result a device
+    tensor whose values are there once that kernel ran.  ``_NOT_QUEUED`` where hardware
+    would wait on the host too: a result that is host data (``bool()``, ``repr``,
+    ``torch.equal``), one whose shape depends on the values (boolean indexing,
+    ``nonzero``), a host tensor written from the device; and where the arguments are
+    wrong (the blocking path raises torch's own error, at the producer's line)."""
+    if func in _NO_READ:
+        return _run_now(runtime, func, args, kwargs)
+    if func is torch.Tensor.__iter__:
+        # Iterating a device tensor gives its rows, device tensors still (views).
+        return iter(_run_now(runtime, torch.Tensor.unbind, (args[0],), {}))
+    targets = _in_place_targets(func, args, kwargs)
+    if targets is None or _depends_on_values(func, args):
+        return _NOT_QUEUED
+    # The result's shape, dtype and aliasing, from a rehearsal on zeros of the same
+    # layouts (meta tensors would say it too, but their first use costs a second of
+    # imports): no device value is read.
+    dummies: dict[int, Any] = {}
+    try:
+        with torch._C.DisableTorchFunctionSubclass():
+            dummy_args, dummy_kwargs = _as_dummies((args, kwargs), dummies)
+            shaped = func(*dummy_args, **dummy_kwargs)
+    except Exception:  # wrong arguments: the blocking path raises torch's own error
+        return _NOT_QUEUED
+    leaves = _leaves(shaped)
+    if any(leaf is not None and not isinstance(leaf, torch.Tensor) for leaf in leaves):
+        return _NOT_QUEUED  # host data: a host read
+    if not targets:
+        if id(shaped) in dummies:  # `.to(its own dtype)`, `.contiguous()`: itself
+            return dummies[id(shaped)][0]
+        if any(_aliases_any(leaf, dummies) for leaf in leaves):
+            return _run_now(runtime, func, args, kwargs)  # a view: it reads no values
+    stream = runtime.current_stream()
+    site = _caller_site()
+    name = getattr(func, "__name__", "device work")
+    label = _label_in((args, kwargs)) or "a device tensor"
+    target_ids = {id(t) for t in targets}
+    zeroed: set[int] = set()
+    for tensor in _tensors_in((args, kwargs)):
+        if isinstance(tensor, SimulatedDeviceTensor):
+            data = _plain(tensor)
+            read_by = f"{name} queued at {site}" if site else name
+            tensor_label = _display_name(tensor, tensor._label or label)
+            unfinished = runtime._check_read(data, tensor_label, stream, read_by)
+            if unfinished and id(tensor) not in target_ids:
+                zeroed.add(id(tensor))
+    kernel_args, kernel_kwargs = _kernel_inputs((args, kwargs), zeroed)
+    if targets:
+        outputs: list[torch.Tensor] = []
+    else:
+        outputs = [_fresh_like(leaf) for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+    def kernel() -> None:
+        with torch._C.DisableTorchFunctionSubclass():
+            result = func(*kernel_args, **kernel_kwargs)
+            made = [leaf for leaf in _leaves(result) if isinstance(leaf, torch.Tensor)]
+            for output, value in zip(outputs, made, strict=True):
+                output.copy_(value)
+
+    _, seq = stream._enqueue(kernel)
+    for target in targets:
+        runtime._note_write(_plain(target), _Write(stream, seq, fresh=False, site=site))
+    for output in outputs:
+        runtime._note_write(output, _Write(stream, seq, fresh=True, site=site))
+    if targets:
+        if shaped is None:
+            return None
+        if id(shaped) in dummies:
+            return dummies[id(shaped)][0]
+        return targets[0]
+    made = iter(outputs)
+    return _rebuild(shaped, lambda _: _computed(_wrap_tensor(next(made), runtime, label)))
+
+
+def _computed(tensor: SimulatedDeviceTensor) -> SimulatedDeviceTensor:
+    tensor._computed = True
+    return tensor
+
+
+def _run_now(
+    runtime: SimulatedRuntime, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``func`` on the device tensors' memory, now: for calls that read no values."""
+    originals: dict[int, torch.Tensor] = {}
+    plain_args, plain_kwargs = _unwrap((args, kwargs), originals, snapshot=False)
+    with torch._C.DisableTorchFunctionSubclass():
+        result = func(*plain_args, **plain_kwargs)
+    return _rewrap(result, originals, runtime, _label_in((args, kwargs)))
+
+
+def _in_place_targets(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[torch.Tensor] | None:
+    """The tensors ``func`` writes into (``out=``, ``x.add_()``, ``x[i] = v``); None where
+    one is a host tensor (written from the device, that is a host read)."""
+    name = getattr(func, "__name__", "")
+    targets = _tensors_in(kwargs.get("out"))
+    in_place = name in _IN_PLACE_DUNDERS or (name.endswith("_") and not name.startswith("_"))
+    if in_place and args and isinstance(args[0], torch.Tensor):
+        targets.append(args[0])
+    if any(not isinstance(t, SimulatedDeviceTensor) for t in targets):
+        return None
+    return targets
+
+
+#: Calls whose result's shape depends on the values (hardware waits for them too).
+_DATA_DEPENDENT: frozenset[Any] = frozenset(
+    {
+        torch.nonzero,
+        torch.Tensor.nonzero,
+        torch.argwhere,
+        torch.Tensor.argwhere,
+        torch.masked_select,
+        torch.Tensor.masked_select,
+        torch.unique,
+        torch.Tensor.unique,
+        torch.unique_consecutive,
+        torch.Tensor.unique_consecutive,
+        torch.repeat_interleave,
+        torch.Tensor.repeat_interleave,
+        torch.bincount,
+        torch.Tensor.bincount,
+    }
+)
+
+
+def _depends_on_values(func: Any, args: tuple[Any, ...]) -> bool:
+    """Whether ``func``'s result has a shape only the values say: boolean indexing too."""
+    if func in _DATA_DEPENDENT or (func is torch.where and len(args) == 1):
+        return True
+    if func in (torch.Tensor.__getitem__, torch.Tensor.__setitem__):
+        index = args[1] if len(args) > 1 else None
+        return any(t.dtype in (torch.bool, torch.uint8) for t in _tensors_in(index))
+    return False
+
+
+def _as_dummies(tree: Any, dummies: dict[int, Any]) -> Any:
+    """``tree`` with every tensor zeros of its shape, dtype and strides, on the host."""
+    if isinstance(tree, torch.Tensor):
+        size, stride = tree.size(), tree.stride()
+        extent = 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+        extent = extent if all(size) else 0
+        dummy = torch.zeros(extent, dtype=tree.dtype).as_strided(size, stride)
+        dummies[id(dummy)] = (tree, dummy)  # kept alive, so that its id stays its own
+        return dummy
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_as_dummies(item, dummies) for item in tree)
+    if isinstance(tree, dict):
+        return {key: _as_dummies(item, dummies) for key, item in tree.items()}
+    return tree
+
+
+def _aliases_any(leaf: Any, dummies: dict[int, Any]) -> bool:
+    if not isinstance(leaf, torch.Tensor):
+        return False
+    key = _storage_key(leaf)
+    return key is not None and any(_storage_key(d) == key for _, d in dummies.values())
+
+
+def _kernel_inputs(tree: Any, zeroed: set[int]) -> Any:
+    """What a kernel reads: device memory by reference (read when it runs; zeros for a
+    tensor whose computing work this stream never waited for), host tensors as they are
+    now (fixed at launch, as a kernel's host inputs are)."""
+    if isinstance(tree, SimulatedDeviceTensor):
+        data = _plain(tree)
+        if id(tree) in zeroed:
+            with torch._C.DisableTorchFunctionSubclass():
+                return torch.zeros_like(data)
+        return data
+    if isinstance(tree, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return _plain(tree).clone()
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_kernel_inputs(item, zeroed) for item in tree)
+    if isinstance(tree, dict):
+        return {key: _kernel_inputs(item, zeroed) for key, item in tree.items()}
+    return tree
+
+
+def _leaves(result: Any) -> list[Any]:
+    if isinstance(result, (list, tuple)):
+        return [leaf for item in result for leaf in _leaves(item)]
+    return [result]
+
+
+def _rebuild(result: Any, make: Callable[[torch.Tensor], Any]) -> Any:
+    if isinstance(result, torch.Tensor):
+        return make(result)
+    if isinstance(result, (list, tuple)):
+        # torch.return_types are built from one sequence, like list and tuple.
+        return type(result)(_rebuild(item, make) for item in result)
+    return result
+
+
+def _fresh_like(meta: torch.Tensor) -> torch.Tensor:
+    """Host memory for a kernel's result of ``meta``'s shape: zeros until the kernel ran."""
+    if 0 in meta.stride() and meta.numel() > 1:
+        return torch.zeros(meta.size(), dtype=meta.dtype)
+    return torch.empty_strided(meta.size(), meta.stride(), dtype=meta.dtype).zero_()
 
 
 class _DeviceFactories(TorchFunctionMode):
@@ -645,6 +1019,7 @@ class _DeviceFactories(TorchFunctionMode):
 
     def _wrapped(self, made: Any) -> Any:
         if isinstance(made, torch.Tensor) and not isinstance(made, SimulatedDeviceTensor):
+            self._runtime._forget_writes(_plain(made))
             return _wrap_tensor(_plain(made), self._runtime)
         return made
 
@@ -675,6 +1050,113 @@ def _label_in(tree: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Write:
+    """A kernel queued on ``stream`` (its job ``seq``) that writes a device memory;
+    ``fresh``: the one that made it (a result of the producer's device work)."""
+
+    stream: SimulatedStream
+    seq: int
+    fresh: bool
+    site: str | None
+
+
+def _storage_key(data: torch.Tensor) -> int | None:
+    """The address of ``data``'s memory (None where it has none to read)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        try:
+            storage = data.untyped_storage()
+            return int(storage.data_ptr()) if storage.nbytes() else None
+        except (RuntimeError, NotImplementedError):
+            return None
+
+
+_SKIPPED_FILES = frozenset(
+    os.path.abspath(f) for f in (__file__, contextlib.__file__, threading.__file__) if f
+)
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
+def _caller_site() -> str | None:
+    """``path:line`` of the innermost frame outside this module, torch and the standard
+    library's context managers: the producer's line that queued the work or read."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if name not in _SKIPPED_FILES and not name.startswith(_TORCH_DIR):
+            return f"{_short_path(frame.f_code.co_filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _producer_name(tensor: Any) -> str | None:
+    """What the producer calls ``tensor`` where it copies or reads it: an attribute of its
+    object (``AsyncOutput.num_sampled_tokens``), looked up in the few frames around the
+    call (a helper's parameter names nothing: ``x`` of ``async_copy_to_np(x)``)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    looked = 0
+    while frame is not None and looked < 4:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if name in _SKIPPED_FILES or name.startswith(_TORCH_DIR):
+            frame = frame.f_back
+            continue
+        looked += 1
+        owner = frame.f_locals.get("self")
+        attributes = getattr(owner, "__dict__", None)
+        if isinstance(attributes, dict):
+            for attribute, value in attributes.items():
+                if value is tensor:
+                    return f"{type(owner).__name__}.{attribute}"
+        frame = frame.f_back
+    return None
+
+
+def _covering_event(copy: HostCopy) -> str | None:
+    """The producer's name for an event recorded after ``copy`` on its stream (what its
+    read should have waited for), found among the attributes of the objects in the
+    frames around the read."""
+    frame: types.FrameType | None = sys._getframe(1)
+    looked = 0
+    while frame is not None and looked < 4:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if name in _SKIPPED_FILES or name.startswith(_TORCH_DIR):
+            frame = frame.f_back
+            continue
+        looked += 1
+        owner = frame.f_locals.get("self")
+        attributes = getattr(owner, "__dict__", None)
+        if isinstance(attributes, dict) and copy.stream is not None:
+            for attribute, value in attributes.items():
+                event = getattr(value, "_event", value)  # a wrapper of an event: the event
+                covers = getattr(event, "_covers", None)
+                if isinstance(covers, dict) and covers.get(copy.stream, 0) >= copy.seq:
+                    return f"{type(owner).__name__}.{attribute}"
+        frame = frame.f_back
+    return None
+
+
+def _display_name(tensor: torch.Tensor, label: str) -> str:
+    """``label`` with the producer's own name for ``tensor`` where it differs."""
+    own = _producer_name(tensor)
+    computed = isinstance(tensor, SimulatedDeviceTensor) and tensor._computed
+    if own is None or own == label or own.endswith(f".{label}"):
+        return f"a tensor computed from {label}" if computed else label
+    return f"{own} ({'computed from ' if computed else ''}{label})"
+
+
+def _short_path(path: str) -> str:
+    """``path`` as its import path's folder names it (``my_plugin/worker.py``), else as
+    it is."""
+    absolute = os.path.abspath(path)
+    roots = sorted(
+        (os.path.abspath(p) + os.sep for p in sys.path if p and os.path.isdir(p)), key=len
+    )
+    for root in reversed(roots):
+        if absolute.startswith(root):
+            return absolute[len(root) :]
+    return path
+
+
 class HostCopy:
     """One non-blocking device-to-host copy: queued on a stream, visible to the host late.
 
@@ -686,23 +1168,54 @@ class HostCopy:
     sentinels, on every run, and is named by the copy's label.
     """
 
-    def __init__(self, label: str, host: torch.Tensor, source: torch.Tensor) -> None:
+    def __init__(
+        self, label: str, host: torch.Tensor, source: torch.Tensor, unfinished: bool = False
+    ) -> None:
         self.label = label
         self.host = host  # plain, the destination's memory
         self._source = source  # plain, the device tensor's memory
         self._staged: torch.Tensor | None = None
         self.landed = False
+        #: The source's memory is made by work this copy's stream is not ordered after:
+        #: the copy reads none of its values (zeros), however fast that work ran here.
+        self.unfinished = unfinished
+        #: The producer's line that started the copy, and the stream it is queued on.
+        self.site = _caller_site()
+        self.stream: SimulatedStream | None = None
+        #: The label with the producer's own name for the source, for race reports.
+        self.shown = label
+        self.seq = 0  # its job number on its stream, once queued
+
+    def describe_early_read(
+        self, read_site: str | None, own: str | None = None, event: str | None = None
+    ) -> str:
+        """The early read of this copy, for a race report: what (``own``: the producer's
+        name for the host copy), where, and what to wait for (``event``: the producer's
+        name for an event recorded after the copy)."""
+        shown = f"{own}, the host copy of {self.shown}," if own else self.shown
+        at = f" at {read_site}" if read_site else ""
+        started = f" (its copy started at {self.site}" if self.site else " (its copy started"
+        on = f" on {self.stream.describe()})" if self.stream is not None else ")"
+        wait = (
+            f"{event}.synchronize() (recorded after the copy)"
+            if event
+            else "an event recorded after the copy on that stream, or that stream"
+        )
+        return f"{shown} read{at} before its copy arrived{started}{on}; wait first for {wait}"
 
     def stage(self) -> None:
         """Run on the stream: read the device values as they are at this point of its order."""
         with torch._C.DisableTorchFunctionSubclass():
+            if self.unfinished:
+                self._staged = torch.zeros_like(self._source, dtype=self.host.dtype)
+                return
             self._staged = self._source.to(dtype=self.host.dtype, copy=True)
 
     def stage_view(self) -> None:
         """:meth:`stage` for a runtime whose copies run inline: the device values as they
         are when the copy lands (no buffer the host would not have, where the dtypes
         match), which is the same values wherever nothing writes the source in between."""
-        if self._source.dtype != self.host.dtype:
+        if self._source.dtype != self.host.dtype or self.unfinished:
             self.stage()
             return
         self._staged = self._source
@@ -764,7 +1277,14 @@ class InFlightHostTensor(torch.Tensor):
             return result
         if func in _SHARES_MEMORY:
             # The array aliases the buffer: read after the wait it is right, as on hardware
-            # (read before, it holds the sentinels, and the values compared show it).
+            # (read before, it holds the sentinels, and the read is noted by the array).
+            source = args[0]
+            if (
+                func is torch.Tensor.numpy
+                and isinstance(source, InFlightHostTensor)
+                and not source._copy.landed
+            ):
+                return _in_flight_array(result, source._copy, source._runtime)
             return result
         pending = [t for t in _tensors_in((args, kwargs)) if isinstance(t, InFlightHostTensor)]
         pending = [t for t in pending if not t._copy.landed]
@@ -781,11 +1301,122 @@ class InFlightHostTensor(torch.Tensor):
                 views = [_in_flight(part, first._copy, first._runtime) for part in parts]
                 return iter(views) if func is torch.Tensor.__iter__ else type(result)(views)
         for tensor in pending:
-            tensor._runtime._note_early_read(tensor._copy)
+            tensor._runtime._note_early_read(tensor._copy, tensor)
         return _plain_result(result)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return _plain(self).clone().__reduce_ex__(protocol)
+
+
+class InFlightArray(np.ndarray):
+    """``.numpy()`` of a host copy not yet arrived: the buffer's memory, as on hardware.
+
+    Taking it, or a view of it (a row, a slice), reads nothing; reading its values
+    (``tolist()``, an element, arithmetic, a numpy function, a copy) before the copy
+    arrived is noted as an early read of the copy, named by the producer's attribute.
+    What a read computes is a plain array."""
+
+    _copy: HostCopy | None
+    _runtime: SimulatedRuntime | None
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._copy = getattr(obj, "_copy", None)
+        self._runtime = getattr(obj, "_runtime", None)
+
+    def _note_read(self) -> None:
+        copy, runtime = self._copy, self._runtime
+        if copy is not None and runtime is not None and not copy.landed:
+            runtime._note_early_read(copy, self)
+
+    def _plain(self) -> np.ndarray:
+        return self.view(np.ndarray)
+
+    def tolist(self) -> Any:
+        self._note_read()
+        return self._plain().tolist()
+
+    def item(self, *args: Any) -> Any:
+        self._note_read()
+        return self._plain().item(*args)
+
+    def copy(self, order: Any = "C") -> np.ndarray:
+        self._note_read()
+        return self._plain().copy(order)
+
+    def astype(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        self._note_read()
+        return self._plain().astype(*args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        found = self._plain()[key]
+        if isinstance(found, np.ndarray) and np.may_share_memory(found, self._plain()):
+            return found.view(InFlightArray) if self._copy is not None else found
+        self._note_read()  # an element, or a gather: values read
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.ndim > 1:
+            return (self[i] for i in range(len(self)))
+        self._note_read()
+        return iter(self._plain())
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        _note_arrays_read((inputs, kwargs))
+        return getattr(ufunc, method)(*_plain_arrays(inputs), **_plain_arrays(kwargs))
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        _note_arrays_read((args, kwargs))
+        return func(*_plain_arrays(args), **_plain_arrays(kwargs))
+
+    def __reduce__(self) -> Any:
+        return self._plain().copy().__reduce__()
+
+    def __int__(self) -> int:
+        self._note_read()
+        return int(self._plain())
+
+    def __float__(self) -> float:
+        self._note_read()
+        return float(self._plain())
+
+    def __index__(self) -> int:
+        self._note_read()
+        return self._plain().__index__()
+
+    def __bool__(self) -> bool:
+        self._note_read()
+        return bool(self._plain())
+
+
+def _in_flight_array(array: Any, copy: HostCopy, runtime: SimulatedRuntime) -> Any:
+    if not isinstance(array, np.ndarray):
+        return array
+    found = array.view(InFlightArray)
+    found._copy, found._runtime = copy, runtime
+    return found
+
+
+def _note_arrays_read(tree: Any) -> None:
+    if isinstance(tree, InFlightArray):
+        tree._note_read()
+    elif isinstance(tree, (list, tuple)):
+        for item in tree:
+            _note_arrays_read(item)
+    elif isinstance(tree, dict):
+        for item in tree.values():
+            _note_arrays_read(item)
+
+
+def _plain_arrays(tree: Any) -> Any:
+    if isinstance(tree, InFlightArray):
+        return tree.view(np.ndarray)
+    if isinstance(tree, list):
+        return [_plain_arrays(item) for item in tree]
+    if isinstance(tree, tuple):
+        return tuple(_plain_arrays(item) for item in tree)
+    if isinstance(tree, dict):
+        return {key: _plain_arrays(item) for key, item in tree.items()}
+    return tree
 
 
 def _in_flight(data: torch.Tensor, copy: HostCopy, runtime: SimulatedRuntime) -> torch.Tensor:
@@ -879,8 +1510,12 @@ def _nonblocking_to_host(source: SimulatedDeviceTensor, dtype: torch.dtype | Non
     with torch._C.DisableTorchFunctionSubclass():
         host = torch.empty_like(device_data, dtype=dtype or device_data.dtype, device="cpu")
     sentinel_fill(host, label)
-    copy = HostCopy(label, host, device_data)
-    runtime.current_stream()._submit_copy(copy)
+    stream = runtime.current_stream()
+    shown = _display_name(source, label)
+    unfinished = runtime._check_read(device_data, shown, stream, "copies to the host")
+    copy = HostCopy(label, host, device_data, unfinished)
+    copy.shown = shown
+    stream._submit_copy(copy)
     return _in_flight(host, copy, runtime)
 
 
@@ -906,7 +1541,13 @@ def _nonblocking_copy_into_host(
     sentinel_fill(plain_host, label)
     with torch._C.DisableTorchFunctionSubclass():
         expanded = device_data.expand(plain_host.shape)
-    source._runtime.current_stream()._submit_copy(HostCopy(label, plain_host, expanded))
+    runtime = source._runtime
+    stream = runtime.current_stream()
+    shown = _display_name(source, label)
+    unfinished = runtime._check_read(device_data, shown, stream, "copies to the host")
+    copy = HostCopy(label, plain_host, expanded, unfinished)
+    copy.shown = shown
+    stream._submit_copy(copy)
     return host
 
 

@@ -268,9 +268,14 @@ def _mrv2_logprobs(
     return attempt(
         "LogprobsTensors(<Model Runner V2's step logprobs on the device>)",
         backend.module.LogprobsTensors,
-        *(device.tensor(t) for t in tensors),
+        *_logprobs_on(device, tensors),
         *extra,
     )
+
+
+def _logprobs_on(device: StepDevice, tensors: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    names = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
+    return [device.tensor(t, f"logprobs.{n}") for t, n in zip(tensors, names, strict=True)]
 
 
 def build_step(
@@ -295,15 +300,23 @@ def build_step(
         logprobs = attempt(
             "LogprobsTensors(<step logprobs on the device>)",
             backend.module.LogprobsTensors,
-            *(device.tensor(t) for t in tensors),
+            *_logprobs_on(device, tensors),
         )
-    sampled = sampled_token_ids if sampled_token_ids is not None else device.tensor(case.padded())
+    sampled = (
+        sampled_token_ids
+        if sampled_token_ids is not None
+        else device.tensor(case.padded(), "sampled_token_ids")
+    )
     counts = num_sampled(case)
     # Model Runner V2 hands over what its sampler left past each request's count.
-    left = sampled if sampled_token_ids is not None else device.tensor(left_by_device(case))
+    left = (
+        sampled
+        if sampled_token_ids is not None
+        else device.tensor(left_by_device(case), "sampler_output.sampled_token_ids")
+    )
     width = len(case.rows[0]) if case.rows else 1
     rejected = torch.where(counts > 0, width - counts, torch.zeros_like(counts))
-    device_counts = device.tensor(counts)
+    device_counts = device.tensor(counts, "num_sampled")
     return Step(
         model_runner_output=runner_model_runner_output(
             backend, revision, case, **model_runner_output_fields
@@ -322,7 +335,7 @@ def build_step(
             logprobs_tensors=_mrv2_logprobs(backend, revision, case, device, logprobs_tensors),
             num_nans=num_nans,
             num_sampled=device_counts,
-            num_rejected=device.tensor(rejected),
+            num_rejected=device.tensor(rejected, "sampler_output.num_rejected"),
         ),
         main_stream=device.main_stream(),
         copy_event=device.event(),

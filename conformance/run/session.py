@@ -244,6 +244,7 @@ class ConformanceRun:
             if raised_by is not None:
                 report.user_properties.append((SUITE_ERROR, raised_by))
                 return  # the suite's error: no behaviour of the backend, no xfail
+            _name_the_backends_line(report, call.excinfo.value)
         if report.failed and nodeids.in_checks(item.path):
             _tag_with_behaviour(report, marker_arg(item, "behaviour"))
         if (
@@ -399,6 +400,22 @@ def _tag_with_behaviour(report: pytest.TestReport, behaviour: str | None) -> Non
         # After pytest's "Failed: ", which the report's message drops.
         kind, sep, rest = crash.message.partition("Failed: ")
         crash.message = kind + sep + tag + rest if sep and not kind else tag + crash.message
+
+
+def _name_the_backends_line(report: pytest.TestReport, error: BaseException) -> None:
+    """An exception the backend's own code raised (not through ``attempt``, which says
+    so itself) names the backend's file, line and source line, on the terminal's line
+    and in the report's message."""
+    from conformance.oracle.failing import raised_at
+
+    if isinstance(error, pytest.fail.Exception):
+        return  # a verdict
+    crash = getattr(report.longrepr, "reprcrash", None)
+    at = raised_at(error)
+    name = type(error).__name__
+    if crash is None or not at or at in crash.message or not crash.message.startswith(name):
+        return
+    crash.message = name + at + crash.message[len(name) :]
 
 
 def _failure_message(report: pytest.TestReport) -> str:

@@ -9,11 +9,14 @@ work (its ``copy_stream.wait_stream(main_stream)`` gone).  Import it only with a
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 import vllm
 from racing_streams import EventNeverWaitedFor, StreamThatNeverWaits
 from vllm.v1 import outputs
+from vllm.v1.outputs import AsyncModelRunnerOutput
 from vllm.v1.worker.gpu.async_utils import AsyncOutput
 
 from conformance import Backend, constructed_like_vllm
@@ -51,6 +54,74 @@ class WaitsOnAnIdleStream(AsyncOutput):
     def __init__(self, *args, **kwargs):
         kwargs["main_stream"] = torch.cuda.Stream()
         super().__init__(*args, **kwargs)
+
+
+def _counts_on_the_device(step):
+    """``num_sampled`` computed by the plugin on the device, from the padded ids (its
+    own device work, queued on the current stream): the step's count, by value."""
+    ids = step.sampled_token_ids
+    kept = (ids != -1) & (ids < step.vocab_size)
+    counts = kept.sum(dim=1).to(torch.int32)
+    if step.invalid_req_indices:
+        counts[step.invalid_req_indices] = 0
+    return counts
+
+
+def _fed_its_own_counts(main_stream) -> object:
+    """Model Runner V2's own AsyncOutput, fed by a ``make_async_output`` that computes
+    ``num_sampled`` on the device itself; ``main_stream(step)`` is what it hands over as
+    the stream that work is on."""
+    build = constructed_like_vllm(AsyncOutput)
+
+    def make_async_output(step):
+        counts = _counts_on_the_device(step)
+        sampler = dataclasses.replace(step.sampler_output, num_sampled=counts)
+        return build(
+            dataclasses.replace(
+                step, num_sampled=counts, sampler_output=sampler, main_stream=main_stream(step)
+            )
+        )
+
+    make_async_output.runner = build.runner  # type: ignore[attr-defined]
+    return make_async_output
+
+
+def _one_made(make_async_output, name: str) -> Backend:
+    return Backend(
+        name=name,
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        make_async_output=make_async_output,
+    )
+
+
+def counts_on_an_idle_main_stream() -> Backend:
+    """The issue's plugin: its counts computed on the current stream, a new idle stream
+    handed over as the main stream, so the copies wait for nothing."""
+    return _one_made(
+        _fed_its_own_counts(lambda step: torch.cuda.Stream()), "vllm-mrv2-idle-main-stream"
+    )
+
+
+def counts_on_the_main_stream() -> Backend:
+    """The same plugin handing over the stream its counts are computed on: correct."""
+    return _one_made(
+        _fed_its_own_counts(lambda step: torch.cuda.current_stream()), "vllm-mrv2-own-counts"
+    )
+
+
+def as_the_readme_declares() -> Backend:
+    """vLLM's own AsyncOutput, declared as the README declares a plugin: its types on cpu
+    and the accelerator, no ``producer_devices``."""
+    return Backend(
+        name="vllm-mrv2-readme-declaration",
+        module=outputs,
+        devices=("cpu", "cuda"),
+        spec_revision=vllm.__version__,
+        make_async_output=constructed_like_vllm(AsyncOutput),
+    )
 
 
 def unpads_by_value() -> Backend:
@@ -102,3 +173,51 @@ def pooling_copy() -> Backend:
             AsyncOutputProducer("pooling", pooling, kind="pooling", runner=pooling.runner),
         ),
     )
+
+
+class ReadsCountsBeforeWaiting(AsyncModelRunnerOutput):
+    """A plugin's own async output shaped like Model Runner V2's, its planted bug: get_output()
+    reads ``num_sampled_tokens`` before waiting for the copy event."""
+
+    def __init__(
+        self, model_runner_output, sampler_output, num_sampled_tokens, main_stream, copy_stream
+    ):
+        self.model_runner_output = model_runner_output
+        self.copy_event = torch.cuda.Event()
+        with torch.cuda.stream(copy_stream):
+            copy_stream.wait_stream(main_stream)
+            self.sampled_token_ids = sampler_output.sampled_token_ids.to("cpu", non_blocking=True)
+            self.num_sampled_tokens = num_sampled_tokens.to("cpu", non_blocking=True)
+            self.copy_event.record(copy_stream)
+
+    def get_output(self):
+        counts = self.num_sampled_tokens.tolist()
+        self.copy_event.synchronize()
+        rows = self.sampled_token_ids.tolist()
+        for row, count in zip(rows, counts, strict=True):
+            del row[count:]
+        self.model_runner_output.sampled_token_ids = rows
+        return self.model_runner_output
+
+    def get_kv_connector_output(self):
+        return self.model_runner_output.kv_connector_output
+
+
+def reads_counts_before_waiting() -> Backend:
+    return _one(ReadsCountsBeforeWaiting, "plugin-reads-counts-before-waiting")
+
+
+class ReadsCountArrayBeforeWaiting(AsyncOutput):
+    """Model Runner V2's own class, its planted bug: get_output() reads the counts' numpy
+    array before waiting for the copy event."""
+
+    def get_output(self):
+        counts = self.num_sampled_tokens_np.tolist()
+        output = super().get_output()
+        for token_ids, count in zip(output.sampled_token_ids, counts, strict=True):
+            del token_ids[count:]
+        return output
+
+
+def reads_count_array_before_waiting() -> Backend:
+    return _one(ReadsCountArrayBeforeWaiting, "vllm-mrv2-reads-count-array-before-waiting")

@@ -91,11 +91,24 @@ _UNREAD_BY_THE_WARM_IMPORTS = ("OUTPUTS_", "PYTEST_CURRENT_TEST", "PYTHONPATH", 
 
 def _child_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment with ``env`` over it, the helpers' folder on
-    PYTHONPATH and the outer run's pytest variables gone."""
+    PYTHONPATH and the outer run's pytest variables gone.  A PYTHONPATH of ``env`` comes
+    before this process's, not instead of it: the run judges the suite this process
+    imports (a worktree's, not the one an editable install points at)."""
     environment = {**os.environ, **(env or {})}
     environment["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(HERE), environment.get("PYTHONPATH")])
+        filter(
+            None,
+            [
+                str(HERE),
+                (env or {}).get("PYTHONPATH"),
+                os.environ.get("PYTHONPATH") if env and "PYTHONPATH" in env else None,
+            ],
+        )
     )
+    if not (env and "PYTHONPATH" in env):
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(HERE), os.environ.get("PYTHONPATH")])
+        )
     for variable in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS"):
         environment.pop(variable, None)
     return environment

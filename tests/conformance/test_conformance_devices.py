@@ -31,6 +31,16 @@ def test_a_backend_declaring_npu_runs_and_its_npu_checks_skip_as_not_present(tmp
     # The async output runs on its declared devices; the absent npu on a simulated runtime.
     race = [r for r in run.report["tests"] if "waits_for_the_device" in r["nodeid"]]
     assert race and {(r["device"], r["outcome"]) for r in race} == {("npu-simulated", "passed")}
+    # On cpu, listed for the types, no runner builds its step: not applicable, saying why.
+    on_cpu = [
+        r for r in run.report["tests"]
+        if r["spec_type"] == "AsyncModelRunnerOutput" and r["device"] == "cpu"
+    ]  # fmt: skip
+    assert on_cpu and {r["skip_cause"] for r in on_cpu} == {"step-not-built-on-device"}
+    assert all("not applicable on cpu" in r["message"] for r in on_cpu)
+    assert any(
+        r["device"] == "npu-simulated" and r["outcome"] == "passed" for r in run.report["tests"]
+    )
 
 
 def test_declared_types_join_the_built_in_ones_in_order() -> None:

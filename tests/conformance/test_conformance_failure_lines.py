@@ -78,24 +78,54 @@ def test_a_producers_checks_are_counted_under_the_producer() -> None:
     assert row_of("LogprobsLists", "LogprobsLists.slice_request") == "LogprobsLists"
 
 
-def test_a_missing_wait_is_named_first_and_its_symptoms_say_so() -> None:
+def test_a_missing_wait_is_named_first_and_what_follows_is_counted_under_it() -> None:
     from types import SimpleNamespace
 
     from conformance.run.failure_lines import failures_by_behaviour
 
-    def failed(behaviour: str, message: str) -> SimpleNamespace:
-        return SimpleNamespace(outcome="failed", behaviour=behaviour, message=message)
+    def failed(behaviour: str, message: str, device: str = "npu-simulated") -> SimpleNamespace:
+        return SimpleNamespace(
+            outcome="failed", behaviour=behaviour, message=message, device=device, producer=None
+        )
 
+    raised = "make_async_output(<step x>): raised AttributeError at w.py:3 (`s.wait_stream(m)`)"
     lines = failures_by_behaviour([
         failed("producer.async_output:rows-as-lists", "expected 101000, found -2147483601"),
+        failed("producer.async_output:step-empty-batch", "sampled_token_ids[0]: expected 1 items, found 0"),
         failed("producer.async_output:waits-for-device", "a copy read before its wait"),
         failed("LogprobsLists.slice_request", "expected [1], found [2]"),
+        # Not what a late read causes: an exception of its own, or on another device.
+        failed("producer.async_output", raised),
+        failed("producer.async_output:step-empty-batch", "expected 1 items, found 0", "cpu"),
     ])  # fmt: skip
     assert lines[0].startswith("FAIL [producer.async_output:waits-for-device] 1 check(s): ")
-    assert lines[1].startswith("FAIL [LogprobsLists.slice_request] 1 check(s): ")
-    assert lines[2].startswith(
-        "FAIL [producer.async_output:rows-as-lists] 1 check(s) (may follow from "
-        "producer.async_output:waits-for-device, above): "
+    assert lines[1] == (
+        "     and 2 more check(s) of the same producer that follow from "
+        "producer.async_output:waits-for-device (values read before they arrived): "
+        "rows-as-lists 1, step-empty-batch 1"
+    )
+    assert lines[2].startswith("FAIL [LogprobsLists.slice_request] 1 check(s): ")
+    assert lines[3] == f"FAIL [producer.async_output] 1 check(s): {raised}"
+    assert lines[4].startswith("FAIL [producer.async_output:step-empty-batch] 1 check(s): ")
+    assert len(lines) == 5
+
+
+def test_a_behaviour_line_keeps_the_step_name_and_the_backends_line() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    message = (
+        "make_async_output(<step multi-token-discarded-k5 on a simulated npu runtime>)."
+        "get_output(): raised AttributeError at my_plugin/worker.py:57 "
+        "(`copy_stream.wait_stream(main_stream)`): 'NoneType' object has no attribute "
+        "'wait_stream'"
+    )
+    record = SimpleNamespace(outcome="failed", behaviour="b", message=message, device="cpu")
+    [line] = failures_by_behaviour([record])
+    assert line.startswith(
+        "FAIL [b] 1 check(s): make_async_output(<step multi-token-discarded-k5>).get_output(): "
+        "raised AttributeError at my_plugin/worker.py:57 (`copy_stream.wait_stream(main_stream)`)"
     )
 
 
@@ -104,3 +134,44 @@ def test_a_placeholder_value_is_named_a_copy_not_yet_arrived() -> None:
 
     assert "a copy not yet arrived" in name_copies_not_arrived("expected 101000, found -2147483601")
     assert name_copies_not_arrived("expected 1, found 2") == "expected 1, found 2"
+
+
+def _plugin_code(stream) -> None:
+    stream.wait_stream(None)
+
+
+def test_an_exception_in_the_backends_code_names_its_line_and_the_suites_call() -> None:
+    import pytest
+
+    from conformance.oracle.failing import attempt
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        attempt("make_async_output(<step one>)", _plugin_code, None)
+    first, second = str(failed.value.msg).splitlines()
+    assert first.startswith(
+        "make_async_output(<step one>): raised AttributeError at test_conformance_failure_lines.py:"
+    )
+    assert first.endswith(
+        " (`stream.wait_stream(None)`): 'NoneType' object has no attribute 'wait_stream'"
+    )
+    assert second.startswith("  called by the suite at ")  # the check's call of attempt
+    assert "attempt(" in second
+
+
+def test_an_exception_a_check_did_not_catch_names_the_backends_line_too() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.session import _name_the_backends_line
+
+    try:
+        _plugin_code(None)
+    except AttributeError as error:
+        raised = error
+    crash = SimpleNamespace(message="AttributeError: 'NoneType' object has no attribute 'x'")
+    report = SimpleNamespace(longrepr=SimpleNamespace(reprcrash=crash))
+    _name_the_backends_line(report, raised)  # type: ignore[arg-type]
+    assert crash.message.startswith(
+        "AttributeError at test_conformance_failure_lines.py:"
+    ) and crash.message.endswith(
+        " (`stream.wait_stream(None)`): 'NoneType' object has no attribute 'x'"
+    )

@@ -172,6 +172,74 @@ def test_copies_ordered_after_an_idle_stream_read_before_the_work_is_done(tmp_pa
     assert failed == {"producer.async_output:waits-for-device"}
 
 
+@needs_texts
+def test_counts_computed_on_the_device_and_an_idle_main_stream_fail_waits_for_device(
+    tmp_path,
+) -> None:
+    # The plugin's own device work (num_sampled from the ids) is queued on the current
+    # stream, as on hardware; its copies wait on a new stream that ran nothing, so they
+    # read unfinished values: caught, naming the tensor and the stream to wait for.
+    run = _judge_mutant(tmp_path, "counts_on_an_idle_main_stream")
+    assert run.exit_code == 1, run.output[-2000:]
+    race = [t for t in run.report["tests"] if "waits_for_the_device" in t["nodeid"]]
+    assert race and all(t["outcome"] == "failed" for t in race), race
+    message = race[0]["message"]
+    assert "AsyncOutput.num_sampled_tokens" in message and "before the work computing" in message
+    assert "mrv2_mutants.py:" in message  # the plugin's line that queued that work
+    # Handing over the stream it computed on, the same plugin passes.
+    right = _judge_mutant(tmp_path / "right", "counts_on_the_main_stream")
+    assert right.exit_code == 0, right.output[-2000:]
+
+
+@needs_texts
+def test_a_count_read_before_the_copy_event_is_named_at_its_line(tmp_path) -> None:
+    # The planted bug: get_output() reads num_sampled_tokens before waiting.
+    run = _judge_mutant(tmp_path, "reads_counts_before_waiting")
+    assert run.exit_code == 1, run.output[-2000:]
+    race = [t for t in run.report["tests"] if "waits_for_the_device" in t["nodeid"]]
+    assert race and all(t["outcome"] == "failed" for t in race), race
+    message = race[0]["message"]
+    # The tensor by the producer's name, its line, the copy's line, what to wait for.
+    assert "ReadsCountsBeforeWaiting.num_sampled_tokens, the host copy of num_sampled," in message
+    assert " read at mrv2_mutants.py:" in message
+    assert "(its copy started at mrv2_mutants.py:" in message
+    assert "wait first for ReadsCountsBeforeWaiting.copy_event.synchronize()" in message
+    # What follows from that read is counted under it, not listed again.
+    lines = [line for line in run.output.splitlines() if line.startswith("FAIL [")]
+    assert lines[0].startswith("FAIL [producer.async_output:waits-for-device] 2 check(s): ")
+    following = run.output.split(lines[0], 1)[1].splitlines()[1]
+    assert following.startswith("     and ") and "that follow from" in following
+    assert all("expected 1 items, found 0" not in line for line in lines[1:])
+
+
+@needs_texts
+def test_a_count_array_read_before_the_copy_event_is_named_at_its_line(tmp_path) -> None:
+    # The same bug through the numpy array vLLM's own class keeps (async_copy_to_np):
+    # taking the array reads nothing, reading it before the wait is named.
+    run = _judge_mutant(tmp_path, "reads_count_array_before_waiting")
+    assert run.exit_code == 1, run.output[-2000:]
+    race = [t for t in run.report["tests"] if "waits_for_the_device" in t["nodeid"]]
+    assert race and all(t["outcome"] == "failed" for t in race), race
+    message = race[0]["message"]
+    assert "ReadsCountArrayBeforeWaiting.num_sampled_tokens_np, the host copy of " in message
+    assert " read at mrv2_mutants.py:" in message and "before its copy arrived" in message
+    assert "wait first for ReadsCountArrayBeforeWaiting.copy_event.synchronize()" in message
+
+
+@needs_texts
+def test_vllms_own_async_output_declared_as_the_readme_does_has_no_failure(tmp_path) -> None:
+    # devices=("cpu", "cuda") without producer_devices: on cpu no runner builds the step
+    # (its streams would be None): not applicable there, saying why; judged on the
+    # simulated cuda, where it passes.
+    run = _judge_mutant(tmp_path, "as_the_readme_declares")
+    assert run.exit_code == 0, run.output[-3000:]
+    records = _async_records(run.report)
+    on_cpu = [t for t in records if t["device"] == "cpu"]
+    assert on_cpu and {t["skip_cause"] for t in on_cpu} == {"step-not-built-on-device"}
+    assert not [t for t in records if t["outcome"] in ("failed", "error")]
+    assert any(t["device"] == "cuda-simulated" and t["outcome"] == "passed" for t in records)
+
+
 def test_a_member_missing_from_the_backends_class_is_the_backends_failure() -> None:
     class ModelRunnerOutput:  # the backend's, without with_kv_conn_output_only
         pass

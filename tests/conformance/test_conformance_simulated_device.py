@@ -382,3 +382,30 @@ def test_the_reference_on_inline_copies_gives_what_it_gives_threaded() -> None:
                 found.append(made.get_output().sampled_token_ids)
             assert runtime.early_reads() == []
     assert found == [[[101], [102, 103]]] * 2
+
+
+def test_device_work_is_queued_and_a_copy_ordered_after_none_of_it_reads_it_unfinished() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = _pending_tensor(runtime)
+        started = time.monotonic()
+        # The producer's own device work waits for nothing: queued behind the kernel.
+        counts = (tensor != 12).sum().to(torch.int32)
+        shifted = torch.cat([tensor * 2, tensor[:1]])
+        assert time.monotonic() - started < DELAY_S / 2
+        assert isinstance(counts, SimulatedDeviceTensor)
+        idle = torch.cuda.Stream()
+        with torch.cuda.stream(idle):
+            early = counts.to("cpu", non_blocking=True)
+        # A stream that waited for the one computing it copies the values.
+        ordered = torch.cuda.Stream()
+        ordered.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(ordered):
+            right = shifted.to("cpu", non_blocking=True)
+        torch.cuda.synchronize()
+        assert early.tolist() == 0  # none of the work's values, however fast it ran
+        assert right.tolist() == [22, 24, 26, 28, 11]
+        assert counts.item() == 3  # a host read waits
+        [line] = runtime.unordered_reads()
+        assert line.startswith("a tensor computed from sampled ids (computed at ")
+        assert "test_conformance_simulated_device.py:" in line
+        assert "make the stream made at " in line and "wait for the default stream first" in line

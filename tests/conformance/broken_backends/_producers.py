@@ -21,5 +21,7 @@ def backend_with(module_name: str, **replaced: Any) -> Backend:
         name=module_name.rpartition(".")[2],
         module=sys.modules[module_name],
         devices=BUILTIN_DEVICES,
+        # As the reference's: written for any torch device, CPU included.
+        producer_devices=BUILTIN_DEVICES,
         **chosen,
     )

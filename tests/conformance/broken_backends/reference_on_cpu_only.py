@@ -4,4 +4,6 @@ from dataclasses import replace
 
 from conformance.backends.known import reference_backend
 
-BACKEND = replace(reference_backend(), name="reference-cpu-only", devices=("cpu",))
+BACKEND = replace(
+    reference_backend(), name="reference-cpu-only", devices=("cpu",), producer_devices=None
+)
