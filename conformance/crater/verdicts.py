@@ -427,7 +427,6 @@ class _Judge:
             return []
         return [Finding("behaviour-changed", use.file, use.line, name, changed.describe())]
 
-
     def call(self, use: Use) -> list[Finding]:
         module, cls, member = use.module, use.type_name, use.member
         members = self.view.class_members(module, cls)
