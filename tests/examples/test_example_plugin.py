@@ -42,7 +42,11 @@ def test_the_example_without_its_synchronize_fails_the_race_check(tmp_path) -> N
     assert code == 1, output[-3000:]
     # Both busy steps (one token per request, several tokens per row) name the copy read early.
     assert "FAIL [producer.async_output:waits-for-device] 2 check(s)" in output
-    assert "sampled_token_ids read before its copy arrived" in output
+    assert (
+        "WithoutSynchronize._sampled_cpu, the host copy of sampled_token_ids, read at "
+        "example_npu_plugin/worker.py:54 before its copy arrived" in output
+    )
+
 
 
 def test_the_declaration_is_short() -> None:
