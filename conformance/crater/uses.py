@@ -89,6 +89,7 @@ class Use:
     abstract: bool = False  #: a subclass that declares abstract methods of its own
     own_init: bool = False  #: the plugin class defines ``__init__`` itself
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
+    handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
 
     @property
     def type_name(self) -> str:
@@ -112,6 +113,7 @@ class PluginClass:
     is_dataclass: bool
     fields: list[tuple[str, bool]]
     abstract: bool
+    handles_logprobs: bool = False  #: its code names logprobs at all
     attribute_types: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -280,7 +282,10 @@ class _World:
             any(_decorator_name(d) == "dataclass" for d in node.decorator_list),
             fields,
             abstract,
-        )
+            any(isinstance(n, ast.Name | ast.Attribute | ast.arg) and "logprob" in
+                (getattr(n, "id", None) or getattr(n, "attr", None) or getattr(n, "arg", ""))
+                for n in ast.walk(node)),
+        )  # fmt: skip
 
     def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
         """The plugin classes from ``qualified`` up, and the first vLLM class they rest on."""
@@ -571,6 +576,7 @@ class _ModuleVisitor:
             abstract=any(c.abstract for c in chain),
             own_init=own_init,
             own_fields=tuple(fields),
+            handles_logprobs=any(c.handles_logprobs for c in chain),
         )
 
     def _call(self, node: ast.Call) -> None:

@@ -383,7 +383,14 @@ class _Judge:
             return []
         if use.module in VLLM_ASYNC_OUTPUTS:
             return []  # vLLM's own get_output() does it; the plugin inherits it
-        new = sorted(b for b in after - before if b.startswith("producer.async_output:"))
+        new = sorted(
+            b
+            for b in after - before
+            if b.startswith("producer.async_output:")
+            # A class that never touches logprobs leaves them to its runner.
+            and (use.handles_logprobs or "logprobs" not in b)
+        )
+
         return [
             Finding(
                 "behaviour-changed",

@@ -131,3 +131,23 @@ def test_a_field_that_now_also_takes_none_is_news_to_readers_only() -> None:
 
     assert _only_widened(retyped("list[torch.Tensor | None]", "list[torch.Tensor | None] | None"))
     assert not _only_widened(retyped("list[np.ndarray]", "list[list[int]]"))
+
+
+def test_what_get_output_must_hand_over_is_news_only_to_a_class_it_concerns() -> None:
+    from reference.revisions import canonical_name, revision
+
+    code = {
+        "p/outputs.py": "from vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
+        "class IdsOnly(AsyncModelRunnerOutput):\n    def get_output(self):\n        return 1\n\n"
+        "    def get_kv_connector_output(self):\n        return None\n\n\n"
+        "class WithLogprobs(IdsOnly):\n    def get_output(self):\n"
+        "        return self.logprobs_tensors.tolists()\n",
+    }
+    behaviours = tuple(
+        revision(canonical_name(r)).async_output.behaviours for r in ("0.33.0", "0.34.0")
+    )
+    found = judge(read_plugin(code), view("0.34.0"), view("0.33.0"), behaviours).findings
+    added = {(f.member, f.vllm_change) for f in found if f.kind == "behaviour-changed"}
+    assert ("WithLogprobs.get_output",
+            "behaviour added producer.async_output:logprobs-every-logits-row") in added  # fmt: skip
+    assert not any(member.startswith("IdsOnly") for member, _ in added)
