@@ -369,7 +369,9 @@ def _release_fitting(cls: type, pin: str) -> str | None:
     return None
 
 
-_RAISED = re.compile(r"raised (\w+(?:Error|Exception)?: .*)$")
+#: ``raised AttributeError: ...`` and ``raised RuntimeError at file.py:12 (`code`): ...``
+_RAISED = re.compile(r"\braised (\w+\b.*)$")
+
 
 
 def _raised(message: str) -> bool:

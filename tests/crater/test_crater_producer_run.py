@@ -71,3 +71,13 @@ def test_a_correct_output_passes_a_hasty_one_fails_and_the_others_say_why(tmp_pa
     assert "its constructor takes what vLLM's runner never hands over (runner)" in not_run
     assert "JaxOutput (npu_run/tpu.py:5): not run, written in JAX" in not_run
     assert runs.executed[:1] == ["npu_run.worker"]
+
+
+def test_a_check_that_raised_beside_stand_ins_is_not_judged() -> None:
+    from conformance.crater.producer_run import _raise_of, _raised
+
+    at_line = ("make_async_output(<step race-k5>): raised RuntimeError at plugin/p/w.py:467 "
+               "(`x.record_stream(copy_stream)`): unknown parameter type")  # fmt: skip
+    assert _raised(at_line) and _raised("get_output(): raised AttributeError: 'X' has no 'y'")
+    assert _raise_of(at_line).startswith("RuntimeError at plugin/p/w.py:467")
+    assert not _raised("get_output().sampled_token_ids[0]: expected 1 items, found 2")
