@@ -13,17 +13,20 @@ from pathlib import Path
 from typing import Any
 
 
-def _schema_data() -> dict[str, Any]:
+def suite_json(*parts: str) -> dict[str, Any]:
+    """A JSON file of the installed ``conformance`` package (``report/schema.json``),
+    found without importing it."""
     # find_spec of a top-level package locates it without running it.
     found = importlib.util.find_spec("conformance")
     if found is None or found.origin is None:
         raise ImportError("the conformance package of vllm-outputs-suite is not installed")
-    path = Path(found.origin).parent / "report" / "schema.json"
+    path = Path(found.origin).parent.joinpath(*parts)
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
-_DATA = _schema_data()
+_DATA = suite_json("report", "schema.json")
+
 
 SCHEMA: str = _DATA["schema"]
 OUTCOMES: tuple[str, ...] = tuple(_DATA["outcomes"])

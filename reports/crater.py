@@ -11,28 +11,19 @@ cause with every finding one click away, and a section per broken record (anchor
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reports.conformance_schema import suite_json
 from reports.document import Bullets, Grid, GridCell, Paragraph, Report, Section
 from reports.errors import ConformanceInputError
 
+# The writer's file, found without importing the suite (DESIGN section 2).
+_SCHEMA = suite_json("crater", "schema.json")
 
-def _schema() -> dict[str, Any]:
-    # The writer's file, found without importing the suite (DESIGN section 2).
-    found = importlib.util.find_spec("conformance")
-    if found is None or found.origin is None:
-        raise ImportError("the conformance package of vllm-outputs-suite is not installed")
-    path = Path(found.origin).parent / "crater" / "schema.json"
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
-
-
-_SCHEMA = _schema()
 #: Findings shown behind a cell; the rest are in the record's section, linked.
 _DETAILS = 8
 SCHEMA: str = _SCHEMA["schema"]

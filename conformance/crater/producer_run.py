@@ -373,7 +373,6 @@ def _release_fitting(cls: type, pin: str) -> str | None:
 _RAISED = re.compile(r"\braised (\w+\b.*)$")
 
 
-
 def _raised(message: str) -> bool:
     return _RAISED.search(message) is not None
 

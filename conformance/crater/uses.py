@@ -282,10 +282,8 @@ class _World:
             any(_decorator_name(d) == "dataclass" for d in node.decorator_list),
             fields,
             abstract,
-            any(isinstance(n, ast.Name | ast.Attribute | ast.arg) and "logprob" in
-                (getattr(n, "id", None) or getattr(n, "attr", None) or getattr(n, "arg", ""))
-                for n in ast.walk(node)),
-        )  # fmt: skip
+            any("logprob" in _identifier(n) for n in ast.walk(node)),
+        )
 
     def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
         """The plugin classes from ``qualified`` up, and the first vLLM class they rest on."""
@@ -871,3 +869,14 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 def _exits(body: list[ast.stmt]) -> bool:
     """Whether a block always leaves (its last statement returns or raises)."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def _identifier(node: ast.AST) -> str:
+    """The name a node spells (a name, an attribute, a parameter), else ``""``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.arg):
+        return node.arg
+    return ""

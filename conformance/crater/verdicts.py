@@ -38,6 +38,10 @@ from conformance.crater.vllm_side import VllmView, known_members, release_histor
 from conformance.oracle.text_surface import Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
+#: vLLM's producer classes a plugin imports by name.
+_PRODUCER_CLASSES = frozenset(
+    {"Sampler", "RejectionSampler", *(c for names in VLLM_ASYNC_OUTPUTS.values() for c in names)}
+)
 #: Members every NamedTuple or dataclass instance has beside its fields.
 _INHERENT = {
     "_replace",
@@ -204,41 +208,19 @@ class _Judge:
             return None  # a submodule (``from vllm.v1 import outputs``)
         bound = self.view.bound.get(module)
         if bound is not None:
-            if name in bound:
-                return None
-            type_name = module.rsplit(".", 1)[-1] if module != OUTPUTS else name
-            return Finding(
-                "import-fails",
-                use.file,
-                use.line,
-                f"{module}.{name}",
-                self.because(
-                    name, "", f"{module} of vLLM {self.view.label} has no {name}", ("type removed",)
-                )
-                if module == OUTPUTS
-                else f"{module} of vLLM {self.view.label} has no {name} ({type_name})",
-            )
+            return None if name in bound else self._name_missing(use, module, name)
+        # A module of which only sections are known: only the classes the suite reads.
         known = {m.owner for m in self.view.surface.values() if m.module == module and m.owner}
-        if (
-            name
-            in {c for names in VLLM_ASYNC_OUTPUTS.values() for c in names}
-            | {
-                "Sampler",
-                "RejectionSampler",
-            }
-            and known
-            and name not in known
-        ):
-            return Finding(
-                "import-fails",
-                use.file,
-                use.line,
-                f"{module}.{name}",
-                self.because(
-                    name, "", f"{module} of vLLM {self.view.label} has no {name}", ("type removed",)
-                ),
-            )
+        if name in _PRODUCER_CLASSES and known and name not in known:
+            return self._name_missing(use, module, name)
         return None
+
+    def _name_missing(self, use: Use, module: str, name: str) -> Finding:
+        fact = f"{module} of vLLM {self.view.label} has no {name}"
+        return Finding(
+            "import-fails", use.file, use.line, f"{module}.{name}",
+            self.because(name, "", fact, ("type removed",)),
+        )  # fmt: skip
 
     def construct(self, use: Use) -> list[Finding]:
         module, type_name = use.module, use.type_name
