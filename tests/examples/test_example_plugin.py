@@ -48,7 +48,6 @@ def test_the_example_without_its_synchronize_fails_the_race_check(tmp_path) -> N
     )
 
 
-
 def test_the_declaration_is_short() -> None:
     # The bar for a worked example: a declaration of at most 15 lines.
     text = (EXAMPLE / "example_npu_plugin" / "conformance_backend.py").read_text()
