@@ -459,15 +459,15 @@ def wheel(session: nox.Session) -> None:
     session.run(
         "python", "-m", "conformance", "--backend", "reference", "--revision", "0.33.0", "-q"
     )
-    # The crater from the wheel: its known plugins and schema ship, a checkout is judged,
-    # and its report renders.
+    # The crater from the wheel: its known plugins and schema ship, and a checkout is
+    # judged (rendering its report needs the reports extra, which this venv lacks).
     session.run("vllm-outputs-suite", "crater", "0.34.0", "--list-plugins")
     session.run(
         "vllm-outputs-suite", "crater", "0.34.0", "--plugins", str(ROOT / "examples" / "npu_plugin"),
         "--report", "crater.json",
     )  # fmt: skip
-    session.run("python", "-m", "reports", "--crater", "crater.json", "--out", "crater-out", "-q")
     _beside_other_packages(session, built, tmp)
+
 
 
 #: The throwaway distribution the wheel session installs beside the suite: it owns a
