@@ -469,7 +469,6 @@ def wheel(session: nox.Session) -> None:
     _beside_other_packages(session, built, tmp)
 
 
-
 #: The throwaway distribution the wheel session installs beside the suite: it owns a
 #: package named ``reports``, as distributions on the package index do.
 FOREIGN_DISTRIBUTION = "not-the-suite"
