@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 #: Behaviours whose failure explains others: an async output that reads its copies
@@ -16,9 +17,13 @@ _WIDTH = 140
 _CAUSE_WIDTH = 300
 
 
-def failures_by_behaviour(records: Any) -> list[str]:
+def failures_by_behaviour(
+    records: Any, where: Callable[[str], str | None] | None = None
+) -> list[str]:
     """One line per behaviour that failed: how many checks, and the first message, short;
-    a cause (:data:`CAUSES`) first, with one line counting what follows from it."""
+    a cause (:data:`CAUSES`) first, with one line counting what follows from it.
+    ``where(behaviour)`` names the backend's line the behaviour is about, where known
+    (:func:`conformance.run.definitions.where_defined`)."""
     found: dict[str, list[Any]] = {}
     for record in records:
         if record.outcome in ("failed", "error") and record.behaviour:
@@ -38,7 +43,12 @@ def failures_by_behaviour(records: Any) -> list[str]:
         own = [r for r in found[behaviour] if id(r) not in counted]
         if not own:
             continue
-        lines.append(f"FAIL [{behaviour}] {len(own)} check(s): {_first_line(behaviour, own)}")
+        at = where(behaviour) if where is not None else None
+        located = f" (the backend's, at {at})" if at else ""
+        lines.append(
+            f"FAIL [{behaviour}] {len(own)} check(s){located}: {_first_line(behaviour, own)}"
+        )
+
         if followers.get(behaviour):
             lines.append(_followers_line(behaviour, followers[behaviour]))
     return lines

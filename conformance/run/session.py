@@ -356,7 +356,12 @@ class ConformanceRun:
         for record in self.results.sorted_records():
             if record.nodeid.startswith("xfails-file::"):
                 terminalreporter.write_line(f"FAIL (stale xfail, XPASS) {record.message}", red=True)
-        for line in failures_by_behaviour(self.results.sorted_records()):
+        from conformance.run.definitions import where_defined
+
+        def where(behaviour: str) -> str | None:
+            return where_defined(self.backend.module, behaviour)
+
+        for line in failures_by_behaviour(self.results.sorted_records(), where):
             terminalreporter.write_line(line, red=True)
         self._deviation_lines(terminalreporter)
         if self.bump_report is not None:
