@@ -32,7 +32,6 @@ def _backend(tmp_path) -> types.ModuleType:
     return module
 
 
-
 def test_the_backends_own_method_is_named_by_file_and_line(tmp_path) -> None:
     module = _backend(tmp_path)
     assert where_defined(module, "LogprobsLists.slice_request") == "npu_bug/outputs.py:8"
