@@ -454,35 +454,21 @@ class _Judge:
             return []
         if "@staticmethod" not in method.shape and parameters:
             parameters = parameters[1:]
-        found = []
-        for problem, name, fact in _bind(parameters, use):
-            kinds = ("signature changed",)
-            found.append(
-                Finding(
-                    "call-raises",
-                    use.file,
-                    use.line,
-                    f"{cls}.{member}",
-                    self.because(
-                        cls, member, f"{cls}.{member} of vLLM {self.view.label}: {fact}", kinds
-                    ),
-                )
-            )
-            del problem, name
+        where = f"{cls}.{member}"
+
+        def raises(fact: str) -> Finding:
+            because = self.because(cls, member, fact, ("signature changed",))
+            return Finding("call-raises", use.file, use.line, where, because)
+
+        found = [
+            raises(f"{where} of vLLM {self.view.label}: {fact}")
+            for _, _, fact in _bind(parameters, use)
+        ]
         if use.unpacked is not None and returns is not None and use.unpacked != returns:
             found.append(
-                Finding(
-                    "call-raises",
-                    use.file,
-                    use.line,
-                    f"{cls}.{member}",
-                    self.because(
-                        cls,
-                        member,
-                        f"{cls}.{member} of vLLM {self.view.label} returns "
-                        f"{returns} values; the plugin unpacks {use.unpacked}",
-                        ("signature changed",),
-                    ),
+                raises(
+                    f"{where} of vLLM {self.view.label} returns {returns} values; the plugin "
+                    f"unpacks {use.unpacked}"
                 )
             )
         if not found:

@@ -1093,7 +1093,16 @@ def _producer_name(tensor: Any) -> str | None:
     """What the producer calls ``tensor`` where it copies or reads it: an attribute of its
     object (``AsyncOutput.num_sampled_tokens``), looked up in the few frames around the
     call (a helper's parameter names nothing: ``x`` of ``async_copy_to_np(x)``)."""
-    frame: types.FrameType | None = sys._getframe(1)
+    for owner, attributes in _producer_objects(sys._getframe(1)):
+        for attribute, value in attributes.items():
+            if value is tensor:
+                return f"{type(owner).__name__}.{attribute}"
+    return None
+
+
+def _producer_objects(frame: types.FrameType | None) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """``(self, its attributes)`` of the few producer frames from ``frame`` outwards (the
+    suite's and torch's own frames passed over)."""
     looked = 0
     while frame is not None and looked < 4:
         name = os.path.abspath(frame.f_code.co_filename)
@@ -1104,34 +1113,22 @@ def _producer_name(tensor: Any) -> str | None:
         owner = frame.f_locals.get("self")
         attributes = getattr(owner, "__dict__", None)
         if isinstance(attributes, dict):
-            for attribute, value in attributes.items():
-                if value is tensor:
-                    return f"{type(owner).__name__}.{attribute}"
+            yield owner, attributes
         frame = frame.f_back
-    return None
 
 
 def _covering_event(copy: HostCopy) -> str | None:
     """The producer's name for an event recorded after ``copy`` on its stream (what its
     read should have waited for), found among the attributes of the objects in the
     frames around the read."""
-    frame: types.FrameType | None = sys._getframe(1)
-    looked = 0
-    while frame is not None and looked < 4:
-        name = os.path.abspath(frame.f_code.co_filename)
-        if name in _SKIPPED_FILES or name.startswith(_TORCH_DIR):
-            frame = frame.f_back
-            continue
-        looked += 1
-        owner = frame.f_locals.get("self")
-        attributes = getattr(owner, "__dict__", None)
-        if isinstance(attributes, dict) and copy.stream is not None:
-            for attribute, value in attributes.items():
-                event = getattr(value, "_event", value)  # a wrapper of an event: the event
-                covers = getattr(event, "_covers", None)
-                if isinstance(covers, dict) and covers.get(copy.stream, 0) >= copy.seq:
-                    return f"{type(owner).__name__}.{attribute}"
-        frame = frame.f_back
+    if copy.stream is None:
+        return None
+    for owner, attributes in _producer_objects(sys._getframe(1)):
+        for attribute, value in attributes.items():
+            event = getattr(value, "_event", value)  # a wrapper of an event: the event
+            covers = getattr(event, "_covers", None)
+            if isinstance(covers, dict) and covers.get(copy.stream, 0) >= copy.seq:
+                return f"{type(owner).__name__}.{attribute}"
     return None
 
 
