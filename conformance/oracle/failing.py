@@ -16,6 +16,8 @@ import numpy
 import pytest
 import torch
 
+from conformance.source_paths import module_path
+
 T = TypeVar("T")
 
 
@@ -129,17 +131,4 @@ def _line_of_frame(frame: FrameType) -> str:
 def _source_line(path: str, line: int) -> str:
     source = linecache.getline(path, line).strip()
     shown = f" (`{source}`)" if source else ""
-    return f"{_module_path(path)}:{line}{shown}"
-
-
-def _module_path(path: str) -> str:
-    """``path`` as its import path's folder names it (``my_plugin/worker.py``), else
-    relative to the working folder, else as it is."""
-    absolute = os.path.abspath(path)
-    roots = sorted(
-        (os.path.abspath(p) + os.sep for p in sys.path if p and os.path.isdir(p)), key=len
-    )
-    for root in reversed(roots):
-        if absolute.startswith(root):
-            return absolute[len(root) :]
-    return path
+    return f"{module_path(path)}:{line}{shown}"

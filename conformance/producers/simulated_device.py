@@ -54,6 +54,8 @@ import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
 
+from conformance.source_paths import module_path
+
 __all__ = [
     "HostCopy",
     "InFlightHostTensor",
@@ -1084,7 +1086,7 @@ def _caller_site() -> str | None:
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
         if name not in _SKIPPED_FILES and not name.startswith(_TORCH_DIR):
-            return f"{_short_path(frame.f_code.co_filename)}:{frame.f_lineno}"
+            return f"{module_path(frame.f_code.co_filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
@@ -1139,19 +1141,6 @@ def _display_name(tensor: torch.Tensor, label: str) -> str:
     if own is None or own == label or own.endswith(f".{label}"):
         return f"a tensor computed from {label}" if computed else label
     return f"{own} ({'computed from ' if computed else ''}{label})"
-
-
-def _short_path(path: str) -> str:
-    """``path`` as its import path's folder names it (``my_plugin/worker.py``), else as
-    it is."""
-    absolute = os.path.abspath(path)
-    roots = sorted(
-        (os.path.abspath(p) + os.sep for p in sys.path if p and os.path.isdir(p)), key=len
-    )
-    for root in reversed(roots):
-        if absolute.startswith(root):
-            return absolute[len(root) :]
-    return path
 
 
 class HostCopy:
