@@ -9,7 +9,7 @@ the conformance suite and the default subject of the benchmarks.
 from reference.async_output import DeviceAsyncModelRunnerOutput
 from reference.constants import PLACEHOLDER_TOKEN_ID
 from reference.kv_connector_stats import KVConnectorStats
-from reference.logprobs_ops import gather_logprobs
+from reference.logprobs_ops import gather_logprobs, gather_logprobs_of_logits
 from reference.outputs import (
     AsyncModelRunnerOutput,
     DraftTokenIds,
@@ -48,6 +48,7 @@ __all__ = [
     "RunnerAsyncModelRunnerOutput",
     "SamplerOutput",
     "gather_logprobs",
+    "gather_logprobs_of_logits",
     "pad_sampled_token_ids",
     "unpad_sampled_token_ids",
 ]

@@ -47,7 +47,8 @@ def require_tensor(
     else:  # pragma: no cover - programming error in this package
         raise AssertionError(f"unknown dtype kind {kind!r}")
     if not ok:
-        raise TypeError(f"{name} must have an {kind} dtype, got {value.dtype}")
+        article = "an" if kind == "integer" else "a"
+        raise TypeError(f"{name} must have {article} {kind} dtype, got {value.dtype}")
     return value
 
 

@@ -13,9 +13,15 @@ import torch
 
 from reference._arguments import require_int, require_tensor
 from reference.outputs import LogprobsTensors
-from reference_speedups import count_at_least
+from reference_speedups import count_at_least, gather
 
-__all__ = ["gather_logprobs", "gather_logprobs_for", "pessimistic_ranks", "top_k"]
+__all__ = [
+    "gather_logprobs",
+    "gather_logprobs_for",
+    "gather_logprobs_of_logits",
+    "pessimistic_ranks",
+    "top_k",
+]
 
 
 def gather_logprobs(
@@ -43,6 +49,26 @@ def gather_logprobs(
     return LogprobsTensors(*_gathered(logprobs, num_logprobs, token_ids))
 
 
+def gather_logprobs_of_logits(
+    logits: torch.Tensor,
+    num_logprobs: int,
+    token_ids: torch.Tensor,
+) -> LogprobsTensors:
+    """:func:`gather_logprobs` of ``logits.log_softmax(-1)``, without writing that out.
+
+    vLLM's first runner takes a decode step's logprobs in two steps, ``log_softmax``
+    over the whole batch (``Sampler.compute_logprobs``), then ``gather_logprobs``;
+    Model Runner V2 gathers from the logits themselves (``compute_topk_scores``).
+    This is the latter: the same contract as :func:`gather_logprobs` of the
+    log-probabilities, except that the log-probabilities are equal to float32 rounding
+    (the normaliser is summed in another order) and the ranks are counted on the
+    logits (the same count but where rounding merges two log-probabilities).  On CPU
+    it is those two steps; on a GPU one pass over the logits
+    (:mod:`reference_speedups.fused_gather`).
+    """
+    return LogprobsTensors(*_gathered(logits, num_logprobs, token_ids, of_logits=True))
+
+
 def gather_logprobs_for(logprobs_tensors: type) -> Callable[..., Any]:
     """:func:`gather_logprobs` returning the given revision's ``LogprobsTensors``.
 
@@ -59,26 +85,28 @@ def gather_logprobs_for(logprobs_tensors: type) -> Callable[..., Any]:
 
 
 def _gathered(
-    logprobs: torch.Tensor, num_logprobs: int, token_ids: torch.Tensor
+    logprobs: torch.Tensor, num_logprobs: int, token_ids: torch.Tensor, *, of_logits: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The three tensors of :func:`gather_logprobs`, after checking the arguments."""
-    logprobs = require_tensor("logprobs", logprobs, ndim=2, kind="floating")
+    """The three tensors of :func:`gather_logprobs` (of :func:`gather_logprobs_of_logits`
+    with ``of_logits``), after checking the arguments."""
+    name = "logits" if of_logits else "logprobs"
+    logprobs = require_tensor(name, logprobs, ndim=2, kind="floating")
     token_ids = require_tensor("token_ids", token_ids, ndim=1, kind="integer")
     num_rows, vocab_size = logprobs.shape
     num_logprobs = require_int("num_logprobs", num_logprobs, minimum=0)
     if num_logprobs > vocab_size:
         raise ValueError(
             f"num_logprobs must be <= the vocabulary size {vocab_size} "
-            f"(logprobs.shape[1]), got {num_logprobs}"
+            f"({name}.shape[1]), got {num_logprobs}"
         )
     if token_ids.shape[0] != num_rows:
         raise ValueError(
-            f"token_ids must have one entry per row of logprobs ({num_rows}), "
+            f"token_ids must have one entry per row of {name} ({num_rows}), "
             f"got shape {tuple(token_ids.shape)}"
         )
     if token_ids.device != logprobs.device:
         raise ValueError(
-            f"token_ids must be on logprobs' device {logprobs.device}, got {token_ids.device}"
+            f"token_ids must be on {name}' device {logprobs.device}, got {token_ids.device}"
         )
     if num_rows and token_ids.is_cpu:
         # Only on CPU: on an accelerator reading the ids back would stall the host
@@ -86,11 +114,16 @@ def _gathered(
         # never does (there an id out of range fails in the device's own gather).
         low, high = torch.aminmax(token_ids)
         if int(low) < 0 or int(high) >= vocab_size:
-            raise ValueError(f"token_ids must be in [0, {vocab_size}) (logprobs.shape[1])")
+            raise ValueError(f"token_ids must be in [0, {vocab_size}) ({name}.shape[1])")
 
+    fused = gather(logprobs, num_logprobs, token_ids, of_logits=of_logits)
+    if fused is not None:
+        return fused
     # Work in float32 whatever the input precision: ranks and values must agree
     # with the float32 logprobs that are returned.
     logprobs = logprobs.float()
+    if of_logits:
+        logprobs = logprobs.log_softmax(-1)
     token_ids = token_ids.long().unsqueeze(-1)
     token_logprobs = logprobs.gather(-1, token_ids)
     ranks = pessimistic_ranks(logprobs, token_logprobs)

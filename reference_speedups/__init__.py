@@ -14,13 +14,18 @@ compiler runs when the reference is used.  Where it was not built (no C compiler
 install time) or ``$OUTPUTS_REFERENCE_SPEEDUPS=0`` is set, both return None and the
 reference takes its pure Python path.  :func:`path` says which one is in use.
 
-On devices other than the CPU the rank count can also be compiled at run time by
+On a device Triton serves (a CUDA or ROCm GPU), :func:`gather` runs the whole of
+``reference.gather_logprobs`` as two Triton kernels that read each row once
+(:mod:`reference_speedups.fused_gather`), where Triton is installed (it comes with
+torch's GPU builds).  Elsewhere the rank count can also be compiled at run time by
 ``torch.compile`` (:mod:`reference_speedups.compiled_count`), only in a process that
-asks for it (the benchmarks do; a conformance run does not).
+asks for it (the benchmarks do; a conformance run does not).  ``$OUTPUTS_REFERENCE_SPEEDUPS=0``
+turns every faster path off.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -31,14 +36,18 @@ import torch
 
 from reference_speedups import compiled_count
 
-__all__ = ["SWITCH", "count_at_least", "path", "unpad"]
+__all__ = ["SWITCH", "count_at_least", "gather", "path", "unpad"]
 
 #: The environment variable that keeps the pure Python paths (``0``), read at import.
 SWITCH = "OUTPUTS_REFERENCE_SPEEDUPS"
 
 
+def _switched_off() -> bool:
+    return os.environ.get(SWITCH, "1") == "0"
+
+
 def _load() -> tuple[ModuleType | None, str]:
-    if os.environ.get(SWITCH, "1") == "0":
+    if _switched_off():
         return None, f"pure Python (${SWITCH}=0)"
     try:
         import reference_speedups._speedups as _speedups
@@ -70,7 +79,43 @@ def path() -> str:
     other device's run-time compiled count where one was built or tried."""
     cpu = _WHY if _EXT is None else "C extension (built at install)"
     others = "".join(f"; {device}: {state}" for device, state in compiled_count.states().items())
-    return cpu + others
+    fused = "; gathering on GPUs: fused Triton kernels" if _fused_gathering() else ""
+    return cpu + others + fused
+
+
+#: Device types whose tensors Triton's kernels run on.
+_TRITON_DEVICES = ("cuda",)
+
+
+def gather(
+    logprobs: torch.Tensor, num_logprobs: int, token_ids: torch.Tensor, *, of_logits: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """``reference.gather_logprobs``' three tensors (``gather_logprobs_of_logits``' with
+    ``of_logits``) from the fused Triton kernels, or None
+    where they do not take the call (the caller gathers it itself): not a device Triton
+    serves, no Triton, a top-k wider than the kernels keep, the speed-ups switched off.
+
+    The arguments are checked already; the results are the same tensors (ties among the
+    top-k aside, see :mod:`reference_speedups.fused_gather`).
+    """
+    if logprobs.device.type not in _TRITON_DEVICES:
+        return None
+    fused = _fused_gathering()
+    if fused is None or num_logprobs > fused.MAX_NUM_LOGPROBS or logprobs.shape[1] >= 2**31 - 256:
+        return None
+    return fused.fused_gather(logprobs, num_logprobs, token_ids, normalise=of_logits)
+
+
+@cache
+def _fused_gathering() -> ModuleType | None:
+    """:mod:`reference_speedups.fused_gather`, where Triton imports and a GPU is present."""
+    if _switched_off() or importlib.util.find_spec("triton") is None:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    from reference_speedups import fused_gather
+
+    return fused_gather
 
 
 def unpad(sampled: torch.Tensor, vocab_size: int | None) -> list[list[int]] | None:

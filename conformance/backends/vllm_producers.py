@@ -296,7 +296,7 @@ def mrv2_gathering_of_release_text(outputs_text: Path, version: str) -> Callable
     write_stub_tree(outputs_text, version, folder)
     with _vllm_imported_from(folder, None):
         try:
-            module = importlib.import_module(MRV2_GATHERING_MODULE)
+            module = importlib.import_module(triton_gathering_module())
         except ImportError:
             return None
         found = mrv2_gathering_in(module)

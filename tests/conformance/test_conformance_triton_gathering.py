@@ -22,6 +22,8 @@ from vllm_texts import RELEASES
 from conformance.checks.test_producer_triton_gathering import triton_gathering_deviations
 
 WHERE = "compute_topk_scores(...)"
+#: The checks of the Triton gathering, apart from others ``-k`` selects beside them.
+TRITON_CHECKS = "conformance/checks/test_producer_triton_gathering.py"
 
 
 def _right(logits: torch.Tensor, sampled: torch.Tensor, k: int) -> SimpleNamespace:
@@ -81,12 +83,12 @@ def _run(tmp_path: Path, version: str, interpret: str = "1") -> suite_runner.Run
 @needs_triton
 def test_vllms_own_gathering_passes_and_the_known_defect_is_named(tmp_path: Path) -> None:
     run = _run(tmp_path / "new", "0.33.0")
-    outcomes = [t["outcome"] for t in run.report["tests"]] if run.report else []
+    outcomes = [t["outcome"] for t in run.records(TRITON_CHECKS)] if run.report else []
     assert run.exit_code == 0 and outcomes == ["passed"] * 3, run.output[-2000:]
     run = _run(tmp_path / "old", "0.12.0")
     assert run.exit_code == 0, run.output[-2000:]
-    assert [t["outcome"] for t in run.report["tests"]] == ["xfailed"] * 3
-    assert all("0-based rank" in t["message"] for t in run.report["tests"])
+    assert [t["outcome"] for t in run.records(TRITON_CHECKS)] == ["xfailed"] * 3
+    assert all("0-based rank" in t["message"] for t in run.records(TRITON_CHECKS))
 
 
 @needs_mrv2_texts
@@ -94,5 +96,5 @@ def test_vllms_own_gathering_passes_and_the_known_defect_is_named(tmp_path: Path
 def test_the_triton_gathering_check_skips_without_a_way_to_run_it(tmp_path: Path) -> None:
     run = _run(tmp_path / "run", "0.33.0", interpret="0")
     assert run.report is not None, run.output[-2000:]
-    assert {t["outcome"] for t in run.report["tests"]} == {"skipped"}
-    assert all("TRITON_INTERPRET=1" in t["message"] for t in run.report["tests"])
+    assert {t["outcome"] for t in run.records(TRITON_CHECKS)} == {"skipped"}
+    assert all("TRITON_INTERPRET=1" in t["message"] for t in run.records(TRITON_CHECKS))

@@ -14,7 +14,7 @@ import reference_strategies as rst
 import torch
 from hypothesis import given
 
-from reference import LogprobsTensors, gather_logprobs
+from reference import LogprobsTensors, gather_logprobs, gather_logprobs_of_logits
 
 LOGPROBS = torch.tensor(
     [
@@ -214,3 +214,17 @@ def _assert_same_as_torch_topk(logprobs: torch.Tensor, k: int) -> None:
     assert torch.equal(values.nan_to_num(7.0), wanted_values.nan_to_num(7.0))
     assert torch.equal(ids, wanted_ids)
     assert values.is_contiguous() and ids.is_contiguous()
+
+
+def test_of_logits_it_gathers_their_log_softmax() -> None:
+    generator = torch.Generator().manual_seed(4)
+    logits = torch.randn(3, 4000, generator=generator) * 5 + 2
+    token_ids = torch.tensor([0, 1999, 3999])
+    found = gather_logprobs_of_logits(logits.to(torch.bfloat16), 5, token_ids)
+    wanted = gather_logprobs(logits.to(torch.bfloat16).float().log_softmax(-1), 5, token_ids)
+    for name in ("logprob_token_ids", "logprobs", "selected_token_ranks"):
+        assert torch.equal(getattr(found, name), getattr(wanted, name)), name
+    with pytest.raises(ValueError, match=r"logits.shape\[1\]"):
+        gather_logprobs_of_logits(logits, 4001, token_ids)
+    with pytest.raises(TypeError, match="logits must have a floating dtype"):
+        gather_logprobs_of_logits(token_ids.view(3, 1), 1, token_ids)

@@ -88,6 +88,7 @@ def test_package_exposes_the_spec_names_and_the_implied_operations():
         "DeviceAsyncModelRunnerOutput",
         "RunnerAsyncModelRunnerOutput",
         "gather_logprobs",
+        "gather_logprobs_of_logits",
         "pad_sampled_token_ids",
         "unpad_sampled_token_ids",
     }
