@@ -17,6 +17,7 @@ import torch
 
 from reference._arguments import require_int, require_list_of_int_lists, require_tensor
 from reference.constants import PLACEHOLDER_TOKEN_ID
+from reference_speedups import UNPAD_MIN_ELEMENTS, to_host
 from reference_speedups import unpad as faster_unpad
 
 __all__ = ["pad_sampled_token_ids", "unpad_sampled_token_ids"]
@@ -133,16 +134,19 @@ def unpad_sampled_token_ids(
         sampled = require_tensor("sampled", sampled, ndim=2, kind="integer")
     if vocab_size is not None and (type(vocab_size) is not int or vocab_size < 1):
         vocab_size = require_int("vocab_size", vocab_size, minimum=1)
-    if not sampled.is_cpu:
-        # The one read of the device: every path below works on host memory, so a
-        # call costs one copy and one wait, and no device op per row.
-        sampled = _to_host(sampled)
     num_rows, width = sampled.shape
     size = num_rows * width
-    if plain:
+    # Below its size the extension would decline the call: not making it pays for the
+    # is_cpu test below at one request (~0.15 us of a ~1.3 us call).
+    if plain and size >= UNPAD_MIN_ELEMENTS:
+        # Copies a device batch to the host itself, as to_host does.
         rows = faster_unpad(sampled, vocab_size)
         if rows is not None:
             return rows
+    if not sampled.is_cpu:
+        # The one read of the device: every path below works on host memory, so a
+        # call costs one copy and one wait, and no device op per row.
+        sampled = to_host(sampled)
     if plain and size <= (_SMALL_DECODE_ELEMENTS if width == 1 else _SMALL_DRAFT_ELEMENTS):
         # Tensor.tolist() gives the same Python ints as the numpy path, without its
         # host view and mask.
@@ -165,26 +169,6 @@ def unpad_sampled_token_ids(
         rows.append(flat[start:end])
         start = end
     return rows
-
-
-def _to_host(sampled: torch.Tensor) -> torch.Tensor:
-    """``sampled`` copied to the host, the copy finished: as ``sampled.cpu()``, in one
-    direct copy where the device allows it.
-
-    ``.cpu()`` copies into pageable memory, which CUDA stages: a DMA into a driver
-    buffer, a host copy out of it, then the wait.  For the few hundred bytes of a
-    decode step that staging is most of the call (the H200's link: 4 KB in 24 us
-    pageable, 11 us pinned).  A pinned destination from torch's caching host
-    allocator (reused from the second call on) takes one DMA; ``copy_`` without
-    ``non_blocking`` queues it on the current stream and waits for that stream, as
-    ``.cpu()`` does.  Strides are kept as ``.cpu()`` keeps them, so a dense source
-    needs no device-side copy first.  Only for plain cuda tensors (ROCm's included): a
-    subclass (the suite's simulated devices) or another device keeps ``.cpu()``.
-    """
-    if sampled.device.type == "cuda" and type(sampled) is torch.Tensor:
-        host = torch.empty_like(sampled, device="cpu", pin_memory=True)
-        return host.copy_(sampled)
-    return sampled.cpu()
 
 
 def _row_counts(valid: np.ndarray, width: int) -> list[int]:
