@@ -112,7 +112,8 @@ def to_host(tensor: torch.Tensor) -> torch.Tensor:
     (ROCm's included): a subclass (the suite's simulated devices) or another device
     keeps ``.cpu()``.
     """
-    if tensor.device.type == "cuda" and type(tensor) is torch.Tensor:
+    # is_cuda, not device.type: no torch.device object made (~0.2 us a call).
+    if type(tensor) is torch.Tensor and tensor.is_cuda:
         host = torch.empty_like(tensor, device="cpu", pin_memory=True)
         return host.copy_(tensor)
     return tensor.cpu()
