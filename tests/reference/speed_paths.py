@@ -1,14 +1,17 @@
 """Helpers for the tests of the reference's two paths (pure Python, and the C extension
 of ``reference_speedups`` built at install): whether the extension is here, the
 unpadding's path set on demand (``conftest.py``'s ``unpad_tier`` runs a test on
-each), and the per-row mask every unpadding is held against."""
+each), the per-row mask every unpadding is held against, and the torch ops a call
+dispatches (:class:`DispatchedOps`)."""
 
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import reference_speedups
 
@@ -43,3 +46,24 @@ def unpad_path_on(tier: str) -> None:
     if tier == "C extension" and EXTENSION is None:
         pytest.skip("the C extension of reference_speedups was not built at install")
     reference_speedups._EXT = EXTENSION if tier == "C extension" else None
+
+
+class DispatchedOps(TorchDispatchMode):
+    """Within its with-block, every aten op torch dispatches, with its arguments: what
+    a call queues on a device (kernels, copies) shows here; host reads that are no op
+    (``tolist()``, ``numpy()``, ``data_ptr()``) do not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        self.calls.append((func, args))
+        return func(*args, **(kwargs or {}))
+
+    @property
+    def names(self) -> list[str]:
+        """The ops' names in call order (``aten::copy_``...)."""
+        return [func._schema.name for func, _ in self.calls]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from speed_paths import DispatchedOps
 
 from reference import (
     DeviceAsyncModelRunnerOutput,
@@ -55,6 +56,44 @@ def test_unpad_reads_accelerator_tensors(accelerator):
         [7],
         [5],
     ]
+
+
+# One request, one request with drafts, four with drafts (the C extension's path).
+UNPAD_SHAPES = [(1, 1), (1, 9), (4, 9)]
+
+
+@pytest.mark.parametrize("shape", UNPAD_SHAPES)
+def test_unpad_waits_for_the_work_that_writes_the_ids(accelerator, shape):
+    rows, width = shape
+    ids = torch.arange(50_000, 50_000 + rows * width, dtype=torch.int32).reshape(shape)
+    ids[:, width // 2 + 1 :] = -1
+    busy = keep_busy(accelerator)
+    # Written on the device after milliseconds of work: a read that does not wait for
+    # the stream sees memory not yet written.
+    offset = (busy[0, 0] * 0).to(torch.int32) + 1
+    sampled = torch.where(ids.to(accelerator) != -1, ids.to(accelerator) + offset, -1)
+    expected = [[int(t) + 1 for t in row if t != -1] for row in ids.tolist()]
+    assert unpad_sampled_token_ids(sampled, vocab_size=100_000) == expected
+
+
+@pytest.mark.parametrize("shape", UNPAD_SHAPES)
+def test_unpad_copies_a_cuda_batch_once_into_pinned_memory(accelerator, shape):
+    # The one copy goes straight into pinned host memory (one DMA, where ``.cpu()``'s
+    # pageable copy is staged by the driver); nothing else runs on the device.
+    if accelerator.type != "cuda":
+        pytest.skip(f"pinned copies are cuda's path; {accelerator.type} copies with .cpu()")
+    sampled = torch.full(shape, 70_000, dtype=torch.int32, device=accelerator)
+    sampled[:, -1] = -1
+    unpad_sampled_token_ids(sampled)  # the caching host allocator's first block
+    with DispatchedOps() as ops:
+        rows = unpad_sampled_token_ids(sampled)
+    copies = [args for func, args in ops.calls if func._schema.name == "aten::copy_"]
+    assert len(copies) == 1, ops.names
+    destination, source = copies[0][:2]
+    assert source is sampled
+    assert destination.device.type == "cpu" and destination.is_pinned()
+    assert all(name == "aten::copy_" or name.startswith("aten::empty") for name in ops.names)
+    assert rows == [[70_000] * (shape[1] - 1)] * shape[0]
 
 
 def test_gather_logprobs_stays_on_the_accelerator_and_agrees_with_cpu(accelerator):

@@ -13,7 +13,7 @@ import reference_strategies as rst
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from speed_paths import per_row_mask
+from speed_paths import DispatchedOps, per_row_mask
 
 from reference import PLACEHOLDER_TOKEN_ID, pad_sampled_token_ids, unpad_sampled_token_ids
 
@@ -181,6 +181,19 @@ def test_unpad_agrees_with_the_per_row_mask_on_each_side_of_each_path(shape, voc
     rows = unpad_sampled_token_ids(sampled, vocab_size=vocab_size)
     assert rows == per_row_mask(sampled, vocab_size)
     assert all(type(tok) is int for row in rows for tok in row)
+
+
+@pytest.mark.usefixtures("unpad_tier")
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (4, 9), (256, 1), (1024, 4)])
+def test_unpad_reads_a_cpu_tensor_where_it_is(shape):
+    # Only a device tensor is copied to the host: on CPU every path reads the tensor's
+    # own memory, and no torch op (a copy, a mask) runs, only the view numpy() takes.
+    sampled = torch.arange(shape[0] * shape[1], dtype=torch.int32).reshape(shape)
+    sampled[:, -1] = PLACEHOLDER_TOKEN_ID
+    with DispatchedOps() as ops:
+        rows = unpad_sampled_token_ids(sampled, vocab_size=100_000)
+    assert [name for name in ops.names if name != "aten::detach"] == []
+    assert rows == per_row_mask(sampled, 100_000)
 
 
 @pytest.mark.usefixtures("unpad_tier")
