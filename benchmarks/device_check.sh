@@ -42,6 +42,12 @@
 # OUT/status.txt one line per step.  Exit status: 0 only if every step passed.
 # Set OUTPUTS_BENCH_DEVICES to benchmark other devices (default: cuda), or
 # BENCH_ARGS to run one asv run with those options instead (e.g. BENCH_ARGS="-b transfer").
+# PLAN=limits runs instead what the reference's limits are judged on (every shape of
+# the gathering, unpadding and decode-step grids, the targets' tracks only; the link and
+# the transfer at one shape; the gathering's conformance checks on the device; no race
+# check, no publish): BENCH_GATHER_LIMIT 60 (for each of its three peers),
+# BENCH_PADDING_LIMIT 45, BENCH_DECODE_LIMIT 60, BENCH_LINK_LIMIT 30, CONFORMANCE_LIMIT
+# 30, REPORT_LIMIT 60.
 # DRY_RUN=1 proves the script without a device (the project's tests run it so, on
 # OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
 # once, nothing saved: .asv/results is left as it was), publish is left out and the
@@ -65,6 +71,7 @@ export OUTPUTS_BENCH_DEVICES="${OUTPUTS_BENCH_DEVICES:-cuda}"
 export OUTPUTS_BACKEND="${OUTPUTS_BACKEND:-reference}"
 : >"$OUT/status.txt"
 failed=0
+race_reports=()
 
 # step NAME LIMIT COMMAND...: run with a time limit, log to OUT/logs/NAME.log.
 step() {
@@ -122,6 +129,8 @@ fi
 step env "${ENV_LIMIT:-30}" bash -c "
     echo 'commit $COMMIT${COMMIT_NOTE:-}'; echo backend \$OUTPUTS_BACKEND; echo devices \$OUTPUTS_BENCH_DEVICES
     '$PYTHON' -c 'import sys, torch, numpy; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.device_count()); print(\"numpy\", numpy.__version__); [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]'
+    '$PYTHON' -c 'import triton; print(\"triton\", triton.__version__)' || true
+    '$PYTHON' -m benchmarks.device_memory || true
     nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
 
 # The benchmarks beside vLLM's own read the same texts as the race (no network there).
@@ -176,6 +185,22 @@ if [[ -n "${BENCH_ARGS:-}" ]]; then
     # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
     bench bench "${BENCH_LIMIT:-300}" ${BENCH_ARGS}
     judge
+elif [[ ${PLAN:-full} == limits ]]; then
+    # The reference at the hardware's limits, every shape of each grid, the targets'
+    # ratios only (each timed interleaved in its track): the gathering against the
+    # memory's bandwidth, vLLM's own and Model Runner V2's; unpadding; the decode step
+    # against its floor; then the link and the transfer (one shape each) and the
+    # conformance suite on the device, the fused gathering judged as a producer.
+    # A group per peer: asv saves a group's results only when it ends.
+    for peer in AtTheMemoryLimit LogprobsBesideVllm BesideModelRunnerV2; do
+        bench "bench-gather-$peer" "${BENCH_GATHER_LIMIT:-60}" -b "^gather\.Gather$peer\.track_"
+    done
+    bench bench-padding "${BENCH_PADDING_LIMIT:-45}" -b '^padding\.(Unpad|UnpadBesideVllm)\.track_'
+    bench bench-decode "${BENCH_DECODE_LIMIT:-60}" -b '^decode_step\..*\.track_'
+    OUTPUTS_BENCH_SHAPES=representative bench bench-link "${BENCH_LINK_LIMIT:-30}" \
+        -b '^(link\.LinkBandwidth|transfer\.Transfer)\.track_'
+    step conformance "${CONFORMANCE_LIMIT:-30}" "$PYTHON" -m conformance \
+        --backend "$OUTPUTS_BACKEND" -k gather_logprobs --report "$OUT/conformance.json"
 else
     bench bench-link "${BENCH_LINK_LIMIT:-60}" -b '^link\.'
     judge
@@ -189,7 +214,9 @@ else
         -b '^decode_step\.(DecodeStep|DecodeStepNewestTargets)\.'
     bench bench-host "${BENCH_HOST_LIMIT:-60}" -b '^(tolists|lists_slice|empty_cpu)\.'
 fi
-if [[ $DRY_RUN != 1 ]]; then
+if [[ $DRY_RUN != 1 && ${PLAN:-full} == limits ]]; then
+    mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
+elif [[ $DRY_RUN != 1 ]]; then
     mkdir -p "$OUT/asv-results" && cp -r .asv/results/. "$OUT/asv-results/" 2>/dev/null
     step publish "${PUBLISH_LIMIT:-45}" "$PYTHON" -m asv publish &&
         rm -rf "$OUT/html" && cp -r .asv/html "$OUT/html"

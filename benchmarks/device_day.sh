@@ -3,6 +3,7 @@
 #
 #   benchmarks/device_day.sh prepare        # here, with network: .whl/ and .texts/
 #   benchmarks/device_day.sh run OUT_FILE   # there, offline: device_check.sh, one archive
+#   benchmarks/device_day.sh keep OUT_FILE  # here again: the run kept in docs/examples/
 #
 # The lent GPU machine (one H200, Python 3.12 with CUDA torch, pandas, matplotlib,
 # pytest, hypothesis; no network, no asv) gets a copy of the working tree and the
@@ -14,14 +15,22 @@
 #          both are listed in .git/info/exclude, never committed.  Carry both.
 # run      installs .whl/ into /tmp/site (nothing of the machine's own is replaced),
 #          runs benchmarks/device_check.sh into a scratch folder with the texts of
-#          .texts/ (at most DEVICE_CHECK_LIMIT seconds, default 420), and packs that
+#          .texts/ (at most DEVICE_CHECK_LIMIT seconds, default 360), and packs that
 #          folder into OUT_FILE (a .tar.gz): one file back.  Its exit status is
-#          device_check.sh's (124 when it was cut at the limit).
+#          device_check.sh's (124 when it was cut at the limit).  The check's PLAN is
+#          ``limits`` unless set (the reference at the hardware's limits: every shape
+#          of the gathering, unpadding and decode-step grids; ``PLAN=full``: every
+#          group, the race check included).
+# keep     unpacks OUT_FILE into docs/examples/DEVICE/DATE/ ($EXAMPLES_DIR/DEVICE/DATE/
+#          where set; DEVICE from the GPU's name
+#          in its env.txt, DATE the archive's day; earlier runs are kept beside it,
+#          an existing folder is never overwritten) and makes the report again there
+#          from the run's results and conformance report.
 #
-# The device tool's call, e.g. (timeout_s 480: the check's 420 and the archive, and
-# a rerun of a part still fits in 15 minutes):
+# The device tool's call, e.g. (timeout_s 400: the check's 360 and the archive, so a
+# rerun still fits in 15 minutes):
 #   run(command="benchmarks/device_day.sh run $OUT/device-check.tar.gz",
-#       carry=[".whl", ".texts"], timeout_s=480)
+#       carry=[".whl", ".texts"], timeout_s=400)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,8 +72,8 @@ run() {
     fi
     # Bounded, so that the archive is made even when a step runs long: the device
     # tool returns nothing of a command it had to kill.
-    VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" timeout --kill-after=10 \
-        "${DEVICE_CHECK_LIMIT:-420}" benchmarks/device_check.sh "$scratch"
+    PLAN="${PLAN:-limits}" VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" timeout --kill-after=10 \
+        "${DEVICE_CHECK_LIMIT:-360}" benchmarks/device_check.sh "$scratch"
     local rc=$?
     # What the groups saved, also when the check was cut before it copied them.
     mkdir -p "$scratch/asv-results" && cp -r .asv/results/. "$scratch/asv-results/" 2>/dev/null
@@ -73,8 +82,40 @@ run() {
     return $rc
 }
 
+keep() {
+    local archive="$1" unpacked device day folder
+    if ! tar tzf "$archive" device-check/env.txt >/dev/null 2>&1; then
+        echo "keep: $archive is not an archive of device_day.sh run (no device-check/env.txt). Fix: name the file the run brought back" >&2
+        return 1
+    fi
+    unpacked="$(mktemp -d)"
+    tar xzf "$archive" -C "$unpacked" || return 1
+    # The GPU's name as torch printed it (e.g. "NVIDIA H200" -> h200).
+    device="$(grep -m1 -oiE '^NVIDIA [A-Z0-9]+' "$unpacked/device-check/env.txt" |
+        awk '{print tolower($2)}')"
+    day="$(date -u -r "$archive" +%Y-%m-%d)"
+    folder="${EXAMPLES_DIR:-docs/examples}/${device:-device}/$day"
+    if [[ -e $folder ]]; then
+        echo "keep: $folder exists already; nothing overwritten. Fix: move it away first" >&2
+        return 1
+    fi
+    mkdir -p "$folder" && cp -r "$unpacked/device-check/." "$folder/" || return 1
+    rm -rf "$folder/html" "$folder/report"
+    local conformance=()
+    [[ -f $folder/conformance.json ]] && conformance=(--conformance "$folder/conformance.json")
+    python3 -m reports --results "$folder/asv-results" "${conformance[@]}" --out "$folder/report"
+    echo "kept in $folder (report: $folder/report/summary.md)"
+}
+
 case "${1:-}" in
 prepare) prepare ;;
+keep)
+    if [[ $# -ne 2 ]]; then
+        echo "usage: $0 keep OUT_FILE" >&2
+        exit 64
+    fi
+    keep "$2"
+    ;;
 run)
     if [[ $# -ne 2 ]]; then
         echo "usage: $0 run OUT_FILE" >&2
@@ -83,7 +124,7 @@ run)
     run "$2"
     ;;
 *)
-    echo "usage: $0 prepare | run OUT_FILE" >&2
+    echo "usage: $0 prepare | run OUT_FILE | keep OUT_FILE" >&2
     exit 64
     ;;
 esac

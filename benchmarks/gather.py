@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from .backends import FIRST_RUNNER_PEER, release_text, vllm_own_at_hand, vllm_own_producer
+from .backends import DEFAULT_RUNNER_PEER, release_text, vllm_own_at_hand, vllm_own_producer
 from .common import (
     DeviceBenchmark,
     at_steady_state,
@@ -32,6 +32,7 @@ from .common import (
     device_params,
     sizes,
 )
+from .device_memory import memory_gbps
 from .interleaved import ratio_samples
 
 NUM_TOKENS = sizes([1, 64, 1024], 64)
@@ -226,13 +227,52 @@ class GatherLogprobsBesideVllm(_BesideAPeer):
     track_gather_ratio_to_read_floor.unit = "ratio"  # type: ignore[attr-defined]
 
 
-#: The release whose Model Runner V2 gathering is timed.
-MRV2_RELEASE = FIRST_RUNNER_PEER
+class GatherAtTheMemoryLimit(_BesideAPeer):
+    """The backend's ``gather_logprobs`` against the least any gathering costs: one read of
+    its input at the device memory's rated bandwidth (:mod:`benchmarks.device_memory`)
+    plus one kernel launch and the wait, timed in the same run (the smallest kernel
+    queued, then the wait, as ``ours`` waits).  On a GPU; skipped where the device's
+    bandwidth is not known (a CPU: ``$OUTPUTS_MEMORY_GBPS`` states one)."""
+
+    peer_name = "one read of the input at the rated bandwidth"
+
+    def setup(
+        self, backend: str, device: str, num_tokens: int, vocabulary: int, num_logprobs: int
+    ) -> None:
+        self.gbps = memory_gbps(device)
+        super().setup(backend, device, num_tokens, vocabulary, num_logprobs)
+        self.scratch = torch.zeros(1, device=device)
+
+    def peer(self) -> Callable[..., Any]:
+        return gather_as_described  # never timed: the floor is no gathering
+
+    def their_steady(self) -> None:
+        pass
+
+    def launch_once(self) -> None:
+        self.scratch.add_(1)
+        self.sync()
+
+    def track_gather_ratio_to_bandwidth_floor(self, *params: Any) -> dict[str, Any]:
+        """Ours over (input bytes / rated bandwidth + one launch and wait), interleaved."""
+        read_seconds = self.logprobs.numel() * self.logprobs.element_size() / (self.gbps * 1e9)
+        return ratio_samples(self.ours, self.launch_once, 0.5, plus=read_seconds)
+
+    def track_memory_gbps(self, *params: Any) -> float:
+        """The rated bandwidth the floor was computed with (GB/s), for the report."""
+        return self.gbps
+
+    track_gather_ratio_to_bandwidth_floor.unit = "ratio"  # type: ignore[attr-defined]
+    track_memory_gbps.unit = "GB/s"  # type: ignore[attr-defined]
+
+
+#: The release whose Model Runner V2 gathering is timed: the newest's.
+MRV2_RELEASE = DEFAULT_RUNNER_PEER
 
 
 @cache
 def mrv2_gathering() -> Callable[..., Any]:
-    """vLLM 0.33.0's Model Runner V2 gathering from its texts; skipped where it cannot run.
+    """The newest release's Model Runner V2 gathering from its texts; skipped where it cannot run.
 
     A Triton kernel (``compute_topk_scores``): it runs on a GPU, or on CPU under Triton's
     interpreter (``TRITON_INTERPRET=1``: the benchmark's path proved, its numbers no
@@ -250,10 +290,11 @@ def mrv2_gathering() -> Callable[..., Any]:
 
 
 class GatherBesideModelRunnerV2(_BesideAPeer):
-    """The first runner's way from logits (``log_softmax``, then the backend's
+    """The backend's way from logits (its ``gather_logprobs_of_logits`` where it has one,
+    as the reference does; else the first runner's: ``log_softmax``, then its
     ``gather_logprobs``) beside Model Runner V2's Triton gathering of the same logits
-    (vLLM 0.33.0's ``compute_topk_scores``: log-probabilities of the gathered ids only,
-    never the whole row).  On cuda; on CPU only under Triton's interpreter.
+    (the newest release's ``compute_topk_scores``: log-probabilities of the gathered ids
+    only, never the whole row).  On cuda; on CPU only under Triton's interpreter.
 
     The inputs are log-probabilities, which are logits too (``log_softmax`` of them is
     themselves): both ways give the same ids and ranks, and log-probabilities equal to
@@ -261,33 +302,45 @@ class GatherBesideModelRunnerV2(_BesideAPeer):
     """
 
     timeout = 300.0
-    peer_name = "vLLM 0.33.0's Model Runner V2 compute_topk_scores"
+    peer_name = f"vLLM {MRV2_RELEASE}'s Model Runner V2 compute_topk_scores"
 
     def setup(
         self, backend: str, device: str, num_tokens: int, vocabulary: int, num_logprobs: int
     ) -> None:
         if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
             raise NotImplementedError("a Triton kernel: on cpu only under TRITON_INTERPRET=1")
+        subject = self.use(backend, device)
+        gather = subject.producer("gather_logprobs")
+        self.of_logits = getattr(
+            subject.module,
+            "gather_logprobs_of_logits",
+            lambda logits, k, token_ids: gather(logits.log_softmax(-1), k, token_ids),
+        )
         super().setup(backend, device, num_tokens, vocabulary, num_logprobs)
 
     def peer(self) -> Callable[..., Any]:
         return mrv2_gathering()
 
-    def first_runners_way(self) -> None:
-        self.gather(self.logprobs.log_softmax(-1), self.k, self.token_ids)
+    def our_steady(self) -> None:
+        at_steady_state(
+            lambda: self.of_logits(self.logprobs, self.k, self.token_ids), timeout=self.timeout / 2
+        )
+
+    def ours_of_logits(self) -> None:
+        self.of_logits(self.logprobs, self.k, self.token_ids)
         self.sync()
 
     @baseline
     def time_gather_mrv2_triton(self, *params: Any) -> None:
         self.theirs()
 
-    def time_gather_first_runners_way(self, *params: Any) -> None:
-        self.first_runners_way()
+    def time_gather_of_logits(self, *params: Any) -> None:
+        self.ours_of_logits()
 
     def track_gather_ratio_to_mrv2_triton(self, *params: Any) -> dict[str, Any]:
-        found = self.gather(self.logprobs.log_softmax(-1), self.k, self.token_ids)
+        found = self.of_logits(self.logprobs, self.k, self.token_ids)
         wanted = self.their_gather(self.logprobs, self.k, self.token_ids)
         self.require_same(found, wanted, atol=1e-4)
-        return ratio_samples(self.first_runners_way, self.theirs, 0.5)
+        return ratio_samples(self.ours_of_logits, self.theirs, 0.5)
 
     track_gather_ratio_to_mrv2_triton.unit = "ratio"  # type: ignore[attr-defined]

@@ -113,11 +113,13 @@ def ratio_samples(
     seconds: float,
     clock: Clock | None = None,
     blocks: int = BLOCKS,
+    plus: float = 0.0,
 ) -> dict[str, Any]:
-    """Seconds per call of ``numerator`` over ``denominator``, one ratio per block (at most
-    ``blocks``), as a sampled result (:func:`sampled`)."""
+    """Seconds per call of ``numerator`` over ``denominator``'s (plus ``plus`` seconds, a
+    time stated rather than measured), one ratio per block (at most ``blocks``), as a
+    sampled result (:func:`sampled`)."""
     minima = block_minima(numerator, denominator, seconds=seconds, clock=clock, blocks=blocks)
-    return sampled(a / b for a, b in minima)
+    return sampled(a / (b + plus) for a, b in minima)
 
 
 def difference_samples(

@@ -104,6 +104,10 @@ class RatioTarget:
         "one plain read of the same input, which the peer must read too, so it cannot be "
         "meaningfully faster: the two tie at the machine's bandwidth"
     )
+    #: The device types the target holds on (a GPU kernel's target), with why; None:
+    #: every device.
+    devices: tuple[str, ...] | None = None
+    devices_why: str = ""
 
     def __post_init__(self) -> None:
         if self.floor is not None and self.higher_is_better:
@@ -169,6 +173,49 @@ TARGETS = (
         ratio_label="our time / vLLM's own (x)",
         direct=re.compile(r"gather_ratio_to_vllm$", re.I),
         floor=re.compile(r"gather_ratio_to_read_floor$", re.I),
+    ),
+    RatioTarget(
+        key="gather_at_memory_limit",
+        title="gather_logprobs at most 4x one read of its input at the device memory's "
+        "rated bandwidth plus one kernel launch, every shape (on a GPU)",
+        family=GATHER,
+        baseline=re.compile(r"bandwidth_floor", re.I),
+        subject=re.compile(r"time_gather_logprobs$", re.I),
+        limit=4.0,
+        higher_is_better=False,
+        ratio_label="our time / (input bytes / rated bandwidth + one launch) (x)",
+        direct=re.compile(r"gather_ratio_to_bandwidth_floor$", re.I),
+        devices=("cuda",),
+        devices_why="the fused Triton gathering's target; a CPU has no launch to add",
+    ),
+    RatioTarget(
+        key="gather_vs_vllm_on_gpu",
+        title="gather_logprobs at least 5x faster than vLLM's own Sampler.gather_logprobs "
+        "(at most 0.2x its time), identical results, every shape (on a GPU)",
+        family=GATHER,
+        baseline=re.compile(r"vllm_own", re.I),
+        subject=re.compile(r"time_gather_logprobs$", re.I),
+        limit=0.2,
+        higher_is_better=False,
+        ratio_label="our time / vLLM's own (x)",
+        direct=re.compile(r"gather_ratio_to_vllm$", re.I),
+        devices=("cuda",),
+        devices_why="the fused Triton gathering's target; on CPU the target is 1.0x",
+    ),
+    RatioTarget(
+        key="gather_vs_mrv2",
+        title="Gathering from logits at least 5x faster than the newest release's Model "
+        "Runner V2 Triton gathering (at most 0.2x its time), every shape (on a GPU)",
+        family=GATHER,
+        baseline=re.compile(r"mrv2_triton", re.I),
+        subject=re.compile(r"time_gather_of_logits$", re.I),
+        limit=0.2,
+        higher_is_better=False,
+        ratio_label="our time / Model Runner V2's (x)",
+        direct=re.compile(r"gather_ratio_to_mrv2_triton$", re.I),
+        devices=("cuda",),
+        devices_why="a Triton kernel against a Triton kernel: on CPU only Triton's "
+        "interpreter runs them, which measures nothing",
     ),
     RatioTarget(
         key="decode_step_vs_vllm",

@@ -115,10 +115,12 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     """The target's ratios: from its direct ``track_`` benchmark when that has
-    results, else from pairing separate timings (:func:`pairs`); only the shapes
-    the target applies to (``from_size``)."""
+    results, else from pairing separate timings (:func:`pairs`); only the devices
+    (``devices``) and shapes (``from_size``) the target applies to."""
     direct = direct_rows(frame, target)
     found = direct if not direct.empty else pairs(frame, target)
+    if target.devices is not None and not found.empty:
+        found = found[found["device"].isin(target.devices)]
     found = _with_floor_ratio(found, frame, target)
     if target.from_size is None or found.empty:
         return found

@@ -30,6 +30,14 @@ def targets_section(current: pd.DataFrame) -> Section:
                 f"{'>=' if target.higher_is_better else '<='} {target.limit:g}."
             )
         )
+        if verdict.empty and target.devices is not None:
+            blocks.append(
+                Paragraph(
+                    f"{NO_DATA}: judged on {', '.join(target.devices)} only "
+                    f"({target.devices_why}), which this run did not measure."
+                )
+            )
+            continue
         if verdict.empty:
             blocks.append(
                 Paragraph(
@@ -83,6 +91,10 @@ def targets_section(current: pd.DataFrame) -> Section:
                 flagged=[r.status != targets.PASSED for r in verdict.itertuples()],
             )
         )
+        if target.devices is not None:
+            blocks.append(
+                Paragraph(f"Judged on {', '.join(target.devices)} only: {target.devices_why}.")
+            )
         if target.from_size is not None:
             param, smallest = target.from_size
             blocks.append(

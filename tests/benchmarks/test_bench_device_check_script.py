@@ -3,8 +3,10 @@ dry run proves every step on CPU, so it cannot rot between the days a GPU is at 
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +28,7 @@ def test_device_check_script_requires_an_output_folder(repo_root: Path) -> None:
     assert "usage:" in result.stderr
 
 
-@pytest.mark.parametrize("args", [[], ["run"], ["unpack"]])
+@pytest.mark.parametrize("args", [[], ["run"], ["keep"], ["unpack"]])
 def test_device_day_script_is_bash_and_names_its_two_commands(repo_root: Path, args) -> None:
     script = repo_root / "benchmarks" / "device_day.sh"
     assert os.access(script, os.X_OK)
@@ -86,3 +88,84 @@ def test_the_dry_run_proves_every_step_on_cpu(repo_root: Path, tmp_path: Path) -
 
     summary = (out / "report" / "summary.md").read_text()
     assert "vllm-first-runner-mutants" in summary and "`vllm` | 0.33.0" in summary
+
+
+def test_a_device_day_is_kept_beside_the_earlier_ones(repo_root: Path, tmp_path: Path) -> None:
+    # An archive as `device_day.sh run` brings it back, made of the first H200 run's files.
+    run = tmp_path / "device-check"
+    shutil.copytree(repo_root / "docs" / "examples" / "h200" / "asv-results", run / "asv-results")
+    shutil.copy(repo_root / "docs" / "examples" / "h200" / "env.txt", run / "env.txt")
+    shutil.copy(
+        repo_root / "docs" / "examples" / "h200" / "conformance.json", run / "conformance.json"
+    )
+    archive = tmp_path / "device-check.tar.gz"
+    subprocess.run(["tar", "czf", str(archive), "-C", str(tmp_path), "device-check"], check=True)
+    day = datetime.datetime(2026, 12, 24, 12, tzinfo=datetime.timezone.utc).timestamp()
+    os.utime(archive, (day, day))
+    examples = tmp_path / "examples"
+    script = repo_root / "benchmarks" / "device_day.sh"
+    env = {**os.environ, "EXAMPLES_DIR": str(examples), "PATH": _python_first()}
+    done = subprocess.run(
+        [str(script), "keep", str(archive)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    kept = examples / "h200" / "2026-12-24"
+    assert (kept / "env.txt").is_file() and (kept / "report" / "summary.md").is_file()
+    # Kept once: a second keep of the same day overwrites nothing.
+    again = subprocess.run(
+        [str(script), "keep", str(archive)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 1 and "exists already; nothing overwritten" in again.stderr
+    wrong = tmp_path / "notes.tar.gz"
+    subprocess.run(["tar", "czf", str(wrong), "-C", str(repo_root), "README.md"], check=True)
+    refused = subprocess.run(
+        [str(script), "keep", str(wrong)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1 and "is not an archive of device_day.sh run" in refused.stderr
+
+
+def _python_first() -> str:
+    """PATH with this interpreter's folder first: the script's python3 is this one."""
+    return f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+
+
+@pytest.mark.long
+def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "DRY_RUN": "1",
+        "PLAN": "limits",
+        "OUTPUTS_BENCH_DEVICES": "cpu",
+        "PATH": _python_first(),
+        # The limits are a GPU run's; a shared CPU proves the steps, not their times.
+        **{
+            f"{group}_LIMIT": "400"
+            for group in (
+                "BENCH_GATHER",
+                "BENCH_PADDING",
+                "BENCH_DECODE",
+                "BENCH_LINK",
+                "CONFORMANCE",
+            )
+        },
+    }
+    script = repo_root / "benchmarks" / "device_check.sh"
+    done = subprocess.run(
+        [str(script), str(out)], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    steps = dict(line.split(": ", 1) for line in (out / "status.txt").read_text().splitlines())
+    assert list(steps) == [
+        "env", "bench-gather-AtTheMemoryLimit", "bench-gather-LogprobsBesideVllm",
+        "bench-gather-BesideModelRunnerV2", "bench-padding", "bench-decode", "bench-link",
+        "conformance", "report",
+    ]  # fmt: skip
+    assert all(verdict.startswith("passed") for verdict in steps.values()), steps
+    # The limits the floors are computed against, stated beside the link's.
+    assert (
+        "limits of cpu: memory no rated memory bandwidth for cpu" in (out / "env.txt").read_text()
+    )
+    gather_log = (out / "logs" / "bench-gather-AtTheMemoryLimit.log").read_text()
+    assert "track_gather_ratio_to_bandwidth_floor" in gather_log

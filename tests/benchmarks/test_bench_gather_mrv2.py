@@ -1,4 +1,4 @@
-"""Model Runner V2's Triton gathering timed beside the first runner's way: a GPU's
+"""Model Runner V2's Triton gathering timed beside the backend's way from logits: a GPU's
 benchmark, whose path is proved on CPU under Triton's interpreter where Triton is here."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import importlib.util
 import pytest
 from vllm_release_texts import RELEASES, SKIP_REASON
 
+import reference
 from benchmarks import gather
 
 SHAPE = ("reference", "cpu", 1, 32000, 5)
@@ -28,16 +29,18 @@ def test_under_the_interpreter_both_ways_agree_and_are_timed(
     monkeypatch.setenv("OUTPUTS_BENCH_DEVICES", "cpu")
     bench = gather.GatherBesideModelRunnerV2()
     bench.setup(*SHAPE)
+    # The reference gathers from logits its own way (one pass on a GPU).
+    assert bench.of_logits is reference.gather_logprobs_of_logits
     result = bench.track_gather_ratio_to_mrv2_triton(*SHAPE)
     assert result["samples"] and all(ratio > 0 for ratio in result["samples"])
     # A gathering whose ranks are off is never timed: the ways must agree first.
-    right = bench.gather
+    right = bench.of_logits
 
     def off_by_one(*args):
         found = right(*args)
         found.selected_token_ranks.add_(1)
         return found
 
-    bench.gather = off_by_one
+    bench.of_logits = off_by_one
     with pytest.raises(AssertionError, match="differ in selected_token_ranks"):
         bench.track_gather_ratio_to_mrv2_triton(*SHAPE)
