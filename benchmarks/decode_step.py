@@ -131,9 +131,10 @@ def decode_step(subject: Subject, step: Any) -> Callable[[], object]:
 
 
 def copies_and_wait(step: Any) -> Callable[[], object]:
-    """The least any async output of ``step`` does: queue the copies of the sampled ids
-    and the logprobs tensors on the copy stream, record an event, wait for it.  No
-    unpadding, no lists, no output: the floor under every backend's step."""
+    """The least any async output of ``step`` does: order the copy stream after the
+    compute stream, queue the copies of the sampled ids and the logprobs tensors on it,
+    record an event, wait for it.  No unpadding, no lists, no output: the floor under
+    every backend's step."""
     import torch
 
     runtime = getattr(torch, step.device)
@@ -143,8 +144,11 @@ def copies_and_wait(step: Any) -> Callable[[], object]:
         tensors += [t for t in step.logprobs_tensors if isinstance(t, torch.Tensor)]
 
     def floor() -> object:
+        # Ordered after the compute stream before entering the copy stream: inside it,
+        # ``current_stream()`` is the copy stream itself, a wait on itself that orders
+        # nothing (and costs nothing), which no correct async output can skip.
+        stream.wait_stream(runtime.current_stream())
         with runtime.stream(stream):
-            stream.wait_stream(runtime.current_stream())
             host = [t.to("cpu", non_blocking=True) for t in tensors]
             event = runtime.Event()
             event.record()
