@@ -1,10 +1,11 @@
-"""Faster paths for two of the reference's hot loops, kept apart from its rules.
+"""Faster paths for the reference's hot loops, kept apart from its rules.
 
 The reference (:mod:`reference`) says what each operation returns; this package
-only makes two of them cheaper, and gives the same values:
+only makes them cheaper, and gives the same values:
 
 * :func:`unpad`: a padded batch of sampled ids into one list of Python ints per row
-  (``reference.unpad_sampled_token_ids``, every decode step);
+  (``reference.unpad_sampled_token_ids``, every decode step; :func:`unpad_array` for
+  a host copy already read as a numpy array, as the async output reads it);
 * :func:`count_at_least`: per row, how many logprobs are ``>=`` the sampled token's
   (the rank count of ``reference.gather_logprobs``, the whole ``[rows, vocab]`` batch).
 
@@ -34,11 +35,12 @@ from functools import cache
 from itertools import pairwise
 from types import ModuleType
 
+import numpy as np
 import torch
 
 from reference_speedups import compiled_count
 
-__all__ = ["SWITCH", "count_at_least", "gather", "path", "to_host", "unpad"]
+__all__ = ["SWITCH", "count_at_least", "gather", "path", "to_host", "unpad", "unpad_array"]
 
 #: The environment variable that keeps the pure Python paths (``0``), read at import.
 SWITCH = "OUTPUTS_REFERENCE_SPEEDUPS"
@@ -161,6 +163,42 @@ def to_host(tensor: torch.Tensor) -> torch.Tensor:
         host = torch.empty_like(tensor, device="cpu", pin_memory=True)
         return host.copy_(tensor)
     return tensor.cpu()
+
+
+def unpad_array(sampled: np.ndarray, vocab_size: int | None) -> list[list[int]] | None:
+    """:func:`unpad` of a 2-D host numpy array, at any size, without a torch call: for a
+    caller that already holds the host copy as an array (the async output reads its
+    copy once with ``.numpy()``; on a runtime whose tensors dispatch in Python, each
+    torch call on the copy costs microseconds).  None where the extension does not take
+    the array (not built, not int32/int64 in native byte order, strides between items):
+    the caller unpads it itself."""
+    ext = _EXT
+    item_size = sampled.itemsize
+    if (
+        ext is None
+        or sampled.ndim != 2
+        or sampled.dtype.kind != "i"
+        or item_size not in (4, 8)
+        or not sampled.dtype.isnative
+    ):
+        return None
+    row_stride, col_stride = sampled.strides
+    if row_stride % item_size or col_stride % item_size:
+        return None
+    rows, width = sampled.shape
+    # The loop reads only the entries the array holds, and ``sampled`` stays alive
+    # during the call.
+    limit = -1 if vocab_size is None or vocab_size > _INT64_MAX else vocab_size
+    rows_out: list[list[int]] = ext.unpad(
+        sampled.ctypes.data,
+        rows,
+        width,
+        row_stride // item_size,
+        col_stride // item_size,
+        item_size,
+        limit,
+    )
+    return rows_out
 
 
 def count_at_least(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> torch.Tensor | None:

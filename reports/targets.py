@@ -116,12 +116,13 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     """The target's ratios: from its direct ``track_`` benchmark when that has
     results, else from pairing separate timings (:func:`pairs`); only the devices
-    (``devices``) and shapes (``from_size``) the target applies to."""
+    (``devices``) and shapes (``from_size``, ``only_where``) the target applies to."""
     direct = direct_rows(frame, target)
     found = direct if not direct.empty else pairs(frame, target)
     if target.devices is not None and not found.empty:
         found = found[found["device"].isin(target.devices)]
     found = _with_floor_ratio(found, frame, target)
+    found = _where_it_holds(found, frame, target)
     if target.from_size is None or found.empty:
         return found
     param, smallest = target.from_size
@@ -129,6 +130,26 @@ def measurements(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         return found
     sizes = pd.to_numeric(found[param], errors="coerce")
     return found[sizes.isna() | (sizes >= smallest)]
+
+
+def _where_it_holds(found: pd.DataFrame, frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
+    """``found`` less the shapes where the target's ``only_where`` track reads below its
+    least value; a shape that track did not measure is kept (nothing says it is exempt)."""
+    if found.empty or target.only_where is None:
+        return found
+    track, least = target.only_where
+    condition = direct_rows(frame, target, track=track)
+    if condition.empty:
+        return found
+    condition = condition.assign(backend=_backend_of(condition))[[*_SHAPE_KEY, "ratio"]]
+    condition = condition.drop_duplicates(_SHAPE_KEY, keep="last")
+    keyed = found.assign(backend=_backend_of(found))
+    merged = keyed.merge(
+        condition.rename(columns={"ratio": "_condition"}), on=_SHAPE_KEY, how="left"
+    )
+    merged.index = found.index
+    value = pd.to_numeric(merged["_condition"], errors="coerce")
+    return found[value.isna() | (value >= least)]
 
 
 def overhead_us(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:

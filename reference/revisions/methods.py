@@ -223,9 +223,23 @@ def _tolists_factory(convert: Callable[[torch.Tensor], Any]) -> Factory:
 implements("LogprobsTensors.tolists:python-lists", "LogprobsTensors.tolists")(
     _tolists_factory(lambda tensor: tensor.tolist())
 )
-# ``.cpu()`` first: numpy cannot read device memory (a no-op for CPU tensors).
+
+
+def _host_array(tensor: torch.Tensor) -> np.ndarray:
+    """``tensor.cpu().numpy()``, as vLLM writes it, with ``.cpu()`` only where numpy
+    cannot read the tensor: numpy refuses device memory with a TypeError.  For a host
+    tensor ``.cpu()`` returns the tensor itself, and asking first (``is_cpu``) is a
+    torch call too: each is a Python dispatch wherever a runtime wraps its host copies
+    or a torch function mode is active (4.5 us on the suite's simulated device, three
+    a decode step that asks for logprobs)."""
+    try:
+        return tensor.numpy()
+    except TypeError:
+        return tensor.cpu().numpy()
+
+
 implements("LogprobsTensors.tolists:numpy-arrays", "LogprobsTensors.tolists")(
-    _tolists_factory(lambda tensor: tensor.cpu().numpy())
+    _tolists_factory(_host_array)
 )
 
 

@@ -103,6 +103,15 @@ def targets_section(current: pd.DataFrame) -> Section:
                     "dominates, which the per-call overhead column shows."
                 )
             )
+        if target.only_where is not None:
+            track, least = target.only_where
+            blocks.append(
+                Paragraph(
+                    f"Judged only where {target.only_where_meaning} "
+                    f"(`track_{track.pattern.rstrip('$')}`) is at least {least:g}x: below "
+                    "that, the limit lies under what every way must do."
+                )
+            )
         if target.floor is not None:
             blocks.append(
                 Paragraph(

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import async_output, common, host_memory
-from benchmarks.decode_step import DecodeStepNewestTargets, DecodeStepTargets, step_case
+from benchmarks.async_output import _simulated
+from benchmarks.decode_step import (
+    NEWEST_RELEASE,
+    DecodeStepNewestTargets,
+    DecodeStepTargets,
+    copies_and_wait,
+    runner_step,
+    step_case,
+    vllm_own,
+)
 
 pytestmark = pytest.mark.skipif(not (RELEASES / "producers").is_dir(), reason=SKIP_REASON)
 
@@ -123,3 +133,18 @@ def test_the_newest_peer_is_model_runner_v2s_async_output_giving_the_same_output
         "reference", num_reqs, num_logprobs, num_drafts
     )
     assert 0.8 < to_floor < 2.5
+
+
+@pytest.mark.usefixtures("simulated_runtime")
+def test_the_floor_copies_only_after_the_compute_streams_work() -> None:
+    # The floor is what every correct async output pays, the copy stream's wait for the
+    # compute stream included: a floor that skipped it would read stale ids.
+    peer = vllm_own(NEWEST_RELEASE)
+    runtime = _simulated(peer.async_output_device).simulated
+    step = runner_step(peer, step_case(4, -1, 0))
+    later = torch.full((4, 1), 123_456, dtype=step.sampled_token_ids.dtype)
+    # A kernel on the compute stream that writes the ids a moment from now.
+    runtime.write_later(step.sampled_token_ids, later, 0.05)
+    host = copies_and_wait(step)()
+    assert host[0].tolist() == later.tolist()
+    assert runtime.unordered_reads() == []

@@ -118,6 +118,32 @@ def test_methods_of_different_revisions_are_separate_functions() -> None:
     assert list(inspect.signature(new).parameters) == ["self", "start_req_idx", "end_req_idx"]
 
 
+class DeviceMemory(torch.Tensor):
+    """A tensor numpy refuses as torch refuses device memory; ``.cpu()`` is its host copy."""
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        raise TypeError("can't convert cuda:0 device type tensor to numpy")
+
+    def cpu(self, *args: object, **kwargs: object) -> torch.Tensor:
+        return self.as_subclass(torch.Tensor).clone()
+
+
+def test_numpy_array_tolists_reads_host_tensors_in_place_and_copies_device_ones() -> None:
+    module = built("0.34.0")
+    host = module.LogprobsTensors(
+        torch.tensor([[7, 8]], dtype=torch.int32),
+        torch.tensor([[-0.5, -1.5]]),
+        torch.tensor([2], dtype=torch.int32),
+    )
+    lists = host.tolists([0, 1])
+    # A host tensor's array is a view of it, as ``.cpu().numpy()`` gives one.
+    assert np.shares_memory(lists.logprob_token_ids, host.logprob_token_ids.numpy())
+    on_device = module.LogprobsTensors(*(t.as_subclass(DeviceMemory) for t in host[:3]))
+    copied = on_device.tolists([0, 1])
+    assert [a.tolist() for a in copied[:3]] == [a.tolist() for a in lists[:3]]
+    assert copied.cu_num_generated_tokens == [0, 1]
+
+
 # --- pickling ------------------------------------------------------------------------
 
 

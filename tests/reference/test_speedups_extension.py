@@ -236,6 +236,71 @@ def test_the_builder_reads_views_as_they_are(list_builder, view, dtype) -> None:
     assert list_builder(sampled, None) == per_row_mask(sampled)
 
 
+# --- the list builder over numpy arrays (unpad_array) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def array_builder() -> Callable[[np.ndarray, int | None], list[list[int]] | None]:
+    """``reference_speedups.unpad_array`` with the extension in (a test may have swapped
+    it out)."""
+    if EXTENSION is None:
+        pytest.skip("the C extension of reference_speedups was not built at install")
+
+    def unpad(sampled: np.ndarray, vocab_size: int | None) -> list[list[int]] | None:
+        saved, reference_speedups._EXT = reference_speedups._EXT, EXTENSION
+        try:
+            return reference_speedups.unpad_array(sampled, vocab_size)
+        finally:
+            reference_speedups._EXT = saved
+
+    return unpad
+
+
+@given(rst.sampled_token_id_tensors(max_rows=40, max_cols=12), st.none() | st.integers(1, 320))
+def test_the_array_builder_agrees_with_the_per_row_mask(array_builder, sampled, vocab_size) -> None:
+    found = array_builder(sampled.numpy(), vocab_size)
+    if sampled.dtype not in (torch.int32, torch.int64):
+        assert found is None
+        return
+    assert found == per_row_mask(sampled, vocab_size)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=str)
+@pytest.mark.parametrize(
+    "view",
+    [
+        pytest.param(lambda a: a.T, id="transposed"),
+        pytest.param(lambda a: a[1::3, ::2], id="stepped"),
+        pytest.param(lambda a: a[::-1, ::-2], id="reversed"),
+        pytest.param(lambda a: np.broadcast_to(a[:1], (7, a.shape[1])), id="broadcast"),
+        pytest.param(lambda a: a[:, 3:4], id="one-column"),
+    ],
+)
+def test_the_array_builder_reads_views_as_they_are(array_builder, view, dtype) -> None:
+    sampled = view(batch(rows=24, width=9).numpy().astype(dtype))
+    as_tensor = torch.from_numpy(np.ascontiguousarray(sampled))
+    assert array_builder(sampled, 100_000) == per_row_mask(as_tensor, 100_000)
+    assert array_builder(sampled, None) == per_row_mask(as_tensor)
+
+
+def test_the_array_builder_hands_back_arrays_it_does_not_read(array_builder) -> None:
+    ids = batch(rows=4, width=3).numpy()
+    swapped = ids.astype(ids.dtype.newbyteorder())
+    # int32 ids between one-byte fields: 5 bytes apart, not a whole number of items.
+    packed = np.zeros((4, 3), dtype=[("flag", "i1"), ("id", "i4")])
+    packed["id"] = ids
+    for unread in (swapped, packed["id"], ids[0], ids.astype(np.int16), ids.astype(np.uint32)):
+        assert array_builder(unread, None) is None
+    assert array_builder(ids, None) == per_row_mask(torch.from_numpy(ids))
+
+
+def test_without_the_extension_the_array_builder_takes_no_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(reference_speedups, "_EXT", None)
+    assert reference_speedups.unpad_array(batch().numpy(), None) is None
+
+
 def test_the_builder_keeps_every_id_but_the_placeholder(list_builder) -> None:
     extremes = [INT64_MAX, -(1 << 63), -2, -1, 0, (1 << 31) - 1, 1 << 31]
     sampled = torch.tensor([extremes, extremes[::-1]], dtype=torch.int64)
