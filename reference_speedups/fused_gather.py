@@ -52,15 +52,26 @@ _NO_ID = 2**31 - 1
 
 
 @triton.jit
+def _workspace(workspace_ptr, partials, K: tl.constexpr):
+    """Pointers to the partial results in the one int32 workspace: per (row, chunk) the
+    running maximum, sum and count, then ``K`` candidate values and ``K`` ids."""
+    floats = workspace_ptr.to(tl.pointer_type(tl.float32))
+    partials = partials.to(tl.int64)
+    return (
+        floats,
+        floats + partials,
+        workspace_ptr + 2 * partials,
+        floats + 3 * partials,
+        workspace_ptr + (3 + K) * partials,
+    )
+
+
+@triton.jit
 def _chunk_kernel(
     values_ptr,
     row_stride,
     token_ids_ptr,
-    partial_max_ptr,
-    partial_sum_ptr,
-    partial_count_ptr,
-    candidate_values_ptr,
-    candidate_ids_ptr,
+    workspace_ptr,
     vocab,
     chunk_size,
     chunks,
@@ -73,6 +84,9 @@ def _chunk_kernel(
 ):
     row = tl.program_id(0)
     chunk = tl.program_id(1)
+    partial_max_ptr, partial_sum_ptr, partial_count_ptr, candidate_values_ptr, candidate_ids_ptr = (
+        _workspace(workspace_ptr, tl.num_programs(0) * chunks, K)
+    )
     row_ptr = values_ptr + row.to(tl.int64) * row_stride
     token = tl.load(token_ids_ptr + row).to(tl.int64)
     # An id out of range reads nothing (on a device checking it would cost a sync): its
@@ -137,11 +151,7 @@ def _row_kernel(
     values_ptr,
     row_stride,
     token_ids_ptr,
-    partial_max_ptr,
-    partial_sum_ptr,
-    partial_count_ptr,
-    candidate_values_ptr,
-    candidate_ids_ptr,
+    workspace_ptr,
     out_ids_ptr,
     out_values_ptr,
     out_ranks_ptr,
@@ -154,6 +164,9 @@ def _row_kernel(
     NO_ID: tl.constexpr,
 ):
     row = tl.program_id(0)
+    partial_max_ptr, partial_sum_ptr, partial_count_ptr, candidate_values_ptr, candidate_ids_ptr = (
+        _workspace(workspace_ptr, tl.num_programs(0) * chunks, K)
+    )
     row_ptr = values_ptr + row.to(tl.int64) * row_stride
     chunk = tl.arange(0, CHUNKS_POW2)
     chunk_inside = chunk < chunks
@@ -221,22 +234,17 @@ def fused_gather(
         values = values.contiguous()
     token_ids = token_ids.contiguous()
     chunks, chunk_size = _chunking(rows, vocab, k, device)
-    partials = rows * chunks
-    partial_max = torch.empty(partials if normalise else 1, dtype=torch.float32, device=device)
-    partial_sum = torch.empty_like(partial_max)
-    partial_count = torch.empty(partials, dtype=torch.int32, device=device)
-    candidate_values = torch.empty(max(partials * k, 1), dtype=torch.float32, device=device)
-    candidate_ids = torch.empty(max(partials * k, 1), dtype=torch.int32, device=device)
+    # One allocation for every partial result (4-byte words, see _workspace): on the
+    # host each allocation costs about what a launch does.
+    workspace = torch.empty((3 + 2 * k) * rows * chunks, dtype=torch.int32, device=device)
     _chunk_kernel[(rows, chunks)](
-        values, values.stride(0), token_ids,
-        partial_max, partial_sum, partial_count, candidate_values, candidate_ids,
+        values, values.stride(0), token_ids, workspace,
         vocab, chunk_size, chunks,
         K=k, K_POW2=triton.next_power_of_2(max(k, 1)), BLOCK=_BLOCK, NORMALISE=normalise,
         EMPTY_ID=_EMPTY_ID, NO_ID=_NO_ID,
     )  # fmt: skip
     _row_kernel[(rows,)](
-        values, values.stride(0), token_ids,
-        partial_max, partial_sum, partial_count, candidate_values, candidate_ids,
+        values, values.stride(0), token_ids, workspace,
         ids_out, values_out, ranks_out,
         vocab, chunks,
         K=k, CHUNKS_POW2=triton.next_power_of_2(chunks),
