@@ -44,10 +44,10 @@
 # BENCH_ARGS to run one asv run with those options instead (e.g. BENCH_ARGS="-b transfer").
 # PLAN=limits runs instead what the reference's limits are judged on (every shape of
 # the gathering, unpadding and decode-step grids, the targets' tracks only; the link and
-# the transfer at one shape; the gathering's conformance checks on the device; no race
-# check, no publish): BENCH_GATHER_LIMIT 60 (for each of its three peers),
-# BENCH_PADDING_LIMIT 45, BENCH_DECODE_LIMIT 60, BENCH_LINK_LIMIT 30, CONFORMANCE_LIMIT
-# 30, REPORT_LIMIT 60.
+# the transfer beside a plain pinned copy; the gathering's conformance checks on the
+# device; no race check, no publish): BENCH_GATHER_LIMIT 60 (for each of its three
+# peers), BENCH_PADDING_LIMIT 45, BENCH_DECODE_LIMIT 60, BENCH_LINK_LIMIT 45,
+# CONFORMANCE_LIMIT 30, REPORT_LIMIT 60.
 # DRY_RUN=1 proves the script without a device (the project's tests run it so, on
 # OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
 # once, nothing saved: .asv/results is left as it was), publish is left out and the
@@ -189,7 +189,8 @@ elif [[ ${PLAN:-full} == limits ]]; then
     # The reference at the hardware's limits, every shape of each grid, the targets'
     # ratios only (each timed interleaved in its track): the gathering against the
     # memory's bandwidth, vLLM's own and Model Runner V2's; unpadding; the decode step
-    # against its floor; then the link and the transfer (one shape each) and the
+    # against its floor; then the link and the transfer against a plain pinned copy
+    # (every payload) and the
     # conformance suite on the device, the fused gathering judged as a producer.
     # A group per peer: asv saves a group's results only when it ends.
     for peer in AtTheMemoryLimit LogprobsBesideVllm BesideModelRunnerV2; do
@@ -197,8 +198,8 @@ elif [[ ${PLAN:-full} == limits ]]; then
     done
     bench bench-padding "${BENCH_PADDING_LIMIT:-45}" -b '^padding\.(Unpad|UnpadBesideVllm)\.track_'
     bench bench-decode "${BENCH_DECODE_LIMIT:-60}" -b '^decode_step\..*\.track_'
-    OUTPUTS_BENCH_SHAPES=representative bench bench-link "${BENCH_LINK_LIMIT:-30}" \
-        -b '^(link\.LinkBandwidth|transfer\.Transfer)\.track_'
+    bench bench-link "${BENCH_LINK_LIMIT:-45}" \
+        -b '^(link\.LinkBandwidth|transfer\.TransferBesidePinnedCopy)\.track_'
     step conformance "${CONFORMANCE_LIMIT:-30}" "$PYTHON" -m conformance \
         --backend "$OUTPUTS_BACKEND" -k gather_logprobs --report "$OUT/conformance.json"
 else

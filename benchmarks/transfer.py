@@ -32,6 +32,7 @@ from .common import (
     require_accelerator,
     sizes,
 )
+from .interleaved import sampled
 from .revision_calls import with_cu_tensor
 
 NUM_TOKENS = sizes([1, 256, 4096, 65536], 4096)
@@ -115,20 +116,13 @@ class TransferIntoPinned(DeviceBenchmark):
         self.sync()
 
 
-class TransferBandwidth(DeviceBenchmark):
-    """Achieved device-to-host GB/s of each transfer method, timed with device events.
+class _TimedOnTheDevice(DeviceBenchmark):
+    """A ``LogprobsTensors`` on the device and host buffers pinned for it: the transfers
+    the two classes below time with device events (no benchmark of its own)."""
 
-    Events bracket the copies on the device's current stream, so the figure is the
-    copy's own duration without Python overhead.  Median of several transfers after
-    a warm-up.  CPU has no link: skipped there rather than reporting nonsense.
-    """
-
-    params: ClassVar[list[list[Any]]] = [*Transfer.params, METHODS]
-    param_names: ClassVar[list[str]] = [*Transfer.param_names, "method"]
-    unit = "GB/s"
     transfers = 10
 
-    def setup(
+    def prepare(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
     ) -> None:
         needs = ("LogprobsTensors.to_cpu_nonblocking",) if method == "to_cpu_nonblocking" else ()
@@ -148,8 +142,52 @@ class TransferBandwidth(DeviceBenchmark):
             for buffer, tensor in zip(self.buffers, self.tensors[:3], strict=True):
                 buffer.copy_(tensor, non_blocking=True)
 
+    def seconds(self, method: str) -> float:
+        return median_device_seconds(self.device, lambda: self._transfer(method), self.transfers)
+
+
+class TransferBandwidth(_TimedOnTheDevice):
+    """Achieved device-to-host GB/s of each transfer method, timed with device events.
+
+    Events bracket the copies on the device's current stream, so the figure is the
+    copy's own duration without Python overhead.  Median of several transfers after
+    a warm-up.  CPU has no link: skipped there rather than reporting nonsense.
+    """
+
+    params: ClassVar[list[list[Any]]] = [*Transfer.params, METHODS]
+    param_names: ClassVar[list[str]] = [*Transfer.param_names, "method"]
+    unit = "GB/s"
+
+    def setup(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
+    ) -> None:
+        self.prepare(backend, device, num_tokens, num_logprobs, method)
+
     def track_bandwidth(
         self, backend: str, device: str, num_tokens: int, num_logprobs: int, method: str
     ) -> float:
-        seconds = median_device_seconds(self.device, lambda: self._transfer(method), self.transfers)
-        return payload_bytes(self.tensors) / seconds / 1e9
+        return payload_bytes(self.tensors) / self.seconds(method) / 1e9
+
+
+class TransferBesidePinnedCopy(_TimedOnTheDevice):
+    """``to_cpu_nonblocking()`` against the plainest copy of the same tensors into host
+    buffers pinned in advance: the fraction of that copy's rate it reaches (target: at
+    least 95%, every shape).  Both timed with device events, in turns, so a change of the
+    link's state between the two cannot pass for a difference."""
+
+    params: ClassVar[list[list[Any]]] = Transfer.params
+    param_names: ClassVar[list[str]] = Transfer.param_names
+    unit = "fraction"
+    rounds = 5
+
+    def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
+        self.prepare(backend, device, num_tokens, num_logprobs, "to_cpu_nonblocking")
+
+    def track_fraction_of_pinned_copy(
+        self, backend: str, device: str, num_tokens: int, num_logprobs: int
+    ) -> dict[str, Any]:
+        fractions = []
+        for _ in range(self.rounds):
+            ours = self.seconds("to_cpu_nonblocking")
+            fractions.append(self.seconds("pinned") / ours)
+        return sampled(fractions)

@@ -134,6 +134,18 @@ HELD_FLOOR_MEANING = (
 
 TARGETS = (
     RatioTarget(
+        key="transfer_vs_pinned_copy",
+        title="LogprobsTensors.to_cpu_nonblocking() at least 95% of the rate of a plain copy "
+        "into host buffers pinned in advance, every shape (on a device with a link)",
+        family=TRANSFER,
+        baseline=re.compile(r"pinned", re.I),
+        subject=re.compile(r"to_cpu_nonblocking", re.I),
+        limit=0.95,
+        higher_is_better=True,
+        ratio_label="the pinned copy's time / ours (fraction of its rate)",
+        direct=re.compile(r"track_fraction_of_pinned_copy$", re.I),
+    ),
+    RatioTarget(
         key="unpad_speedup",
         title="unpad_sampled_token_ids >= 2x faster than vLLM's mask-per-row way, every shape",
         family=UNPAD,
