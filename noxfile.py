@@ -154,9 +154,11 @@ def tests_long(session: nox.Session) -> None:
 
 
 #: The tests of Triton kernels: the reference's fused gathering and Model Runner V2's own,
-#: run on CPU by Triton's interpreter (a GPU runs them for real: device_check.sh).
+#: run on CPU by Triton's interpreter, the fused gathering also compiled for Ampere and
+#: Hopper (a GPU runs them for real: device_check.sh).
 KERNEL_TESTS = (
     "tests/reference/test_fused_gathering.py",
+    "tests/reference/test_fused_gathering_compiles.py",
     "tests/conformance/test_conformance_triton_gathering.py",
     "tests/benchmarks/test_bench_gather_mrv2.py",
 )
