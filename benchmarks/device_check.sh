@@ -45,9 +45,10 @@
 # PLAN=limits runs instead what the reference's limits are judged on (every shape of
 # the gathering, unpadding and decode-step grids, the targets' tracks only; the link and
 # the transfer beside a plain pinned copy; the gathering's conformance checks on the
-# device; no race check, no publish): BENCH_GATHER_LIMIT 60 (for each of its three
-# peers), BENCH_PADDING_LIMIT 45, BENCH_DECODE_LIMIT 60, BENCH_LINK_LIMIT 45,
-# CONFORMANCE_LIMIT 30, REPORT_LIMIT 60.
+# device; no race check, no publish), in groups LIMITS_GROUPS may name: gather-floor,
+# gather-vllm, gather-mrv2 (BENCH_GATHER_LIMIT 60 each), padding (BENCH_PADDING_LIMIT
+# 45), decode (BENCH_DECODE_LIMIT 60), link (BENCH_LINK_LIMIT 45), conformance
+# (CONFORMANCE_LIMIT 30); then the report (REPORT_LIMIT 60).
 # DRY_RUN=1 proves the script without a device (the project's tests run it so, on
 # OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
 # once, nothing saved: .asv/results is left as it was), publish is left out and the
@@ -187,21 +188,27 @@ if [[ -n "${BENCH_ARGS:-}" ]]; then
     judge
 elif [[ ${PLAN:-full} == limits ]]; then
     # The reference at the hardware's limits, every shape of each grid, the targets'
-    # ratios only (each timed interleaved in its track): the gathering against the
-    # memory's bandwidth, vLLM's own and Model Runner V2's; unpadding; the decode step
-    # against its floor; then the link and the transfer against a plain pinned copy
-    # (every payload) and the
-    # conformance suite on the device, the fused gathering judged as a producer.
-    # A group per peer: asv saves a group's results only when it ends.
-    for peer in AtTheMemoryLimit LogprobsBesideVllm BesideModelRunnerV2; do
-        bench "bench-gather-$peer" "${BENCH_GATHER_LIMIT:-60}" -b "^gather\.Gather$peer\.track_"
-    done
-    bench bench-padding "${BENCH_PADDING_LIMIT:-45}" -b '^padding\.(Unpad|UnpadBesideVllm)\.track_'
-    bench bench-decode "${BENCH_DECODE_LIMIT:-60}" -b '^decode_step\..*\.track_'
-    bench bench-link "${BENCH_LINK_LIMIT:-45}" \
+    # ratios only (each timed interleaved in its track), a group each (asv saves a
+    # group's results only when it ends), most wanted first; LIMITS_GROUPS names some
+    # of them (a rerun of what the first run's time cut off).
+    groups=" ${LIMITS_GROUPS:-gather-floor gather-vllm gather-mrv2 padding decode link conformance} "
+    [[ $groups == *" gather-floor "* ]] && bench bench-gather-floor "${BENCH_GATHER_LIMIT:-60}" \
+        -b '^gather\.GatherAtTheMemoryLimit\.track_gather_ratio_to_bandwidth_floor$'
+    [[ $groups == *" gather-vllm "* ]] && bench bench-gather-vllm "${BENCH_GATHER_LIMIT:-60}" \
+        -b '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm$'
+    [[ $groups == *" gather-mrv2 "* ]] && bench bench-gather-mrv2 "${BENCH_GATHER_LIMIT:-60}" \
+        -b '^gather\.GatherBesideModelRunnerV2\.track_'
+    [[ $groups == *" padding "* ]] && bench bench-padding "${BENCH_PADDING_LIMIT:-45}" \
+        -b '^padding\.(Unpad|UnpadBesideVllm)\.track_'
+    # The decode step's two targets: ours over the floor, ours over 0.34.0's where that
+    # is at least 2x the floor.
+    [[ $groups == *" decode "* ]] && bench bench-decode "${BENCH_DECODE_LIMIT:-60}" \
+        -b '^decode_step\.DecodeStepNewestTargets\.track_(decode_step_ratio_to_copies_floor_0_34|decode_step_ratio_to_vllm_0_34|vllm_0_34_ratio_to_copies_floor)$'
+    [[ $groups == *" link "* ]] && bench bench-link "${BENCH_LINK_LIMIT:-45}" \
         -b '^(link\.LinkBandwidth|transfer\.TransferBesidePinnedCopy)\.track_'
-    step conformance "${CONFORMANCE_LIMIT:-30}" "$PYTHON" -m conformance \
-        --backend "$OUTPUTS_BACKEND" -k gather_logprobs --report "$OUT/conformance.json"
+    [[ $groups == *" conformance "* ]] && step conformance "${CONFORMANCE_LIMIT:-30}" \
+        "$PYTHON" -m conformance --backend "$OUTPUTS_BACKEND" -k gather_logprobs \
+        --report "$OUT/conformance.json"
 else
     bench bench-link "${BENCH_LINK_LIMIT:-60}" -b '^link\.'
     judge

@@ -41,18 +41,20 @@ NUM_LOGPROBS = sizes([0, 5, 20], 5)
 
 
 @cache
-def _host_inputs(num_tokens: int, vocabulary: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded log-probabilities and sampled ids of ``num_tokens + 1`` rows, cached per
-    process: the measured batch is the first ``num_tokens``, the whole the batch of
-    another size a peer sees first (:meth:`_BesideAPeer.their_steady`).  One draw for
-    both: at 1024 x 151936 a draw is most of a setup.
+def _inputs(num_tokens: int, vocabulary: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded log-probabilities and sampled ids of ``num_tokens + 1`` rows on ``device``,
+    cached per process: the measured batch is the first ``num_tokens``, the whole the
+    batch of another size a peer sees first (:meth:`_BesideAPeer.their_steady`).  One
+    draw for both, made on the device itself: at 1024 x 151936 a draw on the host is
+    seconds, most of a setup.
 
     The ids are uniform over the vocabulary: the rank count reads every entry
     wherever the token ranks, and most of them fall outside any top-k.
     """
-    generator = torch.Generator().manual_seed(num_tokens * 7 + vocabulary)
-    logits = torch.randn(num_tokens + 1, vocabulary, generator=generator)
-    token_ids = torch.randint(0, vocabulary, (num_tokens + 1,), generator=generator)
+    generator = torch.Generator(device=device).manual_seed(num_tokens * 7 + vocabulary)
+    shape = (num_tokens + 1, vocabulary)
+    logits = torch.randn(shape, generator=generator, device=device)
+    token_ids = torch.randint(0, vocabulary, (num_tokens + 1,), generator=generator, device=device)
     return logits.mul_(4).log_softmax(-1), token_ids
 
 
@@ -102,8 +104,7 @@ class _BesideAPeer(DeviceBenchmark):
     ) -> None:
         self.gather = self.use(backend, device).producer("gather_logprobs")
         self.their_gather = self.peer()
-        logprobs, token_ids = _host_inputs(num_tokens, vocabulary)
-        self.other_logprobs, self.other_ids = logprobs.to(device), token_ids.to(device)
+        self.other_logprobs, self.other_ids = _inputs(num_tokens, vocabulary, device)
         self.logprobs, self.token_ids = self.other_logprobs[:-1], self.other_ids[:-1]
         self.k = num_logprobs
         self.their_steady()

@@ -158,14 +158,35 @@ def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_p
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     steps = dict(line.split(": ", 1) for line in (out / "status.txt").read_text().splitlines())
     assert list(steps) == [
-        "env", "bench-gather-AtTheMemoryLimit", "bench-gather-LogprobsBesideVllm",
-        "bench-gather-BesideModelRunnerV2", "bench-padding", "bench-decode", "bench-link",
-        "conformance", "report",
+        "env", "bench-gather-floor", "bench-gather-vllm", "bench-gather-mrv2", "bench-padding",
+        "bench-decode", "bench-link", "conformance", "report",
     ]  # fmt: skip
     assert all(verdict.startswith("passed") for verdict in steps.values()), steps
     # The limits the floors are computed against, stated beside the link's.
     assert (
         "limits of cpu: memory no rated memory bandwidth for cpu" in (out / "env.txt").read_text()
     )
-    gather_log = (out / "logs" / "bench-gather-AtTheMemoryLimit.log").read_text()
+    gather_log = (out / "logs" / "bench-gather-floor.log").read_text()
     assert "track_gather_ratio_to_bandwidth_floor" in gather_log
+    # Only the targets' tracks of the decode step: its grid is 24 shapes.
+    decode_log = (out / "logs" / "bench-decode.log").read_text()
+    assert "track_decode_step_ratio_to_copies_floor_0_34" in decode_log
+    assert "peak_bytes" not in decode_log
+
+
+def test_a_rerun_of_the_limits_plan_runs_only_the_groups_named(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    env = {
+        **os.environ, "PYTHON": sys.executable, "DRY_RUN": "1", "PLAN": "limits",
+        "LIMITS_GROUPS": "gather-floor conformance", "OUTPUTS_BENCH_DEVICES": "cpu",
+        "PATH": _python_first(),
+    }  # fmt: skip
+    script = repo_root / "benchmarks" / "device_check.sh"
+    done = subprocess.run(
+        [str(script), str(out)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    steps = [line.split(": ", 1)[0] for line in (out / "status.txt").read_text().splitlines()]
+    assert steps == ["env", "bench-gather-floor", "conformance", "report"]
