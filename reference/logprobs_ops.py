@@ -45,6 +45,11 @@ def gather_logprobs(
     Wrong shapes, dtypes, devices or values raise ``ValueError`` / ``TypeError``
     naming the argument; ``token_ids`` out of ``[0, vocab)`` is one of them on CPU
     (on an accelerator checking it would cost a host sync per call).
+
+    On a GPU Triton serves, two kernels read each row once
+    (:mod:`reference_speedups.fused_gather`): the same tensors, except that among equal
+    values in the top ``k`` the smaller id comes first, where ``torch.topk`` on a GPU
+    promises no order (an id out of range there gives a NaN logprob and rank 0).
     """
     return LogprobsTensors(*_gathered(logprobs, num_logprobs, token_ids))
 
