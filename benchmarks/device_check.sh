@@ -193,17 +193,18 @@ elif [[ ${PLAN:-full} == limits ]]; then
     # of them (a rerun of what the first run's time cut off).
     groups=" ${LIMITS_GROUPS:-gather-floor gather-vllm gather-mrv2 padding decode link conformance} "
     [[ $groups == *" gather-floor "* ]] && bench bench-gather-floor "${BENCH_GATHER_LIMIT:-60}" \
-        -b '^gather\.GatherAtTheMemoryLimit\.track_gather_ratio_to_bandwidth_floor$'
+        -b '^gather\.GatherAtTheMemoryLimit\.track_gather_ratio_to_bandwidth_floor\b'
     [[ $groups == *" gather-vllm "* ]] && bench bench-gather-vllm "${BENCH_GATHER_LIMIT:-60}" \
-        -b '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm$'
+        -b '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm\b'
     [[ $groups == *" gather-mrv2 "* ]] && bench bench-gather-mrv2 "${BENCH_GATHER_LIMIT:-60}" \
         -b '^gather\.GatherBesideModelRunnerV2\.track_'
     [[ $groups == *" padding "* ]] && bench bench-padding "${BENCH_PADDING_LIMIT:-45}" \
         -b '^padding\.(Unpad|UnpadBesideVllm)\.track_'
     # The decode step's two targets: ours over the floor, ours over 0.34.0's where that
-    # is at least 2x the floor.
+    # is at least 2x the floor.  (asv matches -b against each name with its parameters
+    # too: a name ends at \b, not $.)
     [[ $groups == *" decode "* ]] && bench bench-decode "${BENCH_DECODE_LIMIT:-60}" \
-        -b '^decode_step\.DecodeStepNewestTargets\.track_(decode_step_ratio_to_copies_floor_0_34|decode_step_ratio_to_vllm_0_34|vllm_0_34_ratio_to_copies_floor)$'
+        -b '^decode_step\.DecodeStepNewestTargets\.track_(decode_step_ratio_to_copies_floor_0_34|decode_step_ratio_to_vllm_0_34|vllm_0_34_ratio_to_copies_floor)\b'
     [[ $groups == *" link "* ]] && bench bench-link "${BENCH_LINK_LIMIT:-45}" \
         -b '^(link\.LinkBandwidth|transfer\.TransferBesidePinnedCopy)\.track_'
     [[ $groups == *" conformance "* ]] && step conformance "${CONFORMANCE_LIMIT:-30}" \
