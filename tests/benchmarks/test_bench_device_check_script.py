@@ -129,39 +129,32 @@ def _python_first() -> str:
     return f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
 
 
-@pytest.mark.long
-def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
+def _dry_run_of_the_limits_plan(repo_root: Path, out: Path, **settings: str) -> list[str]:
+    """The limits plan run dry on CPU into ``out``: the names of its steps, each passed."""
     env = {
-        **os.environ,
-        "PYTHON": sys.executable,
-        "DRY_RUN": "1",
-        "PLAN": "limits",
-        "OUTPUTS_BENCH_DEVICES": "cpu",
-        "PATH": _python_first(),
+        **os.environ, "PYTHON": sys.executable, "DRY_RUN": "1", "PLAN": "limits",
+        "OUTPUTS_BENCH_DEVICES": "cpu", "PATH": _python_first(),
         # The limits are a GPU run's; a shared CPU proves the steps, not their times.
-        **{
-            f"{group}_LIMIT": "400"
-            for group in (
-                "BENCH_GATHER",
-                "BENCH_PADDING",
-                "BENCH_DECODE",
-                "BENCH_LINK",
-                "CONFORMANCE",
-            )
-        },
-    }
+        **{f"{group}_LIMIT": "400" for group in ("BENCH_GATHER", "BENCH_PADDING", "BENCH_DECODE", "BENCH_LINK", "CONFORMANCE")},
+        **settings,
+    }  # fmt: skip
     script = repo_root / "benchmarks" / "device_check.sh"
     done = subprocess.run(
         [str(script), str(out)], env=env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     steps = dict(line.split(": ", 1) for line in (out / "status.txt").read_text().splitlines())
-    assert list(steps) == [
+    assert all(verdict.startswith("passed") for verdict in steps.values()), steps
+    return list(steps)
+
+
+@pytest.mark.long
+def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _dry_run_of_the_limits_plan(repo_root, out) == [
         "env", "bench-gather-floor", "bench-gather-vllm", "bench-gather-mrv2", "bench-padding",
         "bench-decode", "bench-link", "conformance", "report",
     ]  # fmt: skip
-    assert all(verdict.startswith("passed") for verdict in steps.values()), steps
     # The limits the floors are computed against, stated beside the link's.
     assert (
         "limits of cpu: memory no rated memory bandwidth for cpu" in (out / "env.txt").read_text()
@@ -177,16 +170,7 @@ def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_p
 def test_a_rerun_of_the_limits_plan_runs_only_the_groups_named(
     repo_root: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "out"
-    env = {
-        **os.environ, "PYTHON": sys.executable, "DRY_RUN": "1", "PLAN": "limits",
-        "LIMITS_GROUPS": "gather-floor conformance", "OUTPUTS_BENCH_DEVICES": "cpu",
-        "PATH": _python_first(),
-    }  # fmt: skip
-    script = repo_root / "benchmarks" / "device_check.sh"
-    done = subprocess.run(
-        [str(script), str(out)], env=env, capture_output=True, text=True, timeout=600
+    steps = _dry_run_of_the_limits_plan(
+        repo_root, tmp_path / "out", LIMITS_GROUPS="gather-floor conformance"
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    steps = [line.split(": ", 1)[0] for line in (out / "status.txt").read_text().splitlines()]
     assert steps == ["env", "bench-gather-floor", "conformance", "report"]
