@@ -1,8 +1,8 @@
 """Every environment variable the project reads, said once.
 
-The README's table of options and environment variables is generated from this and
-from the command line's own parser (:mod:`conformance.cli.settings_table`); a test
-fails when a variable the code reads is missing here, or the README's table is stale.
+The table of options and environment variables (docs/settings.md) is generated from
+this and from the command line's own parser (:mod:`conformance.cli.settings_table`); a
+test fails when a variable the code reads is missing here, or the table is stale.
 """
 
 from __future__ import annotations

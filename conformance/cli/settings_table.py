@@ -1,8 +1,9 @@
-"""The README's table of options and environment variables, made from what the code reads.
+"""The table of options and environment variables (docs/settings.md), made from what the
+code reads.
 
 The options come from ``python -m conformance``'s own parser, the environment variables
 from :data:`conformance.settings.ENVIRONMENT`.  ``python -m conformance.cli.settings_table``
-rewrites the table in README.md; a test compares the two.
+rewrites the table in docs/settings.md; a test compares the two.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from conformance.settings import ENVIRONMENT
 
 MARKERS = ("<!-- settings: generated -->\n", "<!-- /settings -->")
-README = Path(__file__).resolve().parents[2] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 
 def _short(help_text: str) -> str:
@@ -54,14 +55,15 @@ def settings_markdown() -> str:
     return "\n".join([*options_markdown(build_parser()), "", *environment_markdown()]) + "\n"
 
 
-def readme_with_table(text: str) -> str:
+def page_with_table(text: str) -> str:
     start, end = MARKERS
     before, found, rest = text.partition(start)
     if not found or end not in rest:
-        raise ValueError(f"README.md lacks the markers {start.strip()} ... {end}")
+        raise ValueError(f"docs/settings.md lacks the markers {start.strip()} ... {end}")
     return before + start + settings_markdown() + end + rest.partition(end)[2]
 
 
 if __name__ == "__main__":
-    README.write_text(readme_with_table(README.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"the settings table regenerated in {README}")
+    text = SETTINGS_PAGE.read_text(encoding="utf-8")
+    SETTINGS_PAGE.write_text(page_with_table(text), encoding="utf-8")
+    print(f"the settings table regenerated in {SETTINGS_PAGE}")

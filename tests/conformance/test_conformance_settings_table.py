@@ -1,4 +1,4 @@
-"""The README's one table of options and environment variables: generated, and whole."""
+"""The one table of options and environment variables (docs/settings.md): generated, and whole."""
 
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ def test_every_variable_the_project_reads_is_in_the_table() -> None:
     assert listed - read - {"XDG_CACHE_HOME"} == set(), "no longer read: drop them"
 
 
-def test_the_readme_holds_the_table_as_generated() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert settings_table.readme_with_table(readme) == readme, (
+def test_the_settings_page_holds_the_table_as_generated() -> None:
+    page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    assert settings_table.page_with_table(page) == page, (
         "run python -m conformance.cli.settings_table"
     )
 
