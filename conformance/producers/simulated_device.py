@@ -955,10 +955,14 @@ def _kernel_inputs(tree: Any, zeroed: set[int]) -> Any:
     return tree
 
 
-def _leaves(result: Any) -> list[Any]:
-    if isinstance(result, (list, tuple)):
-        return [leaf for item in result for leaf in _leaves(item)]
-    return [result]
+def _leaves(tree: Any) -> list[Any]:
+    """What ``tree`` holds below its lists, tuples and dicts (an op's result, a call's
+    arguments), in order."""
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    if isinstance(tree, dict):
+        return [leaf for item in tree.values() for leaf in _leaves(item)]
+    return [tree]
 
 
 def _rebuild(result: Any, make: Callable[[torch.Tensor], Any]) -> Any:
@@ -1383,14 +1387,9 @@ def _in_flight_array(array: Any, copy: HostCopy, runtime: SimulatedRuntime) -> A
 
 
 def _note_arrays_read(tree: Any) -> None:
-    if isinstance(tree, InFlightArray):
-        tree._note_read()
-    elif isinstance(tree, (list, tuple)):
-        for item in tree:
-            _note_arrays_read(item)
-    elif isinstance(tree, dict):
-        for item in tree.values():
-            _note_arrays_read(item)
+    for leaf in _leaves(tree):
+        if isinstance(leaf, InFlightArray):
+            leaf._note_read()
 
 
 def _plain_arrays(tree: Any) -> Any:
@@ -1539,19 +1538,9 @@ def _nonblocking_copy_into_host(
 
 def _runtimes_in(tree: Any) -> list[SimulatedRuntime]:
     found: list[SimulatedRuntime] = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, SimulatedDeviceTensor):
-            if node._runtime not in found:
-                found.append(node._runtime)
-        elif isinstance(node, (list, tuple)):
-            for item in node:
-                visit(item)
-        elif isinstance(node, dict):
-            for item in node.values():
-                visit(item)
-
-    visit(tree)
+    for leaf in _leaves(tree):
+        if isinstance(leaf, SimulatedDeviceTensor) and leaf._runtime not in found:
+            found.append(leaf._runtime)
     return found
 
 
