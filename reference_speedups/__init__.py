@@ -5,7 +5,9 @@ only makes them cheaper, and gives the same values:
 
 * :func:`unpad`: a padded batch of sampled ids into one list of Python ints per row
   (``reference.unpad_sampled_token_ids``, every decode step; :func:`unpad_array` for
-  a host copy already read as a numpy array, as the async output reads it);
+  a host copy already read as a numpy array, as the async output reads it, and
+  :func:`rows_array` for one-token rows kept whole), each vocabulary id one shared
+  int object rather than a new one per row;
 * :func:`count_at_least`: per row, how many logprobs are ``>=`` the sampled token's
   (the rank count of ``reference.gather_logprobs``, the whole ``[rows, vocab]`` batch).
 
@@ -40,7 +42,16 @@ import torch
 
 from reference_speedups import compiled_count
 
-__all__ = ["SWITCH", "count_at_least", "gather", "path", "to_host", "unpad", "unpad_array"]
+__all__ = [
+    "SWITCH",
+    "count_at_least",
+    "gather",
+    "path",
+    "rows_array",
+    "to_host",
+    "unpad",
+    "unpad_array",
+]
 
 #: The environment variable that keeps the pure Python paths (``0``), read at import.
 SWITCH = "OUTPUTS_REFERENCE_SPEEDUPS"
@@ -172,6 +183,19 @@ def unpad_array(sampled: np.ndarray, vocab_size: int | None) -> list[list[int]] 
     torch call on the copy costs microseconds).  None where the extension does not take
     the array (not built, not int32/int64 in native byte order, strides between items):
     the caller unpads it itself."""
+    limit = -1 if vocab_size is None or vocab_size > _INT64_MAX else vocab_size
+    return _array_rows(sampled, limit, keep_all=False)
+
+
+def rows_array(sampled: np.ndarray) -> list[list[int]] | None:
+    """``sampled.tolist()`` of a 2-D host numpy array of ids, every entry kept (the
+    one-token rows vLLM hands over as they are), with the extension's shared ints for
+    vocabulary ids: a list per row and no int made per id.  None where the extension
+    does not take the array (see :func:`unpad_array`)."""
+    return _array_rows(sampled, -1, keep_all=True)
+
+
+def _array_rows(sampled: np.ndarray, limit: int, *, keep_all: bool) -> list[list[int]] | None:
     ext = _EXT
     item_size = sampled.itemsize
     if (
@@ -180,24 +204,13 @@ def unpad_array(sampled: np.ndarray, vocab_size: int | None) -> list[list[int]] 
         or sampled.dtype.kind != "i"
         or item_size not in (4, 8)
         or not sampled.dtype.isnative
+        or sampled.strides[0] % item_size
+        or sampled.strides[1] % item_size
     ):
         return None
-    row_stride, col_stride = sampled.strides
-    if row_stride % item_size or col_stride % item_size:
-        return None
-    rows, width = sampled.shape
-    # The loop reads only the entries the array holds, and ``sampled`` stays alive
-    # during the call.
-    limit = -1 if vocab_size is None or vocab_size > _INT64_MAX else vocab_size
-    rows_out: list[list[int]] = ext.unpad(
-        sampled.ctypes.data,
-        rows,
-        width,
-        row_stride // item_size,
-        col_stride // item_size,
-        item_size,
-        limit,
-    )
+    # The array itself, read through the buffer protocol: ``sampled.ctypes`` alone
+    # costs more than the rows of a one-request step.
+    rows_out: list[list[int]] = ext.unpad_buffer(sampled, limit, keep_all)
     return rows_out
 
 

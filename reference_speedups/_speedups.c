@@ -4,9 +4,16 @@
    and strides (the Python side, reference_speedups/__init__.py, checks dtype,
    device and layout first): no torch or numpy headers are needed to build this.
 
-   unpad:          a padded batch of sampled ids -> one list of Python ints per row,
-                   dropping the placeholder -1 and, with a limit, ids >= it.  One
-                   pass, each list made at its final size.
+   unpad:          a padded batch of sampled ids -> one list of Python ints per row
+                   (unpad_buffer: the same of an array read by the buffer protocol),
+                   dropping the placeholder -1 and, with a limit, ids >= it (or, with
+                   keep_all, every entry: the one-token rows vLLM hands over as
+                   they are).  Each list made at its final size.
+   Token ids below VOCAB_IDS are one int object each for the life of the process,
+   made the first time the id is sampled: a row then costs its list and a reference
+   per id, not an allocation per id (most of a large step's time).  Python ints are
+   immutable, so sharing them is invisible to the lists' readers, and the scheduler's
+   token lists that keep them hold a pointer per token, not a 28-byte int.
    count_at_least: per row, how many float32 entries are >= the row's value: the
                    rank count of gathering logprobs.  The GIL is released; the
                    Python side splits large batches over threads. */
@@ -15,8 +22,34 @@
 #include <Python.h>
 #include <stdint.h>
 
-/* A kept id is not the placeholder -1 and, with a limit (limit >= 0), below it. */
-#define KEEP(t) ((t) != -1 && (limit < 0 || (long long)(t) < limit))
+/* A kept id is not the placeholder -1 and, with a limit (limit >= 0), below it;
+   with keep_all, every entry is. */
+#define KEEP(t) (keep_all || ((t) != -1 && (limit < 0 || (long long)(t) < limit)))
+
+/* Ids from 0 up to here share one int object each: every vocabulary in use (Gemma's
+   262,144 the largest) fits, and the table is at most 2 MiB of pointers, its pages
+   touched only where ids were sampled. */
+#define VOCAB_IDS (1 << 18)
+static PyObject **vocab_ids = NULL;
+
+/* A new reference to the int ``t``: the shared one for a vocabulary id. */
+static PyObject *
+token_id(long long t)
+{
+    if (t < 0 || t >= VOCAB_IDS) return PyLong_FromLongLong(t);
+    if (vocab_ids == NULL) {
+        vocab_ids = PyMem_RawCalloc(VOCAB_IDS, sizeof(PyObject *));
+        if (vocab_ids == NULL) return PyLong_FromLongLong(t);
+    }
+    PyObject *id = vocab_ids[t];
+    if (id == NULL) {
+        id = PyLong_FromLongLong(t);
+        if (id == NULL) return NULL;
+        vocab_ids[t] = id; /* the table's reference, never released */
+    }
+    Py_INCREF(id);
+    return id;
+}
 
 /* Each row counted first, so its list is made at its final size and filled in
    place.  A second pass that finds fewer (memory a copy still in flight writes)
@@ -35,7 +68,7 @@
         for (long long c = 0; c < width && i < kept; ++c) {                    \
             const T t = row[c * col_stride];                                   \
             if (KEEP(t)) {                                                     \
-                PyObject *id = PyLong_FromLongLong((long long)t);              \
+                PyObject *id = token_id((long long)t);                           \
                 if (id == NULL) goto fail;                                     \
                 PyList_SET_ITEM(ids, i++, id);                                 \
             }                                                                  \
@@ -57,16 +90,12 @@ int_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t wanted, long long *
     return 0;
 }
 
-/* unpad(address, rows, width, row_stride, col_stride, itemsize, limit): strides in
-   elements, itemsize 4 (int32) or 8 (int64), limit -1 for none. */
+/* The rows as lists (see the top of the file); strides in elements, itemsize 4
+   (int32) or 8 (int64), limit -1 for none. */
 static PyObject *
-unpad(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+unpad_rows(const void *data, long long rows, long long width, long long row_stride,
+           long long col_stride, long long itemsize, long long limit, int keep_all)
 {
-    long long a[7];
-    if (int_args(args, nargs, 7, a) < 0) return NULL;
-    const void *data = (const void *)(uintptr_t)a[0];
-    const long long rows = a[1], width = a[2], row_stride = a[3], col_stride = a[4];
-    const long long itemsize = a[5], limit = a[6];
     if (itemsize != 4 && itemsize != 8) {
         PyErr_SetString(PyExc_ValueError, "itemsize must be 4 or 8");
         return NULL;
@@ -82,6 +111,44 @@ unpad(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 fail:
     Py_DECREF(out); /* a list still holding NULLs is freed safely */
     return NULL;
+}
+
+/* unpad(address, rows, width, row_stride, col_stride, itemsize, limit): memory a
+   torch tensor owns, strides in elements. */
+static PyObject *
+unpad(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long a[7];
+    if (int_args(args, nargs, 7, a) < 0) return NULL;
+    return unpad_rows((const void *)(uintptr_t)a[0], a[1], a[2], a[3], a[4], a[5], a[6], 0);
+}
+
+/* unpad_buffer(array, limit, keep_all): a 2-D integer array read through the buffer
+   protocol (a numpy array): one call, where reading its address and strides from
+   Python costs more than the rows of a small step. */
+static PyObject *
+unpad_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "expected 3 arguments, got %zd", nargs);
+        return NULL;
+    }
+    const long long limit = PyLong_AsLongLong(args[1]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    const int keep_all = PyObject_IsTrue(args[2]);
+    if (keep_all < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_STRIDES) < 0) return NULL;
+    PyObject *out = NULL;
+    const Py_ssize_t size = view.itemsize;
+    if (view.ndim != 2 || size <= 0 || view.strides[0] % size || view.strides[1] % size) {
+        PyErr_SetString(PyExc_ValueError, "a 2-D array with whole-item strides is needed");
+    } else {
+        out = unpad_rows(view.buf, view.shape[0], view.shape[1], view.strides[0] / size,
+                         view.strides[1] / size, size, limit, keep_all);
+    }
+    PyBuffer_Release(&view);
+    return out;
 }
 
 /* One build that picks the widest vector unit of the machine it runs on, where the
@@ -134,6 +201,8 @@ count_at_least(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef methods[] = {
     {"unpad", (PyCFunction)(void (*)(void))unpad, METH_FASTCALL,
      "unpad(address, rows, width, row_stride, col_stride, itemsize, limit) -> list[list[int]]"},
+    {"unpad_buffer", (PyCFunction)(void (*)(void))unpad_buffer, METH_FASTCALL,
+     "unpad_buffer(array, limit, keep_all) -> list[list[int]]"},
     {"count_at_least", (PyCFunction)(void (*)(void))count_at_least, METH_FASTCALL,
      "count_at_least(rows, values, counts, num_rows, width) -> None"},
     {NULL, NULL, 0, NULL},

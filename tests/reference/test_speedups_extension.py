@@ -375,3 +375,62 @@ def test_the_builder_stays_whole_while_another_thread_writes_the_batch(list_buil
     finally:
         stop.set()
         writer.join()
+
+
+@pytest.fixture(scope="module")
+def whole_rows_builder() -> Callable[[np.ndarray], list[list[int]] | None]:
+    """``reference_speedups.rows_array`` with the extension in."""
+    if EXTENSION is None:
+        pytest.skip("the C extension of reference_speedups was not built at install")
+
+    def rows(sampled: np.ndarray) -> list[list[int]] | None:
+        saved, reference_speedups._EXT = reference_speedups._EXT, EXTENSION
+        try:
+            return reference_speedups.rows_array(sampled)
+        finally:
+            reference_speedups._EXT = saved
+
+    return rows
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=str)
+@pytest.mark.parametrize(
+    "view",
+    [
+        pytest.param(lambda a: a[:, :1], id="one-token-rows"),
+        pytest.param(lambda a: a, id="padded-rows"),
+        pytest.param(lambda a: a[::-2, ::-1], id="reversed"),
+        pytest.param(lambda a: a.T[:0], id="empty"),
+    ],
+)
+def test_whole_rows_are_tolist_every_entry_kept(whole_rows_builder, view, dtype) -> None:
+    sampled = batch(rows=24, width=9).numpy().astype(dtype)
+    sampled[0, 0] = -1  # a discarded request's row: kept as it is
+    sampled[1, 0] = np.iinfo(dtype).max
+    sampled[2, 0] = np.iinfo(dtype).min
+    sampled = view(sampled)
+    assert whole_rows_builder(sampled) == sampled.tolist()
+
+
+def test_whole_rows_hand_back_arrays_they_do_not_read(whole_rows_builder) -> None:
+    ids = batch(rows=4, width=1).numpy()
+    for unread in (ids.astype(ids.dtype.newbyteorder()), ids[:, 0], ids.astype(np.uint32)):
+        assert whole_rows_builder(unread) is None
+
+
+def test_vocabulary_ids_are_one_int_each_and_others_are_made(array_builder) -> None:
+    # A vocabulary id is the same int object in every row and every call, so a step's
+    # rows cost their lists, not an int per id; ids outside the shared range are made
+    # as usual.  Either way the values are the ids, and no reference leaks.
+    shared, beyond = 151_000, (1 << 18) + 5
+    sampled = np.array([[shared, beyond], [shared, -1]], dtype=np.int64)
+    first = array_builder(sampled, None)
+    second = array_builder(sampled, None)
+    assert first == second == [[shared, beyond], [shared]]
+    assert first[0][0] is first[1][0] is second[0][0]
+    assert first[0][1] is not second[0][1]
+    token = first[0][0]
+    held = sys.getrefcount(token)
+    for _ in range(1000):
+        array_builder(sampled, None)
+    assert sys.getrefcount(token) == held
