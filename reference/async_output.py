@@ -193,8 +193,14 @@ def device_runtime(kind: str) -> ModuleType | None:
     if kind == "cpu":
         return None
     module = getattr(torch, kind, None)
-    needed = ("Stream", "Event", "current_stream", "stream")
-    if module is None or not all(hasattr(module, name) for name in needed):
+    # Spelled out, not all() over a generator: this runs at every decode step.
+    if (
+        module is None
+        or not hasattr(module, "Stream")
+        or not hasattr(module, "Event")
+        or not hasattr(module, "current_stream")
+        or not hasattr(module, "stream")
+    ):
         return None
     return module
 

@@ -123,9 +123,22 @@ unpad(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return unpad_rows((const void *)(uintptr_t)a[0], a[1], a[2], a[3], a[4], a[5], a[6], 0);
 }
 
-/* unpad_buffer(array, limit, keep_all): a 2-D integer array read through the buffer
-   protocol (a numpy array): one call, where reading its address and strides from
-   Python costs more than the rows of a small step. */
+/* A buffer format of native signed integers of 4 or 8 bytes: "i", "l", "q" (numpy's
+   int32 and int64), with or without the native "@" in front. */
+static int
+native_signed(const char *format, Py_ssize_t itemsize)
+{
+    if (format == NULL || (itemsize != 4 && itemsize != 8)) return 0;
+    if (format[0] == '@') ++format;
+    return format[0] != '\0' && format[1] == '\0' &&
+           (format[0] == 'i' || format[0] == 'l' || format[0] == 'q');
+}
+
+/* unpad_buffer(array, limit, keep_all): a 2-D array of native int32 or int64 read
+   through the buffer protocol (a numpy array), or None for any other array (another
+   dtype, byte order or rank, strides between items): the caller converts it itself.
+   One call, where reading an array's address, dtype and strides from Python costs
+   more than the rows of a small step. */
 static PyObject *
 unpad_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -138,11 +151,12 @@ unpad_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const int keep_all = PyObject_IsTrue(args[2]);
     if (keep_all < 0) return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_STRIDES) < 0) return NULL;
-    PyObject *out = NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) return NULL;
+    PyObject *out;
     const Py_ssize_t size = view.itemsize;
-    if (view.ndim != 2 || size <= 0 || view.strides[0] % size || view.strides[1] % size) {
-        PyErr_SetString(PyExc_ValueError, "a 2-D array with whole-item strides is needed");
+    if (view.ndim != 2 || !native_signed(view.format, size) || view.strides[0] % size ||
+        view.strides[1] % size) {
+        out = Py_NewRef(Py_None);
     } else {
         out = unpad_rows(view.buf, view.shape[0], view.shape[1], view.strides[0] / size,
                          view.strides[1] / size, size, limit, keep_all);
@@ -202,7 +216,7 @@ static PyMethodDef methods[] = {
     {"unpad", (PyCFunction)(void (*)(void))unpad, METH_FASTCALL,
      "unpad(address, rows, width, row_stride, col_stride, itemsize, limit) -> list[list[int]]"},
     {"unpad_buffer", (PyCFunction)(void (*)(void))unpad_buffer, METH_FASTCALL,
-     "unpad_buffer(array, limit, keep_all) -> list[list[int]]"},
+     "unpad_buffer(array, limit, keep_all) -> list[list[int]] | None"},
     {"count_at_least", (PyCFunction)(void (*)(void))count_at_least, METH_FASTCALL,
      "count_at_least(rows, values, counts, num_rows, width) -> None"},
     {NULL, NULL, 0, NULL},
