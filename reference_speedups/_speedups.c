@@ -151,7 +151,17 @@ unpad_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const int keep_all = PyObject_IsTrue(args[2]);
     if (keep_all < 0) return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+        /* An array whose dtype numpy does not export (datetime64, StringDType), or no
+           buffer at all: another array, not an error. */
+        if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+            PyErr_ExceptionMatches(PyExc_BufferError) ||
+            PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        return NULL;
+    }
     PyObject *out;
     const Py_ssize_t size = view.itemsize;
     if (view.ndim != 2 || !native_signed(view.format, size) || view.strides[0] % size ||

@@ -289,7 +289,15 @@ def test_the_array_builder_hands_back_arrays_it_does_not_read(array_builder) -> 
     # int32 ids between one-byte fields: 5 bytes apart, not a whole number of items.
     packed = np.zeros((4, 3), dtype=[("flag", "i1"), ("id", "i4")])
     packed["id"] = ids
-    for unread in (swapped, packed["id"], ids[0], ids.astype(np.int16), ids.astype(np.uint32)):
+    dates = ids.astype("datetime64[s]")  # a dtype numpy exports no buffer of
+    for unread in (
+        swapped,
+        packed["id"],
+        ids[0],
+        ids.astype(np.int16),
+        ids.astype(np.uint32),
+        dates,
+    ):
         assert array_builder(unread, None) is None
     assert array_builder(ids, None) == per_row_mask(torch.from_numpy(ids))
 
