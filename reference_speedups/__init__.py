@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from itertools import pairwise
@@ -94,7 +95,11 @@ def path() -> str:
     other device's run-time compiled count where one was built or tried."""
     cpu = _WHY if _EXT is None else "C extension (built at install)"
     others = "".join(f"; {device}: {state}" for device, state in compiled_count.states().items())
-    fused = "; gathering on GPUs: fused Triton kernels" if _fused_gathering() else ""
+    fused = ""
+    if _FUSED_FAILURE:
+        fused = f"; gathering on GPUs: torch (the fused Triton kernels failed: {_FUSED_FAILURE[0]})"
+    elif _fused_gathering():
+        fused = "; gathering on GPUs: fused Triton kernels"
     return cpu + others + fused
 
 
@@ -116,9 +121,33 @@ def gather(
     if logprobs.device.type not in _TRITON_DEVICES:
         return None
     fused = _fused_gathering()
-    if fused is None or num_logprobs > fused.MAX_NUM_LOGPROBS or logprobs.shape[1] >= 2**31 - 256:
+    if (
+        fused is None
+        or _FUSED_FAILURE
+        or num_logprobs > fused.MAX_NUM_LOGPROBS
+        or logprobs.shape[1] >= 2**31 - 256
+    ):
         return None
-    return fused.fused_gather(logprobs, num_logprobs, token_ids, normalise=of_logits)
+    try:
+        return fused.fused_gather(logprobs, num_logprobs, token_ids, normalise=of_logits)
+    except Exception as error:  # a Triton, ptxas or driver it cannot build or launch with
+        # The reference stays usable on a machine whose Triton cannot run these
+        # kernels (a version that compiles them otherwise, a GPU it lacks resources
+        # on): torch's way from here on in this process, said once and by path().
+        first_line = (str(error).strip().splitlines() or [""])[0][:300]
+        _FUSED_FAILURE.append(f"{type(error).__name__}: {first_line}")
+        warnings.warn(
+            f"reference_speedups: the fused Triton gathering failed ({_FUSED_FAILURE[0]}); "
+            f"gathering with torch from now on in this process (${SWITCH}=0 skips the "
+            "kernels from the start)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+#: Why the fused gathering was given up in this process (empty while it serves).
+_FUSED_FAILURE: list[str] = []
 
 
 @cache
