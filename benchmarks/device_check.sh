@@ -132,6 +132,10 @@ step env "${ENV_LIMIT:-30}" bash -c "
     '$PYTHON' -c 'import sys, torch, numpy; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.device_count()); print(\"numpy\", numpy.__version__); [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]'
     '$PYTHON' -c 'import triton; print(\"triton\", triton.__version__)' || true
     '$PYTHON' -m benchmarks.device_memory || true
+    '$PYTHON' -c 'import torch, reference, reference_speedups as s
+d = \"cuda\" if torch.cuda.is_available() else \"cpu\"
+reference.gather_logprobs(torch.randn(2, 1000, device=d).log_softmax(-1), 5, torch.tensor([1, 2], device=d))
+print(\"reference paths:\", s.path())' || true
     nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
 
 # The benchmarks beside vLLM's own read the same texts as the race (no network there).
