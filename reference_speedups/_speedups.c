@@ -1,8 +1,9 @@
 /* The reference's two hot loops in C, built once when the package is installed.
 
-   Both read memory a torch tensor owns, handed over as an address with its shape
+   They read memory a torch tensor owns, handed over as an address with its shape
    and strides (the Python side, reference_speedups/__init__.py, checks dtype,
-   device and layout first): no torch or numpy headers are needed to build this.
+   device and layout first), or a numpy array through the buffer protocol: no torch
+   or numpy headers are needed to build this.
 
    unpad:          a padded batch of sampled ids -> one list of Python ints per row
                    (unpad_buffer: the same of an array read by the buffer protocol),
@@ -68,7 +69,7 @@ token_id(long long t)
         for (long long c = 0; c < width && i < kept; ++c) {                    \
             const T t = row[c * col_stride];                                   \
             if (KEEP(t)) {                                                     \
-                PyObject *id = token_id((long long)t);                           \
+                PyObject *id = token_id((long long)t);                         \
                 if (id == NULL) goto fail;                                     \
                 PyList_SET_ITEM(ids, i++, id);                                 \
             }                                                                  \
