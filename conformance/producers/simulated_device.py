@@ -38,6 +38,7 @@ torch cannot name the type), so producers take their device path.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import queue
@@ -701,6 +702,9 @@ class SimulatedDeviceTensor(torch.Tensor):
             return False
         if func is torch.Tensor.get_device and isinstance(args[0], SimulatedDeviceTensor):
             return 0
+        elsewhere = _made_elsewhere(func, args, kwargs)
+        if elsewhere is not _NOT_QUEUED:
+            return elsewhere
         if func is torch.Tensor.copy_:
             host = _nonblocking_copy_into_host(args, kwargs)
             if host is not None:
@@ -745,7 +749,50 @@ class SimulatedDeviceTensor(torch.Tensor):
         return _plain(self).clone().__reduce_ex__(protocol)
 
 
+def _recording_streams(record_stream: Callable[..., Any], runtime: SimulatedRuntime) -> Any:
+    """``Tensor.record_stream`` that takes ``runtime``'s streams (torch's own parses its
+    argument as a ``torch.Stream`` before any ``__torch_function__`` sees the call).
+
+    On hardware it tells the caching allocator that the stream uses the tensor's memory,
+    so the memory is not handed out again before the work queued there so far is done.
+    The simulated device's memory is host memory freed only when no reference to it is
+    left, never reused early: nothing to record.  One of the runtime's streams with a
+    tensor not on its device is refused, as torch refuses a stream of another device."""
+
+    @functools.wraps(record_stream)
+    def recording(tensor: torch.Tensor, stream: Any) -> None:
+        if not isinstance(stream, SimulatedStream) or stream._runtime is not runtime:
+            return record_stream(tensor, stream)
+        if not isinstance(tensor, SimulatedDeviceTensor) or tensor._runtime is not runtime:
+            raise RuntimeError(
+                f"record_stream(): the tensor is on {tensor.device}, the stream is a "
+                f"{runtime.device_type} stream"
+            )
+        return None
+
+    return recording
+
+
 _NOT_QUEUED = object()
+
+
+def _made_elsewhere(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``torch.empty_like(x, device="cpu")``, ``x.new_zeros(n, device="cpu")``: a new tensor
+    shaped like a device tensor, on another device (the host's staging buffer of a copy).
+    It reads none of the device values: made at once, a tensor of that device.
+    ``_NOT_QUEUED`` for any other call."""
+    name = getattr(func, "__name__", "")
+    device = kwargs.get("device")
+    if device is None or not (name.endswith("_like") or name.startswith("new_")):
+        return _NOT_QUEUED
+    runtimes = _runtimes_in(args)
+    kind = device.split(":")[0] if isinstance(device, str) else getattr(device, "type", None)
+    if not runtimes or kind is None or kind == runtimes[0].device_type:
+        return _NOT_QUEUED
+    plain = tuple(_plain(a) if isinstance(a, SimulatedDeviceTensor) else a for a in args)
+    with torch._C.DisableTorchFunctionSubclass():
+        return func(*plain, **kwargs)
+
 
 #: Calls that read no device values and whose result aliases the tensor (or is no tensor
 #: data at all): they run at once, wait for nothing and queue nothing.
@@ -831,6 +878,8 @@ def _queue_device_work(
     def kernel() -> None:
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*kernel_args, **kernel_kwargs)
+            if targets:
+                return  # written in place, into the targets' own memory
             made = [leaf for leaf in _leaves(result) if isinstance(leaf, torch.Tensor)]
             for output, value in zip(outputs, made, strict=True):
                 output.copy_(value)
@@ -981,6 +1030,11 @@ def _fresh_like(meta: torch.Tensor) -> torch.Tensor:
     return torch.empty_strided(meta.size(), meta.stride(), dtype=meta.dtype).zero_()
 
 
+#: Whether this torch can pin host memory, asked before any runtime is installed (an
+#: installed cuda runtime says it is available): a CPU-only build has no allocator for it.
+_PINS_HOST_MEMORY = torch.cuda.is_available()
+
+
 class _DeviceFactories(TorchFunctionMode):
     """:meth:`SimulatedRuntime.device_factories`: tensors made for the simulated device are
     made on the host and wrapped as that device's (their values there at once, as a
@@ -998,6 +1052,13 @@ class _DeviceFactories(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
+        if not _PINS_HOST_MEMORY:
+            # Pinned memory is the copy engine's fast path on hardware; the simulated
+            # device reads any host memory, and a CPU-only torch has no pinned allocator.
+            if kwargs.get("pin_memory"):
+                kwargs = {**kwargs, "pin_memory": False}
+            if func is torch.Tensor.pin_memory:
+                return args[0].clone()
         if self._names_me(kwargs.get("device")):
             made = func(*args, **{**kwargs, "device": "cpu"})
             return self._wrapped(made)
@@ -1607,6 +1668,9 @@ def installed(runtime: SimulatedRuntime) -> Iterator[SimulatedRuntime]:
             patch(torch, runtime.device_type, runtime._as_module())
         patch(torch, "Event", runtime.Event)
         patch(torch, "Stream", runtime.Stream)
+        patch(
+            torch.Tensor, "record_stream", _recording_streams(torch.Tensor.record_stream, runtime)
+        )
         yield runtime
     finally:
         for owner, name, previous in reversed(saved):

@@ -409,3 +409,44 @@ def test_device_work_is_queued_and_a_copy_ordered_after_none_of_it_reads_it_unfi
         assert line.startswith("a tensor computed from sampled ids (computed at ")
         assert "test_conformance_simulated_device.py:" in line
         assert "make the stream made at " in line and "wait for the default stream first" in line
+
+
+def test_in_place_device_work_writes_the_device_tensor_on_its_stream() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        values = runtime.device_tensor(torch.arange(4), label="sampled ids")
+        other = runtime.device_tensor(torch.full((4,), 7), label="drafts")
+        total = runtime.device_tensor(torch.zeros(4, dtype=torch.int64), label="total")
+        assert values.add_(10) is values
+        values.masked_fill_(values == 12, -1)
+        torch.add(values, other, out=total)
+        other.copy_(values)
+        other.zero_()
+        torch.cuda.synchronize()
+        assert values.cpu().tolist() == [10, 11, -1, 13]
+        assert total.cpu().tolist() == [17, 18, 6, 20]
+        assert other.cpu().tolist() == [0, 0, 0, 0]
+
+
+def test_a_host_buffer_shaped_like_a_device_tensor_is_a_host_tensor() -> None:
+    # A producer's staging buffer: empty_like/new_empty of a device tensor on the host,
+    # pinned where torch can pin (on a CPU-only torch, host memory as it is), then a
+    # non-blocking copy into it and record_stream on the copy stream, as plugins write it.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        values = runtime.device_tensor(torch.arange(6).reshape(2, 3), label="sampled ids")
+        with runtime.device_factories():
+            staged = torch.empty_like(values, device="cpu", pin_memory=True)
+            zeros = values.new_zeros((2, 3), device="cpu")
+            copy_stream = torch.cuda.Stream()
+            copy_stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(copy_stream):
+                staged.copy_(values, non_blocking=True)
+                values.record_stream(copy_stream)
+                done = torch.cuda.Event()
+                done.record()
+        for host in (staged, zeros):
+            assert type(host) is torch.Tensor and host.device.type == "cpu"
+        done.synchronize()
+        assert staged.tolist() == [[0, 1, 2], [3, 4, 5]] and zeros.sum().item() == 0
+        with pytest.raises(RuntimeError, match="the stream is a cuda stream"):
+            staged.record_stream(copy_stream)
+        assert runtime.early_reads() == []
