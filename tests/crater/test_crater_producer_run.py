@@ -33,6 +33,24 @@ class HastyOutput(NPUAsyncModelRunnerOutput):
         return super().get_output()
 
 
+class StagedOutput(NPUAsyncModelRunnerOutput):
+    # The sampled ids staged as plugins stage them: a pinned host buffer shaped like the
+    # device tensor, a non-blocking copy into it, record_stream on the copy stream, and
+    # in-place device work on a copy of the ids first.
+    def __init__(self, model_runner_output, sampled_token_ids, logprobs_tensors,
+                 invalid_req_indices, async_output_copy_stream, vocab_size):
+        ids = sampled_token_ids.clone()
+        ids.masked_fill_(ids >= vocab_size, PLACEHOLDER_TOKEN_ID)
+        super().__init__(model_runner_output, ids, logprobs_tensors, invalid_req_indices,
+                         async_output_copy_stream, vocab_size)
+        staged = torch.empty_like(ids, device="cpu", pin_memory=True)
+        with torch.npu.stream(async_output_copy_stream):
+            staged.copy_(ids, non_blocking=True)
+            ids.record_stream(async_output_copy_stream)
+            self._copied.record()
+        self._sampled_cpu = staged
+
+
 class RunnerBound(NPUAsyncModelRunnerOutput):
     def __init__(self, runner, model_runner_output):
         self.runner = runner
@@ -58,6 +76,7 @@ def test_a_correct_output_passes_a_hasty_one_fails_and_the_others_say_why(tmp_pa
     ran = " ".join(runs.ran)
     assert "NPUAsyncModelRunnerOutput (npu_run/worker.py:22): run at 0.12.0" in ran
     assert "HastyOutput" in ran
+    assert "StagedOutput (npu_run/worker.py:" in ran
     failing = {(f.kind, f.member, f.vllm_change.split(":", 2)[0] + ":" + f.vllm_change.split(":", 2)[1])
                for f in runs.findings}  # fmt: skip
     assert (
@@ -65,8 +84,11 @@ def test_a_correct_output_passes_a_hasty_one_fails_and_the_others_say_why(tmp_pa
         "HastyOutput.get_output",
         "producer.async_output:waits-for-device",
     ) in failing
-    assert not any(f.member.startswith("NPUAsyncModelRunnerOutput") for f in runs.findings)
+    assert not any(
+        f.member.startswith(("NPUAsyncModelRunnerOutput", "StagedOutput")) for f in runs.findings
+    )
     not_run = " | ".join(runs.not_run)
+    assert "StagedOutput" not in not_run
     assert "RunnerBound (npu_run/worker.py:" in not_run
     assert "its constructor takes what vLLM's runner never hands over (runner)" in not_run
     assert "JaxOutput (npu_run/tpu.py:5): not run, written in JAX" in not_run
