@@ -225,13 +225,18 @@ def fused_gather(
     rows, vocab = values.shape
     k = num_logprobs
     device = values.device
+    ids_out = torch.empty((rows, k + 1), dtype=torch.int32, device=device)
+    values_out = torch.empty((rows, k + 1), dtype=torch.float32, device=device)
+    ranks_out = torch.empty(rows, dtype=torch.int64, device=device)
+    if rows == 0:
+        return ids_out, values_out, ranks_out
     if values.stride(1) != 1:
         values = values.contiguous()
     token_ids = token_ids.contiguous()
-    chunks, chunk_size = _chunking(rows, vocab, k, device) if rows else (0, 0)
-    ranks_out, ids_out, values_out, workspace = _allocated(rows, k, chunks, device)
-    if rows == 0:
-        return ids_out, values_out, ranks_out
+    chunks, chunk_size = _chunking(rows, vocab, k, device)
+    # One allocation for every partial result (4-byte words, see _workspace): on the
+    # host each allocation costs about what a launch does.
+    workspace = torch.empty((3 + 2 * k) * rows * chunks, dtype=torch.int32, device=device)
     _chunk_kernel[(rows, chunks)](
         values, values.stride(0), token_ids, workspace,
         vocab, chunk_size, chunks,
@@ -247,35 +252,6 @@ def fused_gather(
         NORMALISE=normalise, NO_ID=_NO_ID,
     )  # fmt: skip
     return ids_out, values_out, ranks_out
-
-
-#: 4-byte words per 16 bytes: each part of the allocation starts 16-byte aligned, as a
-#: tensor of its own would (Triton specialises on it: vector loads and stores).
-_ALIGN_WORDS = 4
-
-
-def _allocated(
-    rows: int, k: int, chunks: int, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The ranks (int64 ``[rows]``), ids (int32 ``[rows, k + 1]``) and values (float32
-    ``[rows, k + 1]``) to return and the kernels' int32 workspace (see :func:`_workspace`),
-    as views of one device allocation: on the host each allocation costs about what a
-    launch does, and a one-row call is made of little else.  The outputs stay
-    independent tensors to their readers (disjoint, each contiguous)."""
-
-    def aligned(words: int) -> int:
-        return -(-words // _ALIGN_WORDS) * _ALIGN_WORDS
-
-    ranks_words, out_words = aligned(2 * rows), aligned(rows * (k + 1))
-    work_words = (3 + 2 * k) * rows * chunks
-    words = torch.empty(ranks_words + 2 * out_words + work_words, dtype=torch.int32, device=device)
-    ids_start, values_start = ranks_words, ranks_words + out_words
-    return (
-        words[: 2 * rows].view(torch.int64),
-        words[ids_start : ids_start + rows * (k + 1)].view(rows, k + 1),
-        words[values_start : values_start + rows * (k + 1)].view(torch.float32).view(rows, k + 1),
-        words[values_start + out_words :],
-    )
 
 
 def _chunking(rows: int, vocab: int, k: int, device: torch.device) -> tuple[int, int]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import itertools
 import os
 import sys
 from pathlib import Path
@@ -54,22 +53,6 @@ def test_it_gives_the_torch_paths_tensors(fused: ModuleType, rows: int, vocab: i
     wanted = _gathered(logprobs, k, token_ids)
     for name, a, b in zip(("ids", "values", "ranks"), found, wanted, strict=True):
         assert a.dtype == b.dtype and torch.equal(a, b), name
-
-
-@pytest.mark.parametrize(("rows", "k"), [(1, 5), (3, 0), (2, 20), (0, 5)])
-def test_the_outputs_share_one_allocation_yet_stand_alone(
-    fused: ModuleType, rows: int, k: int
-) -> None:
-    # One device allocation for the three outputs and the workspace (a host-side cost
-    # per allocation), but each output its own contiguous, 16-byte aligned span.
-    ranks, ids, values, workspace = fused._allocated(rows, k, 3, torch.device("cpu"))
-    assert (ranks.dtype, ids.dtype, values.dtype) == (torch.int64, torch.int32, torch.float32)
-    assert ranks.shape == (rows,) and ids.shape == values.shape == (rows, k + 1)
-    parts = (ranks, ids, values, workspace)
-    assert all(part.is_contiguous() and part.data_ptr() % 16 == 0 for part in parts)
-    spans = sorted((p.data_ptr(), p.data_ptr() + p.numel() * p.element_size()) for p in parts)
-    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans))
-    assert workspace.numel() == (3 + 2 * k) * rows * 3
 
 
 def test_one_row_is_split_over_programs_and_merged(fused: ModuleType) -> None:
