@@ -1030,9 +1030,17 @@ def _fresh_like(meta: torch.Tensor) -> torch.Tensor:
     return torch.empty_strided(meta.size(), meta.stride(), dtype=meta.dtype).zero_()
 
 
-#: Whether this torch can pin host memory, asked before any runtime is installed (an
-#: installed cuda runtime says it is available): a CPU-only build has no allocator for it.
-_PINS_HOST_MEMORY = torch.cuda.is_available()
+#: torch's own, kept before any runtime is installed: an installed cuda runtime says it is.
+_CUDA_IS_AVAILABLE = torch.cuda.is_available
+
+
+@functools.cache
+def _pins_host_memory() -> bool:
+    """Whether this torch can pin host memory (a CPU-only build has no allocator for it).
+    Asked on first need, never at import: asking initialises the CUDA driver, and a
+    process that did so cannot use CUDA in the children it forks (asv's forkserver
+    imports this module before it forks each benchmark)."""
+    return bool(_CUDA_IS_AVAILABLE())
 
 
 class _DeviceFactories(TorchFunctionMode):
@@ -1052,13 +1060,13 @@ class _DeviceFactories(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
-        if not _PINS_HOST_MEMORY:
+        pinning = kwargs.get("pin_memory") or func is torch.Tensor.pin_memory
+        if pinning and not _pins_host_memory():
             # Pinned memory is the copy engine's fast path on hardware; the simulated
             # device reads any host memory, and a CPU-only torch has no pinned allocator.
-            if kwargs.get("pin_memory"):
-                kwargs = {**kwargs, "pin_memory": False}
             if func is torch.Tensor.pin_memory:
                 return args[0].clone()
+            kwargs = {**kwargs, "pin_memory": False}
         if self._names_me(kwargs.get("device")):
             made = func(*args, **{**kwargs, "device": "cpu"})
             return self._wrapped(made)

@@ -42,3 +42,42 @@ def test_asv_check_passes(repo_root: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "No problems found" in result.stdout
+
+
+#: Imports every benchmark module as asv's forkserver does (the peers' texts loaded too),
+#: and the suite's packages, counting the calls that ask CUDA for its devices.
+IMPORT_AS_THE_FORKSERVER_DOES = """
+import importlib, pkgutil
+import torch
+calls = []
+def recorded(owner, name):
+    original = getattr(owner, name)
+    def call(*args, **kwargs):
+        calls.append(name)
+        return original(*args, **kwargs)
+    setattr(owner, name, call)
+for owner, name in ((torch._C, "_cuda_getDeviceCount"), (torch.cuda, "is_available"),
+                    (torch.cuda, "device_count"), (torch.cuda, "init")):
+    if hasattr(owner, name):
+        recorded(owner, name)
+import benchmarks
+for info in pkgutil.iter_modules(benchmarks.__path__):
+    importlib.import_module(f"benchmarks.{info.name}")
+import conformance, conformance.producers.simulated_device, reference, reference_speedups
+print("cuda asked:", calls)
+"""
+
+
+def test_importing_the_benchmarks_asks_nothing_of_cuda(repo_root: Path) -> None:
+    # asv's forkserver imports every benchmark module, then forks a process per
+    # benchmark.  Asking CUDA anything there (torch.cuda.is_available() initialises its
+    # driver) leaves every forked benchmark unable to use the GPU.
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_AS_THE_FORKSERVER_DOES],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "cuda asked: []" in result.stdout, result.stdout
