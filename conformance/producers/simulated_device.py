@@ -703,7 +703,7 @@ class SimulatedDeviceTensor(torch.Tensor):
         if func is torch.Tensor.get_device and isinstance(args[0], SimulatedDeviceTensor):
             return 0
         elsewhere = _made_elsewhere(func, args, kwargs)
-        if elsewhere is not _NOT_QUEUED:
+        if elsewhere is not _NOT_ELSEWHERE:
             return elsewhere
         if func is torch.Tensor.copy_:
             host = _nonblocking_copy_into_host(args, kwargs)
@@ -774,21 +774,22 @@ def _recording_streams(record_stream: Callable[..., Any], runtime: SimulatedRunt
 
 
 _NOT_QUEUED = object()
+_NOT_ELSEWHERE = object()
 
 
 def _made_elsewhere(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``torch.empty_like(x, device="cpu")``, ``x.new_zeros(n, device="cpu")``: a new tensor
     shaped like a device tensor, on another device (the host's staging buffer of a copy).
     It reads none of the device values: made at once, a tensor of that device.
-    ``_NOT_QUEUED`` for any other call."""
+    ``_NOT_ELSEWHERE`` for any other call."""
     name = getattr(func, "__name__", "")
     device = kwargs.get("device")
     if device is None or not (name.endswith("_like") or name.startswith("new_")):
-        return _NOT_QUEUED
+        return _NOT_ELSEWHERE
     runtimes = _runtimes_in(args)
     kind = device.split(":")[0] if isinstance(device, str) else getattr(device, "type", None)
     if not runtimes or kind is None or kind == runtimes[0].device_type:
-        return _NOT_QUEUED
+        return _NOT_ELSEWHERE
     plain = tuple(_plain(a) if isinstance(a, SimulatedDeviceTensor) else a for a in args)
     with torch._C.DisableTorchFunctionSubclass():
         return func(*plain, **kwargs)
