@@ -105,6 +105,8 @@ def path() -> str:
 
 #: Device types whose tensors Triton's kernels run on.
 _TRITON_DEVICES = ("cuda",)
+#: Why the fused gathering was given up in this process (empty while it serves).
+_FUSED_FAILURE: list[str] = []
 
 
 def gather(
@@ -144,10 +146,6 @@ def gather(
             stacklevel=2,
         )
         return None
-
-
-#: Why the fused gathering was given up in this process (empty while it serves).
-_FUSED_FAILURE: list[str] = []
 
 
 @cache
