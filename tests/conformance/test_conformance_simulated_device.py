@@ -18,6 +18,9 @@ from conformance.producers.simulated_device import (
 STALE = [0, 0, 0, 0]  # what the device tensors hold until the kernel writes
 WRITTEN = [11, 12, 13, 14]
 DELAY_S = 0.3
+#: A kernel long enough that work not waiting for it is told from work waiting, even on
+#: two busy cores: the bound checked is half of it.
+LONG_KERNEL_S = 4.0
 SENTINEL_OFFSET = __import__("zlib").crc32(b"sampled ids") % 97
 _MISSING = object()
 _CUDA_NAMES = (
@@ -225,7 +228,7 @@ def test_an_event_wait_orders_a_side_stream_after_it() -> None:
 def test_metadata_reads_do_not_wait_and_close_abandons_pending_work() -> None:
     runtime = SimulatedRuntime("npu")
     with installed(runtime):
-        tensor = _pending_tensor(runtime, delay_s=1.0)
+        tensor = _pending_tensor(runtime, delay_s=LONG_KERNEL_S)
         npu = runtime_module("npu")
         side = npu.Stream()
         side.wait_stream(npu.current_stream())  # a stream blocked behind the kernel
@@ -233,9 +236,9 @@ def test_metadata_reads_do_not_wait_and_close_abandons_pending_work() -> None:
         assert tensor.shape == (4,) and tensor.size() == (4,) and len(tensor) == 4
         assert tensor.dtype == torch.int64 and tensor.dim() == 1 and tensor.numel() == 4
         assert tensor.device.type == "npu" and str(tensor.device) == "npu:0"
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < LONG_KERNEL_S / 2
         assert not runtime.idle()
-    assert time.monotonic() - started < 0.5  # close() did not sit out the 1 s kernel
+    assert time.monotonic() - started < LONG_KERNEL_S / 2  # close() did not sit out the kernel
     runtime.close()  # idempotent
 
 
@@ -386,12 +389,12 @@ def test_the_reference_on_inline_copies_gives_what_it_gives_threaded() -> None:
 
 def test_device_work_is_queued_and_a_copy_ordered_after_none_of_it_reads_it_unfinished() -> None:
     with installed(SimulatedRuntime("cuda")) as runtime:
-        tensor = _pending_tensor(runtime)
+        tensor = _pending_tensor(runtime, delay_s=LONG_KERNEL_S)
         started = time.monotonic()
         # The producer's own device work waits for nothing: queued behind the kernel.
         counts = (tensor != 12).sum().to(torch.int32)
         shifted = torch.cat([tensor * 2, tensor[:1]])
-        assert time.monotonic() - started < DELAY_S / 2
+        assert time.monotonic() - started < LONG_KERNEL_S / 2
         assert isinstance(counts, SimulatedDeviceTensor)
         idle = torch.cuda.Stream()
         with torch.cuda.stream(idle):

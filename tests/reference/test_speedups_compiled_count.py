@@ -30,6 +30,8 @@ from reference_speedups import hot_build
 ROOT = Path(__file__).resolve().parents[2]
 #: Large enough to count as hot: 8 rows over a 32768 vocabulary.
 ROWS, VOCAB = 8, 1 << 15
+#: How long a gated compile waits: a caller that waited for it would wait this long.
+GATE_TIMEOUT = 30.0
 HAS_CXX_COMPILER = any(shutil.which(name) for name in ("c++", "g++", "clang++"))
 
 
@@ -41,15 +43,18 @@ def eager_ranks(logprobs: torch.Tensor, token_logprobs: torch.Tensor) -> list[in
 
 
 class StandIn:
-    """A ``torch.compile`` backend that records the thread it compiles on."""
+    """A ``torch.compile`` backend that records the thread it compiles on; with a gate,
+    it compiles only once the gate opens (or its timeout passes), saying which."""
 
-    def __init__(self, delay: float = 0.0, fail: bool = False) -> None:
-        self.delay, self.fail = delay, fail
+    def __init__(self, gate: threading.Event | None = None, fail: bool = False) -> None:
+        self.gate, self.fail = gate, fail
         self.threads: list[threading.Thread] = []
+        self.opened_by_gate: list[bool] = []
 
     def __call__(self, graph: torch.fx.GraphModule, example_inputs: list) -> object:
         self.threads.append(threading.current_thread())
-        time.sleep(self.delay)
+        if self.gate is not None:
+            self.opened_by_gate.append(self.gate.wait(timeout=GATE_TIMEOUT))
         if self.fail:
             raise RuntimeError("no C++ compiler found")
         return graph.forward
@@ -93,7 +98,8 @@ def batch(rows: int = ROWS, vocab: int = VOCAB, seed: int = 0) -> tuple[torch.Te
 def test_calls_stay_eager_until_hot_and_the_compile_runs_off_the_callers_thread(
     fresh_tiers: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stand_in = StandIn(delay=1.0)
+    gate = threading.Event()
+    stand_in = StandIn(gate=gate)
     use_stand_in(monkeypatch, stand_in)
     logprobs, token_logprobs = batch()
     wanted = pessimistic_ranks(logprobs, token_logprobs).tolist()
@@ -103,14 +109,15 @@ def test_calls_stay_eager_until_hot_and_the_compile_runs_off_the_callers_thread(
         "cpu": f"eager ({compiled_ranks.HOT_CALLS - 1} of {compiled_ranks.HOT_CALLS} hot calls)"
     }
 
-    started = time.monotonic()
     assert pessimistic_ranks(logprobs, token_logprobs).tolist() == wanted  # the hot call
     assert pessimistic_ranks(logprobs, token_logprobs).tolist() == wanted  # while compiling
-    assert time.monotonic() - started < 1.0, "a caller waited for the compile"
+    # The compile cannot end before the gate opens: had a caller waited for it, the
+    # gate's timeout would have passed and the compile said so.
     assert compiled_ranks.states() == {"cpu": "compiling"}
-
+    gate.set()
     assert compiled_ranks.settle(timeout=60) == {"cpu": "compiled (torch.compile)"}
     assert stand_in.threads and threading.main_thread() not in stand_in.threads
+    assert all(stand_in.opened_by_gate), "a caller waited for the compile"
     compiled = compiled_ranks.compiled_count(logprobs, token_logprobs)
     assert compiled is not None and compiled.dtype == torch.int64
     assert compiled.tolist() == wanted == eager_ranks(logprobs, token_logprobs)
