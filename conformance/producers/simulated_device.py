@@ -718,7 +718,11 @@ class SimulatedDeviceTensor(torch.Tensor):
         if not runtimes:  # a simulated tensor where we don't look: nothing to wait for
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
-        host_read = func in _HOST_READS or (to_device is not None and to_device.type == "cpu")
+        host_read = (
+            func in _HOST_READS
+            or (to_device is not None and to_device.type == "cpu")
+            or _names_the_host(kwargs.get("device"))  # x.new_tensor(data, device="cpu")
+        )
         # `.to("<simulated type>")`: already there; keep only the rest of the conversion.
         if (
             func is torch.Tensor.to
@@ -781,12 +785,16 @@ def _made_elsewhere(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     """``torch.empty_like(x, device="cpu")``, ``x.new_zeros(n, device="cpu")``: a new tensor
     shaped like a device tensor, on another device (the host's staging buffer of a copy).
     It reads none of the device values: made at once, a tensor of that device.
-    ``_NOT_ELSEWHERE`` for any other call."""
+    ``_NOT_ELSEWHERE`` for any other call, and for one that reads device values:
+    ``new_tensor`` copies its data, and a device tensor past the first argument is data
+    (those read as any host read does, waiting first)."""
     name = getattr(func, "__name__", "")
     device = kwargs.get("device")
     if device is None or not (name.endswith("_like") or name.startswith("new_")):
         return _NOT_ELSEWHERE
-    runtimes = _runtimes_in(args)
+    if name == "new_tensor" or _runtimes_in((*args[1:], *kwargs.values())):
+        return _NOT_ELSEWHERE
+    runtimes = _runtimes_in(args[:1])
     kind = device.split(":")[0] if isinstance(device, str) else getattr(device, "type", None)
     if not runtimes or kind is None or kind == runtimes[0].device_type:
         return _NOT_ELSEWHERE
@@ -1548,6 +1556,13 @@ def _parse_to(
     except (TypeError, RuntimeError):
         return None, None, False  # let the real call report the bad arguments
     return device, dtype, bool(non_blocking)
+
+
+def _names_the_host(device: Any) -> bool:
+    """Whether a ``device=`` argument names the host (a simulated type is no torch.device)."""
+    if isinstance(device, str):
+        return device.split(":")[0] == "cpu"
+    return isinstance(device, torch.device) and device.type == "cpu"
 
 
 def _names_device(arg: Any) -> bool:

@@ -453,3 +453,16 @@ def test_a_host_buffer_shaped_like_a_device_tensor_is_a_host_tensor() -> None:
         with pytest.raises(RuntimeError, match="the stream is a cuda stream"):
             staged.record_stream(copy_stream)
         assert runtime.early_reads() == []
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+def test_new_tensor_on_the_host_copies_the_device_values_as_a_host_read_does() -> None:
+    # new_tensor copies its data: unlike new_zeros, it reads the device tensor, so it
+    # waits for the kernel writing it (a blocking copy on hardware), never taking stale
+    # memory.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        tensor = _pending_tensor(runtime)
+        host = tensor.new_tensor(tensor, device="cpu")
+        assert type(host) is torch.Tensor and host.device.type == "cpu"
+        assert host.tolist() == WRITTEN
+        assert runtime.early_reads() == []
