@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -132,20 +133,39 @@ def gather(
         return None
     try:
         return fused.fused_gather(logprobs, num_logprobs, token_ids, normalise=of_logits)
+    except _DEVICE_ERRORS:
+        # Out of memory, or the device itself failed: torch's way would meet the same.
+        raise
     except Exception as error:  # a Triton, ptxas or driver it cannot build or launch with
-        # The reference stays usable on a machine whose Triton cannot run these
-        # kernels (a version that compiles them otherwise, a GPU it lacks resources
-        # on): torch's way from here on in this process, said once and by path().
-        first_line = (str(error).strip().splitlines() or [""])[0][:300]
-        _FUSED_FAILURE.append(f"{type(error).__name__}: {first_line}")
-        warnings.warn(
-            f"reference_speedups: the fused Triton gathering failed ({_FUSED_FAILURE[0]}); "
-            f"gathering with torch from now on in this process (${SWITCH}=0 skips the "
-            "kernels from the start)",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        _give_up_fused_gathering(error)
         return None
+
+
+#: Errors of the device, not of the kernels' build or launch: never a reason to give the
+#: kernels up (torch's way allocates more, and a device error is sticky).
+_DEVICE_ERRORS: tuple[type[BaseException], ...] = (torch.OutOfMemoryError,) + (
+    (torch.AcceleratorError,) if hasattr(torch, "AcceleratorError") else ()
+)
+_FUSED_FAILURE_LOCK = threading.Lock()
+
+
+def _give_up_fused_gathering(error: Exception) -> None:
+    """Torch's way from here on in this process, said once (threads failing together too).
+
+    The reference stays usable on a machine whose Triton cannot run these kernels (a
+    version that compiles them otherwise, a GPU it lacks resources on)."""
+    first_line = (str(error).strip().splitlines() or [""])[0][:300]
+    with _FUSED_FAILURE_LOCK:
+        if _FUSED_FAILURE:
+            return
+        _FUSED_FAILURE.append(f"{type(error).__name__}: {first_line}")
+    warnings.warn(
+        f"reference_speedups: the fused Triton gathering failed ({_FUSED_FAILURE[0]}); "
+        f"gathering with torch from now on in this process (${SWITCH}=0 skips the "
+        "kernels from the start)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 @cache

@@ -175,35 +175,6 @@ def test_the_reference_gathers_with_it_where_triton_serves_the_device(
     assert len(calls) == 2
 
 
-def test_kernels_that_fail_to_build_leave_torchs_way_and_say_why(
-    fused: ModuleType, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A Triton that cannot build or launch the kernels (another version, a GPU short of
-    # resources): the reference still gathers, warns once, and path() says why.
-    logprobs, token_ids = _logprobs(3, 2000, seed=7)
-    wanted = _gathered(logprobs, 5, token_ids)
-    calls = []
-
-    def broken(*args: object, **kwargs: object) -> object:
-        calls.append(kwargs)
-        raise RuntimeError("PTX .version 9.9 does not support .target sm_90\nmore detail")
-
-    monkeypatch.setattr(reference_speedups, "_TRITON_DEVICES", ("cpu",))
-    monkeypatch.setattr(reference_speedups, "_fused_gathering", lambda: fused)
-    monkeypatch.setattr(reference_speedups, "_FUSED_FAILURE", [])
-    monkeypatch.setattr(fused, "fused_gather", broken)
-    with pytest.warns(RuntimeWarning, match="fused Triton gathering failed.*PTX .version 9.9"):
-        found = reference.gather_logprobs(logprobs, 5, token_ids)
-    assert torch.equal(found.logprob_token_ids, wanted[0])
-    assert torch.equal(found.selected_token_ranks, wanted[2])
-    reference.gather_logprobs(logprobs, 5, token_ids)  # given up: no second try, no warning
-    assert len(calls) == 1
-    assert "torch (the fused Triton kernels failed: RuntimeError: PTX" in (
-        reference_speedups.path()
-    )
-    assert "more detail" not in reference_speedups.path()
-
-
 def test_switching_the_speedups_off_keeps_torchs_way(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(reference_speedups.SWITCH, "0")
     reference_speedups._fused_gathering.cache_clear()
