@@ -1069,6 +1069,10 @@ class _DeviceFactories(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
+        if func in _FROM_DATA and args and isinstance(args[0], SimulatedDeviceTensor):
+            made = _from_device_data(func, args[0], args[1:], kwargs)
+            if made is not None:
+                return made
         pinning = kwargs.get("pin_memory") or func is torch.Tensor.pin_memory
         if pinning and not _pins_host_memory():
             # Pinned memory is the copy engine's fast path on hardware; the simulated
@@ -1093,19 +1097,48 @@ class _DeviceFactories(TorchFunctionMode):
         return func(*args, **kwargs)
 
     def _names_me(self, device: Any) -> bool:
-        if device is None:
-            return False
-        if isinstance(device, SimulatedDevice):
-            return device.type == self._runtime.device_type
-        if isinstance(device, torch.device):
-            return device.type == self._runtime.device_type
-        return isinstance(device, str) and device.split(":")[0] == self._runtime.device_type
+        return _names_runtime(device, self._runtime)
 
     def _wrapped(self, made: Any) -> Any:
         if isinstance(made, torch.Tensor) and not isinstance(made, SimulatedDeviceTensor):
             self._runtime._forget_writes(_plain(made))
             return _wrap_tensor(_plain(made), self._runtime)
         return made
+
+
+#: Factories whose data may be a tensor: torch reads a tensor's memory there without
+#: asking it, so a device tensor would be read at once, however far its device lags.
+_FROM_DATA = frozenset({torch.tensor, torch.as_tensor, torch.asarray})
+
+
+def _from_device_data(
+    func: Any, tensor: SimulatedDeviceTensor, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> torch.Tensor | None:
+    """``torch.tensor(t)``, ``torch.as_tensor(t, device="cpu")``, ... of a device tensor
+    as hardware does them: a copy queued on the device, or onto the host a blocking one
+    (waiting for the device first).  None for a call it does not read so (another
+    device named, arguments it does not know): torch's own then."""
+    if args or not set(kwargs) <= {"dtype", "device", "copy", "requires_grad", "pin_memory"}:
+        return None  # torch's own says what is wrong with the call
+    options = kwargs
+    device = options.get("device")
+    to_host = _names_the_host(device)
+    if device is not None and not to_host and not _names_runtime(device, tensor._runtime):
+        return None
+    copy = func is torch.tensor or bool(options.get("copy"))
+    dtype = options.get("dtype") or tensor.dtype
+    if not (to_host or copy or options.get("requires_grad")) and dtype == tensor.dtype:
+        return tensor  # as torch's own: the same tensor, on its device
+    made = tensor.detach().to(*(("cpu",) if to_host else ()), dtype=dtype, copy=copy)
+    if options.get("requires_grad"):
+        made.requires_grad_(True)
+    return made
+
+
+def _names_runtime(device: Any, runtime: SimulatedRuntime) -> bool:
+    if isinstance(device, (SimulatedDevice, torch.device)):
+        return device.type == runtime.device_type
+    return isinstance(device, str) and device.split(":")[0] == runtime.device_type
 
 
 def _wrap_tensor(

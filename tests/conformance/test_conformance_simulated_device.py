@@ -466,3 +466,30 @@ def test_new_tensor_on_the_host_copies_the_device_values_as_a_host_read_does() -
         assert type(host) is torch.Tensor and host.device.type == "cpu"
         assert host.tolist() == WRITTEN
         assert runtime.early_reads() == []
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+@pytest.mark.parametrize(
+    ("make", "on_host", "dtype"),
+    [
+        (lambda t: torch.tensor(t, device="cpu"), True, torch.int64),
+        (lambda t: torch.as_tensor(t, device="cpu", dtype=torch.int32), True, torch.int32),
+        (lambda t: torch.asarray(t, device="cpu"), True, torch.int64),
+        (lambda t: torch.tensor(t), False, torch.int64),
+        (lambda t: torch.asarray(t, copy=True, dtype=torch.int32), False, torch.int32),
+    ],
+    ids=["tensor-cpu", "as_tensor-cpu-int32", "asarray-cpu", "tensor", "asarray-copy-int32"],
+)
+def test_a_tensor_made_from_device_data_copies_it_as_hardware_does(
+    make: Callable[[torch.Tensor], torch.Tensor], on_host: bool, dtype: torch.dtype
+) -> None:
+    # torch.tensor(data) reads a tensor's memory without asking it: onto the host it is a
+    # blocking copy (waits for the device), on the device a copy queued after the kernel.
+    with installed(SimulatedRuntime("cuda")) as runtime, runtime.device_factories():
+        tensor = _pending_tensor(runtime)
+        made = make(tensor)
+        assert isinstance(made, SimulatedDeviceTensor) is not on_host
+        assert made.dtype == dtype and made is not tensor
+        assert made.tolist() == WRITTEN
+        assert runtime.early_reads() == []
+        assert torch.as_tensor(tensor) is tensor  # nothing to convert: the same tensor
