@@ -630,6 +630,9 @@ _HOST_READS: frozenset[Any] = frozenset(
 )
 
 
+#: Device memory is no numpy array: torch raises (``numpy(force=True)`` copies first).
+_TO_NUMPY: frozenset[Any] = frozenset({torch.Tensor.numpy, torch.Tensor.__array__})
+
 _DEVICE_GETTER = inspect.getattr_static(torch.Tensor, "device").__get__
 _IS_CUDA_GETTER = inspect.getattr_static(torch.Tensor, "is_cuda").__get__
 _IS_CPU_GETTER = inspect.getattr_static(torch.Tensor, "is_cpu").__get__
@@ -702,6 +705,15 @@ class SimulatedDeviceTensor(torch.Tensor):
             return False
         if func is torch.Tensor.get_device and isinstance(args[0], SimulatedDeviceTensor):
             return 0
+        if (
+            func in _TO_NUMPY
+            and isinstance(args[0], SimulatedDeviceTensor)
+            and not (func is torch.Tensor.numpy and kwargs.get("force"))
+        ):
+            raise TypeError(
+                f"can't convert {args[0].device} device type tensor to numpy. Use "
+                "Tensor.cpu() to copy the tensor to host memory first."
+            )
         elsewhere = _made_elsewhere(func, args, kwargs)
         if elsewhere is not _NOT_ELSEWHERE:
             return elsewhere
@@ -737,8 +749,7 @@ class SimulatedDeviceTensor(torch.Tensor):
             queued = _queue_device_work(runtimes[0], func, args, kwargs)
             if queued is not _NOT_QUEUED:
                 return queued
-        for runtime in runtimes:
-            runtime.synchronize()  # a blocking read waits for the device, as on hardware
+        _wait_as_a_blocking_read(func, (args, kwargs))
         # Host reads get a snapshot, so their result never aliases device memory.
         originals: dict[int, torch.Tensor] = {}
         plain_args, plain_kwargs = _unwrap((args, kwargs), originals, snapshot=host_read)
@@ -751,6 +762,23 @@ class SimulatedDeviceTensor(torch.Tensor):
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Pickled as its values: the runtime it belongs to does not travel.
         return _plain(self).clone().__reduce_ex__(protocol)
+
+
+def _wait_as_a_blocking_read(func: Any, tree: Any) -> None:
+    """What a blocking read (``.item()``, ``.cpu()``, ``.tolist()``, a data-dependent op)
+    waits for on hardware: the current stream's work, and no other stream's.  A device
+    tensor still being computed on a stream the current one never waited for is read
+    unfinished there: named by ``unordered_reads``."""
+    what = f"a blocking read ({getattr(func, '__name__', 'a torch call')})"
+    streams: dict[int, SimulatedStream] = {}
+    for leaf in _leaves(tree):
+        if isinstance(leaf, SimulatedDeviceTensor):
+            runtime = leaf._runtime
+            stream = runtime.current_stream()
+            runtime._check_read(_plain(leaf), leaf._label or "a device tensor", stream, what)
+            streams[id(stream)] = stream
+    for stream in streams.values():
+        stream.synchronize()
 
 
 def _recording_streams(record_stream: Callable[..., Any], runtime: SimulatedRuntime) -> Any:
@@ -1349,6 +1377,8 @@ def sentinel_fill(host: torch.Tensor, label: str) -> None:
 _SHARES_MEMORY: frozenset[Any] = frozenset(
     {torch.Tensor.numpy, torch.Tensor.data_ptr, torch.Tensor.untyped_storage}
 )
+#: ``np.asarray(t)``: ``.numpy()`` when no other dtype is asked, a converted copy else.
+_ARRAY_OF = torch.Tensor.__array__
 
 
 class InFlightHostTensor(torch.Tensor):
@@ -1376,12 +1406,12 @@ class InFlightHostTensor(torch.Tensor):
             result = func(*args, **kwargs)
         if func in _METADATA or func in (_DEVICE_GETTER, _IS_CUDA_GETTER, _IS_CPU_GETTER):
             return result
-        if func in _SHARES_MEMORY:
+        if func in _SHARES_MEMORY or (func is _ARRAY_OF and _aliases_tensor(result, args[0])):
             # The array aliases the buffer: read after the wait it is right, as on hardware
             # (read before, it holds the sentinels, and the read is noted by the array).
             source = args[0]
             if (
-                func is torch.Tensor.numpy
+                func in (torch.Tensor.numpy, _ARRAY_OF)
                 and isinstance(source, InFlightHostTensor)
                 and not source._copy.landed
             ):
@@ -1487,6 +1517,13 @@ class InFlightArray(np.ndarray):
     def __bool__(self) -> bool:
         self._note_read()
         return bool(self._plain())
+
+
+def _aliases_tensor(array: Any, tensor: torch.Tensor) -> bool:
+    """Whether the numpy ``array`` is ``tensor``'s memory (not a converted copy of it)."""
+    if not isinstance(array, np.ndarray) or not array.size:
+        return isinstance(array, np.ndarray)
+    return bool(array.__array_interface__["data"][0] == tensor.data_ptr())
 
 
 def _in_flight_array(array: Any, copy: HostCopy, runtime: SimulatedRuntime) -> Any:

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -132,14 +133,60 @@ def test_a_copy_stream_that_does_not_wait_for_compute_copies_stale_values() -> N
         lambda t: t.tolist(),
         lambda t: t.cpu().tolist(),
         lambda t: t.to("cpu").tolist(),
-        lambda t: t.numpy().tolist(),
+        lambda t: t.numpy(force=True).tolist(),
         lambda t: [int(v) for v in t],
     ],
-    ids=["tolist", "cpu", "to_cpu", "numpy", "iterate"],
+    ids=["tolist", "cpu", "to_cpu", "numpy_force", "iterate"],
 )
 def test_a_blocking_read_waits_for_the_device(read: Callable[[torch.Tensor], list[int]]) -> None:
     with installed(SimulatedRuntime("npu")) as runtime:
         assert read(_pending_tensor(runtime)) == WRITTEN
+
+
+@pytest.mark.parametrize("to_numpy", [torch.Tensor.numpy, np.asarray], ids=["numpy", "asarray"])
+def test_device_memory_is_no_numpy_array(to_numpy: Callable[[torch.Tensor], Any]) -> None:
+    # As torch on hardware: a device tensor must be copied to the host first.
+    match = "can't convert npu:0 device type tensor to numpy"
+    with installed(SimulatedRuntime("npu")) as runtime, pytest.raises(TypeError, match=match):
+        to_numpy(_pending_tensor(runtime))
+
+
+def test_a_blocking_read_waits_for_its_own_stream_only() -> None:
+    # On hardware .item()/.tolist() synchronise the current stream: a copy queued on a
+    # side stream may still be in flight after it.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        values = _pending_tensor(runtime)
+        flag = runtime.device_tensor(torch.zeros(1), label="flag")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            in_flight = values.to("cpu", non_blocking=True)
+        flag.item()  # waits for the default stream, which the copy is not on
+        assert runtime.copies_not_arrived() == ["sampled ids"]
+        side.synchronize()
+        assert in_flight.tolist() == WRITTEN and runtime.early_reads() == []
+
+
+def test_a_blocking_read_on_a_stream_that_never_waited_reads_unfinished_values() -> None:
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        values = _pending_tensor(runtime, delay_s=LONG_KERNEL_S)
+        with torch.cuda.stream(torch.cuda.Stream()):
+            assert values.tolist() != WRITTEN  # ordered after none of the kernel
+        [line] = runtime.unordered_reads()
+        assert line.startswith("sampled ids") and "by a blocking read (tolist)" in line
+
+
+def test_an_array_of_a_host_copy_in_flight_aliases_it() -> None:
+    # np.asarray(host) before the wait, read after it: right on hardware, no read.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        in_flight = _pending_tensor(runtime).to("cpu", non_blocking=True)
+        aliased = np.asarray(in_flight)
+        assert runtime.early_reads() == []
+        converted_early = np.asarray(in_flight, dtype=np.int32)  # a conversion reads
+        torch.cuda.synchronize()
+        assert aliased.tolist() == WRITTEN
+        assert converted_early.tolist() != WRITTEN
+        assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
 
 
 def test_host_reads_are_plain_tensors_and_device_ops_stay_on_the_device() -> None:
