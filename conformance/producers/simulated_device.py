@@ -80,6 +80,7 @@ _MISSING = object()
 _RUNTIME_NAMES = (
     "Event",
     "Stream",
+    "StreamContext",
     "current_stream",
     "default_stream",
     "set_stream",
@@ -103,6 +104,7 @@ class SimulatedStream:
     def __init__(self, device: Any = None, priority: int = 0, **_ignored: Any) -> None:
         if not hasattr(type(self), "_runtime"):
             raise TypeError("create streams through a runtime: SimulatedRuntime(...).Stream()")
+        self.priority = priority
         self._queue: queue.SimpleQueue[tuple[Callable[[], object], threading.Event] | None] = (
             queue.SimpleQueue()
         )
@@ -120,6 +122,33 @@ class SimulatedStream:
         self.name: str | None = None if self._runtime._streams else "the default stream"
         self._site = _caller_site()
         self._runtime._register(self)
+
+    # What torch's streams tell of themselves, for code that logs or keys by them.
+
+    @property
+    def device(self) -> Any:
+        return _device_of(self._runtime)
+
+    @property
+    def device_index(self) -> int:
+        return 0
+
+    @property
+    def stream_id(self) -> int:
+        return id(self)
+
+    cuda_stream = stream_id
+    native_handle = stream_id
+
+    def __enter__(self) -> SimulatedStream:
+        """``with stream:``, as ``torch.Stream``: the current stream within the block."""
+        entered = self._runtime._local.__dict__.setdefault("entered", [])
+        entered.append(self._runtime.current_stream())
+        self._runtime.set_stream(self)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._runtime._local.stream = self._runtime._local.entered.pop()
 
     def describe(self) -> str:
         """``the default stream``, ``the stream made at worker.py:57``: for race reports."""
@@ -385,6 +414,10 @@ class SimulatedRuntime:
             yield stream
         finally:
             self._local.stream = previous
+
+    def StreamContext(self, stream: SimulatedStream | None) -> Any:
+        """``torch.cuda.StreamContext(stream)``: :meth:`stream` as a class torch names."""
+        return self.stream(stream)
 
     def synchronize(self, device: Any = None) -> None:
         """Wait for the work of every stream of this runtime."""
@@ -1739,6 +1772,22 @@ def _rewrap(
     return result
 
 
+def _accelerator_surface(runtime: SimulatedRuntime) -> dict[str, Any]:
+    """``torch.accelerator``'s stream calls, answered by ``runtime`` (device-generic plugin
+    code reaches the runtime so; a CPU-only torch has no accelerator to answer them)."""
+    surface: dict[str, Any] = {
+        "is_available": lambda: True,
+        "device_count": lambda: 1,
+        "current_accelerator": lambda check_available=False: _device_of(runtime),
+        "current_device_index": lambda: 0,
+        "current_device_idx": lambda: 0,
+        "current_stream": lambda device=None: runtime.current_stream(),
+        "set_stream": runtime.set_stream,
+        "synchronize": lambda device=None: runtime.synchronize(),
+    }
+    return {name: value for name, value in surface.items() if hasattr(torch.accelerator, name)}
+
+
 @contextmanager
 def installed(runtime: SimulatedRuntime) -> Iterator[SimulatedRuntime]:
     """Install ``runtime`` as ``torch.<device_type>`` (and ``torch.Event`` / ``torch.Stream``
@@ -1762,6 +1811,8 @@ def installed(runtime: SimulatedRuntime) -> Iterator[SimulatedRuntime]:
             patch(torch, runtime.device_type, runtime._as_module())
         patch(torch, "Event", runtime.Event)
         patch(torch, "Stream", runtime.Stream)
+        for name, value in _accelerator_surface(runtime).items():
+            patch(torch.accelerator, name, value)
         patch(
             torch.Tensor, "record_stream", _recording_streams(torch.Tensor.record_stream, runtime)
         )

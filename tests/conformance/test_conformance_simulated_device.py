@@ -540,3 +540,33 @@ def test_a_tensor_made_from_device_data_copies_it_as_hardware_does(
         assert made.tolist() == WRITTEN
         assert runtime.early_reads() == []
         assert torch.as_tensor(tensor) is tensor  # nothing to convert: the same tensor
+
+
+@pytest.mark.parametrize("device_type", ["cuda", "npu"])
+def test_streams_as_torch_spells_them_device_generic_code_included(device_type: str) -> None:
+    # `with stream:`, torch.cuda.StreamContext and torch.accelerator's stream calls, as
+    # device-generic plugin code writes them; a stream tells its device and ids.
+    before = dict(vars(torch.accelerator))
+    with installed(SimulatedRuntime(device_type)) as runtime:
+        module = runtime_module(device_type)
+        values = _pending_tensor(runtime)
+        side = module.Stream(priority=-1)
+        assert str(side.device) == f"{device_type}:0" and side.device_index == 0
+        assert side.priority == -1 and side.stream_id != module.Stream().stream_id
+        with side:
+            assert module.current_stream() is side
+            assert torch.accelerator.current_stream() is side
+            side.wait_stream(module.default_stream())
+            in_flight = values.to("cpu", non_blocking=True)
+        assert module.current_stream() is module.default_stream()
+        with module.StreamContext(side):
+            assert torch.accelerator.current_stream() is side
+        torch.accelerator.set_stream(side)
+        assert module.current_stream() is side
+        torch.accelerator.set_stream(module.default_stream())
+        assert torch.accelerator.is_available() and str(
+            torch.accelerator.current_accelerator()
+        ).startswith(device_type)
+        torch.accelerator.synchronize()
+        assert in_flight.tolist() == WRITTEN and runtime.early_reads() == []
+    assert vars(torch.accelerator) == before  # restored, exactly
