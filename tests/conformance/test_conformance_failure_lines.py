@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import suite_runner
+import torch
 
+from conformance.oracle.failing import attempt
+from conformance.producers.simulated_device import SimulatedRuntime, installed
+from conformance.report.records import SKIP_CAUSE_ATTRIBUTE
 from conformance.run.xfails import canonical_entry_nodeid
 from reference.revisions import revision
 
@@ -175,3 +180,26 @@ def test_an_exception_a_check_did_not_catch_names_the_backends_line_too() -> Non
     ) and crash.message.endswith(
         " (`stream.wait_stream(None)`): 'NoneType' object has no attribute 'x'"
     )
+
+
+def test_a_device_torch_cannot_name_is_inconclusive_not_the_backends_failure() -> None:
+    # device=ids.device on a simulated npu: torch's argument parser refuses the stand-in
+    # device object before any of the suite's code sees the call.  That is the
+    # simulation's limit: the check is inconclusive here, never failed.
+    def rows_like(ids: torch.Tensor) -> torch.Tensor:
+        return torch.arange(ids.shape[0], device=ids.device)
+
+    with installed(SimulatedRuntime("npu")) as runtime, runtime.device_factories():
+        ids = runtime.device_tensor(torch.tensor([3, 4]), label="ids")
+        with pytest.raises(
+            pytest.skip.Exception, match="simulated device cannot stand in"
+        ) as skipped:
+            attempt("rows_like(ids)", rows_like, ids)
+    assert getattr(skipped.value, SKIP_CAUSE_ATTRIBUTE) == "inconclusive"
+    assert "test_conformance_failure_lines.py:" in str(skipped.value)  # the backend's line
+
+    def refuses(ids: torch.Tensor) -> torch.Tensor:
+        return torch.arange(2, device=object())  # a TypeError of the backend's own making
+
+    with pytest.raises(pytest.fail.Exception, match="raised TypeError"):
+        attempt("refuses(ids)", refuses, torch.zeros(2))
