@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-import pytest
-
-from conformance.report.records import SKIP_CAUSE_ATTRIBUTE
+from conformance.oracle.skipping import skip_for
 from conformance.report.schema import SKIP_CAUSES
 
 
@@ -20,6 +18,4 @@ def skip(cause: str, reason: str) -> NoReturn:
     """Skip the check for ``reason``; the report names ``cause`` (a schema skip cause)."""
     if cause not in SKIP_CAUSES:
         raise ValueError(f"{cause!r} is no skip cause of the report's schema")
-    error = pytest.skip.Exception(reason)
-    setattr(error, SKIP_CAUSE_ATTRIBUTE, cause)
-    raise error
+    skip_for(cause, reason)

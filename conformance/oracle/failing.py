@@ -16,7 +16,7 @@ import numpy
 import pytest
 import torch
 
-from conformance.checks._skips import skip
+from conformance.oracle.skipping import skip_for
 from conformance.source_paths import module_path
 
 T = TypeVar("T")
@@ -59,7 +59,7 @@ def attempt(where: str, function: Callable[..., T], *args: Any, **kwargs: Any) -
     except Exception as error:
         if refused_simulated_device(error):
             first_line = str(error).splitlines()[0] if str(error) else ""
-            skip(
+            skip_for(
                 "inconclusive",
                 f"{where}: the simulated device cannot stand in here: torch's own argument "
                 f"parser refused a simulated tensor's device{raised_at(error)} "

@@ -664,7 +664,9 @@ _HOST_READS: frozenset[Any] = frozenset(
 
 
 #: Device memory is no numpy array: torch raises (``numpy(force=True)`` copies first).
-_TO_NUMPY: frozenset[Any] = frozenset({torch.Tensor.numpy, torch.Tensor.__array__})
+_TO_NUMPY: frozenset[Any] = frozenset(
+    [inspect.getattr_static(torch.Tensor, name) for name in ("numpy", "__array__")]
+)
 
 _DEVICE_GETTER = inspect.getattr_static(torch.Tensor, "device").__get__
 _IS_CUDA_GETTER = inspect.getattr_static(torch.Tensor, "is_cuda").__get__
@@ -1190,7 +1192,8 @@ def _from_device_data(
     dtype = options.get("dtype") or tensor.dtype
     if not (to_host or copy or options.get("requires_grad")) and dtype == tensor.dtype:
         return tensor  # as torch's own: the same tensor, on its device
-    made = tensor.detach().to(*(("cpu",) if to_host else ()), dtype=dtype, copy=copy)
+    source = tensor.detach()
+    made = source.to("cpu", dtype, copy=copy) if to_host else source.to(dtype, copy=copy)
     if options.get("requires_grad"):
         made.requires_grad_(True)
     return made

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conformance.oracle.skipping import SKIP_CAUSE_ATTRIBUTE
 from conformance.report.schema import FAILING_OUTCOMES, OUTCOMES, SUMMARY_KEYS
 from conformance.report.suite_errors import SUITE_ERROR, error_message
 
@@ -26,7 +27,6 @@ NOT_RUN = "not-run"
 #: The ``user_properties`` entry of a check that skipped itself, naming its cause.
 SKIP_CAUSE_PROPERTY = "conformance.skip_cause"
 #: The attribute of a skip's exception that holds its cause (``conformance.checks._skips``).
-SKIP_CAUSE_ATTRIBUTE = "conformance_skip_cause"
 
 
 def skip_cause_of(error: object) -> str | None:

@@ -8,7 +8,7 @@ import torch
 
 from conformance.oracle.failing import attempt
 from conformance.producers.simulated_device import SimulatedRuntime, installed
-from conformance.report.records import SKIP_CAUSE_ATTRIBUTE
+from conformance.report.records import skip_cause_of
 from conformance.run.xfails import canonical_entry_nodeid
 from reference.revisions import revision
 
@@ -195,7 +195,7 @@ def test_a_device_torch_cannot_name_is_inconclusive_not_the_backends_failure() -
             pytest.skip.Exception, match="simulated device cannot stand in"
         ) as skipped:
             attempt("rows_like(ids)", rows_like, ids)
-    assert getattr(skipped.value, SKIP_CAUSE_ATTRIBUTE) == "inconclusive"
+    assert skip_cause_of(skipped.value) == "inconclusive"
     assert "test_conformance_failure_lines.py:" in str(skipped.value)  # the backend's line
 
     def refuses(ids: torch.Tensor) -> torch.Tensor:
