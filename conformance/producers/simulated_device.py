@@ -513,6 +513,8 @@ class SimulatedRuntime:
             stream._land(seq)
 
     def _note_early_read(self, copy: HostCopy, read: Any = None) -> None:
+        if _holds_nothing(read):
+            return  # no value read, so none unfinished: hardware reads nothing either
         with self._lock:
             known = copy.label in self._early_reads
         if known:
@@ -1553,6 +1555,14 @@ class InFlightArray(np.ndarray):
     def __bool__(self) -> bool:
         self._note_read()
         return bool(self._plain())
+
+
+def _holds_nothing(read: Any) -> bool:
+    """Whether ``read`` (a host tensor or array read early) has no element to read."""
+    if isinstance(read, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return read.numel() == 0
+    return isinstance(read, np.ndarray) and read.size == 0
 
 
 def _aliases_tensor(array: Any, tensor: torch.Tensor) -> bool:

@@ -570,3 +570,17 @@ def test_streams_as_torch_spells_them_device_generic_code_included(device_type: 
         torch.accelerator.synchronize()
         assert in_flight.tolist() == WRITTEN and runtime.early_reads() == []
     assert vars(torch.accelerator) == before  # restored, exactly
+
+
+def test_reading_an_empty_host_copy_early_reads_nothing() -> None:
+    # Zero requests with logprobs: the copy holds no element, so reading it before the
+    # wait reads no unfinished value, on hardware as here.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        empty = runtime.device_tensor(torch.zeros(0, 5), label="logprobs")
+        in_flight = empty.to("cpu", non_blocking=True)
+        assert in_flight.tolist() == [] and in_flight.numpy().tolist() == []
+        assert runtime.early_reads() == []
+        values = _pending_tensor(runtime).to("cpu", non_blocking=True)
+        assert values[:0].tolist() == [] and runtime.early_reads() == []
+        values.tolist()  # four elements read before the wait: named
+        assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
