@@ -807,14 +807,14 @@ def _wait_as_a_blocking_read(func: Any, tree: Any) -> None:
     tensor still being computed on a stream the current one never waited for is read
     unfinished there: named by ``unordered_reads``."""
     what = f"a blocking read ({getattr(func, '__name__', 'a torch call')})"
-    streams: dict[int, SimulatedStream] = {}
+    streams: set[SimulatedStream] = set()
     for leaf in _leaves(tree):
         if isinstance(leaf, SimulatedDeviceTensor):
             runtime = leaf._runtime
             stream = runtime.current_stream()
             runtime._check_read(_plain(leaf), leaf._label or "a device tensor", stream, what)
-            streams[id(stream)] = stream
-    for stream in streams.values():
+            streams.add(stream)
+    for stream in streams:
         stream.synchronize()
 
 
@@ -860,7 +860,7 @@ def _made_elsewhere(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     if name == "new_tensor" or _runtimes_in((*args[1:], *kwargs.values())):
         return _NOT_ELSEWHERE
     runtimes = _runtimes_in(args[:1])
-    kind = device.split(":")[0] if isinstance(device, str) else getattr(device, "type", None)
+    kind = _type_named(device)
     if not runtimes or kind is None or kind == runtimes[0].device_type:
         return _NOT_ELSEWHERE
     plain = tuple(_plain(a) if isinstance(a, SimulatedDeviceTensor) else a for a in args)
@@ -1185,26 +1185,31 @@ def _from_device_data(
     device named, arguments it does not know): torch's own then."""
     if args or not set(kwargs) <= {"dtype", "device", "copy", "requires_grad", "pin_memory"}:
         return None  # torch's own says what is wrong with the call
-    options = kwargs
-    device = options.get("device")
+    device = kwargs.get("device")
     to_host = _names_the_host(device)
     if device is not None and not to_host and not _names_runtime(device, tensor._runtime):
         return None
-    copy = func is torch.tensor or bool(options.get("copy"))
-    dtype = options.get("dtype") or tensor.dtype
-    if not (to_host or copy or options.get("requires_grad")) and dtype == tensor.dtype:
+    copy = func is torch.tensor or bool(kwargs.get("copy"))
+    dtype = kwargs.get("dtype") or tensor.dtype
+    if not (to_host or copy or kwargs.get("requires_grad")) and dtype == tensor.dtype:
         return tensor  # as torch's own: the same tensor, on its device
     source = tensor.detach()
     made = source.to("cpu", dtype, copy=copy) if to_host else source.to(dtype, copy=copy)
-    if options.get("requires_grad"):
+    if kwargs.get("requires_grad"):
         made.requires_grad_(True)
     return made
 
 
 def _names_runtime(device: Any, runtime: SimulatedRuntime) -> bool:
-    if isinstance(device, (SimulatedDevice, torch.device)):
-        return device.type == runtime.device_type
-    return isinstance(device, str) and device.split(":")[0] == runtime.device_type
+    return _type_named(device) == runtime.device_type
+
+
+def _type_named(device: Any) -> str | None:
+    """The device type a ``device=`` argument names (``"npu:0"``, a ``torch.device``, a
+    :class:`SimulatedDevice`); None for none or an index."""
+    if isinstance(device, str):
+        return device.split(":")[0]
+    return device.type if isinstance(device, (SimulatedDevice, torch.device)) else None
 
 
 def _wrap_tensor(
@@ -1567,9 +1572,10 @@ def _holds_nothing(read: Any) -> bool:
 
 def _aliases_tensor(array: Any, tensor: torch.Tensor) -> bool:
     """Whether the numpy ``array`` is ``tensor``'s memory (not a converted copy of it)."""
-    if not isinstance(array, np.ndarray) or not array.size:
-        return isinstance(array, np.ndarray)
-    return bool(array.__array_interface__["data"][0] == tensor.data_ptr())
+    if not isinstance(array, np.ndarray):
+        return False
+    # An empty array holds no memory to compare: it reads nothing either way.
+    return array.size == 0 or array.__array_interface__["data"][0] == tensor.data_ptr()
 
 
 def _in_flight_array(array: Any, copy: HostCopy, runtime: SimulatedRuntime) -> Any:
@@ -1675,10 +1681,8 @@ def _parse_to(
 
 
 def _names_the_host(device: Any) -> bool:
-    """Whether a ``device=`` argument names the host (a simulated type is no torch.device)."""
-    if isinstance(device, str):
-        return device.split(":")[0] == "cpu"
-    return isinstance(device, torch.device) and device.type == "cpu"
+    """Whether a ``device=`` argument names the host."""
+    return _type_named(device) == "cpu"
 
 
 def _names_device(arg: Any) -> bool:

@@ -26,7 +26,6 @@ _IDENTITY = pytest.StashKey["CheckIdentity"]()
 NOT_RUN = "not-run"
 #: The ``user_properties`` entry of a check that skipped itself, naming its cause.
 SKIP_CAUSE_PROPERTY = "conformance.skip_cause"
-#: The attribute of a skip's exception that holds its cause (``conformance.checks._skips``).
 
 
 def skip_cause_of(error: object) -> str | None:
