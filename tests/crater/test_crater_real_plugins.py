@@ -12,7 +12,7 @@ pytestmark = pytest.mark.long
 
 #: Fixed releases, so the verdicts below stay true as the plugins publish more.
 PLUGINS = ("vllm-rbln==0.12.0", "tpu-inference==0.32.0", "vllm-kunlun==0.11.1",
-           "furiosa-llm==2026.4.0", "vllm-musa==0.1.1")  # fmt: skip
+           "furiosa-llm==2026.4.0", "vllm-musa==0.1.1", "vllm-torchtpu-core==0.29.0")  # fmt: skip
 REMOVED = "field removed ModelRunnerOutput.req_id_to_index"
 ABSTRACT = "method added AsyncModelRunnerOutput.get_kv_connector_output"
 
@@ -46,6 +46,12 @@ def test_at_0_34_every_builder_breaks_at_its_own_line(tmp_path) -> None:
     assert ("construction-raises", "tpu_inference/runner/tpu_runner.py", 1793,
             "ModelRunnerOutput.req_id_to_index", REMOVED) in tpu  # fmt: skip
     assert records["tpu-inference", "pin"]["vllm"] == "0.32.0"
+    # No requirement on vllm in its metadata: vllm-torchtpu of its own version needs it.
+    assert records["vllm-torchtpu-core", "pin"]["vllm"] == "0.29.0"
+    assert records["vllm-torchtpu-core", "pin"]["verdict"] == "holds"
+    torchtpu = _findings(records["vllm-torchtpu-core", "target"])
+    assert ("construction-raises", "vllm_torchtpu/runner/tpu_runner.py", 4830,
+            "ModelRunnerOutput.req_id_to_index", REMOVED) in torchtpu  # fmt: skip
     for plugin in ("furiosa-llm", "vllm-musa"):
         assert records[plugin, "target"]["verdict"] == "holds"
 
@@ -54,6 +60,8 @@ def test_at_0_33_the_abstract_method_breaks_but_not_req_id_to_index(tmp_path) ->
     _, records = _crater("0.33.0", tmp_path)
     for plugin, where in (("vllm-rbln", "vllm_rbln/v1/worker/async_output.py"),
                           ("tpu-inference", "tpu_inference/runner/tpu_runner.py"),
+                          ("vllm-torchtpu-core",
+                           "vllm_torchtpu/runner/tpu_runner_async_output.py"),
                           ("vllm-kunlun", "vllm_kunlun/v1/worker/gpu_model_runner.py")):  # fmt: skip
         found = _findings(records[plugin, "target"])
         assert {(k, f) for k, f, *_ in found} >= {("cannot-instantiate", where)}
