@@ -72,6 +72,10 @@ def judged_plugin(
 ) -> PluginVerdict:
     """``source`` judged at its pin and at ``target``; ``run``: its async output
     classes run on the simulated runtime at the pin too (:mod:`.producer_run`)."""
+    if not source.files:
+        # A placeholder release (a name held on the index) shows no use of vLLM at all:
+        # "holds" would claim a judgement that was never made.
+        return unknown_plugin(source.name, source.version, target, _nothing_to_judge(source))
     reading = read_plugin(source.files)
     pin = pin_of(source, reading, rule)
     notes = _reading_notes(source, reading)
@@ -136,6 +140,17 @@ def _with_producers_run(
     record.executed = [*runs.executed, *runs.ran]
     if runs.findings:
         record.verdict = BREAKS
+
+
+def _nothing_to_judge(source: PluginSource) -> str:
+    if source.unreadable:
+        return f"none of its {len(source.unreadable)} Python files is UTF-8 text: nothing to judge"
+    if source.skipped:
+        return (
+            f"its release holds no Python code outside {source.skipped} test, example and "
+            "docs files: nothing to judge"
+        )
+    return "its release holds no Python code (a placeholder): nothing to judge"
 
 
 def unknown_plugin(name: str, version: str, target: VllmView, why: str) -> PluginVerdict:
