@@ -44,9 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--plugins",
         nargs="+",
+        action="extend",
         metavar="NAME_OR_PATH",
         help="the plugins judged instead of every known one: a distribution (NAME for its "
-        "newest release, NAME==VERSION), a wheel, an sdist or a checkout folder",
+        "newest release, NAME==VERSION), a wheel, an sdist or a checkout folder; may be "
+        "given more than once",
     )
     parser.add_argument("--report", metavar="PATH", help="write the crater-report/1 JSON")
     parser.add_argument(
@@ -76,8 +78,10 @@ def main(argv: Sequence[str]) -> int:
     from conformance.crater.vllm_side import VllmViewError, view_of
 
     if "--list-plugins" in argv:
-        for plugin in known_plugins():
-            print(f"{plugin.name:<18} {plugin.device}")
+        listed = known_plugins()
+        width = max(len(plugin.name) for plugin in listed) + 2
+        for plugin in listed:
+            print(f"{plugin.name:<{width}}{plugin.device}")
         return 0
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
@@ -86,7 +90,7 @@ def main(argv: Sequence[str]) -> int:
     except VllmViewError as error:
         print(f"ERROR: crater target: {error}", file=sys.stderr)
         return USAGE_ERROR
-    named = list(args.plugins or [p.name for p in known_plugins()])
+    named = list(dict.fromkeys(args.plugins or [p.name for p in known_plugins()]))
 
     def fetched(spec: str) -> PluginSource | PluginSourceError:
         try:

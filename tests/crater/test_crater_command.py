@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import archives
 import fixture_plugins as plugins
 import pytest
 from vllm_release_texts import MISSING, RELEASES
@@ -109,3 +110,46 @@ def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> Non
     assert 'id="crater-npu-builder-1.0-0.34.0-target"' in page
     assert 'href="#crater-npu-builder-1.0-0.34.0-target"' in page
     assert "npu_builder/runner.py:7" in page
+
+
+def test_plugins_named_in_two_options_are_all_judged(offline, capsys) -> None:
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    platform = _checkout(plugins.USES_NONE, offline / "platform")
+    report = offline / "crater.json"
+    main(["crater", "0.34.0", "--plugins", builder, platform, "--plugins", builder,
+          "--report", str(report)])  # fmt: skip
+    records = json.loads(report.read_text())["records"]
+    judged = [(r["plugin"], r["role"]) for r in records]
+    assert sorted(judged) == sorted(set(judged))  # a plugin named twice is judged once
+    assert {plugin for plugin, _ in judged} == {"npu-builder", "npu-platform"}
+
+
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        ({}, "holds no Python code (a placeholder)"),
+        (
+            {"tests/test_npu.py": "from vllm.v1.outputs import ModelRunnerOutput\n"},
+            "no Python code outside 1 test, example and docs files",
+        ),
+    ],
+)
+def test_a_release_without_code_is_unknown_not_holding(offline, capsys, files, says) -> None:
+    placeholder = archives.wheel(offline, "npu-placeholder", "0.0.0", files, ["vllm==0.33.0"])
+    report = offline / "crater.json"
+    assert main(["crater", "0.34.0", "--plugins", str(placeholder), "--report", str(report)]) == 0
+    (record,) = json.loads(report.read_text())["records"]
+    assert record["verdict"] == "unknown"
+    assert says in record["not_judged"][0]
+
+
+def test_list_plugins_keeps_every_name_apart_from_its_device(capsys) -> None:
+    from conformance.crater.known import known_plugins
+
+    assert main(["crater", "0.34.0", "--list-plugins"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    listed = known_plugins()
+    assert len(lines) == len(listed)
+    for line, plugin in zip(lines, listed, strict=True):
+        name, _, device = line.partition("  ")
+        assert (name, device.strip()) == (plugin.name, plugin.device)
