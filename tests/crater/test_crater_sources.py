@@ -75,3 +75,37 @@ def test_what_names_no_plugin_is_one_line(isolated) -> None:
         plugin_source(str(isolated / "missing.whl"))
     with pytest.raises(PluginSourceError, match="not a plugin"):
         plugin_source("not a name!")
+
+
+@pytest.mark.parametrize(
+    ("published", "pin", "why"),
+    [
+        # vLLM 0.34.0 came later: the plugin was built against 0.33.0.
+        ("2026-11-10T09:00:00Z", "0.33.0", "the newest such release on 2026-11-10"),
+        ("2026-11-20T09:00:00.123456Z", "0.34.0", "metadata: vllm>=0.30"),
+    ],
+)
+def test_an_open_requirement_pins_the_newest_vllm_out_when_the_plugin_was(
+    isolated, monkeypatch, published, pin, why
+) -> None:
+    plugin = archives.wheel(
+        isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
+    )
+    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
+            (("0.33.0", "2026-11-02T10:13:42Z"), ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+    with archives.json_index({"npu-open": [(plugin, published)], "vllm": vllm}) as root:
+        monkeypatch.setenv("PIP_INDEX_URL", root)
+        source = plugin_source("npu-open")
+        found = pin_of(source, read_plugin(source.files), None)
+    assert found.release == pin
+    assert why in found.why
+    assert ("when npu-open 1.0 was published" in found.why) == (pin == "0.33.0")
+
+
+def test_without_dates_an_open_requirement_pins_the_newest_release(tmp_path) -> None:
+    wheel = archives.wheel(
+        tmp_path, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
+    )
+    source = plugin_source(str(wheel))  # a file: no index says when it was published
+    assert source.published is None
+    assert pin_of(source, read_plugin(source.files), None).release == "0.34.0"
