@@ -92,9 +92,12 @@ def _release(target: str) -> str:
     from conformance.releases.fetch import FetchError, release_name
 
     try:
-        return release_name(target.removeprefix("v"))
+        return release_name(target.removeprefix("v"), option="TARGET")
     except FetchError as error:
-        raise VllmViewError(str(error)) from None
+        raise VllmViewError(
+            f"{error}, nor a path: give a release (python -m conformance --list-revisions) "
+            "or the path of vLLM's outputs.py, a checkout (its main branch) or a wheel"
+        ) from None
 
 
 @functools.cache

@@ -72,6 +72,7 @@ def test_the_same_plugins_at_their_pin_exit_0(offline, capsys) -> None:
     [
         (["2025.10"], "2025.10 is a spec page"),
         (["0.99.0"], "holds no outputs-0.99.0"),
+        (["main"], "TARGET 'main' is not a version such as 0.13.0, nor a path: give a release"),
         (["0.34.0", "--plugins", "/no/such/plugin.whl"], "no such file or folder"),
         (["0.34.0", "--plugins", "no-such-plugin-anywhere"], "no such distribution"),
     ],
