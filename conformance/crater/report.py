@@ -44,8 +44,12 @@ def progress_line(verdict: PluginVerdict) -> str:
         record = at.get(role)
         if record is None:
             continue
-        count = f" ({len(record.findings)} breaks)" if record.findings else ""
-        parts.append(f"{record.verdict} at {record.vllm}{count}")
+        found = len(record.findings)
+        count = f" ({found} break{'s' if found != 1 else ''})" if found else ""
+        said = f"{record.verdict} at {record.vllm}{count}"
+        if role == TARGET and parts and said == parts[0]:
+            said = "the same at the target"  # the pin is the target
+        parts.append(said)
     return f"crater: {verdict.plugin} {verdict.version}: {', '.join(parts)}"
 
 
@@ -105,7 +109,8 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
     ]
     lines.append("")
     lines.append(
-        f"crater: {len(verdicts)} plugins against {target}: {len(breaking)} break"
+        f"crater: {len(verdicts)} plugin{'s' if len(verdicts) != 1 else ''} against {target}: "
+        f"{len(breaking)} break"
         + (
             f", {len(regressed)} of them holding at their pin ({', '.join(regressed)})"
             if regressed

@@ -154,3 +154,11 @@ def test_list_plugins_keeps_every_name_apart_from_its_device(capsys) -> None:
     for line, plugin in zip(lines, listed, strict=True):
         name, _, device = line.partition("  ")
         assert (name, device.strip()) == (plugin.name, plugin.device)
+
+
+def test_a_plugin_pinned_at_the_target_is_said_once(offline, capsys) -> None:
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    main(["crater", "0.33.0", "--plugins", builder])
+    out, err = capsys.readouterr()
+    assert "crater: npu-builder 1.0: holds at 0.33.0, the same at the target" in err
+    assert "crater: 1 plugin against 0.33.0: 0 break" in out
