@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from conformance.crater.uses import (
     ASYNC_BASE,
+    EMPTY,
+    JUDGED_TYPES,
     OUTPUTS,
     PRODUCER_MODULES,
     VLLM_ASYNC_OUTPUTS,
@@ -197,6 +199,16 @@ class _Judge:
             if module in PRODUCER_MODULES or module == OUTPUTS or module in VLLM_ASYNC_OUTPUTS:
                 return Finding(
                     "import-fails", use.file, use.line, module, self.module_because(module)
+                )
+            if module.startswith("vllm.v1.") and (name in JUDGED_TYPES or name == EMPTY):
+                # An output type imported from a module that re-exported it (V0's
+                # modules held types of the same names: not the ones judged).
+                return Finding(
+                    "import-fails",
+                    use.file,
+                    use.line,
+                    f"{module}.{name}",
+                    self.module_because(module),
                 )
             self.result.missing_modules.add(module)
             return None

@@ -151,3 +151,25 @@ def test_what_get_output_must_hand_over_is_news_only_to_a_class_it_concerns() ->
     assert ("WithLogprobs.get_output",
             "behaviour added producer.async_output:logprobs-every-logits-row") in added  # fmt: skip
     assert not any(member.startswith("IdsOnly") for member, _ in added)
+
+
+def test_an_output_type_imported_from_a_module_gone_is_an_import_that_fails() -> None:
+    mixin = "vllm.v1.worker.kv_connector_model_runner_mixin"
+    files = {
+        "npu/runner.py": f"from {mixin} import KVConnectorOutput, KVConnectorModelRunnerMixin\n"
+        "from vllm.model_executor.layers.sampler import SamplerOutput  # V0's, not judged\n"
+    }
+    reading = read_plugin(files)
+
+    def at(release: str, modules: set[str]) -> VllmView:
+        return view_of_text(
+            RELEASES / f"outputs-{release}.py.txt", release, release, frozenset(COMMON | modules)
+        )
+
+    pin = at("0.33.0", {mixin, "vllm.model_executor.layers.sampler"})
+    assert judge(reading, pin, None).findings == []
+    found = judge(reading, at("0.34.0", set()), pin)
+    assert [(f.kind, f.line, f.member, f.vllm_change) for f in found.findings] == [
+        ("import-fails", 1, f"{mixin}.KVConnectorOutput", f"module removed {mixin}")
+    ]
+    assert found.missing_modules == {mixin, "vllm.model_executor.layers.sampler"}
