@@ -39,7 +39,7 @@ def write_report(path: Path, data: dict[str, object]) -> None:
 def progress_line(verdict: PluginVerdict) -> str:
     """One line per plugin as it is judged."""
     at = {r.role: r for r in verdict.records}
-    parts = []
+    parts: list[str] = []
     for role in (PIN, TARGET):
         record = at.get(role)
         if record is None:
