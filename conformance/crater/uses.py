@@ -209,6 +209,8 @@ class _World:
         self.trees = trees
         self.bindings: dict[str, dict[str, str]] = {}
         self.classes: dict[str, PluginClass] = {}
+        #: the plugin's top-level packages and modules
+        self.tops = {module.split(".")[0] for module in trees}
         packages = _packages(trees)
         for module, (_, tree) in trees.items():
             self.bindings[module] = _bindings(module, tree, module in packages)
@@ -407,7 +409,7 @@ class _ModuleVisitor:
         self.unpack: dict[int, int] = {}
 
     def run(self) -> None:
-        self.scope_types[0] = self._types_in(self.tree.body, [])
+        self._types_in(self.tree.body, [], into=self.scope_types[0])
         self._statements(self.tree.body)
 
     # --- walking ------------------------------------------------------------------
@@ -506,8 +508,8 @@ class _ModuleVisitor:
             judged = self._type_of_annotation(arg.annotation)
             if judged:
                 known[arg.arg] = judged
-        known.update(self._types_in(node.body, parameters))
         self.scope_types.append(known)
+        self._types_in(node.body, parameters, into=known)
         self.scope_dicts.append(_dicts_in(node.body))
         self._statements(node.body)
         self.scope_types.pop()
@@ -590,6 +592,11 @@ class _ModuleVisitor:
             keywords += sorted(keys)
             open_ended = open_ended or not known
         shape = {"positional": positional, "keywords": tuple(keywords), "open_ended": open_ended}
+        if self._standard(called) in _REPLACES or (
+            isinstance(node.func, ast.Name) and node.func.id == "replace"
+        ):
+            self._replace(node, shape)
+            return
         if called is not None and called.startswith("plugin:"):
             chain, vllm_base = self.world.chain(called)
             if vllm_base is not None and chain:
@@ -617,11 +624,6 @@ class _ModuleVisitor:
                     **shape,
                 )
                 return
-        if called in ("dataclasses.replace", "copy.replace") or (
-            isinstance(node.func, ast.Name) and node.func.id == "replace"
-        ):
-            self._replace(node, shape)
-            return
         if isinstance(node.func, ast.Attribute) and node.func.attr in PRODUCER_CALLS:
             owner = self._producer_owner(node.func)
             if owner is not None:
@@ -691,11 +693,25 @@ class _ModuleVisitor:
 
     # --- types --------------------------------------------------------------------
 
+    def _standard(self, called: str | None) -> str | None:
+        """``copy.copy``, ``dataclasses.replace``: a name of the standard library's
+        module the plugin holds none of its own by (None for anything else)."""
+        if called is None or not called.startswith("plugin:"):
+            return None
+        dotted = called.removeprefix("plugin:")
+        return None if dotted.split(".")[0] in self.world.tops else dotted
+
     def _type_of(self, node: ast.expr) -> str | None:
         if isinstance(node, ast.Name):
             for scope in reversed(self.scope_types):
                 if node.id in scope:
                     return scope[node.id]
+        if (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and self.world.resolve(self.module, node) == f"{OUTPUTS}.{EMPTY}"
+        ):
+            return f"{OUTPUTS}.ModelRunnerOutput"
+        if isinstance(node, ast.Name):
             return None
         if (
             isinstance(node, ast.Attribute)
@@ -717,6 +733,8 @@ class _ModuleVisitor:
         if not isinstance(node, ast.Call):
             return None
         called = self.world.resolve(self.module, node.func)
+        if self._standard(called) in _COPIES and node.args:
+            return self._type_of(node.args[0])  # a copy is of its original's type
         if called is not None and (called.startswith("plugin:") or _is_judged(called)):
             if called.startswith("plugin:"):
                 return called if self.world.chain(called)[1] else None
@@ -746,20 +764,21 @@ class _ModuleVisitor:
             return named if self.world.chain(named)[1] else None
         return named if _is_judged(named) else None
 
-    def _types_in(self, body: list[ast.stmt], parameters: list[ast.arg]) -> dict[str, str]:
-        """Names of a function (or module) whose judged type its assignments show."""
-        found: dict[str, str] = {}
+    def _types_in(
+        self, body: list[ast.stmt], parameters: list[ast.arg], into: dict[str, str]
+    ) -> None:
+        """Names of a function (or module) whose judged type its assignments show, added
+        to ``into``, the scope in force (so a copy of a name typed before is typed)."""
         for node in _own_statements(body):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 judged = self._type_of_annotation(node.annotation)
                 if judged:
-                    found[node.target.id] = judged
+                    into[node.target.id] = judged
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
                 judged = self._type_of_value(node.value)
                 if judged and isinstance(target, ast.Name):
-                    found.setdefault(target.id, judged)
-        return found
+                    into.setdefault(target.id, judged)
 
     def _self_attribute_types(self, node: ast.ClassDef) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -790,6 +809,11 @@ class _ModuleVisitor:
                     keys, known = scope[node.id]
                     return set(keys), known
         return set(), False
+
+
+#: Calls that hand back a copy of their first argument (``replace`` with changes).
+_REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
+_COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
 
 
 def _fields_of(chain: list[PluginClass]) -> tuple[tuple[str, bool], ...]:

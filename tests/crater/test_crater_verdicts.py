@@ -173,3 +173,43 @@ def test_an_output_type_imported_from_a_module_gone_is_an_import_that_fails() ->
         ("import-fails", 1, f"{mixin}.KVConnectorOutput", f"module removed {mixin}")
     ]
     assert found.missing_modules == {mixin, "vllm.model_executor.layers.sampler"}
+
+
+def test_copies_of_vllms_outputs_and_the_empty_output_are_typed() -> None:
+    files = {
+        "npu/steps.py": """
+import copy
+import dataclasses
+from vllm.v1 import outputs as vo
+from vllm.v1.outputs import EMPTY_MODEL_RUNNER_OUTPUT, ModelRunnerOutput
+
+
+def written():
+    output = copy.copy(EMPTY_MODEL_RUNNER_OUTPUT)
+    output.req_id_to_index = {}
+    return output
+
+
+def replaced():
+    return dataclasses.replace(EMPTY_MODEL_RUNNER_OUTPUT, req_id_to_index={})
+
+
+def copied(out: ModelRunnerOutput):
+    first = copy.deepcopy(out)
+    second = copy.copy(first)
+    return second.req_id_to_index
+
+
+def read():
+    return vo.EMPTY_MODEL_RUNNER_OUTPUT.req_id_to_index
+"""
+    }
+    reading = read_plugin(files)
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    assert sorted((f.kind, f.line) for f in found) == [
+        ("behaviour-changed", 10),  # a field written that vLLM no longer reads
+        ("construction-raises", 15),
+        ("read-fails", 21),
+        ("read-fails", 25),
+    ]
+    assert judge(reading, view("0.33.0"), None).findings == []
