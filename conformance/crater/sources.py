@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import hashlib
 import io
 import json
@@ -36,6 +37,7 @@ from conformance.crater.index import (
     PackageIndexError,
     best_file,
     first_uploaded,
+    index_urls,
     newest_version,
     project_files,
 )
@@ -157,16 +159,26 @@ def released(name: str, version: str | None, cache: Path | None = None) -> Plugi
 def release_dates(name: str, cache: Path | None = None) -> dict[str, datetime.datetime]:
     """When each release of distribution ``name`` reached the index; empty where the
     index cannot be reached or does not say (an HTML index)."""
+    folder = (cache or cache_folder()) / canonicalize_name(name)
+    return dict(_release_dates(name, folder, tuple(index_urls())))
+
+
+@functools.lru_cache(maxsize=16)
+def _release_dates(
+    name: str, folder: Path, indexes: tuple[str, ...]
+) -> tuple[tuple[str, datetime.datetime], ...]:
+    """Once per process for each index and cache: an index that does not answer is not
+    asked again for every plugin."""
     try:
-        listing = _listing(name, (cache or cache_folder()) / canonicalize_name(name))
+        listing = _listing(name, folder)
     except PluginSourceError:
-        return {}
-    dates = {}
-    for version in {f.version for f in listing}:
+        return ()
+    dates = []
+    for version in sorted({f.version for f in listing}):
         published = first_uploaded(listing, version)
         if published is not None:
-            dates[version] = published
-    return dates
+            dates.append((version, published))
+    return tuple(dates)
 
 
 def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
