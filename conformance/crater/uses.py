@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -90,6 +90,8 @@ class Use:
     own_init: bool = False  #: the plugin class defines ``__init__`` itself
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
     handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
+    #: ``**kwargs`` keys added under version tests: passed where their guards hold
+    guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
 
     @property
     def type_name(self) -> str:
@@ -237,6 +239,8 @@ class _World:
 
     def _follow(self, name: str, depth: int) -> str | None:
         """A plugin name followed to what it finally is (a re-export of vLLM's names too)."""
+        if name.startswith("vllm."):
+            return _output_type_reexported(name)
         if not name.startswith("plugin:") or depth > 20:
             return name
         dotted = name.removeprefix("plugin:")
@@ -304,6 +308,25 @@ class _World:
                 elif base.startswith("plugin:"):
                     todo.append(base)
         return seen, vllm_base
+
+
+#: Output type names other vLLM modules define classes of their own by (Model Runner
+#: V2's and the CPU runner's ``SamplerOutput``): not re-exports.
+_NAMES_DEFINED_ELSEWHERE = frozenset({"SamplerOutput"})
+
+
+def _output_type_reexported(name: str) -> str:
+    """``vllm.v1.worker.kv_connector_model_runner_mixin.KVConnectorOutput``, a vLLM
+    module's re-export of an output type, is ``vllm.v1.outputs.KVConnectorOutput``."""
+    module, _, tail = name.rpartition(".")
+    if (
+        module != OUTPUTS
+        and module.startswith("vllm.v1.")
+        and (tail in JUDGED_TYPES or tail == EMPTY)
+        and tail not in _NAMES_DEFINED_ELSEWHERE
+    ):
+        return f"{OUTPUTS}.{tail}"
+    return name
 
 
 def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
@@ -405,8 +428,16 @@ class _ModuleVisitor:
         self.handled = 0
         self.class_stack: list[PluginClass] = []
         self.scope_types: list[dict[str, str]] = [{}]
-        self.scope_dicts: list[dict[str, tuple[set[str], bool]]] = [{}]
+        self.scope_dicts: list[dict[str, _Kwargs]] = [{}]
         self.unpack: dict[int, int] = {}
+        #: the module's top-level ``NAME = value`` bindings
+        self.constants = {
+            target.id: node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
 
     def run(self) -> None:
         self._types_in(self.tree.body, [], into=self.scope_types[0])
@@ -510,10 +541,29 @@ class _ModuleVisitor:
                 known[arg.arg] = judged
         self.scope_types.append(known)
         self._types_in(node.body, parameters, into=known)
-        self.scope_dicts.append(_dicts_in(node.body))
+        self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         self._statements(node.body)
         self.scope_types.pop()
         self.scope_dicts.pop()
+
+    def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
+        guard = Guard(self.guards.test_of(test), branch, " ".join(ast.unparse(test).split()))
+        return guard if guard.is_version else None
+
+    def _strings_named(self, test: ast.expr) -> frozenset[str]:
+        """The strings a test names, those of the module constants it reads included
+        (``HAS_X = "x" in T.__dataclass_fields__`` ... ``if HAS_X:``)."""
+        found = set()
+        for inner in ast.walk(test):
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                found.add(inner.value)
+            elif isinstance(inner, ast.Name) and inner.id in self.constants:
+                found |= {
+                    c.value
+                    for c in ast.walk(self.constants[inner.id])
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                }
+        return frozenset(found)
 
     def _expressions(self, node: ast.expr) -> None:
         for inner in ast.walk(node):
@@ -584,14 +634,21 @@ class _ModuleVisitor:
         positional = sum(not isinstance(a, ast.Starred) for a in node.args)
         open_ended = any(isinstance(a, ast.Starred) for a in node.args)
         keywords: list[str] = []
+        guarded: dict[str, tuple[Guard, ...]] = {}
         for keyword in node.keywords:
             if keyword.arg is not None:
                 keywords.append(keyword.arg)
                 continue
-            keys, known = self._dict_keys(keyword.value)
-            keywords += sorted(keys)
-            open_ended = open_ended or not known
-        shape = {"positional": positional, "keywords": tuple(keywords), "open_ended": open_ended}
+            built = self._dict_keys(keyword.value)
+            keywords += sorted(built.keys)
+            guarded.update(built.guarded)
+            open_ended = open_ended or not built.known
+        shape = {
+            "positional": positional,
+            "keywords": tuple(keywords),
+            "open_ended": open_ended,
+            "guarded_keywords": tuple(sorted(guarded.items())),
+        }
         if self._standard(called) in _REPLACES or (
             isinstance(node.func, ast.Name) and node.func.id == "replace"
         ):
@@ -798,17 +855,17 @@ class _ModuleVisitor:
                 found.setdefault(target.attr, judged)
         return found
 
-    def _dict_keys(self, node: ast.expr) -> tuple[set[str], bool]:
+    def _dict_keys(self, node: ast.expr) -> _Kwargs:
         """The keys of a ``**`` argument, and whether they are all known."""
         if isinstance(node, ast.Dict):
             constants = {k.value for k in node.keys if isinstance(k, ast.Constant)}
-            return {str(k) for k in constants}, all(isinstance(k, ast.Constant) for k in node.keys)
+            known = all(isinstance(k, ast.Constant) for k in node.keys)
+            return _Kwargs({str(k) for k in constants}, known)
         if isinstance(node, ast.Name):
             for scope in reversed(self.scope_dicts):
                 if node.id in scope:
-                    keys, known = scope[node.id]
-                    return set(keys), known
-        return set(), False
+                    return scope[node.id]
+        return _Kwargs(set(), False)
 
 
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
@@ -841,30 +898,93 @@ def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from _own_statements(statements)
 
 
-def _dicts_in(body: list[ast.stmt]) -> dict[str, tuple[set[str], bool]]:
+@dataclass(frozen=True)
+class _Tests:
+    """What a test says to the dictionaries built under it."""
+
+    strings: Callable[[ast.expr], frozenset[str]]  #: the strings a test names
+    version: Callable[[ast.expr, bool], Guard | None]  #: its version guard, if one
+
+
+_NO_TESTS = _Tests(lambda test: frozenset(), lambda test, branch: None)
+
+
+def _under_tests(
+    body: list[ast.stmt],
+    tests: _Tests,
+    named: frozenset[str] = frozenset(),
+    guards: tuple[Guard, ...] = (),
+) -> Iterator[tuple[ast.stmt, frozenset[str], tuple[Guard, ...]]]:
+    """:func:`_own_statements`, each with the strings its enclosing ``if`` tests name
+    and the version guards it sits under."""
+    for node in body:
+        yield node, named, guards
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inside = named | tests.strings(node.test) if isinstance(node, ast.If) else named
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                statements = [s for s in inner if isinstance(s, ast.stmt)]
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        statements += handler.body
+                guard = (
+                    tests.version(node.test, name == "body")
+                    if isinstance(node, ast.If) and name in ("body", "orelse")
+                    else None
+                )
+                inner_guards = (*guards, guard) if guard is not None else guards
+                yield from _under_tests(statements, tests, inside, inner_guards)
+
+
+@dataclass
+class _Kwargs:
+    """A dictionary built to be passed as ``**kwargs``."""
+
+    keys: set[str]  #: passed wherever the call runs
+    known: bool  #: every key it can hold is known
+    #: keys added under version tests, with their guards
+    guarded: dict[str, tuple[Guard, ...]] = field(default_factory=dict)
+
+    def add(self, key: str, tested: frozenset[str], guards: tuple[Guard, ...]) -> None:
+        if key in tested:
+            # Added where a test names it (``"k" in T.__dataclass_fields__``, a constant
+            # bound to one): passed only where vLLM's type has it.
+            self.known = False
+        elif guards:
+            self.guarded[key] = guards
+        else:
+            self.keys.add(key)
+
+
+def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwargs]:
     """Dictionaries a function builds before passing them as ``**kwargs``: their keys
-    from a literal, ``dict(k=...)``, ``d["k"] = ...`` and ``d.update(k=...)``."""
-    found: dict[str, tuple[set[str], bool]] = {}
-    for node in _own_statements(body):
+    from a literal, ``dict(k=...)``, ``d["k"] = ...`` and ``d.update(k=...)``, each as
+    :meth:`_Kwargs.add` sorts it by the tests it sits under."""
+    found: dict[str, _Kwargs] = {}
+    for node, tested, guards in _under_tests(body, tests):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             if isinstance(target, ast.Name):
                 if isinstance(value, ast.Dict):
                     keys = {str(k.value) for k in value.keys if isinstance(k, ast.Constant)}
-                    found[target.id] = (keys, all(isinstance(k, ast.Constant) for k in value.keys))
+                    known = all(isinstance(k, ast.Constant) for k in value.keys)
+                    found[target.id] = _Kwargs(keys, known)
                 elif isinstance(value, ast.Call) and _decorator_name(value.func) == "dict":
                     keys = {k.arg for k in value.keywords if k.arg}
-                    found[target.id] = (keys, not value.args and all(k.arg for k in value.keywords))
+                    known = not value.args and all(k.arg for k in value.keywords)
+                    found[target.id] = _Kwargs(keys, known)
             elif (
                 isinstance(target, ast.Subscript)
                 and isinstance(target.value, ast.Name)
                 and target.value.id in found
             ):
-                keys, _ = found[target.value.id]
+                built = found[target.value.id]
                 if isinstance(target.slice, ast.Constant):
-                    keys.add(str(target.slice.value))
+                    built.add(str(target.slice.value), tested, guards)
                 else:
-                    found[target.value.id] = (keys, False)
+                    built.known = False
         elif (
             isinstance(node, ast.Expr)
             and isinstance(node.value, ast.Call)
@@ -873,10 +993,12 @@ def _dicts_in(body: list[ast.stmt]) -> dict[str, tuple[set[str], bool]]:
             and isinstance(node.value.func.value, ast.Name)
             and node.value.func.value.id in found
         ):
-            keys, _ = found[node.value.func.value.id]
-            keys.update(k.arg for k in node.value.keywords if k.arg)
+            built = found[node.value.func.value.id]
+            for keyword in node.value.keywords:
+                if keyword.arg:
+                    built.add(keyword.arg, tested, guards)
             if node.value.args:
-                found[node.value.func.value.id] = (keys, False)
+                built.known = False
     return found
 
 

@@ -24,6 +24,7 @@ Each break names the vLLM change behind it in the words of ``--bump-to``'s repor
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 
 from conformance.crater.uses import (
@@ -119,6 +120,13 @@ def judge(
         if use.kind == "import" or use.target in failed or use.module in failed:
             continue
 
+        if use.guarded_keywords:
+            passed = [
+                key
+                for key, guards in use.guarded_keywords
+                if all(g.holds(view.version) is not False for g in guards)
+            ]
+            use = dataclasses.replace(use, keywords=(*use.keywords, *passed))
         handler = getattr(judge_, use.kind)
         for found in handler(use):
             judge_.add(found)
@@ -483,6 +491,18 @@ class _Judge:
                     f"unpacks {use.unpacked}"
                 )
             )
+        named = _returned_name(method.shape) if returns is None else None
+        fields = self._tuple_fields(named) if named else None
+        if use.unpacked is not None and fields is not None and use.unpacked != len(fields):
+            # ``-> LogprobsTensors``: a NamedTuple unpacks into as many names as it has
+            # fields, and vLLM adds fields with defaults (0.29.0 a fifth).
+            fact = (
+                f"{where} of vLLM {self.view.label} returns a {named} of {len(fields)} "
+                f"fields; the plugin unpacks {use.unpacked}"
+            )
+            extra = fields[use.unpacked].name if use.unpacked < len(fields) else ""
+            because = self.because(named or "", extra, fact, ("field added",))
+            found.append(Finding("call-raises", use.file, use.line, where, because))
         if not found:
             changed = self._changed(cls, member, ("body changed", "signature changed"))
             if changed is not None:
@@ -514,6 +534,13 @@ class _Judge:
             for name, m in members.items()
             if isinstance(m, Member) and m.kind == "method" and "abstractmethod" in m.shape
         }
+
+    def _tuple_fields(self, name: str) -> list[Parameter] | None:
+        """The fields of vLLM's NamedTuple ``name`` (of its outputs) here, in order."""
+        header = self.view.surface.get((OUTPUTS, name, ""))
+        if header is None or "NamedTuple" not in _bases(header.shape):
+            return None
+        return constructor(self.view, OUTPUTS, name)
 
     def constructor(self, module: str, cls: str) -> list[Parameter] | None:
         return constructor(self.view, module, cls)
@@ -601,6 +628,23 @@ def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
     ):
         returns = len(annotation.slice.elts)
     return parameters, returns
+
+
+def _returned_name(shape: str) -> str | None:
+    """The class a method's shape says it returns (``-> LogprobsTensors``), if one."""
+    at = shape.find("def ")
+    try:
+        function = ast.parse(shape[at:] + ":\n    pass").body[0] if at >= 0 else None
+    except SyntaxError:
+        return None
+    returns = function.returns if isinstance(function, ast.FunctionDef) else None
+    if isinstance(returns, ast.Constant) and isinstance(returns.value, str):
+        return returns.value.rpartition(".")[2] or None  # a string annotation
+    if isinstance(returns, ast.Name):
+        return returns.id
+    if isinstance(returns, ast.Attribute):
+        return returns.attr
+    return None
 
 
 def _bind(parameters: list[Parameter], use: Use) -> list[tuple[str, str, str]]:

@@ -19,8 +19,8 @@ COMMON = {"vllm", "vllm.v1", "vllm.v1.outputs", "vllm.v1.worker.gpu.async_utils"
           "vllm.platforms"}  # fmt: skip
 
 
-def view(release: str) -> VllmView:
-    modules = COMMON | (FIRST_RUNNER if release != "0.34.0" else set())
+def view(release: str, more_modules: frozenset[str] = frozenset()) -> VllmView:
+    modules = COMMON | (FIRST_RUNNER if release != "0.34.0" else set()) | more_modules
     return view_of_text(
         RELEASES / f"outputs-{release}.py.txt", release, release, frozenset(modules)
     )
@@ -160,15 +160,9 @@ def test_an_output_type_imported_from_a_module_gone_is_an_import_that_fails() ->
         "from vllm.model_executor.layers.sampler import SamplerOutput  # V0's, not judged\n"
     }
     reading = read_plugin(files)
-
-    def at(release: str, modules: set[str]) -> VllmView:
-        return view_of_text(
-            RELEASES / f"outputs-{release}.py.txt", release, release, frozenset(COMMON | modules)
-        )
-
-    pin = at("0.33.0", {mixin, "vllm.model_executor.layers.sampler"})
+    pin = view("0.33.0", frozenset({mixin, "vllm.model_executor.layers.sampler"}))
     assert judge(reading, pin, None).findings == []
-    found = judge(reading, at("0.34.0", set()), pin)
+    found = judge(reading, view("0.34.0"), pin)
     assert [(f.kind, f.line, f.member, f.vllm_change) for f in found.findings] == [
         ("import-fails", 1, f"{mixin}.KVConnectorOutput", f"module removed {mixin}")
     ]
@@ -213,3 +207,74 @@ def read():
         ("read-fails", 25),
     ]
     assert judge(reading, view("0.33.0"), None).findings == []
+
+
+def test_unpacking_vllms_logprobs_tensors_counts_its_fields_at_each_release() -> None:
+    files = {
+        "npu/runner.py": """
+from vllm.v1.sample.sampler import Sampler
+
+
+class NPURunner:
+    def prompt_logprobs(self, logprobs, n, ids):
+        token_ids, lps, ranks, _ = Sampler.gather_logprobs(logprobs, n, ids)
+        return token_ids, lps, ranks
+"""
+    }
+    reading = read_plugin(files)
+    # 0.20.0's LogprobsTensors has 4 fields; 0.29.0 added a fifth with a default.
+    assert judge(reading, view("0.20.0"), None).findings == []
+    (found,) = judge(reading, view("0.30.0"), view("0.20.0")).findings
+    assert (found.kind, found.line, found.member) == ("call-raises", 7, "Sampler.gather_logprobs")
+    assert found.vllm_change.startswith(
+        "field added LogprobsTensors.cu_num_generated_tokens_tensor"
+    )
+
+
+GUARDED_KWARGS = """
+from vllm.v1.outputs import ModelRunnerOutput
+from vllm.v1.worker.kv_connector_model_runner_mixin import KVConnectorOutput
+from npu.utils import vllm_version_is
+
+HAS_GROUP = "invalid_block_group_index" in getattr(KVConnectorOutput, "__dataclass_fields__", {})
+
+
+def kv(sending, group):
+    kwargs = {"finished_sending": sending}
+    if HAS_GROUP:
+        kwargs["invalid_block_group_index"] = group
+    return KVConnectorOutput(**kwargs)
+
+
+def kv_unknown_field(sending):
+    return KVConnectorOutput(finished_sending=sending, not_a_field_anywhere=1)
+
+
+def output(req_ids):
+    kwargs = {"req_ids": req_ids}
+    if vllm_version_is("0.33.0"):
+        kwargs["req_id_to_index"] = {}
+    return ModelRunnerOutput(**kwargs)
+
+
+def output_always(req_ids):
+    kwargs = {"req_ids": req_ids}
+    if req_ids:
+        kwargs["req_id_to_index"] = {}
+    return ModelRunnerOutput(**kwargs)
+"""
+
+
+def test_kwargs_keys_count_where_the_tests_around_them_let_them_be_passed() -> None:
+    reading = read_plugin({"npu/kv.py": GUARDED_KWARGS})
+    mixin = frozenset({"vllm.v1.worker.kv_connector_model_runner_mixin", "npu", "npu.utils"})
+    at_pin = judge(reading, view("0.33.0", mixin), None).findings
+    at_target = judge(reading, view("0.34.0", mixin), view("0.33.0", mixin)).findings
+    # A key added where its field is tested for is passed only where it exists; one
+    # under vllm_version_is("0.33.0") only there; one under any other test, always.
+    assert [(f.kind, f.line, f.member) for f in at_target] == [
+        ("construction-raises", 17, "KVConnectorOutput.not_a_field_anywhere"),
+        ("construction-raises", 31, "ModelRunnerOutput.req_id_to_index"),
+    ]
+    # KVConnectorOutput re-exported by another vLLM module is judged as vLLM's own.
+    assert [(f.line, f.member) for f in at_pin] == [(17, "KVConnectorOutput.not_a_field_anywhere")]
