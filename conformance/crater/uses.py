@@ -211,6 +211,8 @@ class _World:
         self.trees = trees
         self.bindings: dict[str, dict[str, str]] = {}
         self.classes: dict[str, PluginClass] = {}
+        #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` -> (its module, its return annotation)
+        self.returns: dict[str, tuple[str, ast.expr]] = {}
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
         packages = _packages(trees)
@@ -221,6 +223,12 @@ class _World:
                 if isinstance(node, ast.ClassDef):
                     made = self._plugin_class(module, path, node)
                     self.classes.setdefault(made.qualified, made)
+            for owner, body in _function_bodies(module, tree):
+                for node in body:
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+                        self.returns.setdefault(
+                            f"plugin:{owner}.{node.name}", (module, node.returns)
+                        )
 
     def resolve(self, module: str, expr: ast.expr, depth: int = 0) -> str | None:
         """What ``expr`` names in ``module``: ``vllm....`` for vLLM, ``plugin:mod.Name``
@@ -329,6 +337,14 @@ def _output_type_reexported(name: str) -> str:
     return name
 
 
+def _function_bodies(module: str, tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt]]]:
+    """The module's body and each top-level class's, with the name owning what they define."""
+    yield module, tree.body
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            yield f"{module}.{node.name}", node.body
+
+
 def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
     return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
 
@@ -342,7 +358,7 @@ def _is_judged(name: str) -> bool:
 
 def _bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]:
     """``{name: what it is bound to}`` for every import in the module (at any depth) and
-    its top-level classes and aliases."""
+    its top-level classes, functions and aliases."""
     found: dict[str, str] = {}
     package = module if is_package else module.rpartition(".")[0]
     for node in ast.walk(tree):
@@ -361,7 +377,7 @@ def _bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]
                 if alias.name != "*":
                     found[alias.asname or alias.name] = f"{source}.{alias.name}"
     for node in tree.body:
-        if isinstance(node, ast.ClassDef):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             found[node.name] = f"plugin:{module}.{node.name}"
     return found
 
@@ -629,8 +645,24 @@ class _ModuleVisitor:
             handles_logprobs=any(c.handles_logprobs for c in chain),
         )
 
+    def _called(self, func: ast.expr) -> str | None:
+        """What a call calls; ``cls(...)`` and ``type(self)(...)`` in a plugin class call
+        that class."""
+        own = (isinstance(func, ast.Name) and func.id == "cls") or (
+            isinstance(func, ast.Call)
+            and _decorator_name(func.func) == "type"
+            and len(func.args) == 1
+            and isinstance(func.args[0], ast.Name)
+            and func.args[0].id == "self"
+        )
+        if own and self.class_stack:
+            return self.class_stack[-1].qualified
+        return self.world.resolve(self.module, func)
+
     def _call(self, node: ast.Call) -> None:
-        called = self.world.resolve(self.module, node.func)
+        if self._named_member(node):
+            return
+        called = self._called(node.func)
         positional = sum(not isinstance(a, ast.Starred) for a in node.args)
         open_ended = any(isinstance(a, ast.Starred) for a in node.args)
         keywords: list[str] = []
@@ -666,7 +698,7 @@ class _ModuleVisitor:
                     own_fields=_fields_of(chain),
                     **shape,
                 )
-            return
+                return
         if called is not None and called.startswith("vllm."):
             if _is_judged(called) and called not in PRODUCER_CALLS.values():
                 self._add("construct", node.lineno, called, **shape)
@@ -715,6 +747,10 @@ class _ModuleVisitor:
         resolved = self.world.resolve(self.module, receiver)
         if resolved == wanted:
             return wanted
+        if resolved is not None and resolved.startswith("plugin:"):
+            # ``NPURejectionSampler.parse_output(...)``: vLLM's through a subclass; any
+            # other plugin class or module calls its own.
+            return wanted if self.world.chain(resolved)[1] == wanted else None
         if isinstance(receiver, ast.Call) and _decorator_name(receiver.func) == "super":
             receiver = ast.Name("self")
         if isinstance(receiver, ast.Name) and receiver.id == "self" and self.class_stack:
@@ -728,7 +764,26 @@ class _ModuleVisitor:
         return None
 
     def _attribute(self, node: ast.Attribute) -> None:
-        owner = self._type_of(node.value)
+        kind = "write" if isinstance(node.ctx, ast.Store) else "read"
+        self._member_use(node.value, node.attr, kind, node.lineno)
+
+    def _named_member(self, node: ast.Call) -> bool:
+        """``getattr(o, "x")`` reads ``o.x`` (with a default it cannot fail);
+        ``setattr(o, "x", v)`` writes it."""
+        if not isinstance(node.func, ast.Name) or node.func.id not in ("getattr", "setattr"):
+            return False
+        wanted = 2 if node.func.id == "getattr" else 3
+        if len(node.args) != wanted or node.keywords:
+            return False
+        name = node.args[1]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return False
+        kind = "read" if node.func.id == "getattr" else "write"
+        self._member_use(node.args[0], name.value, kind, node.lineno)
+        return True
+
+    def _member_use(self, value: ast.expr, attr: str, kind: str, line: int) -> None:
+        owner = self._type_of(value)
         if owner is None:
             return
         cls = owner
@@ -740,13 +795,12 @@ class _ModuleVisitor:
             defined = {m for c in chain for m in c.methods} | {
                 f for c in chain for f, _ in c.fields
             }
-            if node.attr in defined:
+            if attr in defined:
                 return
             cls, via = base, chain[0].name
         if not cls.startswith(f"{OUTPUTS}.") and cls.rsplit(".", 1)[0] not in VLLM_ASYNC_OUTPUTS:
             return
-        kind = "write" if isinstance(node.ctx, ast.Store) else "read"
-        self._add(kind, node.lineno, cls, member=node.attr, via=via)
+        self._add(kind, line, cls, member=attr, via=via)
 
     # --- types --------------------------------------------------------------------
 
@@ -783,15 +837,48 @@ class _ModuleVisitor:
             return None
         if isinstance(node, ast.Call):
             return self._type_of_value(node)
+        if isinstance(node, ast.IfExp):
+            # ``result if result is not None else EMPTY_MODEL_RUNNER_OUTPUT``
+            sides = [
+                side
+                for side in (node.body, node.orelse)
+                if not (isinstance(side, ast.Constant) and side.value is None)
+            ]
+            types = {self._type_of(side) for side in sides} - {None}
+            return types.pop() if len(types) == 1 else None
         return None
+
+    def _returned_by(self, func: ast.expr, called: str | None) -> str | None:
+        """The judged type a plugin function or method says it returns
+        (``def build(...) -> ModelRunnerOutput``, ``self.build(...)``)."""
+        found = self.world.returns.get(called) if called is not None else None
+        if (
+            found is None
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and self.class_stack
+        ):
+            chain, _ = self.world.chain(self.class_stack[-1].qualified)
+            for cls in chain or self.class_stack[-1:]:
+                found = self.world.returns.get(f"{cls.qualified}.{func.attr}")
+                if found is not None:
+                    break
+        if found is None:
+            return None
+        module, annotation = found
+        return self._type_of_annotation(annotation, module)
 
     def _type_of_value(self, node: ast.expr) -> str | None:
         """The judged type a value has: a construction's, or ``get_output()``'s."""
         if not isinstance(node, ast.Call):
             return None
-        called = self.world.resolve(self.module, node.func)
+        called = self._called(node.func)
         if self._standard(called) in _COPIES and node.args:
             return self._type_of(node.args[0])  # a copy is of its original's type
+        returned = self._returned_by(node.func, called)
+        if returned is not None:
+            return returned
         if called is not None and (called.startswith("plugin:") or _is_judged(called)):
             if called.startswith("plugin:"):
                 return called if self.world.chain(called)[1] else None
@@ -810,11 +897,11 @@ class _ModuleVisitor:
             name = self.world.chain(name)[1] or ""
         return name == ASYNC_BASE or name.rsplit(".", 1)[0] in VLLM_ASYNC_OUTPUTS
 
-    def _type_of_annotation(self, node: ast.expr | None) -> str | None:
+    def _type_of_annotation(self, node: ast.expr | None, module: str | None = None) -> str | None:
         inner = _unwrap_annotation(node)
         if inner is None:
             return None
-        named = self.world.resolve(self.module, inner)
+        named = self.world.resolve(module or self.module, inner)
         if named is None:
             return None
         if named.startswith("plugin:"):
@@ -833,12 +920,36 @@ class _ModuleVisitor:
                     into[node.target.id] = judged
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
-                judged = self._type_of_value(node.value)
+                value = node.value
+                judged = (
+                    self._type_of(value)
+                    if isinstance(value, (ast.Name, ast.Attribute, ast.IfExp))
+                    else self._type_of_value(value)
+                )
                 if judged and isinstance(target, ast.Name):
                     into.setdefault(target.id, judged)
 
     def _self_attribute_types(self, node: ast.ClassDef) -> dict[str, str]:
         found: dict[str, str] = {}
+        for method in node.body:
+            # ``self.x = x`` of a parameter annotated with a judged type
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            arguments = [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]
+            typed = {a.arg: self._type_of_annotation(a.annotation) for a in arguments}
+            for statement in _own_statements(method.body):
+                if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                    continue
+                bound, value = statement.targets[0], statement.value
+                if (
+                    isinstance(bound, ast.Attribute)
+                    and isinstance(bound.value, ast.Name)
+                    and bound.value.id == "self"
+                    and isinstance(value, ast.Name)
+                ):
+                    of_parameter = typed.get(value.id)
+                    if of_parameter:
+                        found.setdefault(bound.attr, of_parameter)
         for inner in ast.walk(node):
             target: ast.expr | None = None
             judged = None

@@ -278,3 +278,76 @@ def test_kwargs_keys_count_where_the_tests_around_them_let_them_be_passed() -> N
     ]
     # KVConnectorOutput re-exported by another vLLM module is judged as vLLM's own.
     assert [(f.line, f.member) for f in at_pin] == [(17, "KVConnectorOutput.not_a_field_anywhere")]
+
+
+TYPED_BY_WAY_OF = """
+from copy import copy
+from dataclasses import dataclass
+
+from vllm.v1.outputs import EMPTY_MODEL_RUNNER_OUTPUT, AsyncModelRunnerOutput, ModelRunnerOutput
+from vllm.v1.sample.rejection_sampler import RejectionSampler
+
+
+@dataclass
+class NPUOutput(ModelRunnerOutput):
+    npu_stats: dict | None = None
+
+    @classmethod
+    def empty(cls):
+        return cls(req_ids=[], req_id_to_index={})
+
+
+class NPUAsyncOutput(AsyncModelRunnerOutput):
+    def __init__(self, output: ModelRunnerOutput):
+        self._output = output
+
+    def get_output(self):
+        alias = self._output
+        return alias.req_id_to_index
+
+    def get_kv_connector_output(self):
+        return None
+
+
+class NPURejectionSampler(RejectionSampler):
+    pass
+
+
+def build() -> ModelRunnerOutput:
+    return EMPTY_MODEL_RUNNER_OUTPUT
+
+
+def built():
+    return build().req_id_to_index
+
+
+def by_name(output: ModelRunnerOutput):
+    return getattr(output, "req_id_to_index"), getattr(output, "req_id_to_index", None)
+
+
+def either(result):
+    return copy(result if result is not None else EMPTY_MODEL_RUNNER_OUTPUT).req_id_to_index
+
+
+def parsed(ids):
+    return NPURejectionSampler.parse_output(ids, 32000, discard_req_indices=[])
+"""
+
+
+def test_the_type_shows_through_cls_self_attributes_returns_getattr_and_if_else() -> None:
+    reading = read_plugin({"npu/outputs.py": TYPED_BY_WAY_OF})
+    assert judge(reading, view("0.33.0"), None).findings == []
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    assert [(f.kind, f.line, f.member) for f in found] == [
+        ("import-fails", 6, "vllm.v1.sample.rejection_sampler"),
+        ("construction-raises", 15, "ModelRunnerOutput.req_id_to_index"),  # cls(...)
+        ("read-fails", 24, "ModelRunnerOutput.req_id_to_index"),  # an alias of self._output
+        ("read-fails", 39, "ModelRunnerOutput.req_id_to_index"),  # -> ModelRunnerOutput
+        ("read-fails", 43, "ModelRunnerOutput.req_id_to_index"),  # getattr without default
+        ("read-fails", 47, "ModelRunnerOutput.req_id_to_index"),  # x if ... else EMPTY
+    ]
+    # vLLM's producer called through the plugin's subclass is judged as vLLM's.
+    calls = [u for u in reading.uses if u.kind == "call"]
+    assert [(u.line, u.target, u.member) for u in calls] == [
+        (51, "vllm.v1.sample.rejection_sampler.RejectionSampler", "parse_output")
+    ]
