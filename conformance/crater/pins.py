@@ -45,8 +45,14 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
         if wanted is not None:
             fitting = [r for r in releases if Version(r) in wanted]
             then = _newest_when_published(source, fitting) if len(fitting) > 1 else None
+            day = f"{source.published:%Y-%m-%d}" if source.published else ""
+            if then == _NONE_OUT:
+                return Pin(
+                    None,
+                    f"metadata: {requirement}, but no such release the suite knows was out on "
+                    f"{day}, when {source.name} {source.version} was published",
+                )
             if then is not None and then != fitting[-1]:
-                day = f"{source.published:%Y-%m-%d}" if source.published else ""
                 return Pin(
                     then,
                     f"metadata: {requirement}, the newest such release on {day}, when "
@@ -79,17 +85,24 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
     return Pin(None, "no requirement on vllm, no version guard")
 
 
+#: :func:`_newest_when_published` where the plugin release predates every release allowed
+_NONE_OUT = "none out"
+
+
 def _newest_when_published(source: PluginSource, fitting: list[str]) -> str | None:
     """Of the releases an open requirement allows, the newest already out when the plugin
     release was: the vLLM its author built and tested against, where today's newest
-    would hide every break since (None where the index gives no dates)."""
+    would hide every break since (None where the index gives no dates; ``_NONE_OUT``
+    where none of them was out yet)."""
     from conformance.crater.sources import release_dates
 
     if source.published is None:
         return None
     dates = release_dates("vllm")
-    out = [r for r in fitting if r in dates and dates[r] <= source.published]
-    return out[-1] if out else None
+    if not all(r in dates for r in fitting):
+        return None  # an index that lists only some of them
+    out = [r for r in fitting if dates[r] <= source.published]
+    return out[-1] if out else _NONE_OUT
 
 
 def _without_local(text: str) -> str:

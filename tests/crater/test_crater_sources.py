@@ -83,6 +83,9 @@ def test_what_names_no_plugin_is_one_line(isolated) -> None:
         # vLLM 0.34.0 came later: the plugin was built against 0.33.0.
         ("2026-11-10T09:00:00Z", "0.33.0", "the newest such release on 2026-11-10"),
         ("2026-11-20T09:00:00.123456Z", "0.34.0", "metadata: vllm>=0.30"),
+        ("2026-10-01T09:00:00Z", "0.30.0", "the newest such release on 2026-10-01"),
+        # Older than every release it allows that the suite knows: not today's newest.
+        ("2026-09-01T09:00:00Z", None, "but no such release the suite knows was out"),
     ],
 )
 def test_an_open_requirement_pins_the_newest_vllm_out_when_the_plugin_was(
@@ -92,14 +95,16 @@ def test_an_open_requirement_pins_the_newest_vllm_out_when_the_plugin_was(
         isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
     )
     vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
-            (("0.33.0", "2026-11-02T10:13:42Z"), ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.31.0", "2026-10-05T07:47:02Z"),
+             ("0.32.0", "2026-10-18T10:03:29Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
+             ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
     with archives.json_index({"npu-open": [(plugin, published)], "vllm": vllm}) as root:
         monkeypatch.setenv("PIP_INDEX_URL", root)
         source = plugin_source("npu-open")
         found = pin_of(source, read_plugin(source.files), None)
     assert found.release == pin
     assert why in found.why
-    assert ("when npu-open 1.0 was published" in found.why) == (pin == "0.33.0")
+    assert ("when npu-open 1.0 was published" in found.why) == (pin != "0.34.0")
 
 
 def test_without_dates_an_open_requirement_pins_the_newest_release(tmp_path) -> None:
