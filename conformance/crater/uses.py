@@ -317,6 +317,12 @@ class _World:
                     todo.append(base)
         return seen, vllm_base
 
+    def rests_on_vllm(self, qualified: str) -> bool:
+        """Whether the plugin class derives from any of vLLM's (a ``Scheduler`` too)."""
+        return any(
+            base.startswith("vllm.") for cls in self.chain(qualified)[0] for base in cls.bases
+        )
+
 
 #: Output type names other vLLM modules define classes of their own by (Model Runner
 #: V2's and the CPU runner's ``SamplerOutput``): not re-exports.
@@ -498,7 +504,9 @@ class _ModuleVisitor:
                     continue
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
+                self.scope_types.append(self._narrowed(node.test) if branch else {})
                 self._statements(body)
+                self.scope_types.pop()
                 self.conditions.pop()
             if test[0] == "other":
                 self.reading.conditions_taken.add((self.path, node.lineno, text))
@@ -553,6 +561,8 @@ class _ModuleVisitor:
         known = {}
         for arg in parameters:
             judged = self._type_of_annotation(arg.annotation)
+            if judged is None and arg.annotation is None and self._names_runner_output(arg):
+                judged = f"{OUTPUTS}.ModelRunnerOutput"
             if judged:
                 known[arg.arg] = judged
         self.scope_types.append(known)
@@ -561,6 +571,17 @@ class _ModuleVisitor:
         self._statements(node.body)
         self.scope_types.pop()
         self.scope_dicts.pop()
+
+    def _names_runner_output(self, arg: ast.arg) -> bool:
+        """An unannotated parameter vLLM's way of naming a ``ModelRunnerOutput``, of a
+        method of a class resting on one of vLLM's: what ``update_from_output(self,
+        scheduler_output, model_runner_output)`` of a ``Scheduler`` subclass (and the
+        helpers it passes it to) is handed."""
+        return (
+            arg.arg == _RUNNER_OUTPUT_NAME
+            and bool(self.class_stack)
+            and self.world.rests_on_vllm(self.class_stack[-1].qualified)
+        )
 
     def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
         guard = Guard(self.guards.test_of(test), branch, " ".join(ast.unparse(test).split()))
@@ -913,21 +934,50 @@ class _ModuleVisitor:
     ) -> None:
         """Names of a function (or module) whose judged type its assignments show, added
         to ``into``, the scope in force (so a copy of a name typed before is typed)."""
-        for node in _own_statements(body):
+        for node, narrowed in _under_isinstance(body, self._narrowed):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 judged = self._type_of_annotation(node.annotation)
                 if judged:
                     into[node.target.id] = judged
+            elif isinstance(node, ast.Assert):
+                # ``assert isinstance(out, NPUModelRunnerOutput)``: so it is after
+                for name, judged in self._narrowed(node.test).items():
+                    into[name] = judged
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
                 value = node.value
+                # ``if isinstance(out, NPUAsyncOutput): out = out.get_output()``
+                self.scope_types.append(narrowed)
                 judged = (
                     self._type_of(value)
                     if isinstance(value, (ast.Name, ast.Attribute, ast.IfExp))
                     else self._type_of_value(value)
                 )
+                self.scope_types.pop()
                 if judged and isinstance(target, ast.Name):
                     into.setdefault(target.id, judged)
+
+    def _narrowed(self, test: ast.expr) -> dict[str, str]:
+        """The names an ``if`` test narrows to a judged type (``isinstance(out,
+        ModelRunnerOutput)``, also under ``and``), for the branch it holds in."""
+        tests = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        found: dict[str, str] = {}
+        for one in tests:
+            if not (
+                isinstance(one, ast.Call)
+                and isinstance(one.func, ast.Name)
+                and one.func.id == "isinstance"
+                and len(one.args) == 2
+                and isinstance(one.args[0], ast.Name)
+            ):
+                continue
+            kinds = one.args[1].elts if isinstance(one.args[1], ast.Tuple) else [one.args[1]]
+            judged = {self._type_of_annotation(kind) for kind in kinds} - {None}
+            if len(judged) == 1:
+                found[one.args[0].id] = judged.pop()  # type: ignore[assignment]
+        return found
 
     def _self_attribute_types(self, node: ast.ClassDef) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -979,6 +1029,8 @@ class _ModuleVisitor:
         return _Kwargs(set(), False)
 
 
+#: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.
+_RUNNER_OUTPUT_NAME = "model_runner_output"
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
 _REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
 _COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
@@ -1007,6 +1059,31 @@ def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                     if isinstance(handler, ast.ExceptHandler):
                         statements += handler.body
                 yield from _own_statements(statements)
+
+
+def _under_isinstance(
+    body: list[ast.stmt],
+    narrowed_by: Callable[[ast.expr], dict[str, str]],
+    narrowed: dict[str, str] | None = None,
+) -> Iterator[tuple[ast.stmt, dict[str, str]]]:
+    """:func:`_own_statements`, each with the names the ``isinstance`` tests it sits
+    under narrow (in their ``if`` bodies)."""
+    narrowed = narrowed or {}
+    for node in body:
+        yield node, narrowed
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                statements = [s for s in inner if isinstance(s, ast.stmt)]
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        statements += handler.body
+                inside = narrowed
+                if isinstance(node, ast.If) and name == "body":
+                    inside = {**narrowed, **narrowed_by(node.test)}
+                yield from _under_isinstance(statements, narrowed_by, inside)
 
 
 @dataclass(frozen=True)

@@ -114,3 +114,13 @@ def test_without_dates_an_open_requirement_pins_the_newest_release(tmp_path) -> 
     source = plugin_source(str(wheel))  # a file: no index says when it was published
     assert source.published is None
     assert pin_of(source, read_plugin(source.files), None).release == "0.34.0"
+
+
+def test_a_requirement_on_vllm_under_an_extra_still_pins(tmp_path) -> None:
+    wheel = archives.wheel(
+        tmp_path, "npu-extra", "1.0", _code(plugins.BUILDS_OUTPUT),
+        ["numpy", 'vllm<0.33,>=0.31; extra == "vllm"'],
+    )  # fmt: skip
+    source = plugin_source(str(wheel))
+    pin = pin_of(source, read_plugin(source.files), None)
+    assert (pin.release, pin.why) == ("0.32.0", 'metadata: vllm<0.33,>=0.31; extra == "vllm"')

@@ -351,3 +351,59 @@ def test_the_type_shows_through_cls_self_attributes_returns_getattr_and_if_else(
     assert [(u.line, u.target, u.member) for u in calls] == [
         (51, "vllm.v1.sample.rejection_sampler.RejectionSampler", "parse_output")
     ]
+
+
+NARROWED = """
+from vllm.v1.core.sched.scheduler import Scheduler
+from vllm.v1.outputs import AsyncModelRunnerOutput, ModelRunnerOutput
+
+
+class NPUAsyncOutput(AsyncModelRunnerOutput):
+    def get_output(self):
+        return None
+
+    def get_kv_connector_output(self):
+        return None
+
+
+def step(executor):
+    out = executor.execute_model(non_block=True).result()
+    if isinstance(out, NPUAsyncOutput):
+        out = out.get_output()
+    return out.req_id_to_index
+
+
+def checked(result):
+    if isinstance(result, ModelRunnerOutput) and result.req_ids:
+        return result.req_id_to_index
+    return None
+
+
+def asserted(result):
+    assert isinstance(result, ModelRunnerOutput)
+    return result.req_id_to_index
+
+
+class NPUScheduler(Scheduler):
+    def update_from_output(self, scheduler_output, model_runner_output):
+        return self._update(model_runner_output)
+
+    def _update(self, model_runner_output):
+        return model_runner_output.req_id_to_index
+
+
+def unrelated(model_runner_output):
+    return model_runner_output.req_id_to_index  # a function of the plugin's own: untyped
+"""
+
+
+def test_isinstance_and_vllms_parameter_name_show_the_type() -> None:
+    reading = read_plugin({"npu/steps.py": NARROWED})
+    assert judge(reading, view("0.33.0"), None).findings == []
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    assert [(f.kind, f.line) for f in found] == [
+        ("read-fails", 18),  # out = out.get_output() under isinstance(out, NPUAsyncOutput)
+        ("read-fails", 23),  # if isinstance(result, ModelRunnerOutput) and ...
+        ("read-fails", 29),  # assert isinstance(result, ModelRunnerOutput)
+        ("read-fails", 37),  # model_runner_output of a Scheduler subclass's method
+    ]
