@@ -68,7 +68,9 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
         except InvalidVersion:
             own = ""
         if own in releases:
-            return Pin(own, f"pairs with vLLM {own} (its own version)")
+            return _importable(
+                Pin(own, f"pairs with vLLM {own} (its own version)"), reading, releases
+            )
     named = []
     for version in reading.versions_named:
         try:
@@ -79,10 +81,50 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
     if named and fitting:
         newest = max(named)
         release = str(newest) if str(newest) in releases else fitting[-1]
-        return Pin(
+        guarded = Pin(
             release, f"guards name {', '.join(sorted({str(v) for v in named}, key=Version))}"
         )
+        return _importable(guarded, reading, releases)
     return Pin(None, "no requirement on vllm, no version guard")
+
+
+#: How many releases below a pin its author did not declare are tried for one its code
+#: imports from.
+_TRIED_BELOW = 3
+
+
+def _importable(pin: Pin, reading: Reading, releases: list[str]) -> Pin:
+    """A pin the plugin did not declare (its own version, its guards), moved down to the
+    newest release its code can be imported at: where the files that use vLLM's output
+    types import a module the pin lacks (vllm-kunlun 0.11.1 imports
+    ``vllm.v1.worker.ubatch_splitting``, which only 0.11.0 has), that pin is not the
+    vLLM it was written for."""
+    from conformance.crater.verdicts import files_dead_at
+    from conformance.crater.vllm_side import VllmViewError, release_view
+
+    assert pin.release is not None
+    using = {u.file for u in reading.uses if u.kind != "import"}
+    below = [r for r in releases if Version(r) <= Version(pin.release)][::-1]
+    best: tuple[int, str, dict[str, str]] | None = None
+    for release in below[: _TRIED_BELOW + 1]:
+        try:
+            view = release_view(release)
+        except VllmViewError:
+            continue
+        dead = {f: m for f, m in files_dead_at(reading, view).items() if f in using}
+        if best is None or len(dead) < best[0]:
+            best = (len(dead), release, dead)
+        if not dead:
+            break
+    if best is None or best[1] == pin.release:
+        return pin
+    at_pin = files_dead_at(reading, release_view(pin.release))
+    lacked = {m for f, m in at_pin.items() if f in using} - set(best[2].values())
+    return Pin(
+        best[1],
+        f"{pin.why}, but {pin.release} lacks {', '.join(sorted(lacked))}, which its code "
+        f"imports and {best[1]} has",
+    )
 
 
 #: :func:`_newest_when_published` where the plugin release predates every release allowed

@@ -96,7 +96,7 @@ def judged_plugin(
                 )
             )
         if pin_view is not None:
-            judged = judge(reading, pin_view, None)
+            judged = judge(reading, pin_view, None, pin=pin_view)
             record = _record(source, pin_view, PIN, judged, [*notes, f"pin: {pin.why}"])
             _with_producers_run(record, source, reading, pin.release, run)
             records.append(record)
@@ -112,7 +112,7 @@ def judged_plugin(
             )
         )
     behaviours = _async_behaviours(pin.release, target)
-    judged = judge(reading, target, pin_view, behaviours)
+    judged = judge(reading, target, pin_view, behaviours, pin=pin_view)
     records.append(_record(source, target, TARGET, judged, notes))
     return PluginVerdict(source.name, source.version, pin, records)
 
@@ -163,6 +163,12 @@ def _record(
     source: PluginSource, view: VllmView, role: str, judged: Judgement, notes: list[str]
 ) -> Record:
     not_judged = list(notes)
+    if judged.dead_at_pin:
+        listed = ", ".join(f"{f} ({m})" for f, m in sorted(judged.dead_at_pin.items()))
+        not_judged.append(
+            f"{len(judged.dead_at_pin)} files cannot be imported at the pin, so their uses "
+            f"are not judged: {listed}"
+        )
     if judged.missing_modules:
         listed = ", ".join(sorted(judged.missing_modules))
         not_judged.append(

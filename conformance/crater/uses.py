@@ -92,6 +92,7 @@ class Use:
     handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
     guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
+    top_level: bool = False  #: an import run when the module is (not in a function)
 
     @property
     def type_name(self) -> str:
@@ -181,7 +182,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
             if match.group(0)[:1] in " \t":
                 continue
             line = text.count("\n", 0, match.start()) + 1
-            reading.uses.append(Use("import", path, line, match[1] or match[2]))
+            reading.uses.append(Use("import", path, line, match[1] or match[2], top_level=True))
     return reading
 
 
@@ -452,6 +453,7 @@ class _ModuleVisitor:
         self.scope_types: list[dict[str, str]] = [{}]
         self.scope_dicts: list[dict[str, _Kwargs]] = [{}]
         self.unpack: dict[int, int] = {}
+        self.functions = 0  #: how many functions the walk is in
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
             target.id: node.value
@@ -568,7 +570,9 @@ class _ModuleVisitor:
         self.scope_types.append(known)
         self._types_in(node.body, parameters, into=known)
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
+        self.functions += 1
         self._statements(node.body)
+        self.functions -= 1
         self.scope_types.pop()
         self.scope_dicts.pop()
 
@@ -632,17 +636,18 @@ class _ModuleVisitor:
                 self.reading.versions_named.update(versions_named(guard.test))
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
+        top_level = self.functions == 0
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("vllm.") or alias.name == "vllm":
-                    self._add("import", node.lineno, alias.name)
+                    self._add("import", node.lineno, alias.name, top_level=top_level)
             return
         if node.level or not node.module:
             return
         if node.module != "vllm" and not node.module.startswith("vllm."):
             return
         for alias in node.names:
-            self._add("import", node.lineno, node.module, member=alias.name)
+            self._add("import", node.lineno, node.module, member=alias.name, top_level=top_level)
 
     def _subclass_use(self, cls: PluginClass, node: ast.ClassDef) -> None:
         chain, vllm_base = self.world.chain(cls.qualified)

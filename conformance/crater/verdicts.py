@@ -41,6 +41,8 @@ from conformance.crater.vllm_side import VllmView, known_members, release_histor
 from conformance.oracle.text_surface import Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
+#: vLLM's modules whose absence is itself a break (their imports are judged).
+_JUDGED_MODULES = frozenset({OUTPUTS, *PRODUCER_MODULES, *VLLM_ASYNC_OUTPUTS})
 #: vLLM's producer classes a plugin imports by name.
 _PRODUCER_CLASSES = frozenset(
     {"Sampler", "RejectionSampler", *(c for names in VLLM_ASYNC_OUTPUTS.values() for c in names)}
@@ -88,6 +90,8 @@ class Judgement:
     findings: list[Finding] = field(default_factory=list)
     missing_modules: set[str] = field(default_factory=set)
     unjudged: int = 0  #: uses whose vLLM side the text does not show
+    #: files that cannot be imported at the pin: {file: the vLLM module it lacks}
+    dead_at_pin: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,12 +106,20 @@ def judge(
     view: VllmView,
     other: VllmView | None,
     async_behaviours: tuple[frozenset[str], frozenset[str]] | None = None,
+    pin: VllmView | None = None,
 ) -> Judgement:
     """``reading``'s uses judged against ``view``; ``other`` (the pin, when ``view`` is the
     target) names the changes behind each break.  ``async_behaviours`` (the pin's and
-    this vLLM's async output behaviours) adds what a plugin's async output must now do."""
+    this vLLM's async output behaviours) adds what a plugin's async output must now do.
+    ``pin``: the plugin's pin, whose unimportable files are not judged."""
     judge_ = _Judge(view, other)
-    active = [u for u in reading.uses if all(g.holds(view.version) is not False for g in u.guards)]
+    dead = files_dead_at(reading, pin) if pin is not None else {}
+    judge_.result.dead_at_pin = dead
+    active = [
+        u
+        for u in reading.uses
+        if u.file not in dead and all(g.holds(view.version) is not False for g in u.guards)
+    ]
     # What failed to import: a use of it is no news (its import names the break).
     failed: set[str] = set()
     for use in active:
@@ -134,6 +146,26 @@ def judge(
             judge_.add_all(judge_.async_contract(use, *async_behaviours))
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
+
+
+def files_dead_at(reading: Reading, pin: VllmView) -> dict[str, str]:
+    """The plugin's files that cannot be imported at its pin: each imports, when it is
+    imported, a vLLM module the pin lacks (one the crater judges no use of, such as V0's
+    ``vllm.model_executor.sampling_metadata``).  What they do elsewhere is no use the
+    plugin makes at its pin, so no break of it."""
+    dead: dict[str, str] = {}
+    for use in reading.uses:
+        if (
+            use.kind == "import"
+            and use.top_level
+            and not use.handled
+            and use.file not in dead
+            and use.target not in _JUDGED_MODULES
+            and all(g.holds(pin.version) is not False for g in use.guards)
+            and pin.has_module(use.target) is False
+        ):
+            dead[use.file] = use.target
+    return dead
 
 
 class _Judge:
@@ -522,6 +554,8 @@ class _Judge:
     def _changed(self, type_name: str, member: str, kinds: tuple[str, ...]) -> Change | None:
         for change in self.changes:
             if change.type == type_name and change.member == member and change.change in kinds:
+                if change.change == "signature changed" and _same_for_callers(change):
+                    continue
                 return change
         return None
 
@@ -628,6 +662,36 @@ def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
     ):
         returns = len(annotation.slice.elts)
     return parameters, returns
+
+
+def _same_for_callers(change: Change) -> bool:
+    """A method made a ``@staticmethod`` (``self`` dropped), its parameters and result
+    otherwise the same: ``self.sampler.gather_logprobs(...)`` calls it as before."""
+    forms = [_callers_form(shape) for shape in (change.known, change.new)]
+    return forms[0] is not None and forms[0] == forms[1]
+
+
+def _callers_form(shape: str | None) -> str | None:
+    """A method's shape as its callers see it: no decorator, no ``self``."""
+    at = shape.find("def ") if shape else -1
+    if shape is None or at < 0:
+        return None
+    try:
+        function = ast.parse(shape[at:] + ":\n    pass").body[0]
+    except SyntaxError:
+        return None
+    if not isinstance(function, ast.FunctionDef):
+        return None
+    arguments = function.args
+    if "@staticmethod" not in shape[:at]:
+        if not (arguments.posonlyargs or arguments.args):
+            return None
+        if arguments.posonlyargs:
+            arguments.posonlyargs = arguments.posonlyargs[1:]
+        else:
+            arguments.args = arguments.args[1:]
+    function.decorator_list = []
+    return ast.unparse(function)
 
 
 def _returned_name(shape: str) -> str | None:

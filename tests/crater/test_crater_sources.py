@@ -5,6 +5,7 @@ from __future__ import annotations
 import archives
 import fixture_plugins as plugins
 import pytest
+from vllm_release_texts import MISSING
 
 from conformance.crater.pins import pin_of
 from conformance.crater.sources import PluginSourceError, plugin_source
@@ -124,3 +125,27 @@ def test_a_requirement_on_vllm_under_an_extra_still_pins(tmp_path) -> None:
     source = plugin_source(str(wheel))
     pin = pin_of(source, read_plugin(source.files), None)
     assert (pin.release, pin.why) == ("0.32.0", 'metadata: vllm<0.33,>=0.31; extra == "vllm"')
+
+
+KUNLUN_LIKE = {
+    "pyproject.toml": '[project]\nname = "xpu-same"\nversion = "0.11.1"\n',
+    "xpu_same/__init__.py": "",
+    # A legacy file no release the runner's pin has can import: dead code, not judged.
+    "xpu_same/legacy.py": "from vllm.model_executor.sampling_metadata import SamplingMetadata\n"
+    "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+    "def f(out: ModelRunnerOutput):\n    return out.not_in_0_11_0\n",
+    "xpu_same/runner.py": "from vllm.v1.worker.ubatch_splitting import ubatch_split\n"
+    "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+    "def step(req_ids):\n    return ModelRunnerOutput(req_ids=req_ids, req_id_to_index={})\n",
+}
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_a_pin_not_declared_moves_to_the_release_its_code_imports_from(tmp_path) -> None:
+    from conformance.crater.known import SAME_VERSION
+
+    source = plugin_source(str(plugins.write(KUNLUN_LIKE, tmp_path)))
+    pin = pin_of(source, read_plugin(source.files), SAME_VERSION)
+    # Its own version is 0.11.1, which lacks vllm.v1.worker.ubatch_splitting; 0.11.0 has it.
+    assert pin.release == "0.11.0"
+    assert "but 0.11.1 lacks vllm.v1.worker.ubatch_splitting" in pin.why

@@ -407,3 +407,38 @@ def test_isinstance_and_vllms_parameter_name_show_the_type() -> None:
         ("read-fails", 29),  # assert isinstance(result, ModelRunnerOutput)
         ("read-fails", 37),  # model_runner_output of a Scheduler subclass's method
     ]
+
+
+def test_a_file_that_cannot_be_imported_at_the_pin_is_not_judged() -> None:
+    files = {
+        "npu/legacy.py": "from vllm.model_executor.sampling_metadata import SamplingMetadata\n"
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def f(out: ModelRunnerOutput):\n    return out.req_id_to_index\n",
+        "npu/runner.py": "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def g(out: ModelRunnerOutput):\n    return out.req_id_to_index\n",
+    }
+    reading = read_plugin(files)
+    pin = view("0.33.0")
+    found = judge(reading, view("0.34.0"), pin, pin=pin)
+    assert [(f.file, f.line) for f in found.findings] == [("npu/runner.py", 5)]
+    assert found.dead_at_pin == {"npu/legacy.py": "vllm.model_executor.sampling_metadata"}
+    # Without a pin (an unpinned plugin) nothing is set aside.
+    assert len(judge(reading, view("0.34.0"), None).findings) == 2
+
+
+@pytest.mark.parametrize(
+    ("new", "same"),
+    [
+        ("@staticmethod def gather_logprobs(logprobs: Tensor, n: int) -> LogprobsTensors", True),
+        ("@staticmethod def gather_logprobs(logprobs: Tensor) -> LogprobsTensors", False),
+        ("def gather_logprobs(self, logprobs: Tensor, n: int = 1) -> LogprobsTensors", False),
+    ],
+)
+def test_a_method_made_static_is_the_same_to_its_callers(new, same) -> None:
+    from conformance.crater.verdicts import _same_for_callers
+    from conformance.oracle.vllm_changes import Change
+
+    known = "def gather_logprobs(self, logprobs: Tensor, n: int) -> LogprobsTensors"
+    change = Change("vllm.v1.sample.sampler", "Sampler", "gather_logprobs",
+                    "signature changed", known, new)  # fmt: skip
+    assert _same_for_callers(change) is same
