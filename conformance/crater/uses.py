@@ -93,6 +93,9 @@ class Use:
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
     guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
     top_level: bool = False  #: an import run when the module is (not in a function)
+    #: keywords given, or the field written, an empty ``[]``, ``{}``, ``()``: the same
+    #: value under any element type
+    empty: tuple[str, ...] = ()
 
     @property
     def type_name(self) -> str:
@@ -454,6 +457,7 @@ class _ModuleVisitor:
         self.scope_dicts: list[dict[str, _Kwargs]] = [{}]
         self.unpack: dict[int, int] = {}
         self.functions = 0  #: how many functions the walk is in
+        self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
             target.id: node.value
@@ -536,6 +540,8 @@ class _ModuleVisitor:
             for target in node.targets:
                 if isinstance(target, (ast.Tuple, ast.List)):
                     self.unpack[id(node.value)] = len(target.elts)
+        if isinstance(node, ast.Assign) and _is_empty(node.value):
+            self.empty_writes.update(id(t) for t in node.targets)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 self._statement(child)
@@ -706,6 +712,7 @@ class _ModuleVisitor:
             "keywords": tuple(keywords),
             "open_ended": open_ended,
             "guarded_keywords": tuple(sorted(guarded.items())),
+            "empty": tuple(k.arg for k in node.keywords if k.arg and _is_empty(k.value)),
         }
         if self._standard(called) in _REPLACES or (
             isinstance(node.func, ast.Name) and node.func.id == "replace"
@@ -791,7 +798,8 @@ class _ModuleVisitor:
 
     def _attribute(self, node: ast.Attribute) -> None:
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
-        self._member_use(node.value, node.attr, kind, node.lineno)
+        empty = (node.attr,) if id(node) in self.empty_writes else ()
+        self._member_use(node.value, node.attr, kind, node.lineno, empty)
 
     def _named_member(self, node: ast.Call) -> bool:
         """``getattr(o, "x")`` reads ``o.x`` (with a default it cannot fail);
@@ -808,7 +816,9 @@ class _ModuleVisitor:
         self._member_use(node.args[0], name.value, kind, node.lineno)
         return True
 
-    def _member_use(self, value: ast.expr, attr: str, kind: str, line: int) -> None:
+    def _member_use(
+        self, value: ast.expr, attr: str, kind: str, line: int, empty: tuple[str, ...] = ()
+    ) -> None:
         owner = self._type_of(value)
         if owner is None:
             return
@@ -826,7 +836,7 @@ class _ModuleVisitor:
             cls, via = base, chain[0].name
         if not cls.startswith(f"{OUTPUTS}.") and cls.rsplit(".", 1)[0] not in VLLM_ASYNC_OUTPUTS:
             return
-        self._add(kind, line, cls, member=attr, via=via)
+        self._add(kind, line, cls, member=attr, via=via, empty=empty)
 
     # --- types --------------------------------------------------------------------
 
@@ -1032,6 +1042,21 @@ class _ModuleVisitor:
                 if node.id in scope:
                     return scope[node.id]
         return _Kwargs(set(), False)
+
+
+def _is_empty(node: ast.expr) -> bool:
+    """``[]``, ``{}``, ``()``, ``list()``, ``dict()``: empty whatever its elements' type."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("list", "dict", "tuple", "set")
+        and not node.args
+        and not node.keywords
+    )
 
 
 #: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.

@@ -442,3 +442,30 @@ def test_a_method_made_static_is_the_same_to_its_callers(new, same) -> None:
     change = Change("vllm.v1.sample.sampler", "Sampler", "gather_logprobs",
                     "signature changed", known, new)  # fmt: skip
     assert _same_for_callers(change) is same
+
+
+def test_an_empty_value_fits_a_retyped_field() -> None:
+    files = {
+        "npu/runner.py": """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def empty(req_ids):
+    out = ModelRunnerOutput(req_ids=req_ids, req_id_to_index={}, sampled_token_ids=[])
+    out.sampled_token_ids = []
+    return out
+
+
+def full(req_ids):
+    out = ModelRunnerOutput(req_ids=req_ids, req_id_to_index={}, sampled_token_ids=[[1]])
+    out.sampled_token_ids = [[1]]
+    return out
+"""
+    }
+    reading = read_plugin(files)
+    # 0.11.1 made sampled_token_ids a list of arrays, no longer of lists.
+    found = judge(reading, view("0.11.1"), view("0.11.0")).findings
+    assert [(f.line, f.vllm_change) for f in found if f.kind == "behaviour-changed"] == [
+        (12, "field retyped ModelRunnerOutput.sampled_token_ids"),
+        (13, "field retyped ModelRunnerOutput.sampled_token_ids"),
+    ]
