@@ -171,6 +171,14 @@ def read_plugin(files: dict[str, str]) -> Reading:
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
         }
+        # ``from vllm.v1.outputs import ModelRunnerOutput as Out`` in a compat module:
+        # a file importing ``Out`` from it names none of vLLM's names.
+        new |= {
+            alias
+            for bound in world.bindings.values()
+            for alias, target in bound.items()
+            if target.startswith("vllm.") and _is_judged(_output_type_reexported(target))
+        }
         if not found or new <= names:
             break
         names = new

@@ -79,3 +79,16 @@ def test_files_that_cannot_use_the_types_are_not_parsed_but_their_imports_count(
     assert ("import", "p/big.py", "vllm.model_executor.layers") in {
         (u.kind, u.file, u.target) for u in reading.uses
     }
+
+
+def test_a_file_using_a_type_by_an_alias_of_the_plugins_own_is_read() -> None:
+    files = {
+        "npu/__init__.py": "",
+        "npu/compat.py": "from vllm.v1.outputs import ModelRunnerOutput as StepOutput\n",
+        "npu/worker.py": "from npu.compat import StepOutput\n\n\n"
+        "def step(ids):\n    return StepOutput(req_ids=ids, req_id_to_index={})\n",
+    }
+    uses = read_plugin(files).uses
+    assert [(u.kind, u.file, u.line) for u in uses if u.kind == "construct"] == [
+        ("construct", "npu/worker.py", 5)
+    ]
