@@ -85,12 +85,47 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
             release, f"guards name {', '.join(sorted({str(v) for v in named}, key=Version))}"
         )
         return _importable(guarded, reading, releases)
-    return Pin(None, "no requirement on vllm, no version guard")
+    return _from_imports(reading, releases) or Pin(None, "no requirement on vllm, no version guard")
 
 
 #: How many releases below a pin its author did not declare are tried for one its code
 #: imports from.
 _TRIED_BELOW = 3
+
+
+def _from_imports(reading: Reading, releases: list[str]) -> Pin | None:
+    """A plugin that names no vLLM, whose code cannot be imported at the newest release:
+    the newest release the fewest of its files using the output types fail to import at
+    (vllm-mindspore 0.5.1 imports ``vllm.executor``, gone from 0.11.1, and modules 0.11.0
+    added).  None where its code imports at the newest release (no evidence which it was
+    written for)."""
+    from conformance.crater.verdicts import files_dead_at
+    from conformance.crater.vllm_side import VllmViewError, release_view
+
+    using = {u.file for u in reading.uses if u.kind != "import"}
+    if not using:
+        return None
+    counted: list[tuple[str, set[str]]] = []
+    for release in reversed(releases):
+        try:
+            view = release_view(release)
+        except VllmViewError:
+            return None
+        dead = {f for f in files_dead_at(reading, view) if f in using}
+        counted.append((release, dead))
+        if not dead:
+            break
+    newest, dead_at_newest = counted[0]
+    best, dead_at_best = min(counted, key=lambda item: len(item[1]))  # the newest of ties
+    if len(dead_at_best) >= len(dead_at_newest):
+        return None
+    lacked = {m for f, m in files_dead_at(reading, release_view(newest)).items() if f in using}
+    return Pin(
+        best,
+        f"no requirement on vllm, no version guard; its code imports "
+        f"{', '.join(sorted(lacked))}, which {newest} lacks: {best} is the newest release "
+        "it imports most of its files at",
+    )
 
 
 def _importable(pin: Pin, reading: Reading, releases: list[str]) -> Pin:

@@ -149,3 +149,16 @@ def test_a_pin_not_declared_moves_to_the_release_its_code_imports_from(tmp_path)
     # Its own version is 0.11.1, which lacks vllm.v1.worker.ubatch_splitting; 0.11.0 has it.
     assert pin.release == "0.11.0"
     assert "but 0.11.1 lacks vllm.v1.worker.ubatch_splitting" in pin.why
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_a_plugin_naming_no_vllm_is_pinned_where_its_code_imports(tmp_path) -> None:
+    files = {**KUNLUN_LIKE, "pyproject.toml": '[project]\nname = "xpu-free"\nversion = "3.0"\n'}
+    source = plugin_source(str(plugins.write(files, tmp_path)))
+    pin = pin_of(source, read_plugin(source.files), None)
+    # Only 0.11.0 has vllm.v1.worker.ubatch_splitting; the newest release lacks it.
+    assert pin.release == "0.11.0"
+    assert "0.11.0 is the newest release it imports most of its files at" in pin.why
+    # Code that imports at the newest release says nothing of which it was written for.
+    free = plugin_source(str(plugins.write(plugins.USES_NONE, tmp_path / "none")))
+    assert pin_of(free, read_plugin(free.files), None).release is None
