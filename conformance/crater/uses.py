@@ -86,12 +86,16 @@ class Use:
     handled: bool = False  #: inside ``try: ... except ImportError``
     unpacked: int | None = None  #: names the call's result is unpacked into
     defines: tuple[str, ...] = ()  #: a subclass: the methods the plugin's classes define
+    #: a subclass: the methods the plugin's classes deriving from it define
+    below_define: tuple[str, ...] = ()
     abstract: bool = False  #: a subclass that declares abstract methods of its own
     own_init: bool = False  #: the plugin class defines ``__init__`` itself
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
     handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
     guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
+    #: ``**kwargs`` keys added where a test names them: passed where the field exists
+    tested_keywords: tuple[str, ...] = ()
     top_level: bool = False  #: an import run when the module is (not in a function)
     #: keywords given, or the field written, an empty ``[]``, ``{}``, ``()``: the same
     #: value under any element type
@@ -184,8 +188,11 @@ def read_plugin(files: dict[str, str]) -> Reading:
         names = new
         wanted = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
     reading = Reading([], unparsed, set(), set())
-    for module, (path, tree) in trees.items():
-        _ModuleVisitor(world, module, path, tree, reading).run()
+    visitors = [_ModuleVisitor(world, m, path, tree, reading) for m, (path, tree) in trees.items()]
+    for visitor in visitors:
+        visitor.type_attributes()
+    for visitor in visitors:
+        visitor.run()
     for path, text in sorted(pending.items()):
         # Not parsed: its top-level imports of vLLM, for what a target lacks (an indented
         # one may sit under a guard or a try, which only parsing would tell).
@@ -329,6 +336,16 @@ class _World:
                     todo.append(base)
         return seen, vllm_base
 
+    def defined_below(self, qualified: str) -> set[str]:
+        """The methods the plugin's classes deriving from this one define."""
+        return {
+            method
+            for cls in self.classes.values()
+            if cls.qualified != qualified
+            and any(c.qualified == qualified for c in self.chain(cls.qualified)[0])
+            for method in cls.methods
+        }
+
     def rests_on_vllm(self, qualified: str) -> bool:
         """Whether the plugin class derives from any of vLLM's (a ``Scheduler`` too)."""
         return any(
@@ -465,6 +482,9 @@ class _ModuleVisitor:
         self.scope_dicts: list[dict[str, _Kwargs]] = [{}]
         self.unpack: dict[int, int] = {}
         self.functions = 0  #: how many functions the walk is in
+        self.locals: list[dict[str, ast.expr]] = []  #: each function's ``name = value``
+        #: each class's ``self.x = value``, for the walk's classes
+        self.class_values: list[dict[str, ast.expr]] = []
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
@@ -474,6 +494,15 @@ class _ModuleVisitor:
             for target in node.targets
             if isinstance(target, ast.Name)
         }
+
+    def type_attributes(self) -> None:
+        """Each class's ``self.x`` types, before any module is walked: a subclass in
+        another file reads what its base's ``__init__`` stored."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ClassDef):
+                cls = self.world.classes.get(f"plugin:{self.module}.{node.name}")
+                if cls is not None:
+                    cls.attribute_types = self._self_attribute_types(node)
 
     def run(self) -> None:
         self._types_in(self.tree.body, [], into=self.scope_types[0])
@@ -518,7 +547,10 @@ class _ModuleVisitor:
                     continue
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
-                self.scope_types.append(self._narrowed(node.test) if branch else {})
+                narrowed = self._narrowed(node.test) if branch else {}
+                for name in _assigned_names(body):
+                    narrowed.pop(name, None)  # rebound in the branch: its own type shows
+                self.scope_types.append(narrowed)
                 self._statements(body)
                 self.scope_types.pop()
                 self.conditions.pop()
@@ -546,7 +578,9 @@ class _ModuleVisitor:
             return
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             for target in node.targets:
-                if isinstance(target, (ast.Tuple, ast.List)):
+                if isinstance(target, (ast.Tuple, ast.List)) and not any(
+                    isinstance(e, ast.Starred) for e in target.elts
+                ):
                     self.unpack[id(node.value)] = len(target.elts)
         if isinstance(node, ast.Assign) and _is_empty(node.value):
             self.empty_writes.update(id(t) for t in node.targets)
@@ -563,10 +597,21 @@ class _ModuleVisitor:
             self._expressions(base)
         cls = self.world.classes.get(f"plugin:{self.module}.{node.name}")
         if cls is not None:
-            cls.attribute_types = self._self_attribute_types(node)
             self._subclass_use(cls, node)
             self.class_stack.append(cls)
+        self.class_values.append(
+            {
+                target.attr: inner.value
+                for inner in ast.walk(node)
+                if isinstance(inner, ast.Assign)
+                for target in inner.targets
+                if isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            }
+        )
         self._statements(node.body)
+        self.class_values.pop()
         if cls is not None:
             self.class_stack.pop()
 
@@ -583,10 +628,20 @@ class _ModuleVisitor:
                 known[arg.arg] = judged
         self.scope_types.append(known)
         self._types_in(node.body, parameters, into=known)
+        self.locals.append(
+            {
+                target.id: statement.value
+                for statement in _own_statements(node.body)
+                if isinstance(statement, ast.Assign)
+                for target in statement.targets
+                if isinstance(target, ast.Name)
+            }
+        )
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         self.functions += 1
         self._statements(node.body)
         self.functions -= 1
+        self.locals.pop()
         self.scope_types.pop()
         self.scope_dicts.pop()
 
@@ -606,18 +661,24 @@ class _ModuleVisitor:
         return guard if guard.is_version else None
 
     def _strings_named(self, test: ast.expr) -> frozenset[str]:
-        """The strings a test names, those of the module constants it reads included
-        (``HAS_X = "x" in T.__dataclass_fields__`` ... ``if HAS_X:``)."""
-        found = set()
+        """The strings a test names, those of the flags it reads included (``HAS_X =
+        "x" in T.__dataclass_fields__`` ... ``if HAS_X:``: a module constant, a local,
+        ``self.has_x`` bound in the class)."""
+        found = set(_strings_in(test))
         for inner in ast.walk(test):
-            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-                found.add(inner.value)
-            elif isinstance(inner, ast.Name) and inner.id in self.constants:
-                found |= {
-                    c.value
-                    for c in ast.walk(self.constants[inner.id])
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                }
+            bound: ast.expr | None = None
+            if isinstance(inner, ast.Name):
+                bound = (self.locals[-1] if self.locals else {}).get(inner.id)
+                bound = bound if bound is not None else self.constants.get(inner.id)
+            elif (
+                isinstance(inner, ast.Attribute)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == "self"
+                and self.class_values
+            ):
+                bound = self.class_values[-1].get(inner.attr)
+            if bound is not None:
+                found |= _strings_in(bound)
         return frozenset(found)
 
     def _expressions(self, node: ast.expr) -> None:
@@ -679,6 +740,7 @@ class _ModuleVisitor:
             member=cls.name,
             via=cls.name,
             defines=tuple(sorted({m for c in chain for m in c.methods})),
+            below_define=tuple(sorted(self.world.defined_below(cls.qualified))),
             abstract=any(c.abstract for c in chain),
             own_init=own_init,
             own_fields=tuple(fields),
@@ -707,6 +769,7 @@ class _ModuleVisitor:
         open_ended = any(isinstance(a, ast.Starred) for a in node.args)
         keywords: list[str] = []
         guarded: dict[str, tuple[Guard, ...]] = {}
+        tested: set[str] = set()
         for keyword in node.keywords:
             if keyword.arg is not None:
                 keywords.append(keyword.arg)
@@ -714,12 +777,14 @@ class _ModuleVisitor:
             built = self._dict_keys(keyword.value)
             keywords += sorted(built.keys)
             guarded.update(built.guarded)
+            tested |= built.tested
             open_ended = open_ended or not built.known
         shape = {
             "positional": positional,
             "keywords": tuple(keywords),
             "open_ended": open_ended,
             "guarded_keywords": tuple(sorted(guarded.items())),
+            "tested_keywords": tuple(sorted(tested)),
             "empty": tuple(k.arg for k in node.keywords if k.arg and _is_empty(k.value)),
         }
         if self._standard(called) in _REPLACES or (
@@ -1052,6 +1117,15 @@ class _ModuleVisitor:
         return _Kwargs(set(), False)
 
 
+def _strings_in(node: ast.expr) -> frozenset[str]:
+    """The string constants in an expression (what a presence test names)."""
+    return frozenset(
+        inner.value
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+    )
+
+
 def _is_empty(node: ast.expr) -> bool:
     """``[]``, ``{}``, ``()``, ``list()``, ``dict()``: empty whatever its elements' type."""
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -1099,6 +1173,17 @@ def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from _own_statements(statements)
 
 
+def _assigned_names(body: list[ast.stmt]) -> set[str]:
+    """The names a block's statements bind by assignment."""
+    return {
+        target.id
+        for node in _own_statements(body)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+
+
 def _under_isinstance(
     body: list[ast.stmt],
     narrowed_by: Callable[[ast.expr], dict[str, str]],
@@ -1136,18 +1221,14 @@ _NO_TESTS = _Tests(lambda test: frozenset(), lambda test, branch: None)
 
 
 def _under_tests(
-    body: list[ast.stmt],
-    tests: _Tests,
-    named: frozenset[str] = frozenset(),
-    guards: tuple[Guard, ...] = (),
-) -> Iterator[tuple[ast.stmt, frozenset[str], tuple[Guard, ...]]]:
-    """:func:`_own_statements`, each with the strings its enclosing ``if`` tests name
-    and the version guards it sits under."""
+    body: list[ast.stmt], above: tuple[tuple[ast.expr, bool], ...] = ()
+) -> Iterator[tuple[ast.stmt, tuple[tuple[ast.expr, bool], ...]]]:
+    """:func:`_own_statements`, each with its enclosing ``if`` tests and whether it is in
+    each one's body (True) or its ``else`` (False)."""
     for node in body:
-        yield node, named, guards
+        yield node, above
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        inside = named | tests.strings(node.test) if isinstance(node, ast.If) else named
         for name in ("body", "orelse", "finalbody", "handlers"):
             inner = getattr(node, name, None)
             if isinstance(inner, list):
@@ -1155,13 +1236,10 @@ def _under_tests(
                 for handler in inner:
                     if isinstance(handler, ast.ExceptHandler):
                         statements += handler.body
-                guard = (
-                    tests.version(node.test, name == "body")
-                    if isinstance(node, ast.If) and name in ("body", "orelse")
-                    else None
-                )
-                inner_guards = (*guards, guard) if guard is not None else guards
-                yield from _under_tests(statements, tests, inside, inner_guards)
+                inside = above
+                if isinstance(node, ast.If) and name in ("body", "orelse"):
+                    inside = (*above, (node.test, name == "body"))
+                yield from _under_tests(statements, inside)
 
 
 @dataclass
@@ -1172,13 +1250,18 @@ class _Kwargs:
     known: bool  #: every key it can hold is known
     #: keys added under version tests, with their guards
     guarded: dict[str, tuple[Guard, ...]] = field(default_factory=dict)
+    #: keys added where a test names them: passed where vLLM's type has the field
+    tested: set[str] = field(default_factory=set)
 
-    def add(self, key: str, tested: frozenset[str], guards: tuple[Guard, ...]) -> None:
-        if key in tested:
-            # Added where a test names it (``"k" in T.__dataclass_fields__``, a constant
-            # bound to one): passed only where vLLM's type has it.
-            self.known = False
-        elif guards:
+    def add(self, key: str, above: tuple[tuple[ast.expr, bool], ...], tests: _Tests) -> None:
+        """Sorts a key by the tests it is added under (read only here: most keys are
+        added under none, and a module's tests are many)."""
+        if any(key in tests.strings(test) for test, _ in above):
+            # ``if "k" in T.__dataclass_fields__:``, or a flag bound to such a test
+            self.tested.add(key)
+            return
+        guards = tuple(g for test, branch in above if (g := tests.version(test, branch)))
+        if guards:
             self.guarded[key] = guards
         else:
             self.keys.add(key)
@@ -1189,7 +1272,7 @@ def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwa
     from a literal, ``dict(k=...)``, ``d["k"] = ...`` and ``d.update(k=...)``, each as
     :meth:`_Kwargs.add` sorts it by the tests it sits under."""
     found: dict[str, _Kwargs] = {}
-    for node, tested, guards in _under_tests(body, tests):
+    for node, above in _under_tests(body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             if isinstance(target, ast.Name):
@@ -1208,7 +1291,7 @@ def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwa
             ):
                 built = found[target.value.id]
                 if isinstance(target.slice, ast.Constant):
-                    built.add(str(target.slice.value), tested, guards)
+                    built.add(str(target.slice.value), above, tests)
                 else:
                     built.known = False
         elif (
@@ -1222,7 +1305,7 @@ def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwa
             built = found[node.value.func.value.id]
             for keyword in node.value.keywords:
                 if keyword.arg:
-                    built.add(keyword.arg, tested, guards)
+                    built.add(keyword.arg, above, tests)
             if node.value.args:
                 built.known = False
     return found

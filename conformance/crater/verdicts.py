@@ -132,12 +132,15 @@ def judge(
         if use.kind == "import" or use.target in failed or use.module in failed:
             continue
 
-        if use.guarded_keywords:
+        if use.guarded_keywords or use.tested_keywords:
             passed = [
                 key
                 for key, guards in use.guarded_keywords
                 if all(g.holds(view.version) is not False for g in guards)
             ]
+            fields = judge_.constructor(use.module, use.type_name) if use.tested_keywords else None
+            present = {p.name for p in fields or ()}
+            passed += [key for key in use.tested_keywords if key in present]
             use = dataclasses.replace(use, keywords=(*use.keywords, *passed))
         handler = getattr(judge_, use.kind)
         for found in handler(use):
@@ -161,11 +164,18 @@ def files_dead_at(reading: Reading, pin: VllmView) -> dict[str, str]:
             and not use.handled
             and use.file not in dead
             and use.target not in _JUDGED_MODULES
+            and not _compiled_or_private(use.target)
             and all(g.holds(pin.version) is not False for g in use.guards)
             and pin.has_module(use.target) is False
         ):
             dead[use.file] = use.target
     return dead
+
+
+def _compiled_or_private(module: str) -> bool:
+    """``vllm._C``, ``vllm._moe_C``: vLLM's compiled extensions are in no release's list of
+    Python modules, so their absence says nothing."""
+    return any(part.startswith("_") for part in module.split("."))
 
 
 class _Judge:
@@ -394,7 +404,9 @@ class _Judge:
             if members is None:
                 return found  # vLLM's class is gone: its import says so
             defined |= {name for name, m in members.items() if getattr(m, "kind", "") == "method"}
-        for method in sorted(abstract - defined):
+        # A method the plugin's own subclasses define marks a base of theirs, not a
+        # class made as it is.
+        for method in sorted(abstract - defined - set(use.below_define)):
             found.append(
                 Finding(
                     "cannot-instantiate",

@@ -469,3 +469,71 @@ def full(req_ids):
         (12, "field retyped ModelRunnerOutput.sampled_token_ids"),
         (13, "field retyped ModelRunnerOutput.sampled_token_ids"),
     ]
+
+
+def test_what_a_second_look_found_judged_rightly() -> None:
+    files = {
+        "npu/a_sub.py": """
+from npu.z_base import Base
+
+
+class Sub(Base):
+    def get_output(self):
+        return self._output.req_id_to_index
+""",
+        "npu/z_base.py": """
+import vllm._C
+from vllm.v1.outputs import AsyncModelRunnerOutput, KVConnectorOutput, ModelRunnerOutput
+from vllm.v1.sample.sampler import Sampler
+
+
+class Base(AsyncModelRunnerOutput):
+    def __init__(self, output: ModelRunnerOutput):
+        self._output = output
+        self.has_group = "invalid_block_group_index" in KVConnectorOutput.__dataclass_fields__
+
+    def get_kv_connector_output(self):
+        return None
+
+    def kv(self, sending, group):
+        kwargs = {"finished_sending": sending}
+        if self.has_group:
+            kwargs["invalid_block_group_index"] = group
+        return KVConnectorOutput(**kwargs)
+
+
+def first(logprobs, n, ids):
+    token_ids, *_ = Sampler.gather_logprobs(logprobs, n, ids)
+    return token_ids
+
+
+def rebound(out):
+    if isinstance(out, AsyncModelRunnerOutput):
+        out = out.get_output()
+        return out.req_id_to_index
+    return None
+
+
+def missing(ids):
+    has = "num_nans_in_logits" in ModelRunnerOutput.__dataclass_fields__
+    kwargs = {"req_ids": ids}
+    if has:
+        kwargs["num_nans_in_logits"] = None
+    return ModelRunnerOutput(**kwargs)
+""",
+    }
+    reading = read_plugin(files)
+    pin = view("0.33.0")
+    found = judge(reading, view("0.34.0"), pin, pin=pin)
+    assert found.dead_at_pin == {}  # vllm._C is compiled: in no list of Python modules
+    assert [(f.file, f.line, f.member) for f in found.findings if f.kind == "read-fails"] == [
+        # what the base's __init__ stores, read in a subclass in an earlier file
+        ("npu/a_sub.py", 7, "ModelRunnerOutput.req_id_to_index"),
+        # rebound in the isinstance branch: the output, not the async output
+        ("npu/z_base.py", 30, "ModelRunnerOutput.req_id_to_index"),
+    ]
+    at_pin = judge(reading, pin, None, pin=pin).findings
+    # A field-tested key held in a local or self flag passes only where the field exists;
+    # the keys known still say what is missing; a starred unpacking takes any length.
+    # Base, a base of the plugin's own Sub, is instantiated through it: no break of its own.
+    assert [(f.line, f.member) for f in at_pin] == [(39, "ModelRunnerOutput.req_id_to_index")]
