@@ -1159,18 +1159,8 @@ def _fields_of(chain: list[PluginClass]) -> tuple[tuple[str, bool], ...]:
 
 def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of a body at any depth, not those of nested functions or classes."""
-    for node in body:
+    for node, _ in _under_tests(body):
         yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(node, name, None)
-            if isinstance(inner, list):
-                statements = [s for s in inner if isinstance(s, ast.stmt)]
-                for handler in inner:
-                    if isinstance(handler, ast.ExceptHandler):
-                        statements += handler.body
-                yield from _own_statements(statements)
 
 
 def _assigned_names(body: list[ast.stmt]) -> set[str]:
@@ -1185,28 +1175,19 @@ def _assigned_names(body: list[ast.stmt]) -> set[str]:
 
 
 def _under_isinstance(
-    body: list[ast.stmt],
-    narrowed_by: Callable[[ast.expr], dict[str, str]],
-    narrowed: dict[str, str] | None = None,
+    body: list[ast.stmt], narrowed_by: Callable[[ast.expr], dict[str, str]]
 ) -> Iterator[tuple[ast.stmt, dict[str, str]]]:
     """:func:`_own_statements`, each with the names the ``isinstance`` tests it sits
     under narrow (in their ``if`` bodies)."""
-    narrowed = narrowed or {}
-    for node in body:
+    read: dict[int, dict[str, str]] = {}
+    for node, above in _under_tests(body):
+        narrowed: dict[str, str] = {}
+        for test, in_body in above:
+            if in_body:
+                if id(test) not in read:
+                    read[id(test)] = narrowed_by(test)
+                narrowed.update(read[id(test)])
         yield node, narrowed
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(node, name, None)
-            if isinstance(inner, list):
-                statements = [s for s in inner if isinstance(s, ast.stmt)]
-                for handler in inner:
-                    if isinstance(handler, ast.ExceptHandler):
-                        statements += handler.body
-                inside = narrowed
-                if isinstance(node, ast.If) and name == "body":
-                    inside = {**narrowed, **narrowed_by(node.test)}
-                yield from _under_isinstance(statements, narrowed_by, inside)
 
 
 @dataclass(frozen=True)
