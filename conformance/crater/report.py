@@ -73,6 +73,10 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3]
         for row in rows
     ]
+    # Why each pin is the vLLM it is: a pin is often found, not declared.
+    lines += ["", "pins:"] + [
+        f"  {v.plugin} {v.version}: {v.pin.label} ({v.pin.why})" for v in verdicts if v.pin
+    ]
     for verdict in verdicts:
         for record in verdict.records:
             if record.verdict == HOLDS:

@@ -48,6 +48,8 @@ def test_a_plugin_holding_at_its_pin_and_breaking_at_the_target_exits_1(offline,
         "  npu_builder/runner.py:7: construction-raises ModelRunnerOutput.req_id_to_index "
         "(field removed ModelRunnerOutput.req_id_to_index)" in matrix
     )
+    assert "  npu-builder 1.0: 0.33.0 (metadata: vllm==0.33.0+npu)" in matrix
+    assert "  npu-platform 0.1: unpinned (no requirement on vllm, no version guard)" in matrix
     data = json.loads(report.read_text())
     assert list(data) == list(REPORT_KEYS)
     assert (data["schema"], data["target"]) == (SCHEMA, "0.34.0")
