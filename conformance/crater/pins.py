@@ -108,32 +108,19 @@ def _from_imports(reading: Reading, releases: list[str]) -> Pin | None:
     (vllm-mindspore 0.5.1 imports ``vllm.executor``, gone from 0.11.1, and modules 0.11.0
     added).  None where its code imports at the newest release (no evidence which it was
     written for)."""
-    from conformance.crater.verdicts import files_dead_at
-    from conformance.crater.vllm_side import VllmViewError, release_view
-
-    using = {u.file for u in reading.uses if u.kind != "import"}
-    if not using:
+    tried = _failing_imports(reading, releases[::-1])
+    counted = [(release, dead) for release, dead in tried if dead is not None]
+    if not counted or len(counted) < len(tried):
         return None
-    counted: list[tuple[str, set[str]]] = []
-    for release in reversed(releases):
-        try:
-            view = release_view(release)
-        except VllmViewError:
-            return None
-        dead = {f for f in files_dead_at(reading, view) if f in using}
-        counted.append((release, dead))
-        if not dead:
-            break
-    newest, dead_at_newest = counted[0]
-    best, dead_at_best = min(counted, key=lambda item: len(item[1]))  # the newest of ties
-    if len(dead_at_best) >= len(dead_at_newest):
+    newest, at_newest = counted[0]
+    best, at_best = min(counted, key=lambda item: len(item[1]))  # the newest of ties
+    if len(at_best) >= len(at_newest):
         return None
-    lacked = {m for f, m in files_dead_at(reading, release_view(newest)).items() if f in using}
     return Pin(
         best,
         f"no requirement on vllm, no version guard; its code imports "
-        f"{', '.join(sorted(lacked))}, which {newest} lacks: {best} is the newest release "
-        "it imports most of its files at",
+        f"{', '.join(sorted(set(at_newest.values())))}, which {newest} lacks: {best} is the "
+        "newest release it imports most of its files at",
     )
 
 
@@ -143,34 +130,46 @@ def _importable(pin: Pin, reading: Reading, releases: list[str]) -> Pin:
     types import a module the pin lacks (vllm-kunlun 0.11.1 imports
     ``vllm.v1.worker.ubatch_splitting``, which only 0.11.0 has), that pin is not the
     vLLM it was written for."""
-    from conformance.crater.verdicts import files_dead_at
-    from conformance.crater.vllm_side import VllmViewError, release_view
-
     assert pin.release is not None
-    using = {u.file for u in reading.uses if u.kind != "import"}
     below = [r for r in releases if Version(r) <= Version(pin.release)][::-1]
-    tried: list[tuple[str, dict[str, str]]] = []
-    for release in below[: _TRIED_BELOW + 1]:
-        try:
-            view = release_view(release)
-        except VllmViewError:
-            if release == pin.release:
-                return pin  # judged as it is: its record says why its texts are missing
-            continue
-        dead = {f: m for f, m in files_dead_at(reading, view).items() if f in using}
-        tried.append((release, dead))
-        if not dead:
-            break
+    tried = _failing_imports(reading, below[: _TRIED_BELOW + 1])
+    if not tried or tried[0][1] is None:
+        return pin  # judged as it is: its record says why its texts are missing
     at_pin = tried[0][1]
-    best, dead_at_best = min(tried, key=lambda item: len(item[1]))  # the newest of ties
+    counted = [(release, dead) for release, dead in tried if dead is not None]
+    best, at_best = min(counted, key=lambda item: len(item[1]))  # the newest of ties
     if best == pin.release:
         return pin
-    lacked = set(at_pin.values()) - set(dead_at_best.values())
+    lacked = set(at_pin.values()) - set(at_best.values())
     return Pin(
         best,
         f"{pin.why}, but {pin.release} lacks {', '.join(sorted(lacked))}, which its code "
         f"imports and {best} has",
     )
+
+
+def _failing_imports(
+    reading: Reading, candidates: list[str]
+) -> list[tuple[str, dict[str, str] | None]]:
+    """Release by release, until one has none: the plugin's files using the output types
+    that cannot be imported there, ``{file: the module it lacks}`` (None: the release's
+    texts cannot be had).  Empty where no file uses them."""
+    from conformance.crater.verdicts import files_dead_at
+    from conformance.crater.vllm_side import VllmViewError, release_view
+
+    using = {u.file for u in reading.uses if u.kind != "import"}
+    tried: list[tuple[str, dict[str, str] | None]] = []
+    for release in candidates if using else []:
+        try:
+            view = release_view(release)
+        except VllmViewError:
+            tried.append((release, None))
+            continue
+        dead = {f: m for f, m in files_dead_at(reading, view).items() if f in using}
+        tried.append((release, dead))
+        if not dead:
+            break
+    return tried
 
 
 #: :func:`_newest_when_published` where the plugin release predates every release allowed
