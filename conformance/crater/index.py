@@ -105,18 +105,31 @@ def newest_version(files: list[IndexFile], prereleases: bool = False) -> str | N
     return str(max(pool)) if pool else None
 
 
-def first_uploaded(files: list[IndexFile], version: str) -> datetime.datetime | None:
-    """When ``version`` was published: its first file's upload, where the index says."""
-    wanted = Version(version)
-    times = []
+def first_uploads(files: list[IndexFile]) -> dict[str, datetime.datetime]:
+    """When each version was published: its first file's upload, where the index says."""
+    found: dict[str, datetime.datetime] = {}
     for file in files:
-        if file.uploaded and Version(file.version) == wanted:
-            try:
-                when = datetime.datetime.fromisoformat(file.uploaded.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            times.append(when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc))
-    return min(times) if times else None
+        when = parsed_time(file.uploaded)
+        if when is not None:
+            found[file.version] = min(when, found.get(file.version, when))
+    return found
+
+
+def first_uploaded(files: list[IndexFile], version: str) -> datetime.datetime | None:
+    """When ``version`` was published, where the index says."""
+    return first_uploads(files).get(str(Version(version)))
+
+
+def parsed_time(text: object) -> datetime.datetime | None:
+    """An ISO 8601 time (``2026-05-11T15:50:59.818554Z``, PEP 700), in UTC when it
+    names no zone; None for anything else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def best_file(files: list[IndexFile], version: str) -> IndexFile | None:

@@ -37,8 +37,10 @@ from conformance.crater.index import (
     PackageIndexError,
     best_file,
     first_uploaded,
+    first_uploads,
     index_urls,
     newest_version,
+    parsed_time,
     project_files,
 )
 from conformance.releases import fetch
@@ -176,12 +178,7 @@ def _release_dates(
         listing = _listing(name, folder)
     except PluginSourceError:
         return ()
-    dates = []
-    for version in sorted({f.version for f in listing}):
-        published = first_uploaded(listing, version)
-        if published is not None:
-            dates.append((version, published))
-    return tuple(dates)
+    return tuple(sorted(first_uploads(listing).items()))
 
 
 def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
@@ -266,17 +263,8 @@ def _cached(folder: Path, name: str, version: str) -> PluginSource:
         metadata,
         str(manifest.get("file") or ""),
         tuple(manifest.get("unreadable") or ()),  # type: ignore[arg-type]
-        published=_moment(manifest.get("published")),
+        published=parsed_time(manifest.get("published")),
     )
-
-
-def _moment(text: object) -> datetime.datetime | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 def _wanted_in_wheel(path: str) -> bool:
