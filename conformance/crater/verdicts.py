@@ -644,15 +644,9 @@ def _bases(shape: str) -> list[str]:
 def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
     """The parameters of a method's shape (``@staticmethod def f(a, b=1) -> tuple[x, y]``)
     and how many values it returns (a ``tuple[...]`` annotation), where it says."""
-    at = shape.find("def ")
-    if at < 0:
+    function = _parsed_def(shape)
+    if function is None:
         return None, None
-    try:
-        tree = ast.parse(shape[at:] + ":\n    pass")
-    except SyntaxError:
-        return None, None
-    function = tree.body[0]
-    assert isinstance(function, ast.FunctionDef)
     args = function.args
     parameters: list[Parameter] = []
     positional = [*args.posonlyargs, *args.args]
@@ -680,6 +674,18 @@ def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
     return parameters, returns
 
 
+def _parsed_def(shape: str) -> ast.FunctionDef | None:
+    """A method's shape (``@staticmethod def f(a, b=1) -> X``) as the ``def`` it heads."""
+    at = shape.find("def ")
+    if at < 0:
+        return None
+    try:
+        function = ast.parse(shape[at:] + ":\n    pass").body[0]
+    except SyntaxError:
+        return None
+    return function if isinstance(function, ast.FunctionDef) else None
+
+
 def _same_for_callers(change: Change) -> bool:
     """A method made a ``@staticmethod`` (``self`` dropped), its parameters and result
     otherwise the same: ``self.sampler.gather_logprobs(...)`` calls it as before."""
@@ -689,17 +695,11 @@ def _same_for_callers(change: Change) -> bool:
 
 def _callers_form(shape: str | None) -> str | None:
     """A method's shape as its callers see it: no decorator, no ``self``."""
-    at = shape.find("def ") if shape else -1
-    if shape is None or at < 0:
-        return None
-    try:
-        function = ast.parse(shape[at:] + ":\n    pass").body[0]
-    except SyntaxError:
-        return None
-    if not isinstance(function, ast.FunctionDef):
+    function = _parsed_def(shape) if shape else None
+    if shape is None or function is None:
         return None
     arguments = function.args
-    if "@staticmethod" not in shape[:at]:
+    if "@staticmethod" not in shape[: shape.find("def ")]:
         if not (arguments.posonlyargs or arguments.args):
             return None
         if arguments.posonlyargs:
@@ -712,12 +712,8 @@ def _callers_form(shape: str | None) -> str | None:
 
 def _returned_name(shape: str) -> str | None:
     """The class a method's shape says it returns (``-> LogprobsTensors``), if one."""
-    at = shape.find("def ")
-    try:
-        function = ast.parse(shape[at:] + ":\n    pass").body[0] if at >= 0 else None
-    except SyntaxError:
-        return None
-    returns = function.returns if isinstance(function, ast.FunctionDef) else None
+    function = _parsed_def(shape)
+    returns = function.returns if function is not None else None
     if isinstance(returns, ast.Constant) and isinstance(returns.value, str):
         return returns.value.rpartition(".")[2] or None  # a string annotation
     if isinstance(returns, ast.Name):
