@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -482,9 +482,8 @@ class _ModuleVisitor:
         self.scope_dicts: list[dict[str, _Kwargs]] = [{}]
         self.unpack: dict[int, int] = {}
         self.functions = 0  #: how many functions the walk is in
-        self.locals: list[dict[str, ast.expr]] = []  #: each function's ``name = value``
-        #: each class's ``self.x = value``, for the walk's classes
-        self.class_values: list[dict[str, ast.expr]] = []
+        self.function_bodies: list[list[ast.stmt]] = []  #: the functions the walk is in
+        self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
@@ -505,7 +504,7 @@ class _ModuleVisitor:
                     cls.attribute_types = self._self_attribute_types(node)
 
     def run(self) -> None:
-        self._types_in(self.tree.body, [], into=self.scope_types[0])
+        self._types_in(self.tree.body, into=self.scope_types[0])
         self._statements(self.tree.body)
 
     # --- walking ------------------------------------------------------------------
@@ -599,19 +598,9 @@ class _ModuleVisitor:
         if cls is not None:
             self._subclass_use(cls, node)
             self.class_stack.append(cls)
-        self.class_values.append(
-            {
-                target.attr: inner.value
-                for inner in ast.walk(node)
-                if isinstance(inner, ast.Assign)
-                for target in inner.targets
-                if isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == "self"
-            }
-        )
+        self.class_nodes.append(node)
         self._statements(node.body)
-        self.class_values.pop()
+        self.class_nodes.pop()
         if cls is not None:
             self.class_stack.pop()
 
@@ -627,21 +616,13 @@ class _ModuleVisitor:
             if judged:
                 known[arg.arg] = judged
         self.scope_types.append(known)
-        self._types_in(node.body, parameters, into=known)
-        self.locals.append(
-            {
-                target.id: statement.value
-                for statement in _own_statements(node.body)
-                if isinstance(statement, ast.Assign)
-                for target in statement.targets
-                if isinstance(target, ast.Name)
-            }
-        )
+        self._types_in(node.body, into=known)
+        self.function_bodies.append(node.body)
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         self.functions += 1
         self._statements(node.body)
         self.functions -= 1
-        self.locals.pop()
+        self.function_bodies.pop()
         self.scope_types.pop()
         self.scope_dicts.pop()
 
@@ -668,15 +649,16 @@ class _ModuleVisitor:
         for inner in ast.walk(test):
             bound: ast.expr | None = None
             if isinstance(inner, ast.Name):
-                bound = (self.locals[-1] if self.locals else {}).get(inner.id)
+                if self.function_bodies:
+                    bound = _value_bound(_own_statements(self.function_bodies[-1]), inner)
                 bound = bound if bound is not None else self.constants.get(inner.id)
             elif (
                 isinstance(inner, ast.Attribute)
                 and isinstance(inner.value, ast.Name)
                 and inner.value.id == "self"
-                and self.class_values
+                and self.class_nodes
             ):
-                bound = self.class_values[-1].get(inner.attr)
+                bound = _value_bound(ast.walk(self.class_nodes[-1]), inner)
             if bound is not None:
                 found |= _strings_in(bound)
         return frozenset(found)
@@ -1017,9 +999,7 @@ class _ModuleVisitor:
             return named if self.world.chain(named)[1] else None
         return named if _is_judged(named) else None
 
-    def _types_in(
-        self, body: list[ast.stmt], parameters: list[ast.arg], into: dict[str, str]
-    ) -> None:
+    def _types_in(self, body: list[ast.stmt], into: dict[str, str]) -> None:
         """Names of a function (or module) whose judged type its assignments show, added
         to ``into``, the scope in force (so a copy of a name typed before is typed)."""
         for node, narrowed in _under_isinstance(body, self._narrowed):
@@ -1115,6 +1095,27 @@ class _ModuleVisitor:
                 if node.id in scope:
                     return scope[node.id]
         return _Kwargs(set(), False)
+
+
+def _value_bound(nodes: Iterable[ast.AST], name: ast.Name | ast.Attribute) -> ast.expr | None:
+    """The value ``nodes`` (a function's statements, a class's code) bind a name or
+    ``self.x`` to: a flag a test reads."""
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(name, ast.Name) and isinstance(target, ast.Name):
+                if target.id == name.id:
+                    return node.value
+            elif (
+                isinstance(name, ast.Attribute)
+                and isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+                and target.attr == name.attr
+            ):
+                return node.value
+    return None
 
 
 def _strings_in(node: ast.expr) -> frozenset[str]:
