@@ -463,6 +463,28 @@ def _unwrap_annotation(node: ast.expr | None) -> ast.expr | None:
     return node
 
 
+#: The generic containers whose one parameter is the type of every element.
+_SEQUENCES = frozenset(
+    {"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection",
+     "deque", "Deque", "tuple", "Tuple", "set", "Set", "frozenset", "FrozenSet"}
+)  # fmt: skip
+#: How a name holding a sequence of a judged type is kept among a scope's types: its
+#: elements (``for out in outputs``, ``outputs[0]``) have the type.
+SEQUENCE_OF = "sequence of "
+
+
+def _element_annotation(node: ast.expr) -> ast.expr | None:
+    """``X`` of ``list[X]``, ``Sequence[X]``, ``tuple[X, ...]`` (not of ``tuple[X, Y]``)."""
+    if not (isinstance(node, ast.Subscript) and _decorator_name(node.value) in _SEQUENCES):
+        return None
+    item = node.slice
+    if not isinstance(item, ast.Tuple):
+        return item
+    if len(item.elts) == 2 and isinstance(item.elts[1], ast.Constant):
+        return item.elts[0] if item.elts[1].value is Ellipsis else None
+    return None
+
+
 class _ModuleVisitor:
     """Walks one module, keeping the conditions and ``try`` blocks a node sits in."""
 
@@ -928,6 +950,12 @@ class _ModuleVisitor:
             return None
         if isinstance(node, ast.Call):
             return self._type_of_value(node)
+        if isinstance(node, ast.Subscript):
+            # ``outputs[0]`` an element, ``outputs[1:]`` a sequence again
+            element = self._element_of(node.value)
+            if element is not None and isinstance(node.slice, ast.Slice):
+                return SEQUENCE_OF + element
+            return element
         if isinstance(node, ast.IfExp):
             # ``result if result is not None else EMPTY_MODEL_RUNNER_OUTPUT``
             sides = [
@@ -938,6 +966,37 @@ class _ModuleVisitor:
             types = {self._type_of(side) for side in sides} - {None}
             return types.pop() if len(types) == 1 else None
         return None
+
+    def _element_of(self, node: ast.expr) -> str | None:
+        """The judged type of the elements of a sequence (``reversed(x)``,
+        ``sorted(x)`` and ``list(x)`` hold the elements of ``x``)."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("reversed", "sorted", "list", "tuple", "iter")
+            and len(node.args) == 1
+        ):
+            node = node.args[0]
+        typed = self._type_of(node)
+        if typed is None or not typed.startswith(SEQUENCE_OF):
+            return None
+        return typed.removeprefix(SEQUENCE_OF)
+
+    def _loop_types(self, target: ast.expr, over: ast.expr) -> dict[str, str]:
+        """The names ``for target in over`` binds to a judged type (``enumerate`` too)."""
+        if (
+            isinstance(over, ast.Call)
+            and isinstance(over.func, ast.Name)
+            and over.func.id == "enumerate"
+            and over.args
+            and isinstance(target, (ast.Tuple, ast.List))
+            and len(target.elts) == 2
+        ):
+            over, target = over.args[0], target.elts[1]
+        element = self._element_of(over)
+        if element is None or not isinstance(target, ast.Name):
+            return {}
+        return {target.id: element}
 
     def _returned_by(self, func: ast.expr, called: str | None) -> str | None:
         """The judged type a plugin function or method says it returns
@@ -992,6 +1051,12 @@ class _ModuleVisitor:
         inner = _unwrap_annotation(node)
         if inner is None:
             return None
+        element = _element_annotation(inner)
+        if element is not None:
+            judged = self._type_of_annotation(element, module)
+            return (
+                None if judged is None or judged.startswith(SEQUENCE_OF) else SEQUENCE_OF + judged
+            )
         named = self.world.resolve(module or self.module, inner)
         if named is None:
             return None
@@ -1003,7 +1068,20 @@ class _ModuleVisitor:
         """Names of a function (or module) whose judged type its assignments show, added
         to ``into``, the scope in force (so a copy of a name typed before is typed)."""
         for node, narrowed in _under_isinstance(body, self._narrowed):
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    # ``[out.req_ids for out in outputs]``
+                    for inner in ast.walk(child):
+                        if isinstance(inner, ast.comprehension):
+                            bound = self._loop_types(inner.target, inner.iter)
+                            for name, element in bound.items():
+                                into.setdefault(name, element)
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                self.scope_types.append(narrowed)
+                for name, element in self._loop_types(node.target, node.iter).items():
+                    into.setdefault(name, element)
+                self.scope_types.pop()
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 judged = self._type_of_annotation(node.annotation)
                 if judged:
                     into[node.target.id] = judged
@@ -1016,11 +1094,7 @@ class _ModuleVisitor:
                 value = node.value
                 # ``if isinstance(out, NPUAsyncOutput): out = out.get_output()``
                 self.scope_types.append(narrowed)
-                judged = (
-                    self._type_of(value)
-                    if isinstance(value, (ast.Name, ast.Attribute, ast.IfExp))
-                    else self._type_of_value(value)
-                )
+                judged = self._type_of(value)
                 self.scope_types.pop()
                 if judged and isinstance(target, ast.Name):
                     into.setdefault(target.id, judged)

@@ -537,3 +537,60 @@ def missing(ids):
     # the keys known still say what is missing; a starred unpacking takes any length.
     # Base, a base of the plugin's own Sub, is instantiated through it: no break of its own.
     assert [(f.line, f.member) for f in at_pin] == [(39, "ModelRunnerOutput.req_id_to_index")]
+
+
+ELEMENTS = """
+from typing import List, Optional, Sequence
+
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def loop(outputs: list[ModelRunnerOutput]):
+    for out in outputs:
+        out.req_id_to_index
+
+
+def indexed(outputs: Optional[List[ModelRunnerOutput]]):
+    return outputs[1:][0].req_id_to_index  # a slice is a sequence again
+
+
+def counted(outputs: Sequence["ModelRunnerOutput"]):
+    for i, out in enumerate(outputs):
+        out.req_id_to_index
+
+
+def comprehended(outputs: tuple[ModelRunnerOutput, ...]):
+    return [out.req_id_to_index for out in outputs]
+
+
+class Batcher:
+    def __init__(self, outputs: list[ModelRunnerOutput]):
+        self.outputs = outputs
+        self.pending: list[ModelRunnerOutput] = []
+
+    def last(self):
+        return self.pending[-1].req_id_to_index
+
+    def each(self):
+        for out in reversed(self.outputs):
+            out.req_id_to_index
+
+
+def untyped(outputs: list, pairs: tuple[ModelRunnerOutput, int]):
+    for out in outputs:
+        out.req_id_to_index  # nothing says what the list holds
+    pairs[1].req_id_to_index  # a pair's int, not an output
+    return outputs[1:][0].req_id_to_index  # still unknown: outputs is a bare list
+
+
+def first(outputs: list[ModelRunnerOutput]):
+    out = outputs[0]
+    return out.req_id_to_index
+"""
+
+
+def test_the_elements_of_an_annotated_sequence_have_its_element_type() -> None:
+    reading = read_plugin({"npu/batch.py": ELEMENTS})
+    assert judge(reading, view("0.33.0"), None).findings == []
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    assert sorted(f.line for f in found if f.kind == "read-fails") == [9, 13, 18, 22, 31, 35, 47]
