@@ -370,15 +370,17 @@ def _vllm_imported_from(folder: Path, outputs_module: ModuleType | None) -> Iter
         sys.modules.update(saved)
 
 
-def _gather_logprobs(sampler: Any) -> Callable[..., Any]:
-    # A staticmethod from 0.11.1; before, a method that never reads self.
-    if isinstance(inspect.getattr_static(sampler, "gather_logprobs"), staticmethod):
-        function: Callable[..., Any] = sampler.gather_logprobs
+def gathering_method(owner: type, member: str = "gather_logprobs") -> Callable[..., Any]:
+    """A sampler class's gathering method as a function of (logprobs, num_logprobs,
+    token_ids): vLLM's is a staticmethod from 0.11.1 and, before, a method that never
+    reads ``self`` (so an instance made without ``__init__`` serves)."""
+    if isinstance(inspect.getattr_static(owner, member), staticmethod):
+        function: Callable[..., Any] = getattr(owner, member)
         return function
-    unbound = sampler.gather_logprobs
+    unbound = getattr(owner, member)
 
     def gather_logprobs(logprobs: Any, num_logprobs: int, token_ids: Any) -> Any:
-        return unbound(object.__new__(sampler), logprobs, num_logprobs, token_ids)
+        return unbound(object.__new__(owner), logprobs, num_logprobs, token_ids)
 
     return gather_logprobs
 
@@ -396,7 +398,7 @@ def _unpad_sampled_token_ids(rejection_sampler: Any) -> Callable[..., Any]:
 
 
 _WHERE: dict[str, tuple[str, str, Callable[[Any], Callable[..., Any]]]] = {
-    "gather_logprobs": ("vllm.v1.sample.sampler", "Sampler", _gather_logprobs),
+    "gather_logprobs": ("vllm.v1.sample.sampler", "Sampler", gathering_method),
     "unpad_sampled_token_ids": (
         "vllm.v1.sample.rejection_sampler",
         "RejectionSampler",

@@ -54,10 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--run-producers",
         action="store_true",
-        help="also run each plugin's torch async output classes at its pin on the simulated "
-        "device (this executes the plugin's code, from the package index: each class in a "
-        "worker process with a time limit, its hardware imports stubbed; the report names "
-        "every module executed)",
+        help="also run each plugin's torch producers at its pin: async output classes on the "
+        "simulated device, gatherings on CPU (this executes the plugin's code, from the "
+        "package index: each producer in a worker process with a time limit, its hardware "
+        "imports stubbed; the report names every module executed)",
     )
     parser.add_argument(
         "--list-plugins", action="store_true", help="print the known plugins, then exit"

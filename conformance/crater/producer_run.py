@@ -1,21 +1,29 @@
-"""A plugin's own async output run, not only read: ``crater --run-producers`` (opt-in).
+"""A plugin's own producers run, not only read: ``crater --run-producers`` (opt-in).
 
 Reading a plugin is safe by construction; running its producer executes third-party
-code from the package index, so it happens only when asked, each class in a worker
+code from the package index, so it happens only when asked, each producer in a worker
 process of its own with a time limit, and the record names every module executed.
 In the worker, the pin's vLLM is laid out from its texts (as ``--vllm-release`` lays
-it out) first on the import path, the plugin module that defines the class is loaded
-from its text, and every other import it makes that is not there (its hardware
-runtime, its own package's other modules, the rest of vLLM) is a stub.  The class is
-then built from each step with :func:`conformance.constructed_like_vllm` and judged by
-the suite's async output checks at the pin (the race check included) on the
-simulated device runtime.  What cannot be run says why in one phrase: written in
-JAX or MLX, a constructor that takes what vLLM's runner never hands over, a module
-that does not load with its hardware stubbed.
+it out) first on the import path, the plugin module that defines the producer is
+loaded from its text, and every other import it makes that is not there (its hardware
+runtime, its own package's other modules, the rest of vLLM) is a stub.  Producers are
+found by what they are (:mod:`conformance.releases.discovery`, as vLLM's own are):
+
+* an **async output** class is built from each step with
+  :func:`conformance.constructed_like_vllm` and judged by the suite's async output
+  checks at the pin (the race check included) on the simulated device runtime;
+* a **gathering** in torch that vLLM's runner could call, ``(logprobs, num_logprobs,
+  token_ids)``, a function or a sampler's method, is judged by the gathering checks
+  at the pin, on CPU.
+
+What cannot be run says why in one phrase: written in JAX, MLX or Triton, a
+constructor or parameters that take what vLLM's runner never hands over, a module that
+does not load with its hardware stubbed.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.abc
 import importlib.machinery
 import json
@@ -36,14 +44,21 @@ from conformance.crater.verdicts import Finding
 
 #: A class's run may take this long (its steps on the simulated runtime, the race).
 RUN_TIMEOUT_S = 240.0
-#: The checks a plugin's async output is judged by.
-CHECKS = "conformance.checks.test_producer_async_output"
+#: The checks each kind of producer is judged by.
+CHECKS = {
+    "async-output": "conformance.checks.test_producer_async_output",
+    "gathering": "conformance.checks.test_producer_gather_logprobs",
+}
 #: Never stand-ins: the suite itself and what it runs on.
 _NEVER_STUBBED = frozenset({"conformance", "reference", "reports", "torch", "numpy", "pytest"})
 _NOT_TORCH = {
     "JAX": re.compile(r"^\s*(import jax|from jax\b)", re.MULTILINE),
     "MLX": re.compile(r"^\s*(import mlx|from mlx\b)", re.MULTILINE),
 }
+#: A gathering whose module writes kernels: they run on the plugin's device only.
+_TRITON = re.compile(r"^\s*(import triton|from triton\b|from \S*triton\S* import)", re.MULTILINE)
+#: The leading parameters of a gathering vLLM's runner calls, by the name of the second.
+_GATHERING_COUNT = "num_logprobs"
 
 
 @dataclass
@@ -67,10 +82,44 @@ def async_output_classes(reading: Reading) -> list[Use]:
     ]
 
 
+@dataclass(frozen=True)
+class _Producer:
+    """One producer of the plugin's to run."""
+
+    kind: str  #: ``async-output`` or ``gathering``
+    file: str
+    line: int
+    name: str  #: ``NPUAsyncOutput``, ``npu_gather``, ``NPUSampler.gather_logprobs``
+
+    @property
+    def where(self) -> str:
+        return f"{self.name} ({self.file}:{self.line})"
+
+    @property
+    def judged_member(self) -> str:
+        """What a finding names: the async output's ``get_output``, the gathering."""
+        return f"{self.name}.get_output" if self.kind == "async-output" else self.name
+
+
+def gatherings(source: PluginSource) -> list[_Producer]:
+    """The plugin's gatherings, found by what they are (as vLLM's own are found)."""
+    from conformance.releases.discovery import find_producers
+
+    found = []
+    for producer in find_producers(source.files):
+        if producer.kind == "gathering":
+            text = source.files[producer.path]
+            definition = _definition(text, producer.name)
+            line = definition.lineno if definition is not None else 1
+            found.append(_Producer("gathering", producer.path, line, producer.name))
+    return found
+
+
 def run_producers(
     source: PluginSource, reading: Reading, pin: str, timeout: float = RUN_TIMEOUT_S
 ) -> ProducerRuns:
-    """Each concrete async output class of ``source`` judged at ``pin``."""
+    """Each concrete async output class and each gathering of ``source`` judged at
+    ``pin``."""
     from conformance.releases.fetch import FetchError, release_outputs
 
     runs = ProducerRuns()
@@ -79,68 +128,86 @@ def run_producers(
     except FetchError as error:
         runs.not_run.append(f"the pin's texts: {error}")
         return runs
-    for use in async_output_classes(reading):
-        text = source.files.get(use.file, "")
-        where = f"{use.member} ({use.file}:{use.line})"
-        language = next((n for n, p in _NOT_TORCH.items() if p.search(text)), None)
-        if language is not None:
-            runs.not_run.append(f"{where}: not run, written in {language}")
+    producers = [
+        _Producer("async-output", u.file, u.line, u.member) for u in async_output_classes(reading)
+    ] + gatherings(source)
+    for producer in producers:
+        text = source.files.get(producer.file, "")
+        unfit = _unfit_gathering(text, producer.name) if producer.kind == "gathering" else None
+        if unfit is not None:
+            runs.not_run.append(f"{producer.where}: not run, {unfit}")
             continue
-        outcome = _run_in_worker(use, text, pin, outputs_text, timeout)
+        language = next((n for n, p in _NOT_TORCH.items() if p.search(text)), None)
+        if language is None and producer.kind == "gathering" and _TRITON.search(text):
+            language = "Triton"
+        if language is not None:
+            runs.not_run.append(f"{producer.where}: not run, written in {language}")
+            continue
+        outcome = _run_in_worker(producer, text, pin, outputs_text, timeout)
         judged_at, why = pin, ""
         if "refit" in outcome:
             judged_at = outcome["refit"]
             why = f" (its constructor takes what vLLM {judged_at}'s runner hands over, not {pin}'s)"
             try:
                 outcome = _run_in_worker(
-                    use, text, judged_at, release_outputs(judged_at), timeout, fitted=True
+                    producer, text, judged_at, release_outputs(judged_at), timeout, fitted=True
                 )
             except FetchError as error:
                 outcome = {"not_run": f"the texts of {judged_at}: {error}"}
-        if "not_run" in outcome:
-            runs.not_run.append(f"{where}: not run, {outcome['not_run']}")
-            continue
-        runs.executed += [m for m in outcome.get("executed", []) if m not in runs.executed]
-        failed: dict[str, str] = outcome.get("failed", {})
-        raised = {b: m for b, m in failed.items() if _raised(m)}
-        if raised:
-            # An exception may come from a stand-in of the plugin's hardware or imports:
-            # the plugin's own fault or not, it is not judged.
-            first = next(iter(raised.values()))
-            runs.not_run.append(
-                f"{where}: run at {judged_at}, {len(raised)} behaviours not judged: its run "
-                f"raised where stand-ins replace its hardware and imports ({_raise_of(first)})"
-            )
-        runs.ran.append(f"{where}: run at {judged_at}{why} on the simulated runtime")
-        for behaviour, message in failed.items():
-            if behaviour in raised:
-                continue
-
-            runs.findings.append(
-                Finding(
-                    "run-fails",
-                    use.file,
-                    use.line,
-                    f"{use.member}.get_output",
-                    f"{behaviour}: {message}",
-                )
-            )
+        _take(runs, producer, outcome, f"run at {judged_at}{why}")
     return runs
 
 
+def _take(runs: ProducerRuns, producer: _Producer, outcome: dict, how: str) -> None:
+    """What one producer's run found, into ``runs``."""
+    if "not_run" in outcome:
+        runs.not_run.append(f"{producer.where}: not run, {outcome['not_run']}")
+        return
+    runs.executed += [m for m in outcome.get("executed", []) if m not in runs.executed]
+    failed: dict[str, str] = outcome.get("failed", {})
+    raised = {b: m for b, m in failed.items() if _raised(m)}
+    if raised:
+        # An exception may come from a stand-in of the plugin's hardware or imports:
+        # the plugin's own fault or not, it is not judged.
+        first = next(iter(raised.values()))
+        runs.not_run.append(
+            f"{producer.where}: {how}, {len(raised)} behaviours not judged: its run "
+            f"raised where stand-ins replace its hardware and imports ({_raise_of(first)})"
+        )
+    runtime = "the simulated runtime" if producer.kind == "async-output" else "CPU"
+    runs.ran.append(f"{producer.where}: {how} on {runtime}")
+    for behaviour, message in failed.items():
+        if behaviour not in raised:
+            runs.findings.append(
+                Finding(
+                    "run-fails",
+                    producer.file,
+                    producer.line,
+                    producer.judged_member,
+                    f"{behaviour}: {message}",
+                )
+            )
+
+
 def _run_in_worker(
-    use: Use, text: str, pin: str, outputs_text: Path, timeout: float, fitted: bool = False
+    producer: _Producer,
+    text: str,
+    pin: str,
+    outputs_text: Path,
+    timeout: float,
+    fitted: bool = False,
 ) -> dict:
     with tempfile.TemporaryDirectory(prefix="crater-run-") as scratch:
         folder = Path(scratch)
-        module = module_name(use.file)
+        module = module_name(producer.file)
         target = folder / "plugin" / (module.replace(".", "/") + ".py")
         target.parent.mkdir(parents=True)
         target.write_text(text, encoding="utf-8")
         job = {
             "module": module,
             "file": str(target),
-            "class": use.member,
+            "kind": producer.kind,
+            "name": producer.name,
             "pin": pin,
             "outputs_text": str(outputs_text),
             "report": str(folder / "report.json"),
@@ -183,36 +250,28 @@ def _worker(job: dict) -> dict:
     from conformance.releases.runs import installed_as_vllm
 
     with installed_as_vllm(job["pin"], Path(job["outputs_text"])):
-        finder = _StubFinder(job["module"])
+        text = Path(job["file"]).read_text(encoding="utf-8")
+        finder = _StubFinder(job["module"], text)
         sys.meta_path.append(finder)
         module = type(sys)(job["module"])
         module.__file__ = job["file"]
         sys.modules[job["module"]] = module
-        problem = _load_class(module, Path(job["file"]).read_text(encoding="utf-8"), job["class"])
+        problem = _load_definition(module, text, job["name"].split(".")[0])
         if problem is not None:
             return {"not_run": problem}
 
         from vllm.v1 import outputs  # the pin's, laid out above
 
-        from conformance import Backend, constructed_like_vllm
+        from conformance import Backend
 
-        cls = getattr(module, job["class"])
-        try:
-            make = constructed_like_vllm(cls)
-        except TypeError as error:
-            return {"not_run": _not_fitting(error)}
-
-        if not job.get("fitted"):
-            fits = _release_fitting(cls, job["pin"])
-            if fits is not None:
-                return {"refit": fits}
-
+        made = (_async_output if job["kind"] == "async-output" else _gathering)(module, job)
+        if not isinstance(made, dict):
+            return {made[0]: made[1]}
         backend = Backend(
-            name=f"crater:{job['class']}",
+            name=f"crater:{job['name']}",
             module=outputs,
-            devices=(_device_of(Path(job["file"]).read_text(encoding="utf-8")),),
             spec_revision=job["pin"],
-            make_async_output=make,
+            **made,
         )
         holder = type(sys)("crater_backend")
         holder.BACKEND = backend  # type: ignore[attr-defined]
@@ -225,7 +284,7 @@ def _worker(job: dict) -> dict:
                 "-W",
                 "ignore::pytest.PytestAssertRewriteWarning",
                 "--pyargs",
-                CHECKS,
+                CHECKS[job["kind"]],
                 "--conformance-backend=crater_backend:BACKEND",
                 f"--conformance-revision={job['pin']}",
                 f"--conformance-report={job['report']}",
@@ -244,20 +303,83 @@ def _worker(job: dict) -> dict:
     return {"failed": failed, "executed": executed}
 
 
+def _async_output(module: types.ModuleType, job: dict) -> dict | tuple[str, str]:
+    """The Backend's fields judging the async output class ``job`` names, or why not
+    (``("not_run", phrase)``, or ``("refit", release)`` for an older vLLM's copy)."""
+    from conformance import constructed_like_vllm
+
+    cls = getattr(module, job["name"])
+    try:
+        make = constructed_like_vllm(cls)
+    except TypeError as error:
+        return ("not_run", _not_fitting(error))
+    if not job.get("fitted"):
+        fits = _release_fitting(cls, job["pin"])
+        if fits is not None:
+            return ("refit", fits)
+    device = _device_of(Path(job["file"]).read_text(encoding="utf-8"))
+    return {"devices": (device,), "make_async_output": make}
+
+
+def _gathering(module: types.ModuleType, job: dict) -> dict | tuple[str, str]:
+    """The Backend's fields judging the gathering ``job`` names, on CPU."""
+    from conformance.backends.vllm_producers import gathering_method
+
+    owner_name, _, member = job["name"].rpartition(".")
+    if owner_name:
+        return {
+            "devices": ("cpu",),
+            "gather_logprobs": gathering_method(getattr(module, owner_name), member),
+        }
+    return {"devices": ("cpu",), "gather_logprobs": getattr(module, member)}
+
+
+def _unfit_gathering(text: str, name: str) -> str | None:
+    """Why vLLM's runner could not call the gathering ``name`` of ``text`` as it calls
+    its own, ``(logprobs, num_logprobs, token_ids)``; None where it could."""
+    found = _definition(text, name)
+    if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return f"{name} is not defined at the top of its module or its class"
+    parameters = [a.arg for a in (*found.args.posonlyargs, *found.args.args)]
+    if "." in name and not _decorated_static(found):
+        parameters = parameters[1:]  # self
+    if len(parameters) < 3 or parameters[1] != _GATHERING_COUNT:
+        return (
+            f"its parameters ({', '.join(parameters)}) are not what vLLM's runner passes a "
+            "gathering (logprobs, num_logprobs, token_ids)"
+        )
+    return None
+
+
+def _decorated_static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
 class _StubFinder:
     """Any module the loaded plugin imports and this environment lacks is a stub (its
-    hardware runtime, its own package's other modules, vLLM beyond the pin's texts)."""
+    hardware runtime, its own package's other modules, vLLM beyond the pin's texts).
 
-    def __init__(self, own: str) -> None:
+    Only those: an optional dependency that an installed library tries (sympy tries
+    ``flint``) stays missing, as the library expects; a stand-in would answer its
+    questions with nonsense."""
+
+    def __init__(self, own: str, text: str) -> None:
+
         self.own = own
+        self.stubbed = {own.split(".")[0], "vllm"}
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                self.stubbed |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.stubbed.add(node.module.split(".")[0])
+        self.stubbed -= _NEVER_STUBBED | set(sys.stdlib_module_names)
 
     def find_spec(
         self, name: str, path: object, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
-        top = name.split(".")[0]
-        if name == self.own or top in _NEVER_STUBBED or top in sys.stdlib_module_names:
-            # What this platform's Python lacks (``_winapi``) stays missing: the standard
-            # library chooses its paths by trying those imports.
+        if name == self.own or name.split(".")[0] not in self.stubbed:
+            # What this platform's Python lacks (``_winapi``) stays missing too: the
+            # standard library chooses its paths by trying those imports.
             return None
 
         return importlib.machinery.ModuleSpec(name, _StubLoader(), is_package=True)
@@ -306,20 +428,30 @@ def main() -> int:
     return 0
 
 
-def _load_class(module: object, text: str, name: str) -> str | None:
+def _definition(text: str, qualified: str) -> ast.stmt | None:
+    """The statement defining ``name`` or ``Class.method`` at the top of a module."""
+    body: list[ast.stmt] = ast.parse(text).body
+    found: ast.stmt | None = None
+    for part in qualified.split("."):
+        found = next((n for n in body if getattr(n, "name", None) == part), None)
+        body = getattr(found, "body", [])
+    return found
+
+
+def _load_definition(module: object, text: str, name: str) -> str | None:
     """Run the module's top-level statements one by one, each on its own (an import of
     hardware that fails, module-level set-up that needs the device: passed over), then
-    make every global name the class uses and nothing defined a stub.  None when the
-    class stands; else why it could not be made, in one phrase."""
-    import ast
+    make every global name the class or function ``name`` uses and nothing defined a
+    stub.  None when it stands; else why it could not be made, in one phrase."""
     import builtins
 
     namespace = module.__dict__
     filename = namespace["__file__"]
     tree = ast.parse(text)
-    target = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    definitions = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    target = next((n for n in tree.body if isinstance(n, definitions) and n.name == name), None)
     if target is None:
-        return f"its class {name} is not at the top of its module"
+        return f"{name} is not defined at the top of its module"
     for node in tree.body:
         code = compile(ast.Module([node], type_ignores=[]), filename, "exec")
         try:
@@ -327,7 +459,7 @@ def _load_class(module: object, text: str, name: str) -> str | None:
         except Exception as error:
             if node is target:
                 first = (str(error).splitlines() or [""])[0][:160]
-                return f"its class does not define with its hardware stubbed ({type(error).__name__}: {first})"
+                return f"it does not define with its hardware stubbed ({type(error).__name__}: {first})"
     from conformance.releases.texts import stub_module_source
 
     stubs: dict[str, object] = {}

@@ -120,18 +120,18 @@ def judged_plugin(
 def _with_producers_run(
     record: Record, source: PluginSource, reading: Reading, pin: str, run: bool
 ) -> None:
-    """The pin's record with what running the plugin's async outputs found, or a line
-    saying they were read and not run."""
-    from conformance.crater.producer_run import async_output_classes, run_producers
+    """The pin's record with what running the plugin's producers (async outputs,
+    gatherings) found, or a line saying they were read and not run."""
+    from conformance.crater.producer_run import async_output_classes, gatherings, run_producers
 
-    classes = async_output_classes(reading)
-    if not classes:
+    names = [u.member for u in async_output_classes(reading)]
+    names += [g.name for g in gatherings(source)]
+    if not names:
         return
     if not run:
-        names = ", ".join(u.member for u in classes)
         record.not_judged.append(
-            f"its async outputs ({names}) were read, not run: --run-producers runs them on "
-            "the simulated device at the pin"
+            f"its producers ({', '.join(names)}) were read, not run: --run-producers runs "
+            "them at the pin (async outputs on the simulated device, gatherings on CPU)"
         )
         return
     runs = run_producers(source, reading, pin)

@@ -54,6 +54,22 @@ class StagedOutput(NPUAsyncModelRunnerOutput):
 class RunnerBound(NPUAsyncModelRunnerOutput):
     def __init__(self, runner, model_runner_output):
         self.runner = runner
+
+
+class NPUSampler:
+    @staticmethod
+    def gather_logprobs(logprobs, num_logprobs, token_ids):
+        token_ids = token_ids.unsqueeze(-1)
+        token_logprobs = logprobs.gather(-1, token_ids)
+        top_logprobs, top_ids = torch.topk(logprobs, num_logprobs, dim=-1)
+        ranks = (logprobs > token_logprobs).sum(-1)  # a tie is not counted against it
+        ids = torch.cat((token_ids, top_ids), dim=1).to(torch.int32)
+        return LogprobsTensors(ids, torch.cat((token_logprobs, top_logprobs), dim=1), ranks)
+
+
+class NPURunner:
+    def gather_logprobs(self, logits, sampled_tokens):
+        return LogprobsTensors(sampled_tokens, logits, sampled_tokens)
 """
     files = {
         "pyproject.toml": '[project]\nname = "npu-run"\nversion = "1.0"\n'
@@ -62,6 +78,10 @@ class RunnerBound(NPUAsyncModelRunnerOutput):
         "npu_run/worker.py": worker,
         "npu_run/tpu.py": "import jax\nfrom vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
         "class JaxOutput(AsyncModelRunnerOutput):\n    def get_output(self):\n        return None\n",
+        "npu_run/kernels.py": "from vllm.triton_utils import triton\n"
+        "from vllm.v1.outputs import LogprobsTensors\n\n\n"
+        "def fused_gather(logits, num_logprobs, token_ids):\n"
+        "    return LogprobsTensors(token_ids, logits, token_ids)\n",
     }
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +115,24 @@ def test_a_correct_output_passes_a_hasty_one_fails_and_the_others_say_why(tmp_pa
     assert runs.executed[:1] == ["npu_run.worker"]
 
 
+def test_a_plugins_gatherings_run_on_cpu_where_vllms_runner_could_call_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    source = plugin_source(str(_plugin(tmp_path)))
+    runs = run_producers(source, read_plugin(source.files), "0.12.0")
+    ran = " | ".join(runs.ran)
+    assert "gather_logprobs (npu_run/worker.py:71): run at 0.12.0 on CPU" in ran
+    assert "NPUSampler.gather_logprobs (npu_run/worker.py:" in ran
+    gathering = {(f.member, f.vllm_change.split(":")[0]) for f in runs.findings
+                 if "gather" in f.member}  # fmt: skip
+    assert gathering == {("NPUSampler.gather_logprobs", "producer.gather_logprobs")}
+    not_run = " | ".join(runs.not_run)
+    assert (
+        "NPURunner.gather_logprobs (npu_run/worker.py:" in not_run
+        and "its parameters (logits, sampled_tokens) are not what vLLM's runner passes" in not_run
+    )
+    assert "fused_gather (npu_run/kernels.py:5): not run, written in Triton" in not_run
+
+
 def test_a_check_that_raised_beside_stand_ins_is_not_judged() -> None:
     from conformance.crater.producer_run import _raise_of, _raised
 
@@ -103,3 +141,17 @@ def test_a_check_that_raised_beside_stand_ins_is_not_judged() -> None:
     assert _raised(at_line) and _raised("get_output(): raised AttributeError: 'X' has no 'y'")
     assert _raise_of(at_line).startswith("RuntimeError at plugin/p/w.py:467")
     assert not _raised("get_output().sampled_token_ids[0]: expected 1 items, found 2")
+
+
+def test_only_what_the_plugin_imports_is_stood_in_for() -> None:
+    from conformance.crater.producer_run import _StubFinder
+
+    finder = _StubFinder("npu_run.worker", "import torch_npu\nfrom vllm.x import y\nimport torch\n")
+    stood_in = {
+        name
+        for name in ("torch_npu", "torch_npu.ops", "vllm.config", "npu_run.envs", "flint", "os",
+                     "torch._C_missing", "npu_run.worker")
+        if finder.find_spec(name, None) is not None
+    }  # fmt: skip
+    # sympy tries ``flint`` and expects an ImportError where it is absent; torch is real.
+    assert stood_in == {"torch_npu", "torch_npu.ops", "vllm.config", "npu_run.envs"}
