@@ -6,9 +6,9 @@ satisfies it and that was out when the plugin release was published, where the i
 dates both; local labels such as ``+cpu`` read as the release), else the known
 plugin's rule (``same-version``), else the versions its guards name (the newest); a pin
 so found moves down, up to three releases, to where its code imports
-(:func:`_importable`).  Else, where its code cannot be imported at the newest release,
-the release it imports most of its files at (:func:`_from_imports`); else none:
-``unpinned``.
+(:func:`_importable`).  Else, where its code cannot be imported at the newest release
+(an output or producer module it imports being gone counts here), the release it
+imports most of its files at (:func:`_from_imports`); else none: ``unpinned``.
 """
 
 from __future__ import annotations
@@ -108,7 +108,10 @@ def _from_imports(reading: Reading, releases: list[str]) -> Pin | None:
     (vllm-mindspore 0.5.1 imports ``vllm.executor``, gone from 0.11.1, and modules 0.11.0
     added).  None where its code imports at the newest release (no evidence which it was
     written for)."""
-    tried = _failing_imports(reading, releases[::-1])
+    # Here a missing producer module (``vllm.v1.sample.rejection_sampler``, gone in
+    # 0.34.0) is evidence too: nothing else says which vLLM the code was written for.
+    # A pin the plugin's rule or guards gave keeps it a break at that pin.
+    tried = _failing_imports(reading, releases[::-1], judged_modules=True)
     counted = [(release, dead) for release, dead in tried if dead is not None]
     if not counted or len(counted) < len(tried):
         return None
@@ -149,11 +152,12 @@ def _importable(pin: Pin, reading: Reading, releases: list[str]) -> Pin:
 
 
 def _failing_imports(
-    reading: Reading, candidates: list[str]
+    reading: Reading, candidates: list[str], judged_modules: bool = False
 ) -> list[tuple[str, dict[str, str] | None]]:
     """Release by release, until one has none: the plugin's files using the output types
     that cannot be imported there, ``{file: the module it lacks}`` (None: the release's
-    texts cannot be had).  Empty where no file uses them."""
+    texts cannot be had).  Empty where no file uses them.  ``judged_modules``: a missing
+    output or producer module counts too."""
     from conformance.crater.verdicts import files_dead_at
     from conformance.crater.vllm_side import VllmViewError, release_view
 
@@ -165,7 +169,8 @@ def _failing_imports(
         except VllmViewError:
             tried.append((release, None))
             continue
-        dead = {f: m for f, m in files_dead_at(reading, view).items() if f in using}
+        failing = files_dead_at(reading, view, judged_modules=judged_modules)
+        dead = {f: m for f, m in failing.items() if f in using}
         tried.append((release, dead))
         if not dead:
             break

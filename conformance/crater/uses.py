@@ -212,7 +212,8 @@ _NAMED_IN_USES = frozenset(
 #: What a file that can hold a use names: vLLM's output or producer modules, or one of
 #: those names (a plugin's other files, most of a large one, are not parsed).
 _FIRST_PASS = re.compile(
-    r"vllm\.v1\.(?:outputs|worker\.gpu|sample)\b|from[ \t]+vllm\.v1[ \t]+import|\b("
+    r"vllm\.v1\.(?:outputs|worker\.gpu(?:_model_runner)?|sample)\b"
+    r"|from[ \t]+vllm\.v1(?:\.worker)?[ \t]+import|\b("
     + "|".join(sorted(map(re.escape, _NAMED_IN_USES)))
     + r")\b"
 )

@@ -151,11 +151,16 @@ def judge(
     return judge_.result
 
 
-def files_dead_at(reading: Reading, pin: VllmView) -> dict[str, str]:
+def files_dead_at(
+    reading: Reading, pin: VllmView, *, judged_modules: bool = False
+) -> dict[str, str]:
     """The plugin's files that cannot be imported at its pin: each imports, when it is
     imported, a vLLM module the pin lacks (one the crater judges no use of, such as V0's
     ``vllm.model_executor.sampling_metadata``).  What they do elsewhere is no use the
-    plugin makes at its pin, so no break of it."""
+    plugin makes at its pin, so no break of it.
+
+    ``judged_modules``: also the output and producer modules (a finding where a file
+    is judged, but evidence all the same of which vLLM the code was written for)."""
     dead: dict[str, str] = {}
     for use in reading.uses:
         if (
@@ -163,7 +168,7 @@ def files_dead_at(reading: Reading, pin: VllmView) -> dict[str, str]:
             and use.top_level
             and not use.handled
             and use.file not in dead
-            and use.target not in _JUDGED_MODULES
+            and (judged_modules or use.target not in _JUDGED_MODULES)
             and not _compiled_or_private(use.target)
             and all(g.holds(pin.version) is not False for g in use.guards)
             and pin.has_module(use.target) is False
@@ -266,7 +271,13 @@ class _Judge:
             if present is None:
                 self.result.unjudged += 1
             return None
-        if self.view.has_module(f"{module}.{name}") and module != OUTPUTS:
+        submodule = f"{module}.{name}"
+        if submodule in _JUDGED_MODULES and self.view.has_module(submodule) is False:
+            # ``from vllm.v1.worker import gpu_model_runner``
+            return Finding(
+                "import-fails", use.file, use.line, submodule, self.module_because(submodule)
+            )
+        if self.view.has_module(submodule) and module != OUTPUTS:
             return None  # a submodule (``from vllm.v1 import outputs``)
         bound = self.view.bound.get(module)
         if bound is not None:

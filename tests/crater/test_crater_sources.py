@@ -162,3 +162,22 @@ def test_a_plugin_naming_no_vllm_is_pinned_where_its_code_imports(tmp_path) -> N
     # Code that imports at the newest release says nothing of which it was written for.
     free = plugin_source(str(plugins.write(plugins.USES_NONE, tmp_path / "none")))
     assert pin_of(free, read_plugin(free.files), None).release is None
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_a_producer_module_gone_at_the_newest_release_pins_a_plugin_naming_no_vllm(
+    tmp_path,
+) -> None:
+    files = {
+        "pyproject.toml": '[project]\nname = "spec-free"\nversion = "1.0"\n',
+        "spec_free/__init__.py": "",
+        "spec_free/rejection.py": "from vllm.v1.sample.rejection_sampler import RejectionSampler\n"
+        "from vllm.v1.outputs import SamplerOutput\n\n\n"
+        "def step(ids):\n    return SamplerOutput(sampled_token_ids=ids, logprobs_tensors=None)\n",
+    }
+    source = plugin_source(str(plugins.write(files, tmp_path)))
+    pin = pin_of(source, read_plugin(source.files), None)
+    # 0.34.0 removed the first runner's rejection sampler: the code was written for one
+    # before.
+    assert pin.release == "0.33.0"
+    assert "vllm.v1.sample.rejection_sampler, which 0.34.0 lacks" in pin.why

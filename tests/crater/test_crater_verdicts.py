@@ -594,3 +594,19 @@ def test_the_elements_of_an_annotated_sequence_have_its_element_type() -> None:
     assert judge(reading, view("0.33.0"), None).findings == []
     found = judge(reading, view("0.34.0"), view("0.33.0")).findings
     assert sorted(f.line for f in found if f.kind == "read-fails") == [9, 13, 18, 22, 31, 35, 47]
+
+
+def test_a_producer_module_imported_from_its_package_or_inside_a_function_is_judged() -> None:
+    files = {
+        "npu/compat.py": "from vllm.v1.worker import gpu_model_runner\n\n\n"
+        "def runner_class():\n"
+        "    from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n"
+        "    return GPUModelRunner\n",
+    }
+    reading = read_plugin(files)
+    assert judge(reading, view("0.33.0"), None).findings == []
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    assert [(f.kind, f.line, f.member) for f in found] == [
+        ("import-fails", 1, "vllm.v1.worker.gpu_model_runner"),
+        ("import-fails", 5, "vllm.v1.worker.gpu_model_runner"),
+    ]
