@@ -204,17 +204,33 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
 def _async_behaviours(
     pin: str | None, target: VllmView
 ) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The async output behaviours of the pin's revision and of the target's."""
+    """The async output behaviours of the pin's revision and of the target's.
+
+    Where both read each request's logprobs rows by ``slice_request`` (from 0.12.0), a
+    layout of the rows is none of them: the two runners' layouts read alike, and the
+    suite's own checks require the reading, not the layout (a plugin's layout of its pin
+    reads right at the target)."""
+    from typing import get_args
+
+    from conformance.producers.logprobs_reading import reads_by_request
     from reference.revisions import UnknownRevisionError, canonical_name, revision
+    from reference.revisions.model import LogprobsBy
 
     if pin is None or target.version is None:
         return None
     try:
-        before = revision(canonical_name(pin)).async_output.behaviours
-        after = revision(canonical_name(_release_of(target.version))).async_output.behaviours
+        pinned = revision(canonical_name(pin))
+        targeted = revision(canonical_name(_release_of(target.version)))
     except (UnknownRevisionError, ValueError):
         return None
+    before, after = pinned.async_output.behaviours, targeted.async_output.behaviours
+    if reads_by_request(pinned) and reads_by_request(targeted):
+        layouts = {f"{_ASYNC}logprobs-{layout}" for layout in get_args(LogprobsBy)}
+        before, after = before - layouts, after - layouts
     return before, after
+
+
+_ASYNC = "producer.async_output:"
 
 
 def _release_of(version: str) -> str:

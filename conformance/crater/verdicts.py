@@ -27,6 +27,7 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
+from conformance.crater.neutral_changes import answers_as_before
 from conformance.crater.uses import (
     ASYNC_BASE,
     EMPTY,
@@ -113,6 +114,12 @@ def judge(
     this vLLM's async output behaviours) adds what a plugin's async output must now do.
     ``pin``: the plugin's pin, whose unimportable files are not judged."""
     judge_ = _Judge(view, other)
+    for use in reading.uses:
+        if use.kind == "construct":
+            keys = {*use.keywords, *use.tested_keywords, *(k for k, _ in use.guarded_keywords)}
+            judge_.fields_set.setdefault(use.type_name, set()).update(keys)
+        elif use.kind == "write" and use.member:
+            judge_.fields_set.setdefault(use.type_name, set()).add(use.member)
     dead = files_dead_at(reading, pin) if pin is not None else {}
     judge_.result.dead_at_pin = dead
     active = [
@@ -188,6 +195,8 @@ class _Judge:
         self.view = view
         self.other = other
         self.result = Judgement()
+        #: ``{type: fields}`` the plugin passes to a construction or writes
+        self.fields_set: dict[str, set[str]] = {}
         self._seen: set[tuple[str, str, int, str]] = set()
         self.changes: list[Change] = []
         if other is not None:
@@ -491,6 +500,8 @@ class _Judge:
         changed = self._changed(type_name, member, ("field retyped", "body changed"))
         if changed is None or (kind == "behaviour-changed" and _only_widened(changed)):
             return []
+        if changed.change == "body changed" and self._answers_as_before(use, type_name, member):
+            return []
         if changed.change == "field retyped" and member in use.empty:
             return []  # ``output.sampled_token_ids = []`` fits it whatever it holds
         return [Finding("behaviour-changed", use.file, use.line, name, changed.describe())]
@@ -577,6 +588,19 @@ class _Judge:
         return found
 
     # --- vLLM's side ------------------------------------------------------------------
+
+    def _answers_as_before(self, use: Use, type_name: str, member: str) -> bool:
+        """A method of an output type whose body only gained terms over fields added
+        since the pin, neutral at their defaults, which the plugin never sets."""
+        if self.other is None or use.module != OUTPUTS:
+            return False
+        return answers_as_before(
+            self.other.outputs_text,
+            self.view.outputs_text,
+            type_name,
+            member,
+            self.fields_set.get(type_name, set()),
+        )
 
     def _changed(self, type_name: str, member: str, kinds: tuple[str, ...]) -> Change | None:
         for change in self.changes:

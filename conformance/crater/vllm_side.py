@@ -39,6 +39,8 @@ class VllmView:
     bound: dict[str, frozenset[str]] = field(compare=False, repr=False)
     #: every ``vllm`` module it has, where the wheel or tree shows them
     modules: frozenset[str] | None = field(compare=False, repr=False)
+    #: the text of its ``vllm/v1/outputs.py`` (what a changed method's body now says)
+    outputs_text: str = field(default="", compare=False, repr=False)
 
     def has_module(self, module: str) -> bool | None:
         """Whether ``module`` (or a package of that name) exists; None when unknown."""
@@ -164,7 +166,7 @@ def _made(
             bound[section.module] = runtime_names(section.body)
         except SyntaxError:
             continue
-    return VllmView(label, version, surface, bound, modules)
+    return VllmView(label, version, surface, bound, modules, source.outputs)
 
 
 def runtime_names(source: str) -> frozenset[str]:

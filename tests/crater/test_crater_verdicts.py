@@ -144,13 +144,33 @@ def test_what_get_output_must_hand_over_is_news_only_to_a_class_it_concerns() ->
         "        return self.logprobs_tensors.tolists()\n",
     }
     behaviours = tuple(
-        revision(canonical_name(r)).async_output.behaviours for r in ("0.33.0", "0.34.0")
+        revision(canonical_name(r)).async_output.behaviours for r in ("0.11.2", "0.12.0")
     )
-    found = judge(read_plugin(code), view("0.34.0"), view("0.33.0"), behaviours).findings
+    found = judge(read_plugin(code), view("0.12.0"), view("0.11.2"), behaviours).findings
     added = {(f.member, f.vllm_change) for f in found if f.kind == "behaviour-changed"}
+    # 0.12.0's consumer reads rows of several tokens by a cu that 0.11.2's layout lacks.
     assert ("WithLogprobs.get_output",
-            "behaviour added producer.async_output:logprobs-every-logits-row") in added  # fmt: skip
-    assert not any(member.startswith("IdsOnly") for member, _ in added)
+            "behaviour added producer.async_output:logprobs-cu-of-kept-tokens") in added  # fmt: skip
+    # A class that never touches logprobs leaves them to its runner (its rows are news).
+    assert not any(m.startswith("IdsOnly") and "logprobs" in change for m, change in added)
+    assert ("IdsOnly.get_output", "behaviour added producer.async_output:rows-as-lists") in added
+
+
+def test_a_layout_of_logprobs_rows_read_alike_is_no_behaviour_added() -> None:
+    from conformance.crater.records import _async_behaviours
+
+    code = {
+        "p/outputs.py": "from vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
+        "class WithLogprobs(AsyncModelRunnerOutput):\n    def get_output(self):\n"
+        "        return self.logprobs_tensors.tolists()\n\n"
+        "    def get_kv_connector_output(self):\n        return None\n",
+    }
+    # 0.33.0 keeps the kept tokens' rows, 0.34.0 every logits row: both read each
+    # request's rows by slice_request, alike, so a class of 0.33.0's layout reads right.
+    behaviours = _async_behaviours("0.33.0", view("0.34.0"))
+    assert behaviours is not None
+    found = judge(read_plugin(code), view("0.34.0"), view("0.33.0"), behaviours).findings
+    assert [f for f in found if f.kind == "behaviour-changed"] == []
 
 
 def test_an_output_type_imported_from_a_module_gone_is_an_import_that_fails() -> None:
@@ -610,3 +630,49 @@ def test_a_producer_module_imported_from_its_package_or_inside_a_function_is_jud
         ("import-fails", 1, "vllm.v1.worker.gpu_model_runner"),
         ("import-fails", 5, "vllm.v1.worker.gpu_model_runner"),
     ]
+
+
+IS_EMPTY = """
+from vllm.v1.outputs import KVConnectorOutput
+
+
+def idle(done: set[str]) -> bool:
+    return KVConnectorOutput(finished_sending=done, finished_recving=set()).is_empty()
+"""
+
+
+def test_a_method_grown_by_terms_over_new_fields_at_their_defaults_answers_as_before() -> None:
+    # 0.34.0's is_empty added `and not self.failed_recving`, a field 0.29.0 lacks whose
+    # default is set(): for a plugin that never sets it, is_empty answers as before.
+    quiet = read_plugin({"npu/kv.py": IS_EMPTY})
+    assert judge(quiet, view("0.34.0"), view("0.29.0")).findings == []
+    # A plugin that sets the new field sees the change.
+    sets_it = IS_EMPTY.replace(
+        "finished_recving=set())", "finished_recving=set(), failed_recving={'r'})"
+    )
+    found = judge(read_plugin({"npu/kv.py": sets_it}), view("0.34.0"), view("0.29.0")).findings
+    assert [(f.kind, f.member) for f in found] == [
+        ("behaviour-changed", "KVConnectorOutput.is_empty")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("after", "same"),
+    [
+        ("return not self.a and not self.b", True),  # b: [] by default, not [] is true
+        ("return not self.a or not self.b", False),  # under or, a true term changes it
+        ("return not self.a and self.c", False),  # c: 0 by default, false
+        ("return not self.a and not self.d", False),  # d: its default is not known
+        ("return self.a and not self.b", False),  # a term of the pin's changed
+        ("return not self.a and not self.b.copy()", False),  # a method of a default
+    ],
+)
+def test_only_neutral_terms_over_new_fields_answer_as_before(after, same) -> None:
+    from conformance.crater.neutral_changes import answers_as_before
+
+    before = "class T:\n    a: int = 0\n\n    def m(self):\n        return not self.a\n"
+    now = (
+        "class T:\n    a: int = 0\n    b: list = field(default_factory=list)\n    c: int = 0\n"
+        f"    d: list = field(default_factory=make)\n\n    def m(self):\n        {after}\n"
+    )
+    assert answers_as_before(before, now, "T", "m", set()) is same
