@@ -464,6 +464,7 @@ def _unwrap_annotation(node: ast.expr | None) -> ast.expr | None:
     return node
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 #: The generic containers whose one parameter is the type of every element.
 _SEQUENCES = frozenset(
     {"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection",
@@ -687,13 +688,32 @@ class _ModuleVisitor:
         return frozenset(found)
 
     def _expressions(self, node: ast.expr) -> None:
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Call):
+        # A comprehension's names are its own: typed while its parts are walked only.
+        pending: list[ast.AST | None] = [node]
+        while pending:
+            inner = pending.pop()
+            if inner is None:
+                self.scope_types.pop()  # the end of a comprehension
+                continue
+            if isinstance(inner, _COMPREHENSIONS):
+                self.scope_types.append(self._comprehension_types(inner))
+                pending.append(None)
+            elif isinstance(inner, ast.Call):
                 self._call(inner)
             elif isinstance(inner, ast.Attribute):
                 self._attribute(inner)
-            elif isinstance(inner, (ast.Lambda,)):
-                continue
+            pending.extend(reversed(list(ast.iter_child_nodes(inner))))
+
+    def _comprehension_types(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> dict[str, str]:
+        """``[out.req_ids for out in outputs]``: the names its ``for`` parts type."""
+        found: dict[str, str] = {}
+        self.scope_types.append(found)
+        for generator in node.generators:
+            found.update(self._loop_types(generator.target, generator.iter))
+        self.scope_types.pop()
+        return found
 
     # --- uses ---------------------------------------------------------------------
 
@@ -1068,19 +1088,14 @@ class _ModuleVisitor:
     def _types_in(self, body: list[ast.stmt], into: dict[str, str]) -> None:
         """Names of a function (or module) whose judged type its assignments show, added
         to ``into``, the scope in force (so a copy of a name typed before is typed)."""
+        bound_once = _bound_once(body)
         for node, narrowed in _under_isinstance(body, self._narrowed):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    # ``[out.req_ids for out in outputs]``
-                    for inner in ast.walk(child):
-                        if isinstance(inner, ast.comprehension):
-                            bound = self._loop_types(inner.target, inner.iter)
-                            for name, element in bound.items():
-                                into.setdefault(name, element)
             if isinstance(node, (ast.For, ast.AsyncFor)):
+                # A name the function binds elsewhere too may hold anything there.
                 self.scope_types.append(narrowed)
                 for name, element in self._loop_types(node.target, node.iter).items():
-                    into.setdefault(name, element)
+                    if name in bound_once:
+                        into.setdefault(name, element)
                 self.scope_types.pop()
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 judged = self._type_of_annotation(node.annotation)
@@ -1237,6 +1252,25 @@ def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of a body at any depth, not those of nested functions or classes."""
     for node, _ in _under_tests(body):
         yield node
+
+
+def _bound_once(body: list[ast.stmt]) -> set[str]:
+    """The names a body's statements bind exactly once (by assignment, ``for``,
+    ``with ... as``)."""
+    counts: dict[str, int] = {}
+    for node in _own_statements(body):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in node.items if item.optional_vars]
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    counts[name.id] = counts.get(name.id, 0) + 1
+    return {name for name, count in counts.items() if count == 1}
 
 
 def _assigned_names(body: list[ast.stmt]) -> set[str]:

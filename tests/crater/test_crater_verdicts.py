@@ -606,6 +606,19 @@ def untyped(outputs: list, pairs: tuple[ModelRunnerOutput, int]):
 def first(outputs: list[ModelRunnerOutput]):
     out = outputs[0]
     return out.req_id_to_index
+
+
+def comprehension_then_other(outputs: list[ModelRunnerOutput], batch):
+    ids = [out.req_ids for out in outputs]  # this out is the comprehension's own
+    out = batch
+    return ids, out.req_id_to_index
+
+
+def two_loops(outputs: list[ModelRunnerOutput], batches):
+    for out in outputs:
+        pass
+    for out in batches:
+        out.req_id_to_index  # a batch: out is bound twice, typed by neither loop
 """
 
 
