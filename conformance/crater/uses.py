@@ -1360,12 +1360,18 @@ class _Kwargs:
 
 def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwargs]:
     """Dictionaries a function builds before passing them as ``**kwargs``: their keys
-    from a literal, ``dict(k=...)``, ``d["k"] = ...`` and ``d.update(k=...)``, each as
+    from a literal, ``dict(k=...)`` (annotated or not), ``d["k"] = ...`` and
+    ``d.update(k=...)``, each as
     :meth:`_Kwargs.add` sorts it by the tests it sits under."""
     found: dict[str, _Kwargs] = {}
     for node, above in _under_tests(body):
+        assigned: tuple[ast.expr, ast.expr] | None = None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
+            assigned = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            assigned = node.target, node.value  # ``kwargs: dict[str, Any] = {...}``
+        if assigned is not None:
+            target, value = assigned
             if isinstance(target, ast.Name):
                 if isinstance(value, ast.Dict):
                     keys = {str(k.value) for k in value.keys if isinstance(k, ast.Constant)}

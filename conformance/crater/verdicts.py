@@ -114,12 +114,17 @@ def judge(
     this vLLM's async output behaviours) adds what a plugin's async output must now do.
     ``pin``: the plugin's pin, whose unimportable files are not judged."""
     judge_ = _Judge(view, other)
+    built = {use.type_name for use in reading.uses if use.kind == "construct"}
     for use in reading.uses:
+        if use.type_name not in built:
+            continue
+        touched = judge_.fields_touched.setdefault(use.type_name, set())
         if use.kind == "construct":
-            keys = {*use.keywords, *use.tested_keywords, *(k for k, _ in use.guarded_keywords)}
-            judge_.fields_set.setdefault(use.type_name, set()).update(keys)
-        elif use.kind == "write" and use.member:
-            judge_.fields_set.setdefault(use.type_name, set()).add(use.member)
+            touched.update(use.keywords, use.tested_keywords, (k for k, _ in use.guarded_keywords))
+            if use.open_ended:
+                touched.add(_ANY_FIELD)
+        elif use.kind in ("read", "write") and use.member:
+            touched.add(use.member)
     dead = files_dead_at(reading, pin) if pin is not None else {}
     judge_.result.dead_at_pin = dead
     active = [
@@ -190,13 +195,19 @@ def _compiled_or_private(module: str) -> bool:
     return any(part.startswith("_") for part in module.split("."))
 
 
+#: A construction passing keys the reading cannot tell: any field may be set.
+_ANY_FIELD = "*"
+
+
 class _Judge:
     def __init__(self, view: VllmView, other: VllmView | None) -> None:
         self.view = view
         self.other = other
         self.result = Judgement()
-        #: ``{type: fields}`` the plugin passes to a construction or writes
-        self.fields_set: dict[str, set[str]] = {}
+        #: ``{type: fields}`` the plugin passes to a construction, reads or writes
+        #: (``_ANY_FIELD``: a construction whose keys are not known); a type is a key
+        #: only where the plugin builds one
+        self.fields_touched: dict[str, set[str]] = {}
         self._seen: set[tuple[str, str, int, str]] = set()
         self.changes: list[Change] = []
         if other is not None:
@@ -591,15 +602,15 @@ class _Judge:
 
     def _answers_as_before(self, use: Use, type_name: str, member: str) -> bool:
         """A method of an output type whose body only gained terms over fields added
-        since the pin, neutral at their defaults, which the plugin never sets."""
-        if self.other is None or use.module != OUTPUTS:
+        since the pin, neutral at their defaults, which the plugin never touches, on a
+        type it builds itself (one vLLM's code hands it may carry the new fields)."""
+        touched = self.fields_touched.get(type_name)
+        if self.other is None or use.module != OUTPUTS or touched is None:
+            return False
+        if _ANY_FIELD in touched:
             return False
         return answers_as_before(
-            self.other.outputs_text,
-            self.view.outputs_text,
-            type_name,
-            member,
-            self.fields_set.get(type_name, set()),
+            self.other.outputs_text, self.view.outputs_text, type_name, member, touched
         )
 
     def _changed(self, type_name: str, member: str, kinds: tuple[str, ...]) -> Change | None:

@@ -92,3 +92,16 @@ def test_a_file_using_a_type_by_an_alias_of_the_plugins_own_is_read() -> None:
     assert [(u.kind, u.file, u.line) for u in uses if u.kind == "construct"] == [
         ("construct", "npu/worker.py", 5)
     ]
+
+
+def test_an_annotated_kwargs_dict_is_read_like_any_other() -> None:
+    code = {
+        "npu/kv.py": "from typing import Any\n\nfrom vllm.v1.outputs import KVConnectorOutput\n\n\n"
+        "def build(done):\n"
+        "    kwargs: dict[str, Any] = {'finished_sending': done, 'finished_recving': set()}\n"
+        "    return KVConnectorOutput(**kwargs)\n",
+    }
+    built = _uses(code, "construct")
+    assert [(u.keywords, u.open_ended) for u in built] == [
+        (("finished_recving", "finished_sending"), False)
+    ]

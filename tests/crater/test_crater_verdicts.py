@@ -659,14 +659,20 @@ def test_a_method_grown_by_terms_over_new_fields_at_their_defaults_answers_as_be
     # default is set(): for a plugin that never sets it, is_empty answers as before.
     quiet = read_plugin({"npu/kv.py": IS_EMPTY})
     assert judge(quiet, view("0.34.0"), view("0.29.0")).findings == []
-    # A plugin that sets the new field sees the change.
-    sets_it = IS_EMPTY.replace(
-        "finished_recving=set())", "finished_recving=set(), failed_recving={'r'})"
-    )
-    found = judge(read_plugin({"npu/kv.py": sets_it}), view("0.34.0"), view("0.29.0")).findings
-    assert [(f.kind, f.member) for f in found] == [
-        ("behaviour-changed", "KVConnectorOutput.is_empty")
-    ]
+    changed = [("behaviour-changed", "KVConnectorOutput.is_empty")]
+    for touching in (
+        # it sets the new field, or fills it, or builds one from keys not known
+        IS_EMPTY.replace(
+            "finished_recving=set())", "finished_recving=set(), failed_recving={'r'})"
+        ),
+        IS_EMPTY + "\n\ndef fill(kv: KVConnectorOutput):\n    kv.failed_recving.update({'r'})\n",
+        IS_EMPTY.replace("finished_sending=done, finished_recving=set()", "**fields"),
+        # or it is handed one vLLM's code built, which may carry it
+        "from vllm.v1.outputs import KVConnectorOutput\n\n\n"
+        "def idle(kv: KVConnectorOutput) -> bool:\n    return kv.is_empty()\n",
+    ):
+        found = judge(read_plugin({"npu/kv.py": touching}), view("0.34.0"), view("0.29.0")).findings
+        assert [(f.kind, f.member) for f in found] == changed, touching
 
 
 @pytest.mark.parametrize(
@@ -678,6 +684,9 @@ def test_a_method_grown_by_terms_over_new_fields_at_their_defaults_answers_as_be
         ("return not self.a and not self.d", False),  # d: its default is not known
         ("return self.a and not self.b", False),  # a term of the pin's changed
         ("return not self.a and not self.b.copy()", False),  # a method of a default
+        ("return not self.a and len(self.b) == 0", True),
+        ("return not self.a and not (self.b or 9 ** 9 ** 9)", False),  # never evaluated
+        ("return not self.a and self.b == []", True),
     ],
 )
 def test_only_neutral_terms_over_new_fields_answer_as_before(after, same) -> None:
@@ -689,3 +698,23 @@ def test_only_neutral_terms_over_new_fields_answer_as_before(after, same) -> Non
         f"    d: list = field(default_factory=make)\n\n    def m(self):\n        {after}\n"
     )
     assert answers_as_before(before, now, "T", "m", set()) is same
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # `or` hands back a value: None before, set() after
+        ("def m(self):\n        return self.a", "def m(self):\n        return self.a or self.b"),
+        # the signature changed: callers see it whatever the body
+        ("def m(self):\n        return not self.a",
+         "def m(self, strict):\n        return not self.a and not self.b"),
+        ("def m(self):\n        return not self.a",
+         "@property\n    def m(self):\n        return not self.a and not self.b"),
+    ],
+)  # fmt: skip
+def test_a_term_added_to_a_changed_signature_or_a_value_is_a_change(before, after) -> None:
+    from conformance.crater.neutral_changes import answers_as_before
+
+    fields = "class T:\n    a: object = None\n    b: set = field(default_factory=set)\n\n    "
+    pin = "class T:\n    a: object = None\n\n    " + before + "\n"
+    assert not answers_as_before(pin, fields + after + "\n", "T", "m", set())
