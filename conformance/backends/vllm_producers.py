@@ -373,8 +373,9 @@ def _vllm_imported_from(folder: Path, outputs_module: ModuleType | None) -> Iter
 def gathering_method(owner: type, member: str = "gather_logprobs") -> Callable[..., Any]:
     """A sampler class's gathering method as a function of (logprobs, num_logprobs,
     token_ids): vLLM's is a staticmethod from 0.11.1 and, before, a method that never
-    reads ``self`` (so an instance made without ``__init__`` serves)."""
-    if isinstance(inspect.getattr_static(owner, member), staticmethod):
+    reads ``self`` (so an instance made without ``__init__`` serves); a plugin's may be
+    a classmethod."""
+    if isinstance(inspect.getattr_static(owner, member), (staticmethod, classmethod)):
         function: Callable[..., Any] = getattr(owner, member)
         return function
     unbound = getattr(owner, member)

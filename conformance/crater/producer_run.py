@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import cast
 
 from conformance.crater.sources import PluginSource
-from conformance.crater.uses import ASYNC_BASE, VLLM_ASYNC_OUTPUTS, Reading, Use, module_name
+from conformance.crater.uses import (
+    ASYNC_BASE,
+    VLLM_ASYNC_OUTPUTS,
+    Reading,
+    Use,
+    decorated,
+    module_name,
+)
 from conformance.crater.verdicts import Finding
 
 #: A class's run may take this long (its steps on the simulated runtime, the race).
@@ -57,8 +64,8 @@ _NOT_TORCH = {
 }
 #: A gathering whose module writes kernels: they run on the plugin's device only.
 _TRITON = re.compile(r"^\s*(import triton|from triton\b|from \S*triton\S* import)", re.MULTILINE)
-#: The leading parameters of a gathering vLLM's runner calls, by the name of the second.
-_GATHERING_COUNT = "num_logprobs"
+#: The second parameter of a gathering vLLM's runner could call: how many top logprobs.
+_COUNT = re.compile(r"num|logprobs|top_?k|^k$|^n$")
 
 
 @dataclass
@@ -109,7 +116,7 @@ def gatherings(source: PluginSource) -> list[_Producer]:
     for producer in find_producers(source.files):
         if producer.kind == "gathering":
             text = source.files[producer.path]
-            definition = _definition(text, producer.name)
+            definition = _definition(ast.parse(text).body, producer.name)
             line = definition.lineno if definition is not None else 1
             found.append(_Producer("gathering", producer.path, line, producer.name))
     return found
@@ -133,6 +140,7 @@ def run_producers(
     ] + gatherings(source)
     for producer in producers:
         text = source.files.get(producer.file, "")
+        # Its parameters first: they are the gathering's own, a language its module's.
         unfit = _unfit_gathering(text, producer.name) if producer.kind == "gathering" else None
         if unfit is not None:
             runs.not_run.append(f"{producer.where}: not run, {unfit}")
@@ -336,23 +344,29 @@ def _gathering(module: types.ModuleType, job: dict) -> dict | tuple[str, str]:
 
 def _unfit_gathering(text: str, name: str) -> str | None:
     """Why vLLM's runner could not call the gathering ``name`` of ``text`` as it calls
-    its own, ``(logprobs, num_logprobs, token_ids)``; None where it could."""
-    found = _definition(text, name)
-    if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    its own, with three arguments in order (scores, how many top logprobs, the sampled
+    ids); None where it could."""
+    found = _definition(ast.parse(text).body, name)
+    if isinstance(found, ast.AsyncFunctionDef):
+        return "an async def: vLLM's runner never awaits a gathering"
+    if not isinstance(found, ast.FunctionDef):
         return f"{name} is not defined at the top of its module or its class"
-    parameters = [a.arg for a in (*found.args.posonlyargs, *found.args.args)]
-    if "." in name and not _decorated_static(found):
-        parameters = parameters[1:]  # self
-    if len(parameters) < 3 or parameters[1] != _GATHERING_COUNT:
+    arguments = found.args
+    parameters = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    if "." in name and not decorated(found, "staticmethod"):
+        parameters = parameters[1:]  # self, or a classmethod's cls
+    required = len(parameters) - len(arguments.defaults)
+    takes_three = len(parameters) >= 3 or arguments.vararg is not None
+    if (
+        not takes_three
+        or required > 3
+        or (len(parameters) > 1 and not _COUNT.search(parameters[1]))
+    ):
         return (
             f"its parameters ({', '.join(parameters)}) are not what vLLM's runner passes a "
             "gathering (logprobs, num_logprobs, token_ids)"
         )
     return None
-
-
-def _decorated_static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
 class _StubFinder:
@@ -428,9 +442,8 @@ def main() -> int:
     return 0
 
 
-def _definition(text: str, qualified: str) -> ast.stmt | None:
-    """The statement defining ``name`` or ``Class.method`` at the top of a module."""
-    body: list[ast.stmt] = ast.parse(text).body
+def _definition(body: list[ast.stmt], qualified: str) -> ast.stmt | None:
+    """The statement of ``body`` (a module's) defining ``name`` or ``Class.method``."""
     found: ast.stmt | None = None
     for part in qualified.split("."):
         found = next((n for n in body if getattr(n, "name", None) == part), None)
@@ -448,9 +461,8 @@ def _load_definition(module: object, text: str, name: str) -> str | None:
     namespace = module.__dict__
     filename = namespace["__file__"]
     tree = ast.parse(text)
-    definitions = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    target = next((n for n in tree.body if isinstance(n, definitions) and n.name == name), None)
-    if target is None:
+    target = _definition(tree.body, name)
+    if not isinstance(target, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
         return f"{name} is not defined at the top of its module"
     for node in tree.body:
         code = compile(ast.Module([node], type_ignores=[]), filename, "exec")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from conformance.crater.pins import Pin, pin_of
 from conformance.crater.sources import PluginSource
 from conformance.crater.uses import Reading, read_plugin
-from conformance.crater.verdicts import Finding, Judgement, judge
+from conformance.crater.verdicts import ASYNC_OUTPUT_BEHAVIOURS, Finding, Judgement, judge
 from conformance.crater.vllm_side import VllmView, VllmViewError, release_view
 
 HOLDS, BREAKS, UNKNOWN = "holds", "breaks", "unknown"
@@ -225,12 +225,9 @@ def _async_behaviours(
         return None
     before, after = pinned.async_output.behaviours, targeted.async_output.behaviours
     if reads_by_request(pinned) and reads_by_request(targeted):
-        layouts = {f"{_ASYNC}logprobs-{layout}" for layout in get_args(LogprobsBy)}
+        layouts = {f"{ASYNC_OUTPUT_BEHAVIOURS}logprobs-{layout}" for layout in get_args(LogprobsBy)}
         before, after = before - layouts, after - layouts
     return before, after
-
-
-_ASYNC = "producer.async_output:"
 
 
 def _release_of(version: str) -> str:

@@ -294,7 +294,7 @@ class _World:
             n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         abstract = any(
-            _decorated(n, "abstractmethod")
+            decorated(n, "abstractmethod")
             for n in node.body
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
@@ -442,7 +442,7 @@ def _decorator_name(node: ast.expr) -> str | None:
     return None
 
 
-def _decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     return any(_decorator_name(d) == name for d in node.decorator_list)
 
 

@@ -175,17 +175,23 @@ def files_dead_at(
     is judged, but evidence all the same of which vLLM the code was written for)."""
     dead: dict[str, str] = {}
     for use in reading.uses:
-        if (
+        if not (
             use.kind == "import"
             and use.top_level
             and not use.handled
             and use.file not in dead
-            and (judged_modules or use.target not in _JUDGED_MODULES)
-            and not _compiled_or_private(use.target)
             and all(g.holds(pin.version) is not False for g in use.guards)
-            and pin.has_module(use.target) is False
         ):
-            dead[use.file] = use.target
+            continue
+        # ``from vllm.v1.worker import gpu_model_runner``: the submodule is imported
+        submodule = f"{use.target}.{use.member}"
+        imported = submodule if use.member and submodule in _JUDGED_MODULES else use.target
+        if (
+            (judged_modules or imported not in _JUDGED_MODULES)
+            and not _compiled_or_private(imported)
+            and pin.has_module(imported) is False
+        ):
+            dead[use.file] = imported
     return dead
 
 
@@ -195,6 +201,8 @@ def _compiled_or_private(module: str) -> bool:
     return any(part.startswith("_") for part in module.split("."))
 
 
+#: The prefix of the behaviours of a producer's async output (what get_output() hands over).
+ASYNC_OUTPUT_BEHAVIOURS = "producer.async_output:"
 #: A construction passing keys the reading cannot tell: any field may be set.
 _ANY_FIELD = "*"
 
@@ -465,7 +473,7 @@ class _Judge:
         new = sorted(
             b
             for b in after - before
-            if b.startswith("producer.async_output:")
+            if b.startswith(ASYNC_OUTPUT_BEHAVIOURS)
             # A class that never touches logprobs leaves them to its runner.
             and (use.handles_logprobs or "logprobs" not in b)
         )

@@ -70,6 +70,21 @@ class NPUSampler:
 class NPURunner:
     def gather_logprobs(self, logits, sampled_tokens):
         return LogprobsTensors(sampled_tokens, logits, sampled_tokens)
+
+
+class ClassSampler:
+    @classmethod
+    def gather_logprobs(cls, logprobs, max_num_logprobs, token_ids):
+        token_ids = token_ids.unsqueeze(-1)
+        token_logprobs = logprobs.gather(-1, token_ids)
+        top_logprobs, top_ids = torch.topk(logprobs, max_num_logprobs, dim=-1)
+        ranks = (logprobs >= token_logprobs).sum(-1)
+        ids = torch.cat((token_ids, top_ids), dim=1).to(torch.int32)
+        return LogprobsTensors(ids, torch.cat((token_logprobs, top_logprobs), dim=1), ranks)
+
+
+async def awaited_gather(logprobs, num_logprobs, token_ids):
+    return LogprobsTensors(token_ids, logprobs, token_ids)
 """
     files = {
         "pyproject.toml": '[project]\nname = "npu-run"\nversion = "1.0"\n'
@@ -122,6 +137,7 @@ def test_a_plugins_gatherings_run_on_cpu_where_vllms_runner_could_call_them(tmp_
     ran = " | ".join(runs.ran)
     assert "gather_logprobs (npu_run/worker.py:71): run at 0.12.0 on CPU" in ran
     assert "NPUSampler.gather_logprobs (npu_run/worker.py:" in ran
+    assert "ClassSampler.gather_logprobs (npu_run/worker.py:" in ran  # a classmethod
     gathering = {(f.member, f.vllm_change.split(":")[0]) for f in runs.findings
                  if "gather" in f.member}  # fmt: skip
     assert gathering == {("NPUSampler.gather_logprobs", "producer.gather_logprobs")}
@@ -131,6 +147,8 @@ def test_a_plugins_gatherings_run_on_cpu_where_vllms_runner_could_call_them(tmp_
         and "its parameters (logits, sampled_tokens) are not what vLLM's runner passes" in not_run
     )
     assert "fused_gather (npu_run/kernels.py:5): not run, written in Triton" in not_run
+    assert "awaited_gather (npu_run/worker.py:" in not_run and "an async def" in not_run
+    assert "ClassSampler" not in not_run
 
 
 def test_a_check_that_raised_beside_stand_ins_is_not_judged() -> None:

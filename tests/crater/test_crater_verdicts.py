@@ -718,3 +718,19 @@ def test_a_term_added_to_a_changed_signature_or_a_value_is_a_change(before, afte
     fields = "class T:\n    a: object = None\n    b: set = field(default_factory=set)\n\n    "
     pin = "class T:\n    a: object = None\n\n    " + before + "\n"
     assert not answers_as_before(pin, fields + after + "\n", "T", "m", set())
+
+
+def test_a_producer_module_imported_from_its_package_is_evidence_for_a_pin() -> None:
+    from conformance.crater.verdicts import files_dead_at
+
+    files = {
+        "npu/compat.py": "from vllm.v1.worker import gpu_model_runner\n"
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def f(out: ModelRunnerOutput):\n    return out.req_ids\n",
+    }
+    reading = read_plugin(files)
+    assert files_dead_at(reading, view("0.34.0")) == {}  # judged there: an import-fails
+    assert files_dead_at(reading, view("0.34.0"), judged_modules=True) == {
+        "npu/compat.py": "vllm.v1.worker.gpu_model_runner"
+    }
+    assert files_dead_at(reading, view("0.33.0"), judged_modules=True) == {}
