@@ -45,13 +45,23 @@ COMMAND = "vllm-outputs-suite"
 #: pytest's code for a usage error, the suite's for bad input.
 USAGE_ERROR = 4
 
-#: The names each of the suite's top-level packages imports, its own first (``reports``
-#: imports neither of the others: DESIGN section 2).
+#: The names each of the suite's top-level packages needs, its own first (``reports``
+#: imports neither of the others, DESIGN section 2, but reads the conformance report's
+#: schema from the ``conformance`` package's folder).
 IMPORTS = {
     "conformance": ("conformance", "reference"),
     "reference": ("reference",),
-    "reports": ("reports",),
+    "reports": ("reports", "conformance"),
 }
+#: Arguments only the suite's commands take: ``python -m conformance --backend ...`` is
+#: a run of the suite, whatever module that name finds (tests keep them the suite's).
+SUITE_ARGUMENTS = {
+    "conformance": frozenset(
+        {"--backend", "--revision", "--bump-to", "--xfails", "--write-xfails",
+         "--list-revisions", "--vllm-release", "--vllm-outputs", "crater"}
+    ),
+    "reports": frozenset({"--conformance", "--crater", "--conformance-diff"}),
+}  # fmt: skip
 
 #: Folder entries that no wheel's RECORD lists.
 _NOT_RECORDED = {"__pycache__"}
@@ -93,7 +103,8 @@ def at_startup() -> None:
         return
     _started = True
     try:
-        module = run_module(getattr(sys, "orig_argv", []))
+        argv = getattr(sys, "orig_argv", [])
+        module = run_module(argv)
         top = (module or "").partition(".")[0]
         if top not in IMPORTS:
             return
@@ -101,10 +112,12 @@ def at_startup() -> None:
         safe = getattr(sys.flags, "safe_path", False) or sys.flags.isolated
         working_dir = None if safe else os.getcwd()
         found = _found(top, working_dir)
-        if found is None or not _would_fail(found, top):
+        if found is None:
+            return
+        if not _would_fail(found, top) and not _asks_for_suite(top, argv):
             # Another project's own ``python -m conformance`` (a module of its own, another
             # distribution's package that runs) is its business: only what would fail
-            # anyway is named here.
+            # anyway, or a command line of the suite's, is named here.
             return
         line = problem(IMPORTS[top], working_dir=working_dir)
 
@@ -118,6 +131,12 @@ def at_startup() -> None:
 
 
 _started = False
+
+
+def _asks_for_suite(top: str, argv: list[str]) -> bool:
+    """Whether the command line holds an argument only the suite's command takes."""
+    wanted = SUITE_ARGUMENTS.get(top, frozenset())
+    return any(arg.partition("=")[0] in wanted for arg in argv)
 
 
 def run_module(argv: list[str]) -> str | None:
@@ -262,8 +281,32 @@ def _reinstall_line(name: str, found: _Found, stranger: str | None) -> str:
     )
     return (
         f"ERROR: the {name} Python imports is {found.path}, {what}: reinstall the suite "
-        f"(pip install --force-reinstall {DISTRIBUTION})"
+        f"({reinstall_command(found.folder)})"
     )
+
+
+def reinstall_command(folder: Path) -> str:
+    """The pip command that puts the suite's files back as it installed them, from where
+    it was installed (PEP 610's ``direct_url.json``: the suite is on no index).
+    ``--no-deps`` keeps the environment's torch as it is."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    source = "<the suite's checkout or wheel>"
+    editable = False
+    for info in folder.glob("vllm_outputs_suite-*.dist-info"):
+        try:
+            direct = json.loads((info / "direct_url.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        url = urlparse(str(direct.get("url", "")))
+        if url.scheme == "file":
+            source = unquote(url.path)
+            editable = bool(direct.get("dir_info", {}).get("editable"))
+        elif url.scheme:
+            source = str(direct["url"])
+        break
+    return f"pip install --force-reinstall --no-deps {'-e ' if editable else ''}{source}"
 
 
 def _mixed_line(name: str, found: _Found, others: list[tuple[str, str]]) -> str:

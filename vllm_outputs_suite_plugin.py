@@ -144,10 +144,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # A conformance or reference that is not the suite's (a project's own package of that
     # name, another distribution's): one line, exit 4, before it is imported.
-    foreign = _foreign_suite()
+    foreign = _foreign(("conformance",))
+    if foreign is not None and not _asked_by_option(config):
+        return  # --pyargs conformance named a project's own package of that name
+    foreign = foreign or _foreign(("reference",))  # the suite's checks need its own
     if foreign is not None:
-        if not _asked_by_option(config):
-            return  # --pyargs conformance named a project's own package of that name
         raise pytest.UsageError(foreign.removeprefix("ERROR: "))
     import conformance.run.plugin
 
@@ -155,12 +156,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(conformance.run.plugin, "conformance-suite")
 
 
-def _foreign_suite() -> str | None:
+def _foreign(names: tuple[str, ...]) -> str | None:
     try:
         from vllm_outputs_suite_guard import problem
     except ImportError:  # an editable install made before it existed maps only older names
         return None
-    return problem(("conformance", "reference"))
+    return problem(names)
 
 
 def _asked_for_suite(config: pytest.Config) -> bool:

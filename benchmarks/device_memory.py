@@ -16,6 +16,8 @@ import sys
 
 import torch
 
+from .devices import is_present
+
 __all__ = ["MEMORY_ENV_VAR", "RATED_GBPS", "memory_gbps", "memory_limit"]
 
 MEMORY_ENV_VAR = "OUTPUTS_MEMORY_GBPS"
@@ -42,6 +44,8 @@ RATED_GBPS = {
 
 def memory_limit(device: str) -> tuple[float | None, str]:
     """``(GB/s, where it comes from)`` of ``device``'s memory, or ``(None, why not)``."""
+    if not is_present(device):
+        return None, f"no {device} device on this machine"
     stated = os.environ.get(MEMORY_ENV_VAR, "").strip()
     if stated:
         try:

@@ -293,17 +293,18 @@ def _run(args: argparse.Namespace, progress: _Progress) -> _Outcome:
         progress(f"writing results.csv ({len(frame)} rows)")
         frame.to_csv(staging / "results.csv", index=False)
         drawn = []
-        for name, description, draw in plots.PLOTS:
-            progress(f"plotting {name}")
-            drawn.append((name, description, draw(current, staging)))
-        progress("plotting conformance_matrix.png")
-        drawn.append(
+        for name, description, draw in [
+            *plots.PLOTS,
             (
                 "conformance_matrix.png",
                 "conformance outcome per spec type and device",
-                plots.conformance_matrix(conformance, staging),
-            )
-        )
+                lambda _, folder: plots.conformance_matrix(conformance, folder),
+            ),
+        ]:
+            plotted = draw(current, staging)
+            if plotted is not None:  # a plot without its results is not drawn
+                progress(f"plotted {name}")
+            drawn.append((name, description, plotted))
         kept = matrix.files if matrix is not None else []
         for index, path in enumerate(kept):
             name = "conformance.json" if len(kept) == 1 else f"conformance-{index + 1}.json"

@@ -148,8 +148,9 @@ def _call_factory(factory: Callable[[], Any], spec: str, shown_as: str) -> Any:
     except ModuleNotFoundError as error:
         raise BackendResolutionError(
             f"backend {shown_as}: {spec} needs the module {error.name!r}, which is not "
-            "installed; install it (for the vllm backend: pip install vllm, or judge a release "
-            "text with --vllm-outputs PATH) or pick another backend"
+            "installed; install it (for the vllm backend: vLLM built for this machine, such "
+            "as pip install vllm, which brings its own torch; or judge a release with "
+            "--vllm-release X, which installs nothing) or pick another backend"
         ) from None
     except BackendResolutionError:
         raise
@@ -192,6 +193,8 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
     try:
         return importlib.import_module(module_path)
     except ModuleNotFoundError as error:
+        if error.name == module_path.split(".")[0] and _working_dir_holds(error.name):
+            return _import(module_path, shown_as)
         if error.name and (module_path == error.name or module_path.startswith(error.name + ".")):
             raise BackendResolutionError(
                 f"backend {shown_as}: no module named {error.name!r}; install the package that "
@@ -203,6 +206,25 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
         raise  # e.g. a Backend(...) at module level that targets an unknown revision
     except Exception:
         raise _broken_module(module_path, shown_as) from None
+
+
+def _working_dir_holds(name: str) -> bool:
+    """Put the working directory on the import path, last, where it holds the backend's
+    package ``name`` and is not there yet: the console command and pytest find a plugin
+    that is not installed as ``python -m conformance`` (the directory first) does, and
+    nothing of the working directory shadows the suite or an installed package.  Child
+    processes (``--isolate``, ``--jobs``) are told too.  False where it changed nothing."""
+    here = Path.cwd()
+    if not ((here / name / "__init__.py").is_file() or (here / f"{name}.py").is_file()):
+        return False
+    if any(Path(entry or ".").resolve() == here.resolve() for entry in sys.path):
+        return False
+    sys.path.append(str(here))
+    importlib.invalidate_caches()
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)), str(here)]
+    )
+    return True
 
 
 def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:

@@ -37,6 +37,7 @@ import pytest
 from conformance.backends import devices
 from conformance.backends.backend import SPEC_NAMES, Backend
 from conformance.checks._skips import skip
+from conformance.oracle.failing import fail
 from conformance.run.activation import current
 
 
@@ -62,11 +63,37 @@ def reference_backend(request: pytest.FixtureRequest) -> Backend:
 
 def _spec_type_fixture(name: str):
     @pytest.fixture(name=name)
-    def spec_type(backend: Backend):
-        return backend.spec_type(name)
+    def spec_type(backend: Backend, revision):
+        value = backend.spec_type(name)
+        if value is None and name in revision.types:
+            # Each check using it fails saying so, not on calling None.
+            return _absent(
+                f"{backend.module_name}.{name}: no such name, and revision {revision.name}'s "
+                f"types hold one: define {name} in the backend's module, or import vLLM's"
+            )
+        return value
 
-    spec_type.__doc__ = f"The backend's {name} (None when it has none)."
+    spec_type.__doc__ = (
+        f"The backend's {name} (None when it has none; where the revision has one, a class "
+        "that fails the check using it)."
+    )
     return spec_type
+
+
+def _absent(message: str) -> type:
+    """A stand-in for a type the backend lacks: building it or reading from it fails
+    the check with ``message``."""
+
+    class Absent(type):
+        def __call__(cls, *args: object, **kwargs: object) -> None:
+            fail(message)
+
+        def __getattr__(cls, attribute: str) -> None:
+            if attribute.startswith("__"):
+                raise AttributeError(attribute)
+            fail(message)
+
+    return Absent("Absent", (), {})
 
 
 HELD_TYPES = (

@@ -203,7 +203,16 @@ def _is_replacement_worker(config: pytest.Config) -> bool:
 
 
 def _refuse_a_shadowed_reference() -> None:
-    """The suite's oracle is its own ``reference`` package, not a folder that shadows it."""
+    """The suite's oracle is its own ``reference`` package, not a folder that shadows it,
+    another distribution's, or what an uninstall left of it."""
+    try:
+        from vllm_outputs_suite_guard import problem
+    except ImportError:  # an editable install made before it existed maps only older names
+        line = None
+    else:
+        line = problem(("reference",))
+    if line is not None:
+        raise pytest.UsageError(line.removeprefix("ERROR: "))
     own = Path(nodeids.PACKAGE_DIR).parent / "reference"
     module = sys.modules.get("reference")
     origin = getattr(module, "__file__", None)

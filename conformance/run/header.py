@@ -72,9 +72,15 @@ def header_lines(run: ConformanceRun) -> list[str]:
     lines += _runners_header(run)
     lines += _text_header(run)
     if run.bump is not None:
+        summary = run.bump.from_report.get("summary") or {}
+        counts = ", ".join(
+            f"{summary[key]} {key}"
+            for key in ("passed", "failed", "errors", "xfailed")
+            if summary.get(key)
+        )
         lines.append(
             f"conformance: bump from {run.bump.from_label} to {run.bump.to_label} "
-            f"(judged at {run.bump.from_label} too: {run.bump.from_report.get('summary')})"
+            f"(judged at {run.bump.from_label} too: {counts or 'nothing ran'})"
         )
     warmed = run.warm_up.header() if run.warm_up is not None else None
     if warmed:

@@ -71,3 +71,9 @@ def test_the_floor_ratio_grows_with_the_bandwidth_stated(monkeypatch: pytest.Mon
     fast_memory = bench.track_gather_ratio_to_bandwidth_floor(*SHAPE)["samples"]
     assert max(slow_memory) < 1.0 < min(fast_memory)
     assert bench.track_memory_gbps(*SHAPE) == 1e6
+
+
+def test_a_device_not_on_this_machine_is_named_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not "state its bandwidth": no bandwidth would make an absent npu measurable.
+    monkeypatch.setenv(device_memory.MEMORY_ENV_VAR, "4800")
+    assert device_memory.memory_limit("npu") == (None, "no npu device on this machine")

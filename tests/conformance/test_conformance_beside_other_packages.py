@@ -162,6 +162,22 @@ def test_the_console_command_runs_from_a_folder_holding_a_conformance_py(tmp_pat
     assert "reports" in report.stdout + report.stderr
 
 
+def test_the_console_command_finds_a_backend_of_the_working_directory(tmp_path) -> None:
+    """As ``python -m conformance`` does: a plugin not installed, run from its folder."""
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    script = bin_folder / "vllm-outputs-suite"
+    script.write_text("import sys\nfrom vllm_outputs_suite_command import main\nsys.exit(main())\n")
+    plugin = tmp_path / "work" / "my_plugin"
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text("")
+    (plugin / "outputs.py").write_text("from reference import *  # noqa: F403\n")
+    done = _python(plugin.parent, str(script), "--backend", "my_plugin.outputs",
+                   "--report", "report.json")  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (plugin.parent / "report.json").is_file()
+
+
 def test_the_console_command_is_the_distributions_script() -> None:
     text = (CHECKOUT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'vllm-outputs-suite = "vllm_outputs_suite_command:main"' in text
@@ -240,7 +256,32 @@ def test_a_file_no_distribution_installed_in_the_suites_folder_asks_for_a_reinst
     (site / "reports" / "left_behind.py").write_text("X = 1\n")
     line = _one_error_line(_report_command(tmp_path, site))
     assert f"is {site / 'reports'}, which holds reports/left_behind.py, a file" in line
-    assert "pip install --force-reinstall vllm-outputs-suite" in line
+    # The suite is on no index: the command reinstalls it from where it came, torch kept.
+    assert "pip install --force-reinstall --no-deps <the suite's checkout or wheel>" in line
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "command"),
+    [
+        ({"url": "file:///src/vllm-outputs-suite", "dir_info": {}},
+         "pip install --force-reinstall --no-deps /src/vllm-outputs-suite"),
+        ({"url": "file:///src/my%20suite", "dir_info": {"editable": True}},
+         "pip install --force-reinstall --no-deps -e /src/my suite"),
+        ({"url": "file:///w/vllm_outputs_suite-0.1-py3-none-any.whl", "archive_info": {}},
+         "pip install --force-reinstall --no-deps /w/vllm_outputs_suite-0.1-py3-none-any.whl"),
+    ],
+)  # fmt: skip
+def test_the_reinstall_command_names_where_the_suite_was_installed_from(
+    tmp_path, direct_url, command
+) -> None:
+    import json
+
+    import vllm_outputs_suite_guard
+
+    info = tmp_path / "vllm_outputs_suite-0.1.dist-info"
+    info.mkdir()
+    (info / "direct_url.json").write_text(json.dumps(direct_url))
+    assert vllm_outputs_suite_guard.reinstall_command(tmp_path) == command
 
 
 def test_the_suites_init_taken_by_another_distributions_uninstall_asks_for_a_reinstall(
@@ -287,6 +328,15 @@ def test_a_conformance_run_under_pytest_names_a_foreign_reference(tmp_path) -> N
     assert f"ERROR: the reference Python imports is {tmp_path / 'reference.py'}" in done.stderr
 
 
+def test_the_suites_checks_under_pytest_name_a_foreign_reference_without_options(
+    tmp_path,
+) -> None:
+    (tmp_path / "reference.py").write_text("SPEC_REVISION = 'mine'\n")
+    done = _python(tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "conformance")
+    assert done.returncode == 4, done.stdout[-2000:]
+    assert f"ERROR: the reference Python imports is {tmp_path / 'reference.py'}" in done.stderr
+
+
 def test_a_projects_own_conformance_package_under_pytest_is_left_alone(tmp_path) -> None:
     package = tmp_path / "conformance"
     package.mkdir()
@@ -295,6 +345,43 @@ def test_a_projects_own_conformance_package_under_pytest_is_left_alone(tmp_path)
     done = _python(tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "conformance")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
+
+
+def test_a_command_line_of_the_suites_is_stopped_whatever_runs_instead(tmp_path) -> None:
+    """``python -m conformance --backend ...`` means the suite: a module of the working
+    directory or another distribution's package that would run instead is named."""
+    python = _site_with_startup_hook(tmp_path / "env")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "conformance.py").write_text("print('their own conformance')\n")
+    path = _path_with_this_interpreters_packages()
+    done = _python(project, "-m", "conformance", "--backend", "my_plugin.outputs",
+                   python=python, path=path)  # fmt: skip
+    line = _one_error_line(done)
+    assert str(project / "conformance.py") in line and "working directory" in line
+    site = tmp_path / "site"
+    _install(site, "conformance-kit", {"conformance/__init__.py": b"",
+                                       "conformance/__main__.py": b"print('the kit')\n"})  # fmt: skip
+    done = _python(tmp_path, "-m", "conformance", "crater", "0.34.0", python=python,
+                   path=[site, *path])  # fmt: skip
+    assert "the package of the distribution conformance-kit 1.0" in _one_error_line(done)
+
+
+def test_python_m_reports_names_a_conformance_py_it_would_read_the_schema_from(tmp_path) -> None:
+    (tmp_path / "conformance.py").write_text("print('their own conformance')\n")
+    line = _one_error_line(_python(tmp_path, "-m", "reports", "--conformance", "report.json"))
+    assert f"ERROR: the conformance Python imports is {tmp_path / 'conformance.py'}" in line
+
+
+def test_the_startup_hook_wakes_only_for_python_m(tmp_path) -> None:
+    """pytest's ``--pyargs conformance``, a folder argument ``reports``: the guard stays
+    unimported (pytest would warn that it cannot rewrite a module imported before it)."""
+    python = _site_with_startup_hook(tmp_path / "env")
+    code = "import sys; print('vllm_outputs_suite_guard' in sys.modules)"
+    path = _path_with_this_interpreters_packages()
+    for args in (["reports"], ["--pyargs", "conformance"]):
+        done = _python(tmp_path, "-c", code, *args, python=python, path=path)
+        assert done.stdout.strip() == "False", (args, done.stderr)
 
 
 def test_another_projects_own_python_m_conformance_runs_untouched(tmp_path) -> None:

@@ -331,7 +331,7 @@ def test_progress_is_printed_on_stderr(asv_project, tmp_path):
         text=True,
     )
     assert done.returncode == EXIT_OK, done.stderr
-    assert "plotting latency.png" in done.stderr and "reading" in done.stderr
+    assert "plotted latency.png" in done.stderr and "reading" in done.stderr
     assert str(tmp_path / "o") in done.stdout
 
 
