@@ -639,6 +639,10 @@ class _ModuleVisitor:
                 judged = f"{OUTPUTS}.ModelRunnerOutput"
             if judged:
                 known[arg.arg] = judged
+        starred = node.args.vararg
+        judged = self._type_of_annotation(starred.annotation) if starred is not None else None
+        if starred is not None and judged is not None and not judged.startswith(SEQUENCE_OF):
+            known[starred.arg] = SEQUENCE_OF + judged  # ``*outputs: ModelRunnerOutput``
         self.scope_types.append(known)
         self._types_in(node.body, into=known)
         self.function_bodies.append(node.body)
