@@ -313,9 +313,10 @@ def test_wrong_spec_names_fail_checks_without_breaking_the_suite(tmp_path) -> No
 
 
 def test_a_type_the_revision_has_and_the_backend_lacks_is_named(tmp_path) -> None:
+    # Its own checks say it is not a class; a check of another type that builds one says
+    # which name is missing, not that None cannot be called.
     run = suite_runner.in_process(
         tmp_path,
-        suite_runner.check_path("test_module.py"),
         suite_runner.check_path("test_model_runner_output_with_ec_conn_output.py"),
         "--conformance-backend",
         "broken_backends.without_held_types",
@@ -323,12 +324,6 @@ def test_a_type_the_revision_has_and_the_backend_lacks_is_named(tmp_path) -> Non
         "0.34.0",
     )
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED
-    [names] = run.records("conformance/checks/test_module.py::test_spec_names_are_classes")
-    assert (
-        "without_held_types.ECConnectorOutput: expected a class, found no such name"
-        in (names["message"])
-    )
-    assert "SamplingMaskLists" in names["message"]
     ec = run.records("conformance/checks/test_model_runner_output_with_ec_conn_output.py")
     assert {r["outcome"] for r in ec} == {"failed", "passed"}  # with_ec_conn_output(None) holds
     failed = [r["message"] for r in ec if r["outcome"] == "failed"]
