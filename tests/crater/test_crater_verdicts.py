@@ -630,7 +630,16 @@ def test_the_elements_of_an_annotated_sequence_have_its_element_type() -> None:
     reading = read_plugin({"npu/batch.py": ELEMENTS})
     assert judge(reading, view("0.33.0"), None).findings == []
     found = judge(reading, view("0.34.0"), view("0.33.0")).findings
-    assert sorted(f.line for f in found if f.kind == "read-fails") == [9, 13, 18, 22, 31, 35, 47, 64]
+    assert sorted(f.line for f in found if f.kind == "read-fails") == [
+        9,
+        13,
+        18,
+        22,
+        31,
+        35,
+        47,
+        64,
+    ]
 
 
 def test_a_producer_module_imported_from_its_package_or_inside_a_function_is_judged() -> None:
