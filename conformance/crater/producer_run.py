@@ -90,7 +90,7 @@ def async_output_classes(reading: Reading) -> list[Use]:
 
 
 @dataclass(frozen=True)
-class _Producer:
+class PluginProducer:
     """One producer of the plugin's to run."""
 
     kind: str  #: ``async-output`` or ``gathering``
@@ -108,7 +108,7 @@ class _Producer:
         return f"{self.name}.get_output" if self.kind == "async-output" else self.name
 
 
-def gatherings(source: PluginSource) -> list[_Producer]:
+def gatherings(source: PluginSource) -> list[PluginProducer]:
     """The plugin's gatherings, found by what they are (as vLLM's own are found)."""
     from conformance.releases.discovery import find_producers
 
@@ -118,7 +118,7 @@ def gatherings(source: PluginSource) -> list[_Producer]:
             text = source.files[producer.path]
             definition = _definition(ast.parse(text).body, producer.name)
             line = definition.lineno if definition is not None else 1
-            found.append(_Producer("gathering", producer.path, line, producer.name))
+            found.append(PluginProducer("gathering", producer.path, line, producer.name))
     return found
 
 
@@ -136,7 +136,8 @@ def run_producers(
         runs.not_run.append(f"the pin's texts: {error}")
         return runs
     producers = [
-        _Producer("async-output", u.file, u.line, u.member) for u in async_output_classes(reading)
+        PluginProducer("async-output", u.file, u.line, u.member)
+        for u in async_output_classes(reading)
     ] + gatherings(source)
     for producer in producers:
         text = source.files.get(producer.file, "")
@@ -166,7 +167,7 @@ def run_producers(
     return runs
 
 
-def _take(runs: ProducerRuns, producer: _Producer, outcome: dict, how: str) -> None:
+def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str) -> None:
     """What one producer's run found, into ``runs``."""
     if "not_run" in outcome:
         runs.not_run.append(f"{producer.where}: not run, {outcome['not_run']}")
@@ -198,7 +199,7 @@ def _take(runs: ProducerRuns, producer: _Producer, outcome: dict, how: str) -> N
 
 
 def _run_in_worker(
-    producer: _Producer,
+    producer: PluginProducer,
     text: str,
     pin: str,
     outputs_text: Path,

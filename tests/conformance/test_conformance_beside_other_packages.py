@@ -367,6 +367,17 @@ def test_a_command_line_of_the_suites_is_stopped_whatever_runs_instead(tmp_path)
     assert "the package of the distribution conformance-kit 1.0" in _one_error_line(done)
 
 
+def test_the_arguments_that_mean_the_suite_are_the_suites_options() -> None:
+    import vllm_outputs_suite_guard
+    from conformance.cli.main import build_parser as conformance_parser
+    from reports.cli import build_parser as reports_parser
+
+    for package, parser in (("conformance", conformance_parser()), ("reports", reports_parser())):
+        options = {o for action in parser._actions for o in action.option_strings}
+        arguments = vllm_outputs_suite_guard.SUITE_ARGUMENTS[package] - {"crater"}
+        assert arguments <= options, arguments - options
+
+
 def test_python_m_reports_names_a_conformance_py_it_would_read_the_schema_from(tmp_path) -> None:
     (tmp_path / "conformance.py").write_text("print('their own conformance')\n")
     line = _one_error_line(_python(tmp_path, "-m", "reports", "--conformance", "report.json"))
