@@ -85,6 +85,16 @@ def problem(names: tuple[str, ...], working_dir: str | None = None) -> str | Non
     return None
 
 
+def broken_install(name: str) -> str | None:
+    """The one line of :func:`problem` for ``name`` only where the suite installed that
+    package itself (another distribution's files mixed in, or what an uninstall left of
+    it), else ``None``: a project's own package of that name is not the suite's to name."""
+    found = _found(name, None)
+    if found is None or _record(found.folder, name) is None:
+        return None
+    return problem((name,))
+
+
 def exit_if_foreign(command: str) -> None:
     """The check of ``python -m COMMAND``: the one line on stderr and exit 4."""
     line = problem(IMPORTS[command])
@@ -240,9 +250,13 @@ def _not_ours(name: str, found: _Found) -> str | None:
     if others:
         whose = f"the {what} of the distribution {_names(others)}"
         fix = f"install the suite into an environment without {_names(others, versions=False)}"
-    elif found.folder == Path.cwd().resolve():
+    elif found.folder == Path.cwd().resolve() and run_module(getattr(sys, "orig_argv", [])):
         whose = f"a {what} in the working directory (python -m looks there first)"
         fix = f"rename it, or run the suite's command {COMMAND}, which no folder shadows"
+    elif found.folder == Path.cwd().resolve():
+        # Not python -m: PYTHONPATH, or pytest's rootdir beside a conftest.py, put it there.
+        whose = f"a {what} in the working directory, which is on the import path"
+        fix = "rename it, or take the working directory off the import path (PYTHONPATH)"
     else:
         whose = f"a {what} no installed distribution owns"
         fix = f"take {found.folder} off the import path (PYTHONPATH), or rename the {what}"

@@ -145,7 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # A conformance or reference that is not the suite's (a project's own package of that
     # name, another distribution's): one line, exit 4, before it is imported.
     foreign = _foreign(("conformance",))
-    if foreign is not None and not _asked_by_option(config):
+    if foreign is not None and not _asked_by_option(config) and not _broken_install():
         return  # --pyargs conformance named a project's own package of that name
     foreign = foreign or _foreign(("reference",))  # the suite's checks need its own
     if foreign is not None:
@@ -154,6 +154,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
     # pytest_configure is historic: the suite's own is called as it registers.
     config.pluginmanager.register(conformance.run.plugin, "conformance-suite")
+
+
+def _broken_install() -> bool:
+    """Whether the ``conformance`` found is the suite's own install, broken (mixed with
+    another distribution's files, or left without its ``__init__.py``)."""
+    try:
+        from vllm_outputs_suite_guard import broken_install
+    except ImportError:
+        return False
+    return broken_install("conformance") is not None
 
 
 def _foreign(names: tuple[str, ...]) -> str | None:

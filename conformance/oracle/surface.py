@@ -67,6 +67,8 @@ def _is_dataclass(cls: Any) -> bool:
 
 
 def _found_kind(cls: Any) -> str:
+    if cls is None:
+        return "no such name in the backend's module"
     if not isinstance(cls, type):
         return f"not a class but a {type(cls).__name__}"
     if _is_namedtuple(cls):

@@ -4,7 +4,8 @@ The run judges the backend at the target (B); before it, the backend is judged a
 own revision (A: ``--revision``, else what it declares or was detected, else the
 default) in a process of its own.  At the end both verdicts are held side by side,
 behaviour by behaviour: a behaviour that fails at B and did not fail at A *breaks*
-(a rule B adds that the backend fails included); one that failed at A and does not at
+(a rule B adds that the backend fails included), and so does one failing at both where
+a check of it that passed at A fails at B; one that failed at A and does not at
 B is *fixed*; the others whose verdict differs are listed after.  The vLLM changes
 between A and B come from their texts (a known release's shipped surface, or the text
 a path names), else from the revisions' data.  The run exits 1 when something breaks,
@@ -42,22 +43,26 @@ class Bump:
 
     def behaviours(self, to_records: list[Any]) -> list[dict[str, Any]]:
         """Each behaviour whose verdict differs, breaks first."""
-        before = verdicts(self.from_report.get("tests", []))
-        after = verdicts([_record_dict(r) for r in to_records])
+        from_tests = self.from_report.get("tests", [])
+        to_tests = [_record_dict(r) for r in to_records]
+        before, after = verdicts(from_tests), verdicts(to_tests)
+        newly = newly_failing(from_tests, to_tests)
         rows: list[dict[str, Any]] = []
         for behaviour in sorted(set(before) | set(after)):
             a, b = before.get(behaviour), after.get(behaviour)
-            if a == b:
+            if a == b and not newly.get(behaviour):
                 continue
-            rows.append(
-                {
-                    "behaviour": behaviour,
-                    "from": a,
-                    "to": b,
-                    "change": _kind(a, b),
-                    "vllm_changes": [c.describe() for c in self._changes_of(behaviour)],
-                }
-            )
+            row: dict[str, Any] = {
+                "behaviour": behaviour,
+                "from": a,
+                "to": b,
+                # failing at both, yet a check of it that passed at A fails at B
+                "change": _kind(a, b) if a != b else "breaks",
+                "vllm_changes": [c.describe() for c in self._changes_of(behaviour)],
+            }
+            if newly.get(behaviour):
+                row["newly_failing"] = newly[behaviour]
+            rows.append(row)
         rows.sort(key=lambda r: (_ORDER[str(r["change"])], str(r["behaviour"])))
         return rows
 
@@ -129,19 +134,30 @@ def verdicts(tests: list[dict[str, Any]]) -> dict[str, str]:
     found: dict[str, str] = {}
     for test in tests:
         behaviour = str(test.get("behaviour") or test.get("nodeid"))
-        outcome = test.get("outcome")
-        verdict = (
-            FAILED
-            if outcome in ("failed", "error", "xpassed")
-            else PASSED
-            if outcome in ("passed", "xfailed")
-            else SKIPPED
-        )
+        verdict = _verdict(test.get("outcome"))
         held = found.get(behaviour)
         if held == FAILED or (held == PASSED and verdict == SKIPPED):
             continue
         found[behaviour] = verdict
     return found
+
+
+def newly_failing(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dict[str, int]:
+    """``{behaviour: how many of its checks}`` that passed at A and fail at B, by check:
+    a behaviour already failing at A still breaks where more of its checks fail."""
+    passed = {str(t.get("nodeid")) for t in before if _verdict(t.get("outcome")) == PASSED}
+    found: dict[str, int] = {}
+    for test in after:
+        if _verdict(test.get("outcome")) == FAILED and str(test.get("nodeid")) in passed:
+            behaviour = str(test.get("behaviour") or test.get("nodeid"))
+            found[behaviour] = found.get(behaviour, 0) + 1
+    return found
+
+
+def _verdict(outcome: object) -> str:
+    if outcome in ("failed", "error", "xpassed"):
+        return FAILED
+    return PASSED if outcome in ("passed", "xfailed") else SKIPPED
 
 
 def _kind(a: str | None, b: str | None) -> str:
@@ -225,9 +241,14 @@ def terminal_lines(key: dict[str, Any]) -> list[str]:
     lines.append(f"  behaviours whose verdict differs: {len(rows)}")
     for row in rows:
         because = f" ({'; '.join(row['vllm_changes'])})" if row["vllm_changes"] else ""
+        more = (
+            f", {row['newly_failing']} check(s) passing at {key['from']} now fail"
+            if row.get("newly_failing")
+            else ""
+        )
         lines.append(
             f"    {row['change'].upper():<7} {row['behaviour']}: {row['from'] or 'not judged'} -> "
-            f"{row['to'] or 'not judged'}{because}"
+            f"{row['to'] or 'not judged'}{more}{because}"
         )
     verdict = (
         f"moving the pin breaks {key['breaks']} behaviour(s)"

@@ -337,6 +337,32 @@ def test_the_suites_checks_under_pytest_name_a_foreign_reference_without_options
     assert f"ERROR: the reference Python imports is {tmp_path / 'reference.py'}" in done.stderr
 
 
+def test_only_the_suites_own_broken_install_is_named_without_options(tmp_path) -> None:
+    """``pytest --pyargs conformance`` with no option leaves a project's own package
+    alone, not the suite's install that another distribution's files broke."""
+    code = "import vllm_outputs_suite_guard as g; print(g.broken_install('conformance'))"
+    ours = {"conformance/__init__.py": b'__distribution__ = "vllm-outputs-suite"\n'}
+    theirs = {"conformance/__init__.py": b"KIT = True\n"}
+    site = tmp_path / "site"
+    _install(site, "vllm-outputs-suite", ours)
+    _install(site, "conformance-kit", theirs)
+    done = _python(tmp_path, "-c", code, path=[site, *_guard_only(tmp_path)])
+    assert "are mixed with vllm-outputs-suite's" in done.stdout, done.stderr
+    alone = tmp_path / "alone"
+    _install(alone, "conformance-kit", theirs)
+    done = _python(tmp_path, "-c", code, path=[alone, *_guard_only(tmp_path)])
+    assert done.stdout.strip() == "None", done.stderr
+
+
+def _guard_only(tmp_path: Path) -> list[Path]:
+    """A folder holding the guard module alone (the checkout would bring its own
+    conformance)."""
+    folder = tmp_path / "guard"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(CHECKOUT / "vllm_outputs_suite_guard.py", folder)
+    return [folder]
+
+
 def test_a_projects_own_conformance_package_under_pytest_is_left_alone(tmp_path) -> None:
     package = tmp_path / "conformance"
     package.mkdir()
@@ -410,3 +436,13 @@ def test_another_projects_own_python_m_conformance_runs_untouched(tmp_path) -> N
                                        "conformance/__main__.py": b"print('the kit')\n"})  # fmt: skip
     done = _python(tmp_path, "-m", "conformance", python=python, path=[site, *path])
     assert (done.returncode, done.stdout.strip()) == (0, "the kit"), done.stderr
+
+
+def test_a_shadow_outside_python_m_is_not_sent_to_the_console_command(tmp_path) -> None:
+    # The console command with the working directory on PYTHONPATH: running it again is
+    # no fix.
+    (tmp_path / "reference.py").write_text("SPEC_REVISION = 'mine'\n")
+    code = "import sys, vllm_outputs_suite_command as c; sys.exit(c.main(['--list-revisions']))"
+    line = _one_error_line(_python(tmp_path, "-c", code, path=[tmp_path, CHECKOUT]))
+    assert str(tmp_path / "reference.py") in line
+    assert "off the import path" in line and "vllm-outputs-suite, which" not in line

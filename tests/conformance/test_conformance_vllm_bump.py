@@ -63,6 +63,27 @@ def test_breaks_come_first_then_fixes_then_the_rest() -> None:
     assert bump.report_key(after)["breaks"] == 2
 
 
+def test_a_behaviour_failing_at_both_breaks_where_a_check_passing_at_a_fails_at_b() -> None:
+    from conformance.run.bump import terminal_lines
+
+    before = [
+        {"behaviour": "T.dataclass", "outcome": "failed", "nodeid": "x::defaults"},
+        {"behaviour": "T.dataclass", "outcome": "passed", "nodeid": "x::stores"},
+        {"behaviour": "T.same", "outcome": "failed", "nodeid": "x::same"},
+    ]
+    after = [
+        SimpleNamespace(behaviour="T.dataclass", outcome="failed", nodeid="x::defaults"),
+        SimpleNamespace(behaviour="T.dataclass", outcome="failed", nodeid="x::stores"),
+        SimpleNamespace(behaviour="T.same", outcome="failed", nodeid="x::same"),
+    ]
+    key = Bump("A", "B", {"tests": before}, None, []).report_key(after)
+    assert [(r["behaviour"], r["change"], r.get("newly_failing")) for r in key["behaviours"]] == [
+        ("T.dataclass", "breaks", 1)
+    ]
+    assert key["breaks"] == 1
+    assert "1 check(s) passing at A now fail" in "\n".join(terminal_lines(key))
+
+
 def test_vllm_0_32_own_types_bumped_to_0_33_break_on_get_kv_connector_output(tmp_path) -> None:
     vllm_texts.release_text("0.32.0")
     run = suite_runner.subprocess_run(
