@@ -18,6 +18,7 @@ forms, never by Python's own: nothing in a text can make it run anything, or lon
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Callable
 
@@ -65,11 +66,20 @@ def answers_as_before(
 
 
 def _class(text: str, name: str) -> ast.ClassDef | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parsed(text)
+    if tree is None:
         return None
     return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> ast.Module | None:
+    """An ``outputs.py`` text parsed once: a run asks about a pin's and a target's, use
+    after use (the trees are only read)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:

@@ -571,7 +571,7 @@ class _ModuleVisitor:
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
                 narrowed = self._narrowed(node.test) if branch else {}
-                for name in _assigned_names(body):
+                for name in _bindings_counted(body):
                     narrowed.pop(name, None)  # rebound in the branch: its own type shows
                 self.scope_types.append(narrowed)
                 self._statements(body)
@@ -1092,7 +1092,7 @@ class _ModuleVisitor:
     def _types_in(self, body: list[ast.stmt], into: dict[str, str]) -> None:
         """Names of a function (or module) whose judged type its assignments show, added
         to ``into``, the scope in force (so a copy of a name typed before is typed)."""
-        bound_once = _bound_once(body)
+        bound_once = {name for name, count in _bindings_counted(body).items() if count == 1}
         for node, narrowed in _under_isinstance(body, self._narrowed):
             if isinstance(node, (ast.For, ast.AsyncFor)):
                 # A name the function binds elsewhere too may hold anything there.
@@ -1258,8 +1258,8 @@ def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         yield node
 
 
-def _bound_once(body: list[ast.stmt]) -> set[str]:
-    """The names a body's statements bind exactly once (by assignment, ``for``,
+def _bindings_counted(body: list[ast.stmt]) -> dict[str, int]:
+    """How many times a body's statements bind each name (by assignment, ``for``,
     ``with ... as``)."""
     counts: dict[str, int] = {}
     for node in _own_statements(body):
@@ -1274,18 +1274,7 @@ def _bound_once(body: list[ast.stmt]) -> set[str]:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     counts[name.id] = counts.get(name.id, 0) + 1
-    return {name for name, count in counts.items() if count == 1}
-
-
-def _assigned_names(body: list[ast.stmt]) -> set[str]:
-    """The names a block's statements bind by assignment."""
-    return {
-        target.id
-        for node in _own_statements(body)
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(target, ast.Name)
-    }
+    return counts
 
 
 def _under_isinstance(

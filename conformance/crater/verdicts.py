@@ -114,17 +114,7 @@ def judge(
     this vLLM's async output behaviours) adds what a plugin's async output must now do.
     ``pin``: the plugin's pin, whose unimportable files are not judged."""
     judge_ = _Judge(view, other)
-    built = {use.type_name for use in reading.uses if use.kind == "construct"}
-    for use in reading.uses:
-        if use.type_name not in built:
-            continue
-        touched = judge_.fields_touched.setdefault(use.type_name, set())
-        if use.kind == "construct":
-            touched.update(use.keywords, use.tested_keywords, (k for k, _ in use.guarded_keywords))
-            if use.open_ended:
-                touched.add(_ANY_FIELD)
-        elif use.kind in ("read", "write") and use.member:
-            touched.add(use.member)
+    judge_.fields_touched = _fields_touched(reading.uses)
     dead = files_dead_at(reading, pin) if pin is not None else {}
     judge_.result.dead_at_pin = dead
     active = [
@@ -161,6 +151,24 @@ def judge(
             judge_.add_all(judge_.async_contract(use, *async_behaviours))
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
+
+
+def _fields_touched(uses: list[Use]) -> dict[str, set[str]]:
+    """``{type: fields}`` the plugin passes to a construction, reads or writes, for each
+    type it builds (``_ANY_FIELD``: a construction whose keys are not known)."""
+    built = {use.type_name for use in uses if use.kind == "construct"}
+    found: dict[str, set[str]] = {name: set() for name in built}
+    for use in uses:
+        if use.type_name not in built:
+            continue
+        touched = found[use.type_name]
+        if use.kind == "construct":
+            touched.update(use.keywords, use.tested_keywords, (k for k, _ in use.guarded_keywords))
+            if use.open_ended:
+                touched.add(_ANY_FIELD)
+        elif use.kind in ("read", "write") and use.member:
+            touched.add(use.member)
+    return found
 
 
 def files_dead_at(
@@ -212,10 +220,7 @@ class _Judge:
         self.view = view
         self.other = other
         self.result = Judgement()
-        #: ``{type: fields}`` the plugin passes to a construction, reads or writes
-        #: (``_ANY_FIELD``: a construction whose keys are not known); a type is a key
-        #: only where the plugin builds one
-        self.fields_touched: dict[str, set[str]] = {}
+        self.fields_touched: dict[str, set[str]] = {}  #: :func:`_fields_touched`
         self._seen: set[tuple[str, str, int, str]] = set()
         self.changes: list[Change] = []
         if other is not None:
