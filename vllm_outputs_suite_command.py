@@ -43,7 +43,7 @@ def _run(package: str, args: list[str]) -> int:
     if package == "conformance":
         from conformance.cli.main import main as conformance_main
 
-        return conformance_main(args)
+        return conformance_main(args, prog=guard.COMMAND)
     # python -m reports checks its extra before it imports pandas: run that very module.
     import runpy
 

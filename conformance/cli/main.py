@@ -37,20 +37,24 @@ class _Parser(argparse.ArgumentParser):
         hint = typo_hint(self, message)
         self.exit(
             USAGE_ERROR,
-            f"ERROR: {message}{hint} (python -m conformance --help lists the options)\n",
+            f"ERROR: {message}{hint} ({self.prog} --help lists the options)\n",
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: How the command is named in its usage and messages; the console command names itself.
+PROG = "python -m conformance"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m conformance",
+        prog=prog,
         # No abbreviations: "--xfail" or a plugin's "--rep" is not this command's
         # --xfails or --report; what it does not know is pytest's to judge.
         allow_abbrev=False,
         description="Check a backend of vllm.v1.outputs against a spec revision (2025.10 or "
         "a vLLM release). Options not listed here are passed to pytest.",
-        epilog="python -m conformance crater TARGET [--plugins ...] judges every known vLLM "
-        "plugin's published code against TARGET (python -m conformance crater --help).",
+        epilog=f"{prog} crater TARGET [--plugins ...] judges every known vLLM "
+        f"plugin's published code against TARGET ({prog} crater --help).",
     )
 
     for option in SUITE_OPTIONS:
@@ -111,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     import os
 
     from conformance.run.option_names import COMMAND_ENV
@@ -120,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     if given[:1] == ["crater"]:
         from conformance.crater.cli import main as crater_main
 
-        return crater_main(given[1:])
-    parser = build_parser()
+        return crater_main(given[1:], prog=f"{prog} crater")
+    parser = build_parser(prog)
     args, pytest_args = parser.parse_known_args(given)
     typo = _mistyped_option(parser, pytest_args)
     if typo is not None:
@@ -171,7 +175,7 @@ def _mistyped_option(parser: argparse.ArgumentParser, passed_on: list[str]) -> s
         if _name(given) in nobody_knows:
             hint = did_you_mean(given, ours) or did_you_mean(given, pytests)
             if hint:
-                return f"unknown option {_name(given)}{hint} (python -m conformance --help)"
+                return f"unknown option {_name(given)}{hint} ({parser.prog} --help)"
     return None
 
 

@@ -26,12 +26,16 @@ class _Parser(argparse.ArgumentParser):
     """A usage error is one line and exit 4, as for ``python -m conformance``."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE_ERROR, f"ERROR: {message} (python -m conformance crater --help)\n")
+        self.exit(USAGE_ERROR, f"ERROR: {message} ({self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: How the command is named in its usage and messages; the console command names itself.
+PROG = "python -m conformance crater"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m conformance crater",
+        prog=prog,
         description="Judge every known vLLM plugin's published code (or the plugins named) "
         "at its own pin and at TARGET, without installing or running it.",
     )
@@ -65,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str], prog: str = PROG) -> int:
     from conformance.crater.known import known, known_plugins
     from conformance.crater.records import PluginVerdict, judged_plugin, unknown_plugin
     from conformance.crater.report import (
@@ -83,7 +87,7 @@ def main(argv: Sequence[str]) -> int:
         for plugin in listed:
             print(f"{plugin.name:<{width}}{plugin.device}")
         return 0
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     started = time.perf_counter()
     try:
         target = view_of(args.target)

@@ -178,6 +178,26 @@ def test_the_console_command_finds_a_backend_of_the_working_directory(tmp_path) 
     assert (plugin.parent / "report.json").is_file()
 
 
+@pytest.mark.parametrize("args", [["--help"], ["crater", "--help"]])
+def test_the_console_command_names_itself_in_its_help(args, capsys) -> None:
+    import vllm_outputs_suite_command
+
+    with pytest.raises(SystemExit) as done:
+        vllm_outputs_suite_command.main(args)
+    assert done.value.code == 0
+    usage = " ".join(["usage: vllm-outputs-suite", *args[:-1], "[-h]"])
+    assert usage in capsys.readouterr().out
+
+
+def test_the_console_commands_usage_error_names_its_own_help(capsys) -> None:
+    import vllm_outputs_suite_command
+
+    with pytest.raises(SystemExit) as done:
+        vllm_outputs_suite_command.main(["crater", "0.34.0", "--no-such-option"])
+    assert done.value.code == 4
+    assert "(vllm-outputs-suite crater --help)" in capsys.readouterr().err
+
+
 def test_the_console_command_is_the_distributions_script() -> None:
     text = (CHECKOUT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'vllm-outputs-suite = "vllm_outputs_suite_command:main"' in text
