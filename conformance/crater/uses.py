@@ -25,6 +25,7 @@ Each use carries the conditions it sits under (:mod:`.guards`) and whether an
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -100,6 +101,9 @@ class Use:
     #: keywords given, or the field written, an empty ``[]``, ``{}``, ``()``: the same
     #: value under any element type
     empty: tuple[str, ...] = ()
+    #: a call of a method through the class (``LogprobsTensors.empty_cpu(...)``): a
+    #: method that is neither static nor a classmethod then takes ``self`` first
+    on_class: bool = False
 
     @property
     def type_name(self) -> str:
@@ -385,6 +389,64 @@ def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
     return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
 
 
+def _defined_by(chain: list[PluginClass]) -> set[str]:
+    """What the plugin's classes define themselves: methods and fields."""
+    return {m for c in chain for m in c.methods} | {f for c in chain for f, _ in c.fields}
+
+
+def output_field_types() -> dict[tuple[str, str], str]:
+    """``{(type, field): output type}`` for each field of an output type that holds
+    another, in any known release (``SamplerOutput.logprobs_tensors``:
+    ``vllm.v1.outputs.LogprobsTensors``; a list of them as :data:`SEQUENCE_OF` one)."""
+    return _output_member_types()[0]
+
+
+def output_method_returns() -> dict[tuple[str, str], str]:
+    """``{(type, method): output type}`` for each method of an output type whose
+    annotation says it returns one (``LogprobsTensors.to_cpu_nonblocking``)."""
+    return _output_member_types()[1]
+
+
+@functools.cache
+def _output_member_types() -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    from conformance.releases.known_surfaces import known_surfaces
+
+    surfaces = list(known_surfaces().values())
+    classes = {m.owner for s in surfaces for m in s.values() if m.module == OUTPUTS and not m.name}
+    found: tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]] = ({}, {})
+    for surface in surfaces:
+        for member in surface.values():
+            if member.module != OUTPUTS or member.kind not in ("field", "method"):
+                continue
+            annotation = _annotation_of(member.shape, member.kind)
+            inner = _unwrap_annotation(annotation)
+            element = _element_annotation(inner) if inner is not None else None
+            named = element if element is not None else inner
+            if isinstance(named, ast.Name) and named.id in JUDGED_TYPES and named.id in classes:
+                held = f"{OUTPUTS}.{named.id}"
+                into = found[0] if member.kind == "field" else found[1]
+                into.setdefault((member.owner, member.name), set()).add(
+                    SEQUENCE_OF + held if element is not None else held
+                )
+    # A member whose type changed between releases to another output type: unknown.
+    fields, methods = (
+        {key: types.pop() for key, types in table.items() if len(types) == 1} for table in found
+    )
+    return fields, methods
+
+
+def _annotation_of(shape: str, kind: str) -> ast.expr | None:
+    """A field's annotation, or what a method's shape (``@staticmethod def f(a) -> X``)
+    says it returns."""
+    try:
+        if kind == "field":
+            return ast.parse(shape, mode="eval").body
+        function = ast.parse(shape[shape.find("def ") :] + ": ...").body[0]
+    except SyntaxError:
+        return None
+    return function.returns if isinstance(function, ast.FunctionDef) else None
+
+
 def _is_judged(name: str) -> bool:
     module, _, cls = name.rpartition(".")
     if module == OUTPUTS:
@@ -509,6 +571,7 @@ class _ModuleVisitor:
         self.function_bodies: list[list[ast.stmt]] = []  #: the functions the walk is in
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
+        self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
             target.id: node.value
@@ -848,13 +911,28 @@ class _ModuleVisitor:
                     **shape,
                 )
                 return
+        method = self._output_method(node.func)
+        if method is not None:
+            owner, member, via, on_class = method
+            self.methods_called.add(id(node.func))
+            self._add(
+                "call",
+                node.lineno,
+                owner,
+                member=member,
+                via=via,
+                on_class=on_class,
+                unpacked=self.unpack.get(id(node)),
+                **shape,
+            )
+            return
         if isinstance(node.func, ast.Attribute) and node.func.attr in PRODUCER_CALLS:
-            owner = self._producer_owner(node.func)
-            if owner is not None:
+            producer = self._producer_owner(node.func)
+            if producer is not None:
                 self._add(
                     "call",
                     node.lineno,
-                    owner,
+                    producer,
                     member=node.func.attr,
                     unpacked=self.unpack.get(id(node)),
                     **shape,
@@ -872,6 +950,33 @@ class _ModuleVisitor:
         if target is None or not target.startswith("vllm."):
             return
         self._add("construct", node.lineno, target, member="replace", **{**shape, "positional": 0})
+
+    def _output_method(self, func: ast.expr) -> tuple[str, str, str, bool] | None:
+        """The output type whose method a call calls, the method, the plugin class it
+        goes through and whether through the class: ``tensors.tolists(cu)``,
+        ``sampler_output.logprobs_tensors.tolists()``, ``LogprobsTensors.empty_cpu(0, k)``,
+        ``NPUOutput.with_kv_conn_output_only(out)``.  Its arguments are then judged
+        against the method's signature in each vLLM, as a producer call's are."""
+        if not isinstance(func, ast.Attribute) or func.attr in PRODUCER_CALLS:
+            return None
+        owner = self.world.resolve(self.module, func.value)
+        on_class = owner is not None and (
+            _is_judged(owner)
+            or (owner.startswith("plugin:") and self.world.chain(owner)[1] is not None)
+        )
+        if not on_class:
+            owner = self._type_of(func.value)
+        if owner is None or owner.startswith(SEQUENCE_OF):
+            return None
+        via = ""
+        if owner.startswith("plugin:"):
+            chain, base = self.world.chain(owner)
+            if base is None or func.attr in _defined_by(chain):
+                return None
+            owner, via = base, chain[0].name
+        if owner.rpartition(".")[0] != OUTPUTS or not _is_judged(owner):
+            return None
+        return owner, func.attr, via, on_class
 
     def _producer_owner(self, func: ast.Attribute) -> str | None:
         """The vLLM class whose producer method is called: known from the receiver
@@ -899,6 +1004,8 @@ class _ModuleVisitor:
         return None
 
     def _attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self.methods_called:
+            return
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
         empty = (node.attr,) if id(node) in self.empty_writes else ()
         self._member_use(node.value, node.attr, kind, node.lineno, empty)
@@ -930,10 +1037,7 @@ class _ModuleVisitor:
             chain, base = self.world.chain(owner)
             if base is None:
                 return
-            defined = {m for c in chain for m in c.methods} | {
-                f for c in chain for f, _ in c.fields
-            }
-            if attr in defined:
+            if attr in _defined_by(chain):
                 return
             cls, via = base, chain[0].name
         if not cls.startswith(f"{OUTPUTS}.") and cls.rsplit(".", 1)[0] not in VLLM_ASYNC_OUTPUTS:
@@ -973,6 +1077,8 @@ class _ModuleVisitor:
                 if node.attr in cls.attribute_types:
                     return cls.attribute_types[node.attr]
             return None
+        if isinstance(node, ast.Attribute):
+            return self._field_type(self._type_of(node.value), node.attr)
         if isinstance(node, ast.Call):
             return self._type_of_value(node)
         if isinstance(node, ast.Subscript):
@@ -991,6 +1097,21 @@ class _ModuleVisitor:
             types = {self._type_of(side) for side in sides} - {None}
             return types.pop() if len(types) == 1 else None
         return None
+
+    def _field_type(self, owner: str | None, attr: str) -> str | None:
+        """The output type a field of an output type holds (``SamplerOutput``'s
+        ``logprobs_tensors``), as vLLM's own annotations say."""
+        if owner is None or owner.startswith(SEQUENCE_OF):
+            return None
+        if owner.startswith("plugin:"):
+            chain, base = self.world.chain(owner)
+            if base is None or attr in _defined_by(chain):
+                return None
+            owner = base
+        module, _, type_name = owner.rpartition(".")
+        if module != OUTPUTS:
+            return None
+        return output_field_types().get((type_name, attr))
 
     def _element_of(self, node: ast.expr) -> str | None:
         """The judged type of the elements of a sequence (``reversed(x)``,
@@ -1054,6 +1175,10 @@ class _ModuleVisitor:
         returned = self._returned_by(node.func, called)
         if returned is not None:
             return returned
+        method = self._output_method(node.func)
+        if method is not None:
+            owner, member, _, _ = method
+            return output_method_returns().get((owner.rpartition(".")[2], member))
         if called is not None and (called.startswith("plugin:") or _is_judged(called)):
             if called.startswith("plugin:"):
                 return called if self.world.chain(called)[1] else None

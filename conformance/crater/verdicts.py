@@ -10,8 +10,8 @@ text shows what it needs; the kinds of break:
   below vLLM's type whose own field follows a defaulted one raises when defined);
 * ``cannot-instantiate``: a plugin's async output lacks a method abstract in vLLM's;
 * ``read-fails``: an attribute a release of vLLM's type had and this one lacks;
-* ``call-raises``: a call of vLLM's producer with arguments or an unpacking it no
-  longer fits;
+* ``call-raises``: a call of vLLM's producer, or of an output type's method, that is
+  gone or whose arguments or unpacking it no longer fits;
 * ``behaviour-changed``: the same name, another meaning: a field retyped, a method's
   body or signature changed, what the async output must hand over changed (the
   revisions' behaviours), a field written that vLLM no longer reads.
@@ -532,6 +532,8 @@ class _Judge:
 
     def call(self, use: Use) -> list[Finding]:
         module, cls, member = use.module, use.type_name, use.member
+        if member in _INHERENT or member.startswith("__"):
+            return []
         members = self.view.class_members(module, cls)
         if members is None:
             if self.view.has_module(module) is False:
@@ -549,7 +551,8 @@ class _Judge:
         method = members.get(member)
         if not isinstance(method, Member):
             pinned = self.other.class_members(module, cls) if self.other is not None else None
-            if pinned and member in pinned:
+            ever = known_members().get((module, cls), set()) | set(pinned or ())
+            if member in ever:
                 return [
                     Finding(
                         "call-raises",
@@ -566,8 +569,10 @@ class _Judge:
         if parameters is None:
             self.result.unjudged += 1
             return []
-        if "@staticmethod" not in method.shape and parameters:
-            parameters = parameters[1:]
+        decorators = method.shape[: method.shape.find("def ")]
+        bound = not use.on_class or "@classmethod" in decorators
+        if "@staticmethod" not in decorators and parameters and bound:
+            parameters = parameters[1:]  # self, or a classmethod's cls
         where = f"{cls}.{member}"
 
         def raises(fact: str) -> Finding:
@@ -599,7 +604,9 @@ class _Judge:
             found.append(Finding("call-raises", use.file, use.line, where, because))
         if not found:
             changed = self._changed(cls, member, ("body changed", "signature changed"))
-            if changed is not None:
+            if changed is not None and not (
+                changed.change == "body changed" and self._answers_as_before(use, cls, member)
+            ):
                 found.append(
                     Finding(
                         "behaviour-changed",

@@ -747,3 +747,57 @@ def test_a_producer_module_imported_from_its_package_is_evidence_for_a_pin() -> 
         "npu/compat.py": "vllm.v1.worker.gpu_model_runner"
     }
     assert files_dead_at(reading, view("0.33.0"), judged_modules=True) == {}
+
+
+METHODS = """
+from vllm.v1.outputs import LogprobsTensors, ModelRunnerOutput, SamplerOutput
+
+
+def lists(sampler_output: SamplerOutput, cu: list[int]):
+    return sampler_output.logprobs_tensors.tolists(cu)
+
+
+def empty(k: int):
+    return LogprobsTensors.empty_cpu(0, k)
+
+
+def first(output: ModelRunnerOutput):
+    return output.logprobs.slice(0, 1)
+
+
+def failed(output: ModelRunnerOutput):
+    kv = output.kv_connector_output
+    return kv.invalid_block_ids
+
+
+def kept(tensors: LogprobsTensors, mask):
+    return tensors.to_cpu_nonblocking().filter(mask)
+
+
+def through_the_class(tensors: LogprobsTensors):
+    return LogprobsTensors.tolists(tensors)
+"""
+
+
+def test_methods_of_output_types_are_judged_as_calls_through_fields_and_returns() -> None:
+    def found(release: str, pin: str) -> set[tuple[str, int, str]]:
+        reading = read_plugin({"npu/methods.py": METHODS})
+        return {
+            (f.kind, f.line, f.member)
+            for f in judge(reading, view(release), view(pin)).findings
+            if f.kind != "behaviour-changed"
+        }
+
+    # Written for 0.14.0, where all of it runs but slice (removed at 0.12.0).
+    assert found("0.14.0", "0.14.0") == {("call-raises", 14, "LogprobsLists.slice")}
+    assert found("0.11.0", "0.14.0") == {
+        ("call-raises", 6, "LogprobsTensors.tolists"),  # no cu_num_generated_tokens yet
+        ("read-fails", 19, "KVConnectorOutput.invalid_block_ids"),
+        ("call-raises", 23, "LogprobsTensors.to_cpu_nonblocking"),
+        ("call-raises", 23, "LogprobsTensors.filter"),
+    }
+    # filter came at 0.14.0; empty_cpu is static, and the class call passes self.
+    assert found("0.13.0", "0.14.0") == {
+        ("call-raises", 14, "LogprobsLists.slice"),
+        ("call-raises", 23, "LogprobsTensors.filter"),
+    }
