@@ -112,14 +112,43 @@ def gatherings(source: PluginSource) -> list[PluginProducer]:
     """The plugin's gatherings, found by what they are (as vLLM's own are found)."""
     from conformance.releases.discovery import find_producers
 
-    found = []
+    found: list[tuple[PluginProducer, ast.stmt | None]] = []
     for producer in find_producers(source.files):
         if producer.kind == "gathering":
             text = source.files[producer.path]
             definition = _definition(ast.parse(text).body, producer.name)
             line = definition.lineno if definition is not None else 1
-            found.append(PluginProducer("gathering", producer.path, line, producer.name))
-    return found
+            found.append(
+                (PluginProducer("gathering", producer.path, line, producer.name), definition)
+            )
+    return [p for p, definition in found if not _calls_a_sibling(p, definition, found)]
+
+
+def _calls_a_sibling(
+    producer: PluginProducer,
+    definition: ast.stmt | None,
+    found: list[tuple[PluginProducer, ast.stmt | None]],
+) -> bool:
+    """A sampler's ``forward`` that gathers by calling its class's own gathering
+    (``self.gather_logprobs(...)``): the one gathering, found twice."""
+    owner, _, _ = producer.name.rpartition(".")
+    siblings = {
+        other.name.rpartition(".")[2]
+        for other, _ in found
+        if other.file == producer.file
+        and other.name != producer.name
+        and other.name.rpartition(".")[0] == owner
+    }
+    if not owner or not siblings or definition is None:
+        return False
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in siblings
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("self", "cls", owner.rpartition(".")[2])
+        for node in ast.walk(definition)
+    )
 
 
 def run_producers(
@@ -141,16 +170,16 @@ def run_producers(
     ] + gatherings(source)
     for producer in producers:
         text = source.files.get(producer.file, "")
-        # Its parameters first: they are the gathering's own, a language its module's.
-        unfit = _unfit_gathering(text, producer.name) if producer.kind == "gathering" else None
-        if unfit is not None:
-            runs.not_run.append(f"{producer.where}: not run, {unfit}")
-            continue
+        # Its language first: a JAX gathering is not run whatever its parameters.
         language = next((n for n, p in _NOT_TORCH.items() if p.search(text)), None)
         if language is None and producer.kind == "gathering" and _TRITON.search(text):
             language = "Triton"
         if language is not None:
             runs.not_run.append(f"{producer.where}: not run, written in {language}")
+            continue
+        unfit = _unfit_gathering(text, producer.name) if producer.kind == "gathering" else None
+        if unfit is not None:
+            runs.not_run.append(f"{producer.where}: not run, {unfit}")
             continue
         outcome = _run_in_worker(producer, text, pin, outputs_text, timeout)
         judged_at, why = pin, ""

@@ -173,3 +173,53 @@ def test_only_what_the_plugin_imports_is_stood_in_for() -> None:
     }  # fmt: skip
     # sympy tries ``flint`` and expects an ImportError where it is absent; torch is real.
     assert stood_in == {"torch_npu", "torch_npu.ops", "vllm.config", "npu_run.envs"}
+
+
+SAMPLER = """
+import torch
+from vllm.v1.outputs import LogprobsTensors
+
+
+class NPUSampler:
+    def forward(self, logits, sampling_metadata):
+        if sampling_metadata.max_num_logprobs == -1:
+            return LogprobsTensors(torch.empty(0), logits, torch.empty(0))
+        return self.gather_logprobs(logits, 5, sampling_metadata.ids)
+
+    @staticmethod
+    def gather_logprobs(logits, num_logprobs, token_ids):
+        top = torch.topk(logits, num_logprobs)
+        return LogprobsTensors(top.indices, top.values, token_ids)
+"""
+
+JAX_GATHERING = """
+import jax
+from vllm.v1.outputs import LogprobsTensors
+
+
+def gather_logprobs(logprobs, token_ids, num_logprobs):
+    return LogprobsTensors(logprobs, token_ids, num_logprobs)
+"""
+
+
+def test_a_gathering_is_found_once_and_one_in_jax_is_named_so(tmp_path, monkeypatch) -> None:
+    from conformance.crater.producer_run import gatherings
+
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    package = tmp_path / "npu_once"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "npu-once"\nversion = "1"\ndependencies = ["vllm==0.12.0"]\n'
+    )
+    (package / "__init__.py").write_text("")
+    (package / "sampler.py").write_text(SAMPLER)
+    (package / "tpu.py").write_text(JAX_GATHERING)
+    source = plugin_source(str(tmp_path))
+    # The sampler's forward gathers through its own gathering: one producer, not two.
+    assert sorted(g.name for g in gatherings(source)) == [
+        "NPUSampler.gather_logprobs",
+        "gather_logprobs",
+    ]
+    runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=60)
+    # Its language is why it is not run, whatever its parameters.
+    assert "gather_logprobs (npu_once/tpu.py:6): not run, written in JAX" in runs.not_run
