@@ -101,6 +101,9 @@ class Use:
     #: keywords given, or the field written, an empty ``[]``, ``{}``, ``()``: the same
     #: value under any element type
     empty: tuple[str, ...] = ()
+    #: keywords given a value that is never None (a list, a literal, a name bound once
+    #: to one): a field that no longer takes None takes them
+    never_none: tuple[str, ...] = ()
     #: a call of a method through the class (``LogprobsTensors.empty_cpu(...)``): a
     #: method that is neither static nor a classmethod then takes ``self`` first
     on_class: bool = False
@@ -389,6 +392,47 @@ def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
     return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
 
 
+_DISPLAYS = (
+    ast.List, ast.Dict, ast.Set, ast.Tuple, ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp
+)  # fmt: skip
+
+
+def _literal_not_none(value: ast.expr) -> bool:
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    return isinstance(value, _DISPLAYS)
+
+
+def _binds(target: ast.expr, name: str) -> bool:
+    return isinstance(target, ast.Name) and target.id == name
+
+
+def _attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
+    """``(receiver, attribute)`` a test holds only where the attribute exists:
+    ``hasattr(kv, "x")``, ``getattr(kv, "x", None)`` (``is not None`` too), under
+    ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return set().union(*(_attributes_tested(v) for v in test.values))
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        test = test.left
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id in ("hasattr", "getattr")
+        and len(test.args) >= 2
+        and isinstance(test.args[1], ast.Constant)
+        and isinstance(test.args[1].value, str)
+    ):
+        return {(ast.unparse(test.args[0]), test.args[1].value)}
+    return set()
+
+
 def _defined_by(chain: list[PluginClass]) -> set[str]:
     """What the plugin's classes define themselves: methods and fields."""
     return {m for c in chain for m in c.methods} | {f for c in chain for f, _ in c.fields}
@@ -572,6 +616,9 @@ class _ModuleVisitor:
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
+        #: ``(receiver, attribute)`` the ``if`` tests the walk is in find present
+        #: (``if hasattr(kv, "x"):``): a use of it there runs only where it exists
+        self.attributes_present: list[set[tuple[str, str]]] = []
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
             target.id: node.value
@@ -633,12 +680,14 @@ class _ModuleVisitor:
                     continue
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
+                self.attributes_present.append(_attributes_tested(node.test) if branch else set())
                 narrowed = self._narrowed(node.test) if branch else {}
                 for name in _bindings_counted(body):
                     narrowed.pop(name, None)  # rebound in the branch: its own type shows
                 self.scope_types.append(narrowed)
                 self._statements(body)
                 self.scope_types.pop()
+                self.attributes_present.pop()
                 self.conditions.pop()
             if test[0] == "other":
                 self.reading.conditions_taken.add((self.path, node.lineno, text))
@@ -878,6 +927,9 @@ class _ModuleVisitor:
             "guarded_keywords": tuple(sorted(guarded.items())),
             "tested_keywords": tuple(sorted(tested)),
             "empty": tuple(k.arg for k in node.keywords if k.arg and _is_empty(k.value)),
+            "never_none": tuple(
+                k.arg for k in node.keywords if k.arg and self._never_none(k.value)
+            ),
         }
         if self._standard(called) in _REPLACES or (
             isinstance(node.func, ast.Name) and node.func.id == "replace"
@@ -951,6 +1003,21 @@ class _ModuleVisitor:
             return
         self._add("construct", node.lineno, target, member="replace", **{**shape, "positional": 0})
 
+    def _never_none(self, value: ast.expr) -> bool:
+        """Whether a value is never None: a display, a literal, or a name the function
+        binds once, to one of those."""
+        if isinstance(value, ast.Name) and self.function_bodies:
+            body = self.function_bodies[-1]
+            if _bindings_counted(body).get(value.id) != 1:
+                return False
+            for node in _own_statements(body):
+                if isinstance(node, ast.AnnAssign) and _binds(node.target, value.id):
+                    return node.value is not None and _literal_not_none(node.value)
+                if isinstance(node, ast.Assign) and any(_binds(t, value.id) for t in node.targets):
+                    return _literal_not_none(node.value)
+            return False
+        return _literal_not_none(value)
+
     def _output_method(self, func: ast.expr) -> tuple[str, str, str, bool] | None:
         """The output type whose method a call calls, the method, the plugin class it
         goes through and whether through the class: ``tensors.tolists(cu)``,
@@ -958,6 +1025,8 @@ class _ModuleVisitor:
         ``NPUOutput.with_kv_conn_output_only(out)``.  Its arguments are then judged
         against the method's signature in each vLLM, as a producer call's are."""
         if not isinstance(func, ast.Attribute) or func.attr in PRODUCER_CALLS:
+            return None
+        if self._tested_present(func.value, func.attr):
             return None
         owner = self.world.resolve(self.module, func.value)
         on_class = owner is not None and (
@@ -988,13 +1057,17 @@ class _ModuleVisitor:
         if resolved == wanted:
             return wanted
         if resolved is not None and resolved.startswith("plugin:"):
-            # ``NPURejectionSampler.parse_output(...)``: vLLM's through a subclass; any
-            # other plugin class or module calls its own.
-            return wanted if self.world.chain(resolved)[1] == wanted else None
+            # ``NPURejectionSampler.parse_output(...)``: vLLM's through a subclass that
+            # does not define it; any other plugin class or module calls its own.
+            chain, base = self.world.chain(resolved)
+            return wanted if base == wanted and func.attr not in _defined_by(chain) else None
+        below = False  # ``super().gather_logprobs(...)`` skips the class's own
         if isinstance(receiver, ast.Call) and _decorator_name(receiver.func) == "super":
-            receiver = ast.Name("self")
+            receiver, below = ast.Name("self"), True
         if isinstance(receiver, ast.Name) and receiver.id == "self" and self.class_stack:
-            _, base = self.world.chain(self.class_stack[-1].qualified)
+            chain, base = self.world.chain(self.class_stack[-1].qualified)
+            if func.attr in _defined_by(chain[1:] if below else chain):
+                return None  # the plugin's own method
             if base == wanted:
                 return wanted
         module = wanted.rsplit(".", 1)[0]
@@ -1025,9 +1098,15 @@ class _ModuleVisitor:
         self._member_use(node.args[0], name.value, kind, node.lineno)
         return True
 
+    def _tested_present(self, value: ast.expr, attr: str) -> bool:
+        key = (ast.unparse(value), attr)
+        return any(key in present for present in self.attributes_present)
+
     def _member_use(
         self, value: ast.expr, attr: str, kind: str, line: int, empty: tuple[str, ...] = ()
     ) -> None:
+        if self._tested_present(value, attr):
+            return
         owner = self._type_of(value)
         if owner is None:
             return

@@ -12,9 +12,11 @@ text shows what it needs; the kinds of break:
 * ``read-fails``: an attribute a release of vLLM's type had and this one lacks;
 * ``call-raises``: a call of vLLM's producer, or of an output type's method, that is
   gone or whose arguments or unpacking it no longer fits;
-* ``behaviour-changed``: the same name, another meaning: a field retyped, a method's
-  body or signature changed, what the async output must hand over changed (the
-  revisions' behaviours), a field written that vLLM no longer reads.
+* ``behaviour-changed``: the same name, another meaning: a field retyped (for a
+  reader, only where it takes more), what a method called returns, what the async
+  output must hand over changed (the revisions' behaviours), a field written that vLLM
+  no longer reads.  A method's changed body is none: it is what vLLM's own callers of
+  that release get.
 
 Each break names the vLLM change behind it in the words of ``--bump-to``'s report
 (:mod:`conformance.oracle.vllm_changes`): the changes between the other vLLM judged
@@ -27,7 +29,6 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
-from conformance.crater.neutral_changes import answers_as_before
 from conformance.crater.uses import (
     ASYNC_BASE,
     EMPTY,
@@ -114,7 +115,6 @@ def judge(
     this vLLM's async output behaviours) adds what a plugin's async output must now do.
     ``pin``: the plugin's pin, whose unimportable files are not judged."""
     judge_ = _Judge(view, other)
-    judge_.fields_touched = _fields_touched(reading.uses)
     dead = files_dead_at(reading, pin) if pin is not None else {}
     judge_.result.dead_at_pin = dead
     active = [
@@ -151,24 +151,6 @@ def judge(
             judge_.add_all(judge_.async_contract(use, *async_behaviours))
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
-
-
-def _fields_touched(uses: list[Use]) -> dict[str, set[str]]:
-    """``{type: fields}`` the plugin passes to a construction, reads or writes, for each
-    type it builds (``_ANY_FIELD``: a construction whose keys are not known)."""
-    built = {use.type_name for use in uses if use.kind == "construct"}
-    found: dict[str, set[str]] = {name: set() for name in built}
-    for use in uses:
-        if use.type_name not in built:
-            continue
-        touched = found[use.type_name]
-        if use.kind == "construct":
-            touched.update(use.keywords, use.tested_keywords, (k for k, _ in use.guarded_keywords))
-            if use.open_ended:
-                touched.add(_ANY_FIELD)
-        elif use.kind in ("read", "write") and use.member:
-            touched.add(use.member)
-    return found
 
 
 def files_dead_at(
@@ -211,8 +193,6 @@ def _compiled_or_private(module: str) -> bool:
 
 #: The prefix of the behaviours of a producer's async output (what get_output() hands over).
 ASYNC_OUTPUT_BEHAVIOURS = "producer.async_output:"
-#: A construction passing keys the reading cannot tell: any field may be set.
-_ANY_FIELD = "*"
 
 
 class _Judge:
@@ -220,7 +200,6 @@ class _Judge:
         self.view = view
         self.other = other
         self.result = Judgement()
-        self.fields_touched: dict[str, set[str]] = {}  #: :func:`_fields_touched`
         self._seen: set[tuple[str, str, int, str]] = set()
         self.changes: list[Change] = []
         if other is not None:
@@ -247,6 +226,9 @@ class _Judge:
             if (change.type, change.member) == (type_name, member) and (
                 not kinds or change.change in kinds
             ):
+                # A changed signature says what; what of it the plugin's call meets, the fact.
+                if change.change == "signature changed":
+                    return f"{change.describe()}: {fact}"
                 return change.describe()
         made = self._made_by(type_name, member, kinds)
         return made or fact
@@ -368,16 +350,19 @@ class _Judge:
             if keyword in use.empty:
                 continue  # ``sampled_token_ids=[]`` fits the field whatever it holds
             changed = self._changed(type_name, keyword, ("field retyped",))
-            if changed is not None and not _only_widened(changed):
-                found.append(
-                    Finding(
-                        "behaviour-changed",
-                        use.file,
-                        use.line,
-                        f"{type_name}.{keyword}",
-                        changed.describe(),
-                    )
+            if changed is None or _only_widened(changed):
+                continue
+            if keyword in use.never_none and _only_narrowed(changed):
+                continue  # a list where None is no longer taken
+            found.append(
+                Finding(
+                    "behaviour-changed",
+                    use.file,
+                    use.line,
+                    f"{type_name}.{keyword}",
+                    changed.describe(),
                 )
+            )
         return found
 
     def _shifted(self, use: Use, parameters: list[Parameter]) -> list[Finding]:
@@ -483,13 +468,17 @@ class _Judge:
             and (use.handles_logprobs or "logprobs" not in b)
         )
 
+        from reference.revisions.behaviours import PRODUCER_BEHAVIOURS
+
+        since = f", which vLLM {self.other.label} did not ask" if self.other is not None else ""
         return [
             Finding(
                 "behaviour-changed",
                 use.file,
                 use.line,
                 f"{use.member}.get_output",
-                f"behaviour added {name}",
+                f"behaviour added {name}: vLLM {self.view.label} asks that "
+                f"{PRODUCER_BEHAVIOURS.get(name, name)}{since}",
             )
             for name in new
         ]
@@ -521,10 +510,12 @@ class _Judge:
             if kind == "behaviour-changed":
                 fact += "; the value written is never read"
             return [Finding(kind, use.file, use.line, name, self.because(type_name, member, fact))]
-        changed = self._changed(type_name, member, ("field retyped", "body changed"))
-        if changed is None or (kind == "behaviour-changed" and _only_widened(changed)):
+        # A method's body is not the reader's concern (see :meth:`call`); a field's
+        # type is, but for a reader only where it takes more than it did.
+        changed = self._changed(type_name, member, ("field retyped",))
+        if changed is None:
             return []
-        if changed.change == "body changed" and self._answers_as_before(use, type_name, member):
+        if _only_narrowed(changed) if kind == "read-fails" else _only_widened(changed):
             return []
         if changed.change == "field retyped" and member in use.empty:
             return []  # ``output.sampled_token_ids = []`` fits it whatever it holds
@@ -602,36 +593,24 @@ class _Judge:
             extra = fields[use.unpacked].name if use.unpacked < len(fields) else ""
             because = self.because(named or "", extra, fact, ("field added",))
             found.append(Finding("call-raises", use.file, use.line, where, because))
-        if not found:
-            changed = self._changed(cls, member, ("body changed", "signature changed"))
-            if changed is not None and not (
-                changed.change == "body changed" and self._answers_as_before(use, cls, member)
-            ):
-                found.append(
-                    Finding(
-                        "behaviour-changed",
-                        use.file,
-                        use.line,
-                        f"{cls}.{member}",
-                        changed.describe(),
-                    )
+        # A changed body is what vLLM's own callers of this release get: no break of a
+        # call that still binds. Its result changing is.
+        changed = self._changed(cls, member, ("signature changed",))
+        results = _results(changed) if changed is not None and not found else None
+        if results is not None:
+            fact = f"{where} of vLLM {self.view.label} returns {results[1]}, where it returned "
+            found.append(
+                Finding(
+                    "behaviour-changed",
+                    use.file,
+                    use.line,
+                    where,
+                    self.because(cls, member, fact + results[0], ("signature changed",)),
                 )
+            )
         return found
 
     # --- vLLM's side ------------------------------------------------------------------
-
-    def _answers_as_before(self, use: Use, type_name: str, member: str) -> bool:
-        """A method of an output type whose body only gained terms over fields added
-        since the pin, neutral at their defaults, which the plugin never touches, on a
-        type it builds itself (one vLLM's code hands it may carry the new fields)."""
-        touched = self.fields_touched.get(type_name)
-        if self.other is None or use.module != OUTPUTS or touched is None:
-            return False
-        if _ANY_FIELD in touched:
-            return False
-        return answers_as_before(
-            self.other.outputs_text, self.view.outputs_text, type_name, member, touched
-        )
 
     def _changed(self, type_name: str, member: str, kinds: tuple[str, ...]) -> Change | None:
         for change in self.changes:
@@ -752,6 +731,19 @@ def _parsed_def(shape: str) -> ast.FunctionDef | None:
     return function if isinstance(function, ast.FunctionDef) else None
 
 
+def _results(change: Change) -> tuple[str, str] | None:
+    """What a method returned at the one shape of ``change`` and at the other, where
+    the two differ (``list[list[int]]`` and ``tuple[list[list[int]], LogprobsLists]``)."""
+    found = []
+    for shape in (change.known, change.new):
+        function = _parsed_def(shape) if shape else None
+        if function is None:
+            return None
+        returns = function.returns
+        found.append(ast.unparse(returns) if returns is not None else "what it does not say")
+    return (found[0], found[1]) if found[0] != found[1] else None
+
+
 def _same_for_callers(change: Change) -> bool:
     """A method made a ``@staticmethod`` (``self`` dropped), its parameters and result
     otherwise the same: ``self.sampler.gather_logprobs(...)`` calls it as before."""
@@ -854,8 +846,24 @@ def _defaults_out_of_order(
 def _only_widened(change: Change) -> bool:
     """A field that now also takes None (``X`` -> ``X | None``): news to who reads it,
     none to who builds or writes it."""
+    types = _retyped(change)
+    return types is not None and _with_none(types[0], types[1])
+
+
+def _only_narrowed(change: Change) -> bool:
+    """A field that no longer takes None (``X | None`` -> ``X``): none to who reads it."""
+    types = _retyped(change)
+    return types is not None and _with_none(types[1], types[0])
+
+
+def _retyped(change: Change) -> tuple[str, str] | None:
     if change.change != "field retyped" or not change.known or not change.new:
-        return False
+        return None
     before = change.known.split(":", 1)[-1].split("=", 1)[0].strip()
     after = change.new.split(":", 1)[-1].split("=", 1)[0].strip()
-    return after in (f"{before} | None", f"None | {before}", f"Optional[{before}]")
+    return before, after
+
+
+def _with_none(bare: str, wider: str) -> bool:
+    """Whether ``wider`` is ``bare`` that also takes None."""
+    return wider in (f"{bare} | None", f"None | {bare}", f"Optional[{bare}]")

@@ -133,7 +133,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.async_output:rows-as-arrays": "get_output() gives sampled_token_ids as one numpy "
     "array of token ids per request, a discarded request's row an empty array",
     "producer.async_output:unpads-multi-token-rows": "get_output() unpads rows of several "
-    "tokens: a row keeps its ids other than -1 and below vocab_size, in order",
+    "tokens (speculative decoding under async scheduling): a row keeps the ids its runner "
+    "counts as sampled, in order (the first runner's: those other than -1 and below "
+    "vocab_size; Model Runner V2's: the first num_sampled)",
     "producer.async_output:logprobs-runner": "get_output() leaves the LogprobsLists the runner "
     "put on the ModelRunnerOutput",
     "producer.async_output:logprobs-tolists": "get_output() gives tolists() of the step's "

@@ -105,3 +105,54 @@ def test_an_annotated_kwargs_dict_is_read_like_any_other() -> None:
     assert [(u.keywords, u.open_ended) for u in built] == [
         (("finished_recving", "finished_sending"), False)
     ]
+
+
+OWN_GATHERING = """
+import torch
+from vllm.v1.sample.sampler import Sampler
+
+
+class NPUSampler(Sampler):
+    def forward(self, logits, n, ids):
+        return self.gather_logprobs(logits, n, ids)
+
+    def base(self, logits, n, ids):
+        return super().gather_logprobs(logits, n, ids)
+
+    @staticmethod
+    def gather_logprobs(logprobs, n, ids):
+        return torch.topk(logprobs, n)
+
+
+class Plain(Sampler):
+    def forward(self, logits, n, ids):
+        return self.gather_logprobs(logits, n, ids)
+"""
+
+
+def test_a_producer_method_the_plugins_class_defines_is_its_own() -> None:
+    calls = [u for u in read_plugin({"npu/sampler.py": OWN_GATHERING}).uses if u.kind == "call"]
+    # super() reaches vLLM's; self reaches the plugin's own unless the class has none.
+    assert [(u.line, u.member) for u in calls] == [(11, "gather_logprobs"), (20, "gather_logprobs")]
+
+
+PRESENCE_TESTED = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def failed(out: ModelRunnerOutput):
+    kv = out.kv_connector_output
+    if kv and getattr(kv, "failed_recving", None) is not None:
+        return kv.failed_recving
+    if hasattr(out, "req_id_to_index"):
+        return out.req_id_to_index
+    return out.req_id_to_index
+"""
+
+
+def test_a_use_under_a_test_that_the_attribute_exists_is_no_use() -> None:
+    reads = [u for u in read_plugin({"npu/kv.py": PRESENCE_TESTED}).uses if u.kind == "read"]
+    assert [(u.line, u.member) for u in reads] == [
+        (6, "kv_connector_output"),
+        (11, "req_id_to_index"),
+    ]
