@@ -74,7 +74,7 @@ ASYNC_BASE = f"{OUTPUTS}.AsyncModelRunnerOutput"
 class Use:
     """One use of vLLM by the plugin, where it is and what it needs."""
 
-    kind: str  #: import, construct, subclass, read, write, call
+    kind: str  #: import, construct, subclass, read, write, call, patch
     file: str  #: the plugin's file, its path inside the distribution
     line: int
     target: str  #: the vLLM module, or ``module.Class`` the use is of
@@ -1079,6 +1079,8 @@ class _ModuleVisitor:
     def _attribute(self, node: ast.Attribute) -> None:
         if id(node) in self.methods_called:
             return
+        if isinstance(node.ctx, ast.Store) and self._patch(node):
+            return
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
         empty = (node.attr,) if id(node) in self.empty_writes else ()
         self._member_use(node.value, node.attr, kind, node.lineno, empty)
@@ -1096,6 +1098,17 @@ class _ModuleVisitor:
             return False
         kind = "read" if node.func.id == "getattr" else "write"
         self._member_use(node.args[0], name.value, kind, node.lineno)
+        return True
+
+    def _patch(self, node: ast.Attribute) -> bool:
+        """``sampler.compute_topk_logprobs = npu_topk``, ``AsyncOutput.get_output = f``:
+        the plugin replaces a name of vLLM's module or class, which then must still
+        have it for the patch to take."""
+        owner = self.world.resolve(self.module, node.value)
+        if owner is None or not owner.startswith("vllm.") or self._type_of(node.value):
+            return False  # an object's field written (``EMPTY_MODEL_RUNNER_OUTPUT.x = ...``)
+        if not self._tested_present(node.value, node.attr):
+            self._add("patch", node.lineno, owner, member=node.attr)
         return True
 
     def _tested_present(self, value: ast.expr, attr: str) -> bool:

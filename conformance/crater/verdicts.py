@@ -15,7 +15,8 @@ text shows what it needs; the kinds of break:
 * ``behaviour-changed``: the same name, another meaning: a field retyped (for a
   reader, only where it takes more), what a method called returns, what the async
   output must hand over changed (the revisions' behaviours), a field written that vLLM
-  no longer reads.  A method's changed body is none: it is what vLLM's own callers of
+  no longer reads, a name of vLLM's module or class the plugin replaces that vLLM no
+  longer has (``logprob.compute_topk_logprobs = npu_topk``: set, never read).  A method's changed body is none: it is what vLLM's own callers of
   that release get.
 
 Each break names the vLLM change behind it in the words of ``--bump-to``'s report
@@ -482,6 +483,31 @@ class _Judge:
             )
             for name in new
         ]
+
+    def patch(self, use: Use) -> list[Finding]:
+        """A name of vLLM's module or class the plugin replaces: gone, the assignment
+        still runs and nothing reads it (vLLM's own code runs instead)."""
+        if self.other is None:
+            return []  # what it replaced once is not known: a new name is the plugin's own
+        owner, name = use.target, use.member
+        module, _, cls = owner.rpartition(".")
+        before, now = self.other.bound.get(owner), self.view.bound.get(owner)
+        if before is not None and now is not None:
+            where = owner
+        else:
+            before_class, now_class = (
+                view.class_members(module, cls) for view in (self.other, self.view)
+            )
+            if before_class is None or now_class is None:
+                return []  # not a module or class whose names are known at both
+            before, now, where = frozenset(before_class), frozenset(now_class), cls
+        if name not in before or name in now:
+            return []
+        fact = (
+            f"{where} of vLLM {self.view.label} has no {name}: the plugin's replacement "
+            "is set and never read, vLLM's own code runs"
+        )
+        return [Finding("behaviour-changed", use.file, use.line, f"{where}.{name}", fact)]
 
     def read(self, use: Use) -> list[Finding]:
         return self._attribute(use, "read-fails")

@@ -820,3 +820,33 @@ def test_a_field_that_takes_less_is_no_break_of_its_readers() -> None:
         ("behaviour-changed", 20),
     ]
     assert judge(reading, view("0.14.0"), view("0.12.0")).findings != []
+
+
+PATCHES = """
+from vllm.v1.outputs import ModelRunnerOutput
+from vllm.v1.worker.gpu.sample import logprob
+from npu.kernels import topk, token_logprobs
+
+logprob.compute_topk_logprobs = topk
+logprob.compute_token_logprobs = token_logprobs
+logprob.NPU_TUNED = True
+ModelRunnerOutput.req_id_to_index = {}
+"""
+
+
+def test_a_patch_of_a_name_vllm_no_longer_has_no_longer_takes() -> None:
+    # 0.26.0 renamed Model Runner V2's compute_topk_logprobs to compute_topk_scores: the
+    # plugin's assignment runs, and vLLM's own gathering with it.
+    logprob = "vllm.v1.worker.gpu.sample.logprob"
+    modules = frozenset({"vllm.v1.worker.gpu.sample", logprob})
+    reading = read_plugin({"npu/patch.py": PATCHES})
+    assert judge(reading, view("0.25.1", modules), None).findings == []
+    found = judge(reading, view("0.26.0", modules), view("0.25.1", modules)).findings
+    assert [(f.kind, f.line, f.member) for f in found] == [
+        ("behaviour-changed", 6, f"{logprob}.compute_topk_logprobs")
+    ]
+    assert "has no compute_topk_logprobs: the plugin's replacement is set and never read" in (
+        found[0].vllm_change
+    )
+    found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
+    assert [(f.line, f.member) for f in found] == [(9, "ModelRunnerOutput.req_id_to_index")]
