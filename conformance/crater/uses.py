@@ -900,7 +900,25 @@ class _ModuleVisitor:
         )
         if own and self.class_stack:
             return self.class_stack[-1].qualified
-        return self.world.resolve(self.module, func)
+        return self.world.resolve(self.module, self._class_held(func))
+
+    def _class_held(self, func: ast.expr) -> ast.expr:
+        """The class a local name holds where the function binds it once to a class or
+        to a choice of two (``cls = NPUOutput if omni else AsyncGPUModelRunnerOutput``):
+        the side the ``if`` the call sits in takes on the same test, else ``func``."""
+        if not isinstance(func, ast.Name) or not self.function_bodies:
+            return func
+        body = self.function_bodies[-1]
+        if _bindings_counted(body).get(func.id) != 1:
+            return func
+        value = _value_bound(_own_statements(body), func)
+        if isinstance(value, ast.IfExp):
+            test = " ".join(ast.unparse(value.test).split())[:100]
+            branch = next((g.branch for g in reversed(self.conditions) if g.text == test), None)
+            if branch is None:
+                return func
+            value = value.body if branch else value.orelse
+        return value if isinstance(value, (ast.Name, ast.Attribute)) else func
 
     def _call(self, node: ast.Call) -> None:
         if self._named_member(node):

@@ -156,3 +156,34 @@ def test_a_use_under_a_test_that_the_attribute_exists_is_no_use() -> None:
         (6, "kv_connector_output"),
         (11, "req_id_to_index"),
     ]
+
+
+CLASS_CHOSEN = """
+from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput
+
+
+class OmniOutput(AsyncGPUModelRunnerOutput):
+    def __init__(self, model_runner_output_builder, **kwargs):
+        self.builder = model_runner_output_builder
+
+
+def hand_over(omni, output, kwargs):
+    output_cls = OmniOutput if omni else AsyncGPUModelRunnerOutput
+    if omni:
+        chosen = output_cls(model_runner_output_builder=output, **kwargs)
+    else:
+        chosen = output_cls(model_runner_output=output, num_nans=0)
+    either = output_cls(model_runner_output=output)
+    alias = AsyncGPUModelRunnerOutput
+    return chosen, either, alias(model_runner_output=output)
+"""
+
+
+def test_a_class_a_local_name_holds_is_constructed_on_the_side_its_if_takes() -> None:
+    built = [u for u in read_plugin({"npu/run.py": CLASS_CHOSEN}).uses if u.kind == "construct"]
+    # Either side where no test tells which is left unjudged.
+    assert [(u.line, u.via, u.keywords) for u in built] == [
+        (13, "OmniOutput", ("model_runner_output_builder",)),
+        (15, "", ("model_runner_output", "num_nans")),
+        (18, "", ("model_runner_output",)),
+    ]
