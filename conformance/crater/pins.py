@@ -94,7 +94,8 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
             release, f"guards name {', '.join(sorted({str(v) for v in named}, key=Version))}"
         )
         return _importable(guarded, reading, releases)
-    return _from_imports(reading, releases) or Pin(None, "no requirement on vllm, no version guard")
+    out = _out_when_published(source, releases)
+    return _from_imports(reading, out) or Pin(None, "no requirement on vllm, no version guard")
 
 
 #: How many releases below a pin its author did not declare are tried for one its code
@@ -103,8 +104,9 @@ _TRIED_BELOW = 3
 
 
 def _from_imports(reading: Reading, releases: list[str]) -> Pin | None:
-    """A plugin that names no vLLM, whose code cannot be imported at the newest release:
-    the newest release the fewest of its files using the output types fail to import at
+    """A plugin that names no vLLM, whose code cannot be imported at the newest of
+    ``releases`` (those out when it was published): the newest release the fewest of its
+    files using the output types fail to import at
     (vllm-mindspore 0.5.1 imports ``vllm.executor``, gone from 0.11.1, and modules 0.11.0
     added).  None where its code imports at the newest release (no evidence which it was
     written for)."""
@@ -175,6 +177,19 @@ def _failing_imports(
         if not dead:
             break
     return tried
+
+
+def _out_when_published(source: PluginSource, releases: list[str]) -> list[str]:
+    """The releases already out when the plugin release was: code published in September
+    was not written for a vLLM of November (all of them where the index gives no dates)."""
+    from conformance.crater.sources import release_dates
+
+    if source.published is None:
+        return releases
+    dates = release_dates("vllm")
+    if not dates:
+        return releases
+    return [r for r in releases if r not in dates or dates[r] <= source.published]
 
 
 #: :func:`_newest_when_published` where the plugin release predates every release allowed

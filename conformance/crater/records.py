@@ -198,7 +198,16 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
         notes.append(f"{len(source.unreadable)} files not UTF-8 text")
     if source.skipped:
         notes.append(f"{source.skipped} test, example and docs files not read")
+    if not reading.uses:
+        notes.append(NOTHING_USED)  # "holds" then says only that nothing could break
     return notes
+
+
+#: The note of a plugin release whose code imports nothing of vLLM.
+NOTHING_USED = (
+    "its code imports nothing of vLLM: it uses none of vLLM's output types or producers, so "
+    "nothing of it is judged"
+)
 
 
 def _async_behaviours(

@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.crater.records import BREAKS, HOLDS, PIN, TARGET, PluginVerdict
+from conformance.crater.records import BREAKS, HOLDS, NOTHING_USED, PIN, TARGET, PluginVerdict
 from conformance.crater.schema import SCHEMA
 
 
@@ -67,6 +67,8 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             target_cell = record.verdict
             if record.verdict == BREAKS:
                 target_cell += f": {record.first_cause()}"
+            elif NOTHING_USED in record.not_judged:
+                target_cell += ": imports nothing of vLLM"
         rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [

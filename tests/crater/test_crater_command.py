@@ -164,3 +164,19 @@ def test_a_plugin_pinned_at_the_target_is_said_once(offline, capsys) -> None:
     out, err = capsys.readouterr()
     assert "crater: npu-builder 1.0: holds at 0.33.0, the same at the target" in err
     assert "crater: 1 plugin against 0.33.0: 0 break" in out
+
+
+def test_a_plugin_importing_nothing_of_vllm_holds_and_says_why(offline, capsys) -> None:
+    own = {
+        "pyproject.toml": '[project]\nname = "npu-own"\nversion = "1.0"\n'
+        'dependencies = ["vllm==0.33.0"]\n',
+        "npu_own/__init__.py": "",
+        "npu_own/outputs.py": "class Output:\n    sampled_token_ids: list\n",
+    }
+    report = offline / "crater.json"
+    argv = ["crater", "0.34.0", "--plugins", _checkout(own, offline / "own"), "--report"]
+    assert main([*argv, str(report)]) == 0
+    assert "holds: imports nothing of vLLM" in capsys.readouterr().out
+    records = json.loads(report.read_text())["records"]
+    assert [r["verdict"] for r in records] == ["holds", "holds"]
+    assert all("imports nothing of vLLM" in r["not_judged"][0] for r in records)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import archives
 import fixture_plugins as plugins
 import pytest
-from vllm_release_texts import MISSING
+from vllm_release_texts import MISSING, RELEASES
 
 from conformance.crater.pins import pin_of
 from conformance.crater.sources import PluginSourceError, plugin_source
@@ -181,3 +181,29 @@ def test_a_producer_module_gone_at_the_newest_release_pins_a_plugin_naming_no_vl
     # before.
     assert pin.release == "0.33.0"
     assert "vllm.v1.sample.rejection_sampler, which 0.34.0 lacks" in pin.why
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_a_plugin_naming_no_vllm_is_judged_by_the_releases_out_when_it_was(
+    isolated, monkeypatch
+) -> None:
+    files = {
+        "spec_early/__init__.py": "",
+        "spec_early/rejection.py": "from vllm.v1.sample.rejection_sampler import "
+        "RejectionSampler\nfrom vllm.v1.outputs import SamplerOutput\n\n\n"
+        "def step(ids):\n    return SamplerOutput(sampled_token_ids=ids, logprobs_tensors=None)\n",
+    }
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    plugin = archives.wheel(isolated, "spec-early", "1.0", files, [])
+    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
+            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
+             ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+    # Published in October: its code imports at every release then out, so none of them
+    # is evidence of the one it was written for (0.33.0 came later).
+    with archives.json_index(
+        {"spec-early": [(plugin, "2026-10-01T09:00:00Z")], "vllm": vllm}
+    ) as root:
+        monkeypatch.setenv("PIP_INDEX_URL", root)
+        source = plugin_source("spec-early")
+        pin = pin_of(source, read_plugin(source.files), None)
+    assert pin.release is None
