@@ -198,6 +198,14 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
         notes.append(f"{len(source.unreadable)} files not UTF-8 text")
     if source.skipped:
         notes.append(f"{source.skipped} test, example and docs files not read")
+    if reading.redirected:
+        listed = ", ".join(f"{v} for {k}" for k, v in sorted(reading.redirected.items())[:3])
+        more = len(reading.redirected) - 3
+        notes.append(
+            f"its import hook hands its own modules for {len(reading.redirected)} of vLLM's "
+            f"({listed}{f', and {more} more' if more > 0 else ''}): their uses are of its "
+            "own code, not judged"
+        )
     if not reading.uses:
         notes.append(NOTHING_USED)  # "holds" then says only that nothing could break
     return notes

@@ -146,6 +146,9 @@ class Reading:
     unparsed: list[str]  #: files that are not Python this interpreter parses
     conditions_taken: set[tuple[str, int, str]]  #: (file, line, condition) not a version test
     versions_named: set[str]
+    #: ``{vLLM module: the plugin's}`` its import hook hands out instead (vllm-kunlun's
+    #: ``builtins.__import__``): a use of such a module is of the plugin's own code
+    redirected: dict[str, str] = field(default_factory=dict)
 
 
 def module_name(path: str) -> str:
@@ -208,7 +211,52 @@ def read_plugin(files: dict[str, str]) -> Reading:
                 continue
             line = text.count("\n", 0, match.start()) + 1
             reading.uses.append(Use("import", path, line, match[1] or match[2], top_level=True))
+    reading.redirected = _redirected_modules(files)
+    if reading.redirected:
+        reading.uses = [u for u in reading.uses if u.module not in reading.redirected]
     return reading
+
+
+#: Where a file may hand its own modules for vLLM's: an import hook, a finder, or
+#: ``sys.modules["vllm...."] = ...``.
+_IMPORT_HOOK = re.compile(
+    r"builtins\.__import__\s*=|sys\.meta_path\.(?:insert|append)|sys\.modules\[\s*['\"]vllm\."
+)
+
+
+def _redirected_modules(files: dict[str, str]) -> dict[str, str]:
+    """``{vLLM module: the plugin's module}`` where the plugin's import hook hands one for
+    the other: a mapping of the two names (``{"vllm.v1.sample.rejection_sampler":
+    "vllm_kunlun.v1.sample.rejection_sampler"}``) in a file that installs a hook, or a
+    ``sys.modules["vllm...."] = module`` assignment."""
+    own = {module_name(p).split(".")[0] for p in files if p.endswith(".py")} - {"", "vllm"}
+    found: dict[str, str] = {}
+    for path, text in sorted(files.items()):
+        if not path.endswith(".py") or not _IMPORT_HOOK.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    vllm_name, plugin_name = _string(key), _string(value)
+                    if vllm_name.startswith("vllm.") and plugin_name.split(".")[0] in own:
+                        found[vllm_name] = plugin_name
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (
+                        isinstance(target, ast.Subscript)
+                        and ast.unparse(target.value) == "sys.modules"
+                        and _string(target.slice).startswith("vllm.")
+                    ):
+                        found[_string(target.slice)] = module_name(path)
+    return found
+
+
+def _string(node: ast.expr | None) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 #: Names a file may use vLLM's types and producers by without naming vLLM.

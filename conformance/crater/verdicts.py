@@ -227,10 +227,11 @@ class _Judge:
             if (change.type, change.member) == (type_name, member) and (
                 not kinds or change.change in kinds
             ):
-                # A changed signature says what; what of it the plugin's call meets, the fact.
-                if change.change == "signature changed":
-                    return f"{change.describe()}: {fact}"
-                return change.describe()
+                # A removal says it all; any other change says what, and the fact what of
+                # it the plugin meets (the parameter, the abstract method, the field).
+                if change.change.endswith("removed"):
+                    return change.describe()
+                return f"{change.describe()}: {fact}"
         made = self._made_by(type_name, member, kinds)
         return made or fact
 

@@ -187,3 +187,43 @@ def test_a_class_a_local_name_holds_is_constructed_on_the_side_its_if_takes() ->
         (15, "", ("model_runner_output", "num_nans")),
         (18, "", ("model_runner_output",)),
     ]
+
+
+HOOKED = {
+    "xpu/__init__.py": """
+import builtins
+import importlib
+
+_OLD = builtins.__import__
+
+
+def _hooked(name, *args, **kwargs):
+    mappings = {"vllm.v1.sample.rejection_sampler": "xpu.rejection_sampler"}
+    if name in mappings:
+        return importlib.import_module(mappings[name])
+    return _OLD(name, *args, **kwargs)
+
+
+def register():
+    builtins.__import__ = _hooked
+""",
+    "xpu/runner.py": """
+from vllm.v1.outputs import ModelRunnerOutput
+from vllm.v1.sample.rejection_sampler import RejectionSampler
+
+
+def rows(ids):
+    return RejectionSampler.parse_output(ids, 32000), ModelRunnerOutput(req_ids=[])
+""",
+    "xpu/rejection_sampler.py": "class RejectionSampler:\n    pass\n",
+}
+
+
+def test_a_module_the_plugins_import_hook_hands_out_is_its_own() -> None:
+    reading = read_plugin(HOOKED)
+    assert reading.redirected == {"vllm.v1.sample.rejection_sampler": "xpu.rejection_sampler"}
+    assert {u.module for u in reading.uses} == {OUTPUTS}
+    # sys.modules too
+    assigned = {"npu/patch.py": "import sys\nfrom npu import sampler\n\n"
+                "sys.modules['vllm.v1.sample.sampler'] = sampler\n"}  # fmt: skip
+    assert read_plugin(assigned).redirected == {"vllm.v1.sample.sampler": "npu.patch"}

@@ -26,7 +26,7 @@ def _crater(target: str, tmp_path) -> tuple[int, dict]:
 
 
 def _findings(record: dict) -> set[tuple]:
-    return {(f["kind"], f["file"], f["line"], f["member"], f["vllm_change"].split(" (")[0])
+    return {(f["kind"], f["file"], f["line"], f["member"], f["vllm_change"].split(" (")[0].split(": ")[0])
             for f in record["findings"]}  # fmt: skip
 
 

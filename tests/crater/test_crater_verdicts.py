@@ -30,7 +30,7 @@ def breaks(files: dict[str, str], release: str, pin: str | None = None) -> set[t
     reading = read_plugin({p: t for p, t in files.items() if p.endswith(".py")})
     other = view(pin) if pin else None
     return {
-        (f.kind, f.file.rsplit("/", 1)[-1], f.member, f.vllm_change)
+        (f.kind, f.file.rsplit("/", 1)[-1], f.member, f.vllm_change.split(": ")[0])
         for f in judge(reading, view(release), other).findings
     }
 
@@ -64,6 +64,11 @@ def test_an_async_output_without_get_kv_connector_output_cannot_be_made_from_0_3
     added = "method added AsyncModelRunnerOutput.get_kv_connector_output"
     member = "AsyncModelRunnerOutput.get_kv_connector_output"
     assert found == {("cannot-instantiate", "outputs.py", member, added)}
+    # The change, then what of it the plugin meets: its class, without the method.
+    reading = read_plugin({p: t for p, t in plugins.ASYNC_OUTPUTS.items() if p.endswith(".py")})
+    said = {f.vllm_change for f in judge(reading, view("0.33.0"), view("0.32.0")).findings}
+    fact = "AsyncModelRunnerOutput of vLLM 0.33.0 has get_kv_connector_output abstract"
+    assert f"{added}: {fact}; NPUAsyncOutput does not define it" in said
 
     lines = {
         f.line
