@@ -256,9 +256,27 @@ class _Judge:
         return found
 
     def module_because(self, module: str) -> str:
-        if self.other is not None and self.other.has_module(module):
-            return f"module removed {module}"
-        return f"vLLM {self.view.label} has no module {module}"
+        said = (
+            f"module removed {module}"
+            if self.other is not None and self.other.has_module(module)
+            else f"vLLM {self.view.label} has no module {module}"
+        )
+        return said + self._successors(module)
+
+    def _successors(self, module: str) -> str:
+        """Where a removed producer module's work went: this vLLM's own producers of
+        its kind, found by what they are (Model Runner V2's ``AsyncOutput``)."""
+        if module in VLLM_ASYNC_OUTPUTS:
+            kind = "async-output"
+        elif module in PRODUCER_MODULES:
+            kind = "gathering"
+        else:
+            return ""
+        found = [f"{p.name} ({p.module})" for p in self.view.producers if p.kind == kind]
+        if not found:
+            return ""
+        what = "async output" if kind == "async-output" else "gathering"
+        return f"; vLLM {self.view.label}'s own {what}: {', '.join(found)}"
 
     # --- kinds --------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
 from conformance.oracle.vllm_changes import Change
+from conformance.releases.discovery import FoundProducer, find_producers
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, producer_sections
 
@@ -41,6 +42,8 @@ class VllmView:
     modules: frozenset[str] | None = field(compare=False, repr=False)
     #: the text of its ``vllm/v1/outputs.py`` (what a changed method's body now says)
     outputs_text: str = field(default="", compare=False, repr=False)
+    #: its own producers in the files known whole, found by what they are
+    producers: tuple[FoundProducer, ...] = field(default=(), compare=False, repr=False)
 
     def has_module(self, module: str) -> bool | None:
         """Whether ``module`` (or a package of that name) exists; None when unknown."""
@@ -158,6 +161,7 @@ def _made(
 ) -> VllmView:
     surface = dict(source.surface())
     bound = {OUTPUTS_MODULE: runtime_names(source.outputs)}
+    whole: dict[str, str] = {}
     for section in producer_sections(source.producers or ""):
         if section.title != "whole file":
             continue
@@ -166,7 +170,9 @@ def _made(
             bound[section.module] = runtime_names(section.body)
         except SyntaxError:
             continue
-    return VllmView(label, version, surface, bound, modules, source.outputs)
+        whole[section.module.replace(".", "/") + ".py"] = section.body
+    producers = tuple(find_producers(whole))
+    return VllmView(label, version, surface, bound, modules, source.outputs, producers)
 
 
 def runtime_names(source: str) -> frozenset[str]:
