@@ -206,8 +206,10 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
             f"({listed}{f', and {more} more' if more > 0 else ''}): their uses are of its "
             "own code, not judged"
         )
-    if not reading.uses:
+    if not reading.imports_vllm:
         notes.append(NOTHING_USED)  # "holds" then says only that nothing could break
+    elif not reading.uses:
+        notes.append(NONE_JUDGED)
     return notes
 
 
@@ -215,6 +217,11 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
 NOTHING_USED = (
     "its code imports nothing of vLLM: it uses none of vLLM's output types or producers, so "
     "nothing of it is judged"
+)
+#: The note of one that imports vLLM but shows no use of the output types or producers.
+NONE_JUDGED = (
+    "its code shows no use of vLLM's output types or producers (its other imports of vLLM "
+    "are not judged)"
 )
 
 

@@ -16,7 +16,15 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.crater.records import BREAKS, HOLDS, NOTHING_USED, PIN, TARGET, PluginVerdict
+from conformance.crater.records import (
+    BREAKS,
+    HOLDS,
+    NONE_JUDGED,
+    NOTHING_USED,
+    PIN,
+    TARGET,
+    PluginVerdict,
+)
 from conformance.crater.schema import SCHEMA
 
 
@@ -69,6 +77,8 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 target_cell += f": {record.first_cause()}"
             elif NOTHING_USED in record.not_judged:
                 target_cell += ": imports nothing of vLLM"
+            elif NONE_JUDGED in record.not_judged:
+                target_cell += ": uses none of the output types"
         rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [

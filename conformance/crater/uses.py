@@ -149,6 +149,7 @@ class Reading:
     #: ``{vLLM module: the plugin's}`` its import hook hands out instead (vllm-kunlun's
     #: ``builtins.__import__``): a use of such a module is of the plugin's own code
     redirected: dict[str, str] = field(default_factory=dict)
+    imports_vllm: bool = True  #: any of its files imports a vLLM module, anywhere
 
 
 def module_name(path: str) -> str:
@@ -211,6 +212,9 @@ def read_plugin(files: dict[str, str]) -> Reading:
                 continue
             line = text.count("\n", 0, match.start()) + 1
             reading.uses.append(Use("import", path, line, match[1] or match[2], top_level=True))
+    reading.imports_vllm = any(
+        _VLLM_IMPORT.search(t) for p, t in files.items() if p.endswith(".py")
+    )
     reading.redirected = _redirected_modules(files)
     if reading.redirected:
         reading.uses = [u for u in reading.uses if u.module not in reading.redirected]
@@ -238,6 +242,7 @@ def _redirected_modules(files: dict[str, str]) -> dict[str, str]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
+        imported = _own_modules_imported(tree, own)
         for node in ast.walk(tree):
             if isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
@@ -245,13 +250,34 @@ def _redirected_modules(files: dict[str, str]) -> dict[str, str]:
                     if vllm_name.startswith("vllm.") and plugin_name.split(".")[0] in own:
                         found[vllm_name] = plugin_name
             elif isinstance(node, ast.Assign):
+                # Only a module of the plugin's own handed out: a copy of vLLM's module
+                # with a few names changed (a SimpleNamespace of it) is still vLLM's.
+                value = node.value
+                handed = imported.get(value.id) if isinstance(value, ast.Name) else None
                 for target in node.targets:
                     if (
-                        isinstance(target, ast.Subscript)
+                        handed is not None
+                        and isinstance(target, ast.Subscript)
                         and ast.unparse(target.value) == "sys.modules"
                         and _string(target.slice).startswith("vllm.")
                     ):
-                        found[_string(target.slice)] = module_name(path)
+                        found[_string(target.slice)] = handed
+    return found
+
+
+def _own_modules_imported(tree: ast.Module, own: set[str]) -> dict[str, str]:
+    """``{name: module}`` a file binds to one of the plugin's own modules by an import
+    (``from vllm_ms.parsers import deepseek``: ``deepseek`` is ``vllm_ms.parsers.deepseek``)."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] in own:
+                for alias in node.names:
+                    found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in own and alias.asname:
+                    found[alias.asname] = alias.name
     return found
 
 
@@ -274,7 +300,7 @@ _FIRST_PASS = re.compile(
 )
 #: An import of vLLM in any file, parsed or not (what a target lacks is counted).
 _VLLM_IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+(vllm(?:\.\w+)*)[ \t]+import|import[ \t]+(vllm(?:\.\w+)*))",
+    r"^[ \t]*(?:from[ \t]+(vllm(?:\.\w+)*)[ \t]+import|import[ \t]+(vllm(?:\.\w+)*)(?![\w.]))",
     re.MULTILINE,
 )
 
@@ -468,15 +494,25 @@ def _attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value is None
     ):
-        test = test.left
-    if (
+        left = test.left  # ``getattr(kv, "x", None) is not None``: the default must be None
+        default = left.args[2] if isinstance(left, ast.Call) and len(left.args) == 3 else None
+        if not (isinstance(default, ast.Constant) and default.value is None):
+            return set()
+        test = left
+    if not (
         isinstance(test, ast.Call)
         and isinstance(test.func, ast.Name)
-        and test.func.id in ("hasattr", "getattr")
         and len(test.args) >= 2
         and isinstance(test.args[1], ast.Constant)
         and isinstance(test.args[1].value, str)
     ):
+        return set()
+    # getattr holds only where it found the attribute: its default must be falsy (a
+    # missing getattr default raises, a truthy one passes the test without it).
+    falsy = (
+        len(test.args) == 3 and isinstance(test.args[2], ast.Constant) and not test.args[2].value
+    )
+    if (test.func.id == "hasattr" and len(test.args) == 2) or (test.func.id == "getattr" and falsy):
         return {(ast.unparse(test.args[0]), test.args[1].value)}
     return set()
 
@@ -661,6 +697,10 @@ class _ModuleVisitor:
         self.unpack: dict[int, int] = {}
         self.functions = 0  #: how many functions the walk is in
         self.function_bodies: list[list[ast.stmt]] = []  #: the functions the walk is in
+        #: the names each function the walk is in binds: its parameters and locals
+        self.function_locals: list[set[str]] = []
+        self.function_parameters: list[set[str]] = []  #: and its parameters alone
+        self.function_bindings: list[dict[str, int]] = []  #: :func:`_bindings_counted`
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
@@ -806,13 +846,32 @@ class _ModuleVisitor:
         self.scope_types.append(known)
         self._types_in(node.body, into=known)
         self.function_bodies.append(node.body)
+        names = {a.arg for a in (*parameters, node.args.vararg, node.args.kwarg) if a is not None}
+        self.function_parameters.append(names)
+        self.function_bindings.append(_bindings_counted(node.body))
+        self.function_locals.append(names | set(self.function_bindings[-1]))
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
+        # The presence tests around a def test other objects than its own names.
+        present, self.attributes_present = self.attributes_present, []
         self.functions += 1
         self._statements(node.body)
         self.functions -= 1
+        self.attributes_present = present
         self.function_bodies.pop()
+        self.function_locals.pop()
+        self.function_parameters.pop()
+        self.function_bindings.pop()
         self.scope_types.pop()
         self.scope_dicts.pop()
+
+    def _is_local(self, name: ast.expr) -> bool:
+        """A name the function the walk is in binds (a parameter, an assignment): not
+        the module's import of the same name."""
+        return (
+            isinstance(name, ast.Name)
+            and bool(self.function_locals)
+            and name.id in self.function_locals[-1]
+        )
 
     def _names_runner_output(self, arg: ast.arg) -> bool:
         """An unannotated parameter vLLM's way of naming a ``ModelRunnerOutput``, of a
@@ -957,7 +1016,7 @@ class _ModuleVisitor:
         if not isinstance(func, ast.Name) or not self.function_bodies:
             return func
         body = self.function_bodies[-1]
-        if _bindings_counted(body).get(func.id) != 1:
+        if self.function_bindings[-1].get(func.id) != 1:
             return func
         value = _value_bound(_own_statements(body), func)
         if isinstance(value, ast.IfExp):
@@ -1074,7 +1133,9 @@ class _ModuleVisitor:
         binds once, to one of those."""
         if isinstance(value, ast.Name) and self.function_bodies:
             body = self.function_bodies[-1]
-            if _bindings_counted(body).get(value.id) != 1:
+            if value.id in self.function_parameters[-1]:
+                return False  # a parameter may be handed None whatever it is bound to after
+            if self.function_bindings[-1].get(value.id) != 1:
                 return False
             for node in _own_statements(body):
                 if isinstance(node, ast.AnnAssign) and _binds(node.target, value.id):
@@ -1170,6 +1231,8 @@ class _ModuleVisitor:
         """``sampler.compute_topk_logprobs = npu_topk``, ``AsyncOutput.get_output = f``:
         the plugin replaces a name of vLLM's module or class, which then must still
         have it for the patch to take."""
+        if self._is_local(node.value):
+            return False  # ``rejection_sampler = runner.rejection_sampler``: not the module
         owner = self.world.resolve(self.module, node.value)
         if owner is None or not owner.startswith("vllm.") or self._type_of(node.value):
             return False  # an object's field written (``EMPTY_MODEL_RUNNER_OUTPUT.x = ...``)
@@ -1554,10 +1617,21 @@ def _bindings_counted(body: list[ast.stmt]) -> dict[str, int]:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             targets = [item.optional_vars for item in node.items if item.optional_vars]
         for target in targets:
-            for name in ast.walk(target):
-                if isinstance(name, ast.Name):
-                    counts[name.id] = counts.get(name.id, 0) + 1
+            for name in _names_bound(target):
+                counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+def _names_bound(target: ast.expr) -> Iterator[str]:
+    """The names an assignment target binds: ``a``, ``a, *b``; not ``a`` of ``a.x`` or
+    ``a[i]``, which change what ``a`` holds without binding it."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _names_bound(element)
+    elif isinstance(target, ast.Starred):
+        yield from _names_bound(target.value)
 
 
 def _under_isinstance(

@@ -601,14 +601,10 @@ class _Judge:
                     )
                 ]
             return []
-        parameters, returns = _signature(method.shape)
+        parameters, returns = _callers_parameters(method.shape, use.on_class)
         if parameters is None:
             self.result.unjudged += 1
             return []
-        decorators = method.shape[: method.shape.find("def ")]
-        bound = not use.on_class or "@classmethod" in decorators
-        if "@staticmethod" not in decorators and parameters and bound:
-            parameters = parameters[1:]  # self, or a classmethod's cls
         where = f"{cls}.{member}"
 
         def raises(fact: str) -> Finding:
@@ -639,8 +635,23 @@ class _Judge:
             because = self.because(named or "", extra, fact, ("field added",))
             found.append(Finding("call-raises", use.file, use.line, where, because))
         # A changed body is what vLLM's own callers of this release get: no break of a
-        # call that still binds. Its result changing is.
+        # call that still binds. Its arguments meaning another thing, or its result
+        # changing, is.
         changed = self._changed(cls, member, ("signature changed",))
+        if changed is not None and not found and use.positional:
+            before = _callers_parameters(changed.known or "", use.on_class)[0]
+            filled, were = (
+                [p.name for p in given if p.kind == "positional"][: use.positional]
+                for given in (parameters, before or [])
+            )
+            # Only where the call bound there too: else the pin's own record says so.
+            if before is not None and len(were) == use.positional and filled != were:
+                fact = (
+                    f"{where} of vLLM {self.view.label}: the call's positional arguments are "
+                    f"its {', '.join(filled)}, where they were {', '.join(were)}"
+                )
+                because = self.because(cls, member, fact, ("signature changed",))
+                found.append(Finding("behaviour-changed", use.file, use.line, where, because))
         results = _results(changed) if changed is not None and not found else None
         if results is not None:
             fact = f"{where} of vLLM {self.view.label} returns {results[1]}, where it returned "
@@ -774,6 +785,18 @@ def _parsed_def(shape: str) -> ast.FunctionDef | None:
     except SyntaxError:
         return None
     return function if isinstance(function, ast.FunctionDef) else None
+
+
+def _callers_parameters(shape: str, on_class: bool) -> tuple[list[Parameter] | None, int | None]:
+    """:func:`_signature` of a method as its call fills it: without ``self`` (or a
+    classmethod's ``cls``), unless a plain method is called through its class."""
+    parameters, returns = _signature(shape)
+    if not parameters:
+        return parameters, returns
+    decorators = shape[: shape.find("def ")]
+    if "@staticmethod" not in decorators and (not on_class or "@classmethod" in decorators):
+        parameters = parameters[1:]
+    return parameters, returns
 
 
 def _results(change: Change) -> tuple[str, str] | None:

@@ -223,7 +223,11 @@ def test_a_module_the_plugins_import_hook_hands_out_is_its_own() -> None:
     reading = read_plugin(HOOKED)
     assert reading.redirected == {"vllm.v1.sample.rejection_sampler": "xpu.rejection_sampler"}
     assert {u.module for u in reading.uses} == {OUTPUTS}
-    # sys.modules too
-    assigned = {"npu/patch.py": "import sys\nfrom npu import sampler\n\n"
-                "sys.modules['vllm.v1.sample.sampler'] = sampler\n"}  # fmt: skip
-    assert read_plugin(assigned).redirected == {"vllm.v1.sample.sampler": "npu.patch"}
+    # sys.modules too, where the module handed out is the plugin's own, not a copy of
+    # vLLM's with a few names changed.
+    assigned = {"npu/patch.py": "import sys\nimport types\nimport vllm.v1.sample.ops\n"
+                "from npu import sampler\n\n"
+                "sys.modules['vllm.v1.sample.sampler'] = sampler\n"
+                "wrapped = types.SimpleNamespace(**vllm.v1.sample.ops.__dict__)\n"
+                "sys.modules['vllm.v1.sample.ops'] = wrapped\n"}  # fmt: skip
+    assert read_plugin(assigned).redirected == {"vllm.v1.sample.sampler": "npu.sampler"}

@@ -860,3 +860,64 @@ def test_a_patch_of_a_name_vllm_no_longer_has_no_longer_takes() -> None:
     )
     found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
     assert [(f.line, f.member) for f in found] == [(9, "ModelRunnerOutput.req_id_to_index")]
+
+
+def test_positional_arguments_that_now_fill_other_parameters_are_a_break() -> None:
+    # 0.11.1's slice(start_req_idx, end_req_idx) takes requests, 0.11.0's slice(start,
+    # end) rows: the same call, another meaning.
+    code = "from vllm.v1.outputs import LogprobsLists\n\n\n" + (
+        "def rows(ll: LogprobsLists, a, b):\n    return ll.slice(a, b)\n"
+    )
+    [found] = judge(read_plugin({"npu/l.py": code}), view("0.11.1"), view("0.11.0")).findings
+    assert (found.kind, found.member) == ("behaviour-changed", "LogprobsLists.slice")
+    assert found.vllm_change.endswith(
+        "the call's positional arguments are its start_req_idx, end_req_idx, where they were "
+        "start, end"
+    )
+
+
+SHADOWS = """
+from vllm.v1.outputs import ModelRunnerOutput
+from vllm.v1.worker.gpu.sample import logprob
+
+
+def local(runner):
+    logprob = runner.logprob
+    logprob.compute_topk_logprobs = None
+
+
+def parameter(logprob):
+    logprob.compute_topk_logprobs = None
+
+
+def pooled(ids, pooler_output=None, flag=False):
+    if flag:
+        pooler_output = []
+    return ModelRunnerOutput(req_ids=ids, req_id_to_index={}, pooler_output=pooler_output)
+
+
+def truthy(out: ModelRunnerOutput):
+    if getattr(out, "req_id_to_index", True):
+        return out.req_id_to_index
+    if hasattr(out, "req_id_to_index"):
+
+        def inner(out: ModelRunnerOutput):
+            return out.req_id_to_index
+
+        return inner
+"""
+
+
+def test_a_local_name_a_parameter_and_a_truthy_default_are_what_they_are() -> None:
+    modules = frozenset({"vllm.v1.worker.gpu.sample", "vllm.v1.worker.gpu.sample.logprob"})
+    reading = read_plugin({"npu/s.py": SHADOWS})
+    # No patch of the module: the names are the function's own.
+    assert not [u for u in reading.uses if u.kind == "patch"]
+    # A parameter defaulting to None may pass None whatever the function binds after.
+    [built] = [u for u in reading.uses if u.kind == "construct"]
+    assert built.never_none == ("req_id_to_index",)
+    # getattr(..., True) passes without the attribute; a def's names are its own.
+    reads = [u.line for u in reading.uses if u.kind == "read"]
+    assert reads == [23, 27]
+    found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
+    assert {f.line for f in found if f.kind == "read-fails"} == {23, 27}
