@@ -6,9 +6,10 @@ satisfies it and that was out when the plugin release was published, where the i
 dates both; local labels such as ``+cpu`` read as the release), else the known
 plugin's rule (``same-version``), else the versions its guards name (the newest); a pin
 so found moves down, up to three releases, to where its code imports
-(:func:`_importable`).  Else, where its code cannot be imported at the newest release
-(an output or producer module it imports being gone counts here), the release it
-imports most of its files at (:func:`_from_imports`); else none: ``unpinned``.
+(:func:`_importable`).  Else, of the releases out when it was published: where its code
+cannot be imported at the newest (an output or producer module it imports being gone
+counts here), the release it imports most of its files at (:func:`_from_imports`); else
+the newest, as for a requirement on any vLLM; else (no dates) none: ``unpinned``.
 """
 
 from __future__ import annotations
@@ -95,7 +96,18 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
         )
         return _importable(guarded, reading, releases)
     out = _out_when_published(source, releases)
-    return _from_imports(reading, out) or Pin(None, "no requirement on vllm, no version guard")
+    found = _from_imports(reading, out or releases)
+    if found is not None:
+        return found
+    if out and source.published is not None:
+        # No requirement is a requirement on any vLLM: the one out when it was published,
+        # as for an open one (``vllm``).
+        return Pin(
+            out[-1],
+            f"no requirement on vllm, no version guard: the newest release on "
+            f"{source.published:%Y-%m-%d}, when {source.name} {source.version} was published",
+        )
+    return Pin(None, "no requirement on vllm, no version guard")
 
 
 #: How many releases below a pin its author did not declare are tried for one its code
@@ -179,16 +191,16 @@ def _failing_imports(
     return tried
 
 
-def _out_when_published(source: PluginSource, releases: list[str]) -> list[str]:
+def _out_when_published(source: PluginSource, releases: list[str]) -> list[str] | None:
     """The releases already out when the plugin release was: code published in September
-    was not written for a vLLM of November (all of them where the index gives no dates)."""
+    was not written for a vLLM of November (None where the index gives no dates)."""
     from conformance.crater.sources import release_dates
 
     if source.published is None:
-        return releases
+        return None
     dates = release_dates("vllm")
     if not dates:
-        return releases
+        return None
     return [r for r in releases if r not in dates or dates[r] <= source.published]
 
 

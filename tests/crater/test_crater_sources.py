@@ -184,7 +184,7 @@ def test_a_producer_module_gone_at_the_newest_release_pins_a_plugin_naming_no_vl
 
 
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-def test_a_plugin_naming_no_vllm_is_judged_by_the_releases_out_when_it_was(
+def test_a_plugin_naming_no_vllm_is_pinned_by_the_releases_out_when_it_was(
     isolated, monkeypatch
 ) -> None:
     files = {
@@ -196,14 +196,19 @@ def test_a_plugin_naming_no_vllm_is_judged_by_the_releases_out_when_it_was(
     monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
     plugin = archives.wheel(isolated, "spec-early", "1.0", files, [])
     vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
-            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
+            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.31.0", "2026-10-05T07:47:02Z"),
+             ("0.32.0", "2026-10-18T10:03:29Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
              ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
-    # Published in October: its code imports at every release then out, so none of them
-    # is evidence of the one it was written for (0.33.0 came later).
+    # Published in October: its code imports at every release then out (0.33.0 came
+    # later), so it is pinned as a requirement on any vLLM is, at the newest then.
     with archives.json_index(
         {"spec-early": [(plugin, "2026-10-01T09:00:00Z")], "vllm": vllm}
     ) as root:
         monkeypatch.setenv("PIP_INDEX_URL", root)
         source = plugin_source("spec-early")
         pin = pin_of(source, read_plugin(source.files), None)
-    assert pin.release is None
+    assert pin.release == "0.30.0"
+    assert pin.why == (
+        "no requirement on vllm, no version guard: the newest release on 2026-10-01, when "
+        "spec-early 1.0 was published"
+    )
