@@ -481,6 +481,16 @@ def _binds(target: ast.expr, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
 
 
+def _present_after_exit(node: ast.stmt) -> set[tuple[str, str]]:
+    """What ``if not hasattr(x, "a"): return`` (no ``else``) leaves present after it."""
+    if not isinstance(node, ast.If) or node.orelse or not _exits(node.body):
+        return set()
+    test = node.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _attributes_tested(test.operand)
+    return set()
+
+
 def _attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
     """``(receiver, attribute)`` a test holds only where the attribute exists:
     ``hasattr(kv, "x")``, ``getattr(kv, "x", None)`` (``is not None`` too), under
@@ -732,7 +742,7 @@ class _ModuleVisitor:
     # --- walking ------------------------------------------------------------------
 
     def _statements(self, body: list[ast.stmt]) -> None:
-        pushed = 0
+        pushed = present = 0
         for node in body:
             self._statement(node)
             after = self._after_version_exit(node)
@@ -740,7 +750,13 @@ class _ModuleVisitor:
                 # ``if vllm_version_is(X): return ...``: what follows runs for the others.
                 self.conditions.append(after)
                 pushed += 1
+            tested = _present_after_exit(node)
+            if tested:
+                # ``if not hasattr(out, "x"): return``: what follows runs where it exists.
+                self.attributes_present.append(tested)
+                present += 1
         del self.conditions[len(self.conditions) - pushed :]
+        del self.attributes_present[len(self.attributes_present) - present :]
 
     def _after_version_exit(self, node: ast.stmt) -> Guard | None:
         """The guard the rest of a block sits under after an ``if`` on a version test

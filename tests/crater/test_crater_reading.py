@@ -147,6 +147,12 @@ def failed(out: ModelRunnerOutput):
     if hasattr(out, "req_id_to_index"):
         return out.req_id_to_index
     return out.req_id_to_index
+
+
+def early(out: ModelRunnerOutput):
+    if not hasattr(out, "req_id_to_index"):
+        return None
+    return out.req_id_to_index
 """
 
 
