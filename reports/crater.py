@@ -147,15 +147,14 @@ def crater_report(reports: CraterReports) -> Report:
     regressed = [
         f"{plugin} {version}"
         for (plugin, version), at in sorted(by_plugin.items())
-        if pins.get((plugin, version), {}).get("verdict") == "holds"
-        and any(r["verdict"] == "breaks" for r in at.values())
+        if any(_new_breaks(pins.get((plugin, version)), record) for record in at.values())
     ]
     headline = (
         f"{len(by_plugin)} plugin releases against {', '.join(columns) or 'no target'}: "
-        f"{len(regressed)} hold at their pin and break at a target"
+        f"{len(regressed)} with a break at a target their pin does not have"
         + (f" ({', '.join(regressed)})" if regressed else "")
     )
-    sections = [Section("crater", "Crater: plugins against vLLM", [Paragraph(headline), grid])]
+    sections = [Section("crater", "Plugins by vLLM", [Paragraph(headline), grid])]
     for record in reports.records:
         if record["verdict"] == "holds":
             continue
@@ -189,3 +188,14 @@ def _cell(record: dict[str, Any] | None, with_vllm: bool = False) -> GridCell | 
         details = tuple(record["not_judged"])
     details = (*details, f"[all findings](#{anchor(record)})") if findings else details
     return GridCell(text, failing=record["verdict"] == "breaks", details=details)
+
+
+def _new_breaks(pin: dict | None, target: dict) -> bool:
+    """A break at the target the pin's record does not have (none where unpinned)."""
+    if pin is None or target["verdict"] != "breaks" or pin["verdict"] not in ("holds", "breaks"):
+        return False
+
+    def places(record: dict) -> set[tuple]:
+        return {(f["kind"], f["file"], f["line"], f["member"]) for f in record["findings"]}
+
+    return bool(places(target) - places(pin))

@@ -88,6 +88,14 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
             print(f"{plugin.name:<{width}}{plugin.device}")
         return 0
     args = build_parser(prog).parse_args(argv)
+    if args.report:
+        from conformance.report.writer import unwritable
+
+        # Before the plugins are fetched and judged, not after.
+        problem = unwritable(Path(args.report))
+        if problem is not None:
+            print(f"ERROR: --report {args.report}: {problem}", file=sys.stderr)
+            return USAGE_ERROR
     started = time.perf_counter()
     try:
         target = view_of(args.target)

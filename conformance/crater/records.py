@@ -62,9 +62,20 @@ class PluginVerdict:
 
     @property
     def regressed(self) -> bool:
-        """Holds at its pin, breaks at the target: what makes the crater exit 1."""
-        at = {r.role: r.verdict for r in self.records}
-        return at.get(PIN) == HOLDS and at.get(TARGET) == BREAKS
+        """A break at the target its pin does not have (it held there, or broke
+        otherwise): what makes the crater exit 1.  Unpinned, nothing is new."""
+        at = {r.role: r for r in self.records}
+        pin, target = at.get(PIN), at.get(TARGET)
+        if pin is None or target is None or target.verdict != BREAKS:
+            return False
+        if pin.verdict == HOLDS:
+            return True
+        return pin.verdict == BREAKS and bool(_places(target.findings) - _places(pin.findings))
+
+
+def _places(findings: list[Finding]) -> set[tuple[str, str, int, str]]:
+    """A break as its place: the same break at both vLLMs is no news of the target."""
+    return {(f.kind, f.file, f.line, f.member) for f in findings}
 
 
 def judged_plugin(
@@ -171,9 +182,10 @@ def _record(
         )
     if judged.missing_modules:
         listed = ", ".join(sorted(judged.missing_modules))
+        count = len(judged.missing_modules)
         not_judged.append(
-            f"also imports {len(judged.missing_modules)} modules the target lacks; not judged "
-            f"here: {listed}"
+            f"{MISSING_MODULES} {count} module{'s' if count != 1 else ''} the target lacks; "
+            f"not judged here: {listed}"
         )
     if judged.unjudged:
         not_judged.append(
@@ -188,9 +200,10 @@ def _record(
 def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
     notes = []
     if reading.conditions_taken:
+        count = len(reading.conditions_taken)
         notes.append(
-            f"{len(reading.conditions_taken)} conditions are no version test: the code under "
-            "each branch is judged"
+            f"{count} condition{'s are' if count != 1 else ' is'} not a version test: the "
+            "code under each branch is judged"
         )
     if reading.unparsed:
         notes.append(f"{len(reading.unparsed)} files not parsed: {', '.join(reading.unparsed[:5])}")
@@ -213,6 +226,8 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
     return notes
 
 
+#: How the note naming the other vLLM modules a plugin imports that a vLLM lacks begins.
+MISSING_MODULES = "also imports"
 #: The note of a plugin release whose code imports nothing of vLLM.
 NOTHING_USED = (
     "its code imports nothing of vLLM: it uses none of vLLM's output types or producers, so "

@@ -19,6 +19,7 @@ from pathlib import Path
 from conformance.crater.records import (
     BREAKS,
     HOLDS,
+    MISSING_MODULES,
     NONE_JUDGED,
     NOTHING_USED,
     PIN,
@@ -40,8 +41,11 @@ def write_report(path: Path, data: dict[str, object]) -> None:
     """Written whole or not at all: a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def progress_line(verdict: PluginVerdict) -> str:
@@ -100,7 +104,12 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})"
                 for f in record.findings
             ]
-            lines += [f"  not judged: {why}" for why in record.not_judged if record.findings == []]
+            # Beside breaks, what else fails to import at this vLLM still matters first.
+            lines += [
+                f"  not judged: {why}"
+                for why in record.not_judged
+                if not record.findings or why.startswith(MISSING_MODULES)
+            ]
     for verdict in verdicts:
         for record in verdict.records:
             if record.executed or any(
@@ -126,9 +135,10 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
     lines.append("")
     lines.append(
         f"crater: {len(verdicts)} plugin{'s' if len(verdicts) != 1 else ''} against {target}: "
-        f"{len(breaking)} break"
+        f"{len(breaking)} breaking"
         + (
-            f", {len(regressed)} of them holding at their pin ({', '.join(regressed)})"
+            f", {len(regressed)} of them with a break their pin does not have "
+            f"({', '.join(regressed)})"
             if regressed
             else ""
         )

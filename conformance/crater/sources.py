@@ -106,6 +106,14 @@ def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
         return _from_archive(path.name, path.read_bytes(), "wheel", str(path))
     if path.is_file() and path.name.endswith((".tar.gz", ".zip")):
         return _from_archive(path.name, path.read_bytes(), "sdist", str(path))
+    if path.is_file():
+        raise PluginSourceError(
+            f"{spec}: a file, not a wheel, an sdist or a plugin's folder; give the folder "
+            f"({path.parent})"
+            if path.name in ("pyproject.toml", "setup.py", "setup.cfg")
+            else f"{spec}: a file, not a wheel (.whl), an sdist (.tar.gz, .zip) or a folder",
+            bad_input=True,
+        )
     if path.suffix in (".whl", ".gz", ".zip") or "/" in spec:
         raise PluginSourceError(f"{spec}: no such file or folder", bad_input=True)
     name, _, version = spec.partition("==")
@@ -136,7 +144,7 @@ def released(name: str, version: str | None, cache: Path | None = None) -> Plugi
     try:
         version = str(Version(version))
     except InvalidVersion:
-        raise PluginSourceError(f"{name}=={version}: not a version") from None
+        raise PluginSourceError(f"{name}=={version}: not a version", bad_input=True) from None
     if not fetch.is_fetched(version, folder):
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -207,7 +215,11 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
 def _fetch_into(folder: Path, name: str, version: str, listing: list[IndexFile]) -> None:
     chosen = best_file(listing, version)
     if chosen is None:
-        raise PluginSourceError(f"{name}=={version}: the package index has no file of it")
+        listed = sorted({f.version for f in listing}, key=_version_order)[-5:]
+        there = f" (its newest: {', '.join(listed)})" if listed else ""
+        raise PluginSourceError(
+            f"{name}=={version}: the package index has no file of it{there}", bad_input=True
+        )
     started = time.perf_counter()
     if chosen.kind == "wheel":
         try:
@@ -450,3 +462,10 @@ def _installed_path(path: str) -> str:
     if len(parts) > 2 and parts[0].endswith(".data") and parts[1] in ("purelib", "platlib"):
         return "/".join(parts[2:])
     return path
+
+
+def _version_order(text: str) -> tuple[int, Version | str]:
+    try:
+        return (1, Version(text))
+    except InvalidVersion:
+        return (0, text)

@@ -227,15 +227,16 @@ class _Judge:
             if (change.type, change.member) == (type_name, member) and (
                 not kinds or change.change in kinds
             ):
-                # A removal says it all; any other change says what, and the fact what of
-                # it the plugin meets (the parameter, the abstract method, the field).
-                if change.change.endswith("removed"):
-                    return change.describe()
-                return f"{change.describe()}: {fact}"
+                return _with_fact(change.describe(), change, fact)
         made = self._made_by(type_name, member, kinds)
-        return made or fact
+        if made is None:
+            return fact
+        change, release = made
+        return _with_fact(f"{change.describe()} (vLLM {release})", change, fact)
 
-    def _made_by(self, type_name: str, member: str, kinds: tuple[str, ...]) -> str | None:
+    def _made_by(
+        self, type_name: str, member: str, kinds: tuple[str, ...]
+    ) -> tuple[Change, str] | None:
         """Without a pin to compare with: the newest known release up to this vLLM whose
         change explains the break (``field removed ModelRunnerOutput.x (vLLM 0.34.0)``)."""
         from packaging.version import InvalidVersion, Version
@@ -252,7 +253,7 @@ class _Judge:
                 if (change.type, change.member) == (type_name, member) and (
                     not kinds or change.change in kinds
                 ):
-                    found = f"{change.describe()} (vLLM {release})"
+                    found = (change, release)
         return found
 
     def module_because(self, module: str) -> str:
@@ -275,8 +276,8 @@ class _Judge:
         found = [f"{p.name} ({p.module})" for p in self.view.producers if p.kind == kind]
         if not found:
             return ""
-        what = "async output" if kind == "async-output" else "gathering"
-        return f"; vLLM {self.view.label}'s own {what}: {', '.join(found)}"
+        does = "builds its async outputs" if kind == "async-output" else "gathers logprobs"
+        return f"; vLLM {self.view.label} {does} in {', '.join(found)}"
 
     # --- kinds --------------------------------------------------------------------
 
@@ -785,6 +786,12 @@ def _parsed_def(shape: str) -> ast.FunctionDef | None:
     except SyntaxError:
         return None
     return function if isinstance(function, ast.FunctionDef) else None
+
+
+def _with_fact(said: str, change: Change, fact: str) -> str:
+    """A removal says it all; any other change says what, and the fact what of it the
+    plugin meets (the parameter, the abstract method, the field)."""
+    return said if change.change.endswith("removed") else f"{said}: {fact}"
 
 
 def _callers_parameters(shape: str, on_class: bool) -> tuple[list[Parameter] | None, int | None]:

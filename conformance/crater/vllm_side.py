@@ -90,7 +90,21 @@ def view_of(target: str) -> VllmView:
             "the crater judges plugins against vLLM's own code: 2025.10 is a spec page, "
             "not a vLLM; give a release such as 0.34.0 or a path to vLLM's text"
         )
-    return release_view(_release(target))
+    release = _release(target)
+    try:
+        return release_view(release)
+    except VllmViewError as error:
+        from reference.revisions import known_releases
+
+        if release in known_releases():
+            raise
+        # The fetch's own hint names the main command's options, not the crater's.
+        why = str(error).split("; without a package index", 1)[0]
+        raise VllmViewError(
+            f"{why}; vLLM {release} is no release the suite knows (python -m conformance "
+            "--list-revisions lists them): give one, or the path of vLLM's outputs.py, a "
+            "checkout or a wheel as TARGET"
+        ) from None
 
 
 def _release(target: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import archives
 import fixture_plugins as plugins
@@ -13,6 +14,9 @@ from conformance.cli.main import main
 from conformance.crater.schema import FINDING_KEYS, RECORD_KEYS, REPORT_KEYS, SCHEMA
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+#: A file that exists and is no plugin: the checkout's own.
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 @pytest.fixture
@@ -77,6 +81,8 @@ def test_the_same_plugins_at_their_pin_exit_0(offline, capsys) -> None:
         (["main"], "TARGET 'main' is not a version such as 0.13.0, nor a path: give a release"),
         (["0.34.0", "--plugins", "/no/such/plugin.whl"], "no such file or folder"),
         (["0.34.0", "--plugins", "no-such-plugin-anywhere"], "no such distribution"),
+        (["0.34.0", "--plugins", str(PYPROJECT)], "a file, not a wheel, an sdist or a plugin's"),
+        (["0.34.0", "--report", str(PYPROJECT.parent)], "it is a folder; give a file name"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> None:
@@ -113,6 +119,8 @@ def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> Non
     assert 'id="crater-npu-builder-1.0-0.34.0-target"' in page
     assert 'href="#crater-npu-builder-1.0-0.34.0-target"' in page
     assert "npu_builder/runner.py:7" in page
+    headline = "with a break at a target their pin does not have (npu-builder 1.0)"
+    assert headline in (out / "crater.md").read_text()
 
 
 def test_plugins_named_in_two_options_are_all_judged(offline, capsys) -> None:
@@ -163,7 +171,24 @@ def test_a_plugin_pinned_at_the_target_is_said_once(offline, capsys) -> None:
     main(["crater", "0.33.0", "--plugins", builder])
     out, err = capsys.readouterr()
     assert "crater: npu-builder 1.0: holds at 0.33.0, the same at the target" in err
-    assert "crater: 1 plugin against 0.33.0: 0 break" in out
+    assert "crater: 1 plugin against 0.33.0: 0 breaking" in out
+
+
+def test_a_plugin_broken_at_its_pin_with_a_new_break_at_the_target_exits_1(offline, capsys) -> None:
+    # Pinned at 0.33.0, where its async output lacks get_kv_connector_output; 0.34.0
+    # also removes req_id_to_index, which it passes.
+    files = {
+        **{p: t for p, t in plugins.ASYNC_OUTPUTS.items() if p != "pyproject.toml"},
+        **{p: t for p, t in plugins.BUILDS_OUTPUT.items() if p != "pyproject.toml"},
+        "pyproject.toml": '[project]\nname = "npu-both"\nversion = "1.0"\n'
+        'dependencies = ["vllm==0.33.0"]\n',
+    }
+    both = _checkout(files, offline / "both")
+    assert main(["crater", "0.33.0", "--plugins", both]) == 0  # the pin's breaks only
+    assert main(["crater", "0.34.0", "--plugins", both]) == 1
+    out = capsys.readouterr().out
+    assert "0.33.0: breaks" in out
+    assert "1 breaking, 1 of them with a break their pin does not have (npu-both)" in out
 
 
 @pytest.mark.parametrize(
@@ -192,3 +217,15 @@ def test_a_plugin_using_none_of_the_types_holds_and_says_why(
     records = json.loads(report.read_text())["records"]
     assert [r["verdict"] for r in records] == ["holds", "holds"]
     assert all(note in r["not_judged"][0] for r in records)
+
+
+def test_a_version_the_index_lacks_is_bad_input(offline, monkeypatch, capsys) -> None:
+    plugin = archives.wheel(offline, "npu-versioned", "1.0", {"npu_v/__init__.py": ""}, [])
+    with archives.json_index({"npu-versioned": [(plugin, "2026-10-01T09:00:00Z")]}) as root:
+        monkeypatch.setenv("PIP_INDEX_URL", root)
+        assert main(["crater", "0.34.0", "--plugins", "npu-versioned==2.0"]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "ERROR: --plugins npu-versioned==2.0: npu-versioned==2.0: the package index has no "
+        "file of it (its newest: 1.0)"
+    ]

@@ -675,7 +675,7 @@ def test_a_producer_module_imported_from_its_package_or_inside_a_function_is_jud
     ]
     # Where its work went: 0.34.0's own async output, found by what it is.
     assert found[0].vllm_change.startswith("module removed vllm.v1.worker.gpu_model_runner; ")
-    assert "0.34.0's own async output: AsyncOutput (vllm.v1.worker.gpu.async_utils)" in (
+    assert "0.34.0 builds its async outputs in AsyncOutput (vllm.v1.worker.gpu.async_utils)" in (
         found[0].vllm_change
     )
 
