@@ -815,8 +815,39 @@ def _results(change: Change) -> tuple[str, str] | None:
         if function is None:
             return None
         returns = function.returns
-        found.append(ast.unparse(returns) if returns is not None else "what it does not say")
+        found.append(_annotation_form(returns) if returns is not None else "what it does not say")
     return (found[0], found[1]) if found[0] != found[1] else None
+
+
+def _annotation_form(node: ast.expr) -> str:
+    """An annotation in one spelling: ``"X"``, ``Optional[X]`` and ``X | None`` alike."""
+    return ast.unparse(_Spelled().visit(node))
+
+
+#: ``typing``'s names of the builtin generics.
+_TYPING_BUILTINS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set"}
+
+
+class _Spelled(ast.NodeTransformer):
+    """``Optional[X]`` as ``X | None``, ``typing.List[X]`` as ``list[X]``, strings parsed."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        name = node.value.attr if isinstance(node.value, ast.Attribute) else None
+        name = node.value.id if isinstance(node.value, ast.Name) else name
+        if name == "Optional":
+            return ast.BinOp(node.slice, ast.BitOr(), ast.Constant(None))
+        if name in _TYPING_BUILTINS:
+            node.value = ast.Name(_TYPING_BUILTINS[name])
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.expr:
+        if isinstance(node.value, str):
+            try:
+                return self.visit(ast.parse(node.value, mode="eval").body)
+            except SyntaxError:
+                return node
+        return node
 
 
 def _same_for_callers(change: Change) -> bool:

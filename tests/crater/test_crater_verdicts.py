@@ -921,3 +921,21 @@ def test_a_local_name_a_parameter_and_a_truthy_default_are_what_they_are() -> No
     assert reads == [23, 27]
     found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
     assert {f.line for f in found if f.kind == "read-fails"} == {23, 27}
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "same"),
+    [
+        ("Optional[LogprobsTensors]", "LogprobsTensors | None", True),
+        ('"LogprobsTensors"', "LogprobsTensors", True),
+        ("List[int]", "list[int]", True),
+        ("list[list[int]]", "tuple[list[list[int]], list[int] | None]", False),
+    ],
+)
+def test_a_result_spelled_otherwise_is_the_same_result(before, after, same) -> None:
+    from conformance.crater.verdicts import _results
+    from conformance.oracle.vllm_changes import Change
+
+    change = Change("m", "T", "f", "signature changed", f"def f(self) -> {before}",
+                    f"def f(self, x=1) -> {after}")  # fmt: skip
+    assert (_results(change) is None) is same
