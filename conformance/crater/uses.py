@@ -714,6 +714,7 @@ class _ModuleVisitor:
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
+        self.augmented: set[int] = set()  #: ``x.a += 1`` targets: read first, not replaced
         #: ``(receiver, attribute)`` the ``if`` tests the walk is in find present
         #: (``if hasattr(kv, "x"):``): a use of it there runs only where it exists
         self.attributes_present: list[set[tuple[str, str]]] = []
@@ -823,6 +824,8 @@ class _ModuleVisitor:
                     self.unpack[id(node.value)] = len(target.elts)
         if isinstance(node, ast.Assign) and _is_empty(node.value):
             self.empty_writes.update(id(t) for t in node.targets)
+        if isinstance(node, ast.AugAssign):
+            self.augmented.add(id(node.target))
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 self._statement(child)
@@ -1247,7 +1250,7 @@ class _ModuleVisitor:
         """``sampler.compute_topk_logprobs = npu_topk``, ``AsyncOutput.get_output = f``:
         the plugin replaces a name of vLLM's module or class, which then must still
         have it for the patch to take."""
-        if self._is_local(node.value):
+        if self._is_local(node.value) or id(node) in self.augmented:
             return False  # ``rejection_sampler = runner.rejection_sampler``: not the module
         owner = self.world.resolve(self.module, node.value)
         if owner is None or not owner.startswith("vllm.") or self._type_of(node.value):

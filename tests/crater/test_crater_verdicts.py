@@ -840,6 +840,7 @@ from npu.kernels import topk, token_logprobs
 logprob.compute_topk_logprobs = topk
 logprob.compute_token_logprobs = token_logprobs
 logprob.NPU_TUNED = True
+logprob.CALLS += 1
 ModelRunnerOutput.req_id_to_index = {}
 """
 
@@ -859,7 +860,11 @@ def test_a_patch_of_a_name_vllm_no_longer_has_no_longer_takes() -> None:
         found[0].vllm_change
     )
     found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
-    assert [(f.line, f.member) for f in found] == [(9, "ModelRunnerOutput.req_id_to_index")]
+    assert [(f.line, f.member) for f in found] == [(10, "ModelRunnerOutput.req_id_to_index")]
+    # ``+=`` reads the name first: no replacement of it.
+    assert [u.member for u in reading.uses if u.kind == "patch"] == [
+        "compute_topk_logprobs", "compute_token_logprobs", "NPU_TUNED", "req_id_to_index"
+    ]  # fmt: skip
 
 
 def test_positional_arguments_that_now_fill_other_parameters_are_a_break() -> None:
