@@ -16,8 +16,8 @@ text shows what it needs; the kinds of break:
   reader, only where it takes more), what a method called returns, what the async
   output must hand over changed (the revisions' behaviours), a field written that vLLM
   no longer reads, a name of vLLM's module or class the plugin replaces that vLLM no
-  longer has (``logprob.compute_topk_logprobs = npu_topk``: set, never read).  A method's changed body is none: it is what vLLM's own callers of
-  that release get.
+  longer has (``logprob.compute_topk_logprobs = npu_topk``: set, never read).  A
+  method's changed body is none: it is what vLLM's own callers of that release get.
 
 Each break names the vLLM change behind it in the words of ``--bump-to``'s report
 (:mod:`conformance.oracle.vllm_changes`): the changes between the other vLLM judged
