@@ -546,11 +546,24 @@ def output_method_returns() -> dict[tuple[str, str], str]:
 
 
 @functools.cache
+def output_classes() -> frozenset[str]:
+    """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
+    from conformance.releases.known_surfaces import known_surfaces
+
+    return frozenset(
+        m.owner
+        for surface in known_surfaces().values()
+        for m in surface.values()
+        if m.module == OUTPUTS and m.owner and not m.name
+    )
+
+
+@functools.cache
 def _output_member_types() -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
     from conformance.releases.known_surfaces import known_surfaces
 
     surfaces = list(known_surfaces().values())
-    classes = {m.owner for s in surfaces for m in s.values() if m.module == OUTPUTS and not m.name}
+    classes = output_classes()
     found: tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]] = ({}, {})
     for surface in surfaces:
         for member in surface.values():
@@ -1189,8 +1202,9 @@ class _ModuleVisitor:
             if base is None or func.attr in _defined_by(chain):
                 return None
             owner, via = base, chain[0].name
-        if owner.rpartition(".")[0] != OUTPUTS or not _is_judged(owner):
-            return None
+        module, _, type_name = owner.rpartition(".")
+        if module != OUTPUTS or not _is_judged(owner) or type_name not in output_classes():
+            return None  # ``PoolerOutput``, an alias of tensors: its methods are torch's
         return owner, func.attr, via, on_class
 
     def _producer_owner(self, func: ast.Attribute) -> str | None:
