@@ -370,7 +370,7 @@ class _Judge:
         for keyword in use.keywords:
             if keyword in use.empty:
                 continue  # ``sampled_token_ids=[]`` fits the field whatever it holds
-            changed = self._changed(type_name, keyword, ("field retyped",))
+            changed = self._changed(type_name, keyword, ("field retyped",), module)
             if changed is None or _only_widened(changed):
                 continue
             if keyword in use.never_none and _only_narrowed(changed):
@@ -558,7 +558,7 @@ class _Judge:
             return [Finding(kind, use.file, use.line, name, self.because(type_name, member, fact))]
         # A method's body is not the reader's concern (see :meth:`call`); a field's
         # type is, but for a reader only where it takes more than it did.
-        changed = self._changed(type_name, member, ("field retyped",))
+        changed = self._changed(type_name, member, ("field retyped",), module)
         if changed is None:
             return []
         if _only_narrowed(changed) if kind == "read-fails" else _only_widened(changed):
@@ -638,7 +638,7 @@ class _Judge:
         # A changed body is what vLLM's own callers of this release get: no break of a
         # call that still binds. Its arguments meaning another thing, or its result
         # changing, is.
-        changed = self._changed(cls, member, ("signature changed",))
+        changed = self._changed(cls, member, ("signature changed",), module)
         if changed is not None and not found and use.positional:
             before = _callers_parameters(changed.known or "", use.on_class)[0]
             filled, were = (
@@ -669,9 +669,15 @@ class _Judge:
 
     # --- vLLM's side ------------------------------------------------------------------
 
-    def _changed(self, type_name: str, member: str, kinds: tuple[str, ...]) -> Change | None:
+    def _changed(
+        self, type_name: str, member: str, kinds: tuple[str, ...], module: str
+    ) -> Change | None:
+        """The change of ``module``'s ``type_name.member`` of one of ``kinds``: Model
+        Runner V2's ``SamplerOutput`` is not ``vllm.v1.outputs``'."""
         for change in self.changes:
-            if change.type == type_name and change.member == member and change.change in kinds:
+            if (change.module, change.type, change.member) != (module, type_name, member):
+                continue
+            if change.change in kinds:
                 if change.change == "signature changed" and _same_for_callers(change):
                     continue
                 return change

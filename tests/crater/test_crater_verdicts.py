@@ -6,7 +6,7 @@ import fixture_plugins as plugins
 import pytest
 from vllm_release_texts import MISSING, RELEASES
 
-from conformance.crater.uses import read_plugin
+from conformance.crater.uses import OUTPUTS, read_plugin
 from conformance.crater.verdicts import judge
 from conformance.crater.vllm_side import VllmView, view_of_text
 
@@ -944,3 +944,17 @@ def test_a_result_spelled_otherwise_is_the_same_result(before, after, same) -> N
     change = Change("m", "T", "f", "signature changed", f"def f(self) -> {before}",
                     f"def f(self, x=1) -> {after}")  # fmt: skip
     assert (_results(change) is None) is same
+
+
+def test_a_change_of_a_class_of_the_same_name_elsewhere_is_not_its_change() -> None:
+    from conformance.crater.verdicts import _Judge
+    from conformance.oracle.vllm_changes import Change
+
+    judge_ = _Judge(view("0.31.0"), None)
+    mrv2 = "vllm.v1.worker.gpu.sample.output"
+    judge_.changes = [Change(mrv2, "SamplerOutput", "sampled_token_ids", "field retyped",
+                             "sampled_token_ids: torch.Tensor | None",
+                             "sampled_token_ids: torch.Tensor")]  # fmt: skip
+    kinds = ("field retyped",)
+    assert judge_._changed("SamplerOutput", "sampled_token_ids", kinds, OUTPUTS) is None
+    assert judge_._changed("SamplerOutput", "sampled_token_ids", kinds, mrv2) is not None
