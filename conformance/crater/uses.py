@@ -546,6 +546,20 @@ def output_method_returns() -> dict[tuple[str, str], str]:
 
 
 @functools.cache
+def output_aliases() -> frozenset[str]:
+    """The type aliases ``vllm/v1/outputs.py`` binds in any known release
+    (``PoolerOutput: TypeAlias = torch.Tensor | list[torch.Tensor]``)."""
+    from conformance.releases.known_surfaces import known_surfaces
+
+    return frozenset(
+        m.name
+        for surface in known_surfaces().values()
+        for m in surface.values()
+        if m.module == OUTPUTS and not m.owner and "TypeAlias" in m.shape
+    )
+
+
+@functools.cache
 def output_classes() -> frozenset[str]:
     """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
     from conformance.releases.known_surfaces import known_surfaces
@@ -1296,6 +1310,8 @@ class _ModuleVisitor:
             cls, via = base, chain[0].name
         if not cls.startswith(f"{OUTPUTS}.") and cls.rsplit(".", 1)[0] not in VLLM_ASYNC_OUTPUTS:
             return
+        if cls.removeprefix(f"{OUTPUTS}.") in output_aliases():
+            return  # ``PoolerOutput``, an alias of tensors: its members are torch's
         self._add(kind, line, cls, member=attr, via=via, empty=empty)
 
     # --- types --------------------------------------------------------------------

@@ -237,3 +237,12 @@ def test_a_module_the_plugins_import_hook_hands_out_is_its_own() -> None:
                 "wrapped = types.SimpleNamespace(**vllm.v1.sample.ops.__dict__)\n"
                 "sys.modules['vllm.v1.sample.ops'] = wrapped\n"}  # fmt: skip
     assert read_plugin(assigned).redirected == {"vllm.v1.sample.sampler": "npu.sampler"}
+
+
+def test_a_type_alias_of_the_outputs_module_holds_no_uses_of_vllm() -> None:
+    code = "from vllm.v1.outputs import PoolerOutput\n\n\n" + (
+        "def rows(pooled: PoolerOutput):\n    return pooled.index_select(0, 1), pooled.shape\n"
+    )
+    uses = read_plugin({"npu/pool.py": code}).uses
+    # PoolerOutput is torch.Tensor | list[torch.Tensor]: what is read of it is torch's.
+    assert [u.kind for u in uses] == ["import"]
