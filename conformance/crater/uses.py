@@ -603,13 +603,25 @@ def _output_member_types() -> tuple[dict[tuple[str, str], str], dict[tuple[str, 
 def _annotation_of(shape: str, kind: str) -> ast.expr | None:
     """A field's annotation, or what a method's shape (``@staticmethod def f(a) -> X``)
     says it returns."""
+    if kind != "field":
+        function = parsed_def(shape)
+        return function.returns if function is not None else None
     try:
-        if kind == "field":
-            return ast.parse(shape, mode="eval").body
-        function = ast.parse(shape[shape.find("def ") :] + ": ...").body[0]
+        return ast.parse(shape, mode="eval").body
     except SyntaxError:
         return None
-    return function.returns if isinstance(function, ast.FunctionDef) else None
+
+
+def parsed_def(shape: str) -> ast.FunctionDef | None:
+    """A method's shape (``@staticmethod def f(a, b=1) -> X``) as the ``def`` it heads."""
+    at = shape.find("def ")
+    if at < 0:
+        return None
+    try:
+        function = ast.parse(shape[at:] + ":\n    pass").body[0]
+    except SyntaxError:
+        return None
+    return function if isinstance(function, ast.FunctionDef) else None
 
 
 def _is_judged(name: str) -> bool:
@@ -734,10 +746,10 @@ class _ModuleVisitor:
         self.unpack: dict[int, int] = {}
         self.functions = 0  #: how many functions the walk is in
         self.function_bodies: list[list[ast.stmt]] = []  #: the functions the walk is in
-        #: the names each function the walk is in binds: its parameters and locals
-        self.function_locals: list[set[str]] = []
-        self.function_parameters: list[set[str]] = []  #: and its parameters alone
-        self.function_bindings: list[dict[str, int]] = []  #: :func:`_bindings_counted`
+        #: the parameters of each function the walk is in, and the names its body binds
+        #: (:func:`_bindings_counted`)
+        self.function_parameters: list[set[str]] = []
+        self.function_bindings: list[dict[str, int]] = []
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
@@ -890,12 +902,12 @@ class _ModuleVisitor:
         if starred is not None and judged is not None and not judged.startswith(SEQUENCE_OF):
             known[starred.arg] = SEQUENCE_OF + judged  # ``*outputs: ModelRunnerOutput``
         self.scope_types.append(known)
-        self._types_in(node.body, into=known)
+        bindings = _bindings_counted(node.body)
+        self._types_in(node.body, into=known, bindings=bindings)
         self.function_bodies.append(node.body)
         names = {a.arg for a in (*parameters, node.args.vararg, node.args.kwarg) if a is not None}
         self.function_parameters.append(names)
-        self.function_bindings.append(_bindings_counted(node.body))
-        self.function_locals.append(names | set(self.function_bindings[-1]))
+        self.function_bindings.append(bindings)
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         # The presence tests around a def test other objects than its own names.
         present, self.attributes_present = self.attributes_present, []
@@ -904,7 +916,6 @@ class _ModuleVisitor:
         self.functions -= 1
         self.attributes_present = present
         self.function_bodies.pop()
-        self.function_locals.pop()
         self.function_parameters.pop()
         self.function_bindings.pop()
         self.scope_types.pop()
@@ -915,8 +926,8 @@ class _ModuleVisitor:
         the module's import of the same name."""
         return (
             isinstance(name, ast.Name)
-            and bool(self.function_locals)
-            and name.id in self.function_locals[-1]
+            and bool(self.function_parameters)
+            and (name.id in self.function_parameters[-1] or name.id in self.function_bindings[-1])
         )
 
     def _names_runner_output(self, arg: ast.arg) -> bool:
@@ -1484,10 +1495,14 @@ class _ModuleVisitor:
             return named if self.world.chain(named)[1] else None
         return named if _is_judged(named) else None
 
-    def _types_in(self, body: list[ast.stmt], into: dict[str, str]) -> None:
+    def _types_in(
+        self, body: list[ast.stmt], into: dict[str, str], bindings: dict[str, int] | None = None
+    ) -> None:
         """Names of a function (or module) whose judged type its assignments show, added
-        to ``into``, the scope in force (so a copy of a name typed before is typed)."""
-        bound_once = {name for name, count in _bindings_counted(body).items() if count == 1}
+        to ``into``, the scope in force (so a copy of a name typed before is typed).
+        ``bindings``: :func:`_bindings_counted` of ``body``, where already counted."""
+        counts = _bindings_counted(body) if bindings is None else bindings
+        bound_once = {name for name, count in counts.items() if count == 1}
         for node, narrowed in _under_isinstance(body, self._narrowed):
             if isinstance(node, (ast.For, ast.AsyncFor)):
                 # A name the function binds elsewhere too may hold anything there.

@@ -39,8 +39,10 @@ from conformance.crater.uses import (
     VLLM_ASYNC_OUTPUTS,
     Reading,
     Use,
+    parsed_def,
 )
 from conformance.crater.vllm_side import VllmView, known_members, release_history
+from conformance.oracle.annotations import normalise
 from conformance.oracle.text_surface import Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
@@ -752,7 +754,7 @@ def _bases(shape: str) -> list[str]:
 def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
     """The parameters of a method's shape (``@staticmethod def f(a, b=1) -> tuple[x, y]``)
     and how many values it returns (a ``tuple[...]`` annotation), where it says."""
-    function = _parsed_def(shape)
+    function = parsed_def(shape)
     if function is None:
         return None, None
     args = function.args
@@ -782,18 +784,6 @@ def _signature(shape: str) -> tuple[list[Parameter] | None, int | None]:
     return parameters, returns
 
 
-def _parsed_def(shape: str) -> ast.FunctionDef | None:
-    """A method's shape (``@staticmethod def f(a, b=1) -> X``) as the ``def`` it heads."""
-    at = shape.find("def ")
-    if at < 0:
-        return None
-    try:
-        function = ast.parse(shape[at:] + ":\n    pass").body[0]
-    except SyntaxError:
-        return None
-    return function if isinstance(function, ast.FunctionDef) else None
-
-
 def _with_fact(said: str, change: Change, fact: str) -> str:
     """A removal says it all; any other change says what, and the fact what of it the
     plugin meets (the parameter, the abstract method, the field)."""
@@ -817,43 +807,15 @@ def _results(change: Change) -> tuple[str, str] | None:
     the two differ (``list[list[int]]`` and ``tuple[list[list[int]], LogprobsLists]``)."""
     found = []
     for shape in (change.known, change.new):
-        function = _parsed_def(shape) if shape else None
+        function = parsed_def(shape) if shape else None
         if function is None:
             return None
         returns = function.returns
-        found.append(_annotation_form(returns) if returns is not None else "what it does not say")
+        # One spelling: ``Optional[X]``, ``"X | None"`` and ``X | None`` are one result.
+        found.append(
+            normalise(ast.unparse(returns)) if returns is not None else "what it does not say"
+        )
     return (found[0], found[1]) if found[0] != found[1] else None
-
-
-def _annotation_form(node: ast.expr) -> str:
-    """An annotation in one spelling: ``"X"``, ``Optional[X]`` and ``X | None`` alike."""
-    return ast.unparse(_Spelled().visit(node))
-
-
-#: ``typing``'s names of the builtin generics.
-_TYPING_BUILTINS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set"}
-
-
-class _Spelled(ast.NodeTransformer):
-    """``Optional[X]`` as ``X | None``, ``typing.List[X]`` as ``list[X]``, strings parsed."""
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        self.generic_visit(node)
-        name = node.value.attr if isinstance(node.value, ast.Attribute) else None
-        name = node.value.id if isinstance(node.value, ast.Name) else name
-        if name == "Optional":
-            return ast.BinOp(node.slice, ast.BitOr(), ast.Constant(None))
-        if name in _TYPING_BUILTINS:
-            node.value = ast.Name(_TYPING_BUILTINS[name])
-        return node
-
-    def visit_Constant(self, node: ast.Constant) -> ast.expr:
-        if isinstance(node.value, str):
-            try:
-                return self.visit(ast.parse(node.value, mode="eval").body)
-            except SyntaxError:
-                return node
-        return node
 
 
 def _same_for_callers(change: Change) -> bool:
@@ -865,7 +827,7 @@ def _same_for_callers(change: Change) -> bool:
 
 def _callers_form(shape: str | None) -> str | None:
     """A method's shape as its callers see it: no decorator, no ``self``."""
-    function = _parsed_def(shape) if shape else None
+    function = parsed_def(shape) if shape else None
     if shape is None or function is None:
         return None
     arguments = function.args
@@ -882,7 +844,7 @@ def _callers_form(shape: str | None) -> str | None:
 
 def _returned_name(shape: str) -> str | None:
     """The class a method's shape says it returns (``-> LogprobsTensors``), if one."""
-    function = _parsed_def(shape)
+    function = parsed_def(shape)
     returns = function.returns if function is not None else None
     if isinstance(returns, ast.Constant) and isinstance(returns.value, str):
         return returns.value.rpartition(".")[2] or None  # a string annotation

@@ -195,10 +195,14 @@ def test_a_plugin_naming_no_vllm_is_pinned_by_the_releases_out_when_it_was(
     }
     monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
     plugin = archives.wheel(isolated, "spec-early", "1.0", files, [])
-    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
-            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.31.0", "2026-10-05T07:47:02Z"),
-             ("0.32.0", "2026-10-18T10:03:29Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
-             ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+    from reference.revisions import known_releases
+
+    dated = {"0.30.0": "2026-09-22T05:23:10Z", "0.31.0": "2026-10-05T07:47:02Z",
+             "0.32.0": "2026-10-18T10:03:29Z", "0.33.0": "2026-11-02T10:13:42Z",
+             "0.34.0": "2026-11-16T23:51:51Z"}  # fmt: skip
+    # The index dates every release (an older one: a day long before).
+    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", dated.get(v, "2025-01-01T00:00:00Z"))
+            for v in known_releases()]  # fmt: skip
     # Published in October: its code imports at every release then out (0.33.0 came
     # later), so it is pinned as a requirement on any vLLM is, at the newest then.
     with archives.json_index(
