@@ -704,6 +704,21 @@ def _unwrap_annotation(node: ast.expr | None) -> ast.expr | None:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+@dataclass(frozen=True)
+class _Under:
+    """A mark in an expression walk: the part between an entering mark and its closing
+    one runs under ``guard`` (a version test's branch) with ``present`` found present."""
+
+    guard: Guard | None
+    present: frozenset[tuple[str, str]]
+    entering: bool = True
+
+    def closing(self) -> _Under:
+        return _Under(self.guard, self.present, entering=False)
+
+
 #: The generic containers whose one parameter is the type of every element.
 _SEQUENCES = frozenset(
     {"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection",
@@ -969,11 +984,22 @@ class _ModuleVisitor:
 
     def _expressions(self, node: ast.expr) -> None:
         # A comprehension's names are its own: typed while its parts are walked only.
-        pending: list[ast.AST | None] = [node]
+        # The sides of ``a if test else b`` and the later operands of ``and`` run under
+        # their test, as an ``if``'s branches do.
+        pending: list[ast.AST | _Under | None] = [node]
         while pending:
             inner = pending.pop()
             if inner is None:
                 self.scope_types.pop()  # the end of a comprehension
+                continue
+            if isinstance(inner, _Under):
+                self._enter(inner) if inner.entering else self._leave(inner)
+                continue
+            if isinstance(inner, ast.IfExp):
+                pending.extend(self._sides_under_test(inner))
+                continue
+            if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.And):
+                pending.extend(self._operands_under_earlier(inner))
                 continue
             if isinstance(inner, _COMPREHENSIONS):
                 self.scope_types.append(self._comprehension_types(inner))
@@ -983,6 +1009,40 @@ class _ModuleVisitor:
             elif isinstance(inner, ast.Attribute):
                 self._attribute(inner)
             pending.extend(reversed(list(ast.iter_child_nodes(inner))))
+
+    def _sides_under_test(self, node: ast.IfExp) -> list[ast.AST | _Under]:
+        """What walks ``body if test else orelse``, in reverse (a stack): the test, then
+        each side under its branch of it."""
+        walk: list[ast.AST | _Under] = [node.test]
+        for branch, side in ((True, node.body), (False, node.orelse)):
+            under = _Under(
+                self._guard(node.test, branch),
+                frozenset(_attributes_tested(node.test) if branch else ()),
+            )
+            walk += [under, side, under.closing()]
+        return walk[::-1]
+
+    def _operands_under_earlier(self, node: ast.BoolOp) -> list[ast.AST | _Under]:
+        """What walks ``a and b and c``, in reverse: ``b`` runs where ``a`` held, ``c``
+        where both did."""
+        first, *rest = node.values
+        walk: list[ast.AST | _Under] = [first]
+        for index, operand in enumerate(rest, start=1):
+            earlier = node.values[:index]
+            test = earlier[0] if len(earlier) == 1 else ast.BoolOp(op=ast.And(), values=earlier)
+            under = _Under(self._guard(test, True), frozenset(_attributes_tested(test)))
+            walk += [under, operand, under.closing()]
+        return walk[::-1]
+
+    def _enter(self, under: _Under) -> None:
+        if under.guard is not None:
+            self.conditions.append(under.guard)
+        self.attributes_present.append(set(under.present))
+
+    def _leave(self, under: _Under) -> None:
+        self.attributes_present.pop()
+        if under.guard is not None:
+            self.conditions.pop()
 
     def _comprehension_types(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp

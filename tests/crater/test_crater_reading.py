@@ -164,6 +164,36 @@ def test_a_use_under_a_test_that_the_attribute_exists_is_no_use() -> None:
     ]
 
 
+PRESENCE_IN_EXPRESSIONS = """
+from vllm.v1.outputs import ModelRunnerOutput
+from npu.utils import vllm_version_is
+
+
+def chosen(out: ModelRunnerOutput, ids):
+    index = out.req_id_to_index if hasattr(out, "req_id_to_index") else {}
+    found = hasattr(out, "req_id_to_index") and out.req_id_to_index.get(ids[0])
+    other = out.req_ids and out.req_id_to_index
+    return index, found, other, (
+        ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+        if vllm_version_is("0.33.0")
+        else ModelRunnerOutput(req_ids=ids)
+    )
+"""
+
+
+def test_a_choice_in_an_expression_runs_each_side_under_its_test() -> None:
+    reading = read_plugin({"npu/choice.py": PRESENCE_IN_EXPRESSIONS})
+    reads = [(u.line, u.member) for u in reading.uses if u.kind == "read"]
+    # ``x.a if hasattr(x, "a") else ...`` and ``hasattr(x, "a") and x.a`` read nothing missing.
+    assert (7, "req_id_to_index") not in reads and (8, "req_id_to_index") not in reads
+    assert (9, "req_id_to_index") in reads
+    built = sorted((u for u in reading.uses if u.kind == "construct"), key=lambda u: u.line)
+    assert [[(g.text, g.branch) for g in u.guards] for u in built] == [
+        [("vllm_version_is('0.33.0')", True)],
+        [("vllm_version_is('0.33.0')", False)],
+    ]
+
+
 CLASS_CHOSEN = """
 from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput
 
