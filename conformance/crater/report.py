@@ -12,7 +12,6 @@ renders and merges them.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from conformance.crater.records import (
     PluginVerdict,
 )
 from conformance.crater.schema import SCHEMA
+from conformance.files import write_whole
 
 
 def report_data(target: str, verdicts: Sequence[PluginVerdict]) -> dict[str, object]:
@@ -38,14 +38,7 @@ def report_data(target: str, verdicts: Sequence[PluginVerdict]) -> dict[str, obj
 
 
 def write_report(path: Path, data: dict[str, object]) -> None:
-    """Written whole or not at all: a reader never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_whole(path, json.dumps(data, indent=1) + "\n")
 
 
 def progress_line(verdict: PluginVerdict) -> str:

@@ -43,6 +43,7 @@ from conformance.crater.index import (
     parsed_time,
     project_files,
 )
+from conformance.files import write_whole
 from conformance.releases import fetch
 from conformance.releases.remote_wheel import WheelFetchError, download, wheel_at
 
@@ -208,7 +209,7 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
         raise PluginSourceError(str(error), bad_input=True) from None
     folder.mkdir(parents=True, exist_ok=True)
     record = {"at": time.time(), "format": _LISTING_FORMAT, "files": [f.__dict__ for f in files]}
-    fetch.write_whole(kept, json.dumps(record) + "\n")
+    write_whole(kept, json.dumps(record) + "\n")
     return files
 
 

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from conformance.files import write_whole
 from conformance.releases.remote_wheel import WheelFetchError, wheel_texts
 from conformance.releases.texts import MRV2_FOLDER, PRODUCERS_FOLDER, ReleaseTextError
 from conformance.releases.wheels import MRV2_SECTIONS, SECTIONS, found_elsewhere, producer_text
@@ -286,14 +287,6 @@ def _whole_files(version: str, wheel: str, texts: dict[str, str]) -> str:
     ]
     parts += [f"\n# ---- {path}: whole file\n{texts[path]}" for path in sorted(texts)]
     return "\n".join(parts) + "\n"
-
-
-def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` whole or not at all: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
 
 
 @contextlib.contextmanager

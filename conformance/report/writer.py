@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from conformance.backends.backend import Backend
+from conformance.files import write_whole
 from conformance.report.records import Results
 from conformance.report.schema import SCHEMA
 from conformance.report.vllm_changes import text_keys
@@ -106,12 +107,6 @@ def _simulated_devices(backend: Any) -> list[str]:
     ]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def unwritable(path: Path) -> str | None:
     """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
     if path.is_dir():
@@ -143,16 +138,5 @@ def _can_create_in(folder: Path) -> bool:
 def write(report: dict[str, Any], path: str | Path) -> Path:
     """Write ``report`` to ``path`` whole or not at all (a temporary file, then a rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(json.dumps(report, indent=2) + "\n")
-        # mkstemp makes the file private (0600); a report is shared like any file
-        # written here (CI artifacts), so it gets the mode the umask gives.
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_whole(path, json.dumps(report, indent=2) + "\n")
     return path

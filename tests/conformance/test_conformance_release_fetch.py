@@ -158,3 +158,28 @@ def test_a_folder_of_texts_named_by_the_environment_is_read_not_fetched_into(
         fetch.release_outputs("9.9.9")
     (tmp_path / "outputs-9.9.9.py.txt").write_text(OUTPUTS)
     assert fetch.release_outputs("9.9.9") == tmp_path / "outputs-9.9.9.py.txt"
+
+
+def test_threads_writing_one_file_at_once_each_write_it_whole(tmp_path) -> None:
+    # The crater fetches four plugin releases at once, each rewriting one listing.
+    from conformance.files import write_whole
+
+    target = tmp_path / "listing.json"
+    failures: list[BaseException] = []
+
+    def write(text: str) -> None:
+        for _ in range(50):
+            try:
+                write_whole(target, text)
+            except OSError as error:
+                failures.append(error)
+
+    texts = [str(n) * 50_000 for n in range(4)]
+    threads = [threading.Thread(target=write, args=(t,)) for t in texts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    assert target.read_text() in texts
+    assert [p.name for p in tmp_path.iterdir()] == ["listing.json"]
