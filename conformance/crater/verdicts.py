@@ -43,7 +43,7 @@ from conformance.crater.uses import (
 )
 from conformance.crater.vllm_side import VllmView, known_members, release_history
 from conformance.oracle.annotations import normalise
-from conformance.oracle.text_surface import Member
+from conformance.oracle.text_surface import PIECE_OF_CLASS, Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
 #: vLLM's modules whose absence is itself a break (their imports are judged).
@@ -711,8 +711,8 @@ def constructor(view: VllmView, module: str, cls: str, depth: int = 0) -> list[P
     the text does not show them."""
     members = view.class_members(module, cls)
     header = view.surface.get((module, cls, ""))
-    if members is None or header is None or depth > 5:
-        return None
+    if members is None or header is None or header.value == PIECE_OF_CLASS or depth > 5:
+        return None  # a class the texts show one method of: its constructor unknown
     init = members.get("__init__")
     if isinstance(init, Member) and init.kind == "method":
         parameters, _ = _signature(init.shape)

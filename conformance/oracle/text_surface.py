@@ -79,15 +79,22 @@ def surface_of_module(source: str, module: str = OUTPUTS_MODULE) -> Surface:
     return found
 
 
+#: The value of a class's member where a text shows only one method of it.
+PIECE_OF_CLASS = "one method of it shown"
+
+
 def surface_of_snippet(source: str, module: str, owner: str = "") -> Surface:
     """The surface of a cut-out piece of a module: a class, or (``owner`` given) one
     method of that class, indented as in its file."""
     tree = ast.parse(textwrap.dedent(source))
     found: Surface = {}
     if owner:
-        # The class the method belongs to, as far as the piece shows it.
+        # The class the method belongs to, as far as the piece shows it: its bases and
+        # other members unknown (a class's value is compared nowhere).
         header = f"class {owner}"
-        found[(module, owner, "")] = Member(module, owner, "", "class", header, "", header)
+        found[(module, owner, "")] = Member(
+            module, owner, "", "class", header, PIECE_OF_CLASS, header
+        )
     for node in _without_docstring(tree.body):
         if owner and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _add_function(found, module, owner, node, position=0)
