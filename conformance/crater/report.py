@@ -119,7 +119,13 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                     if "not run" in why or ": run at " in why
                 ]
 
-    regressed = [v.plugin for v in verdicts if v.regressed]
+    # A plugin judged in several releases is named with each.
+    repeated = {v.plugin for v in verdicts if sum(w.plugin == v.plugin for w in verdicts) > 1}
+    regressed = [
+        f"{v.plugin} {v.version}" if v.plugin in repeated else v.plugin
+        for v in verdicts
+        if v.regressed
+    ]
     breaking = [
         v.plugin
         for v in verdicts

@@ -14,6 +14,7 @@ second run reads nothing from the network.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -24,6 +25,7 @@ import re
 import tarfile
 import time
 import zipfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -103,10 +105,8 @@ def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
     path = Path(spec).expanduser()
     if path.is_dir():
         return _from_checkout(path)
-    if path.is_file() and path.suffix == ".whl":
-        return _from_archive(path.name, path.read_bytes(), "wheel", str(path))
-    if path.is_file() and path.name.endswith((".tar.gz", ".zip")):
-        return _from_archive(path.name, path.read_bytes(), "sdist", str(path))
+    if path.is_file() and (path.suffix == ".whl" or path.name.endswith((".tar.gz", ".zip"))):
+        return _dated(_local_archive(path))
     if path.is_file():
         raise PluginSourceError(
             f"{spec}: a file, not a wheel, an sdist or a plugin's folder; give the folder "
@@ -125,6 +125,39 @@ def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
             bad_input=True,
         )
     return released(name.strip(), version.strip() or None, cache)
+
+
+def _local_archive(path: Path) -> PluginSource:
+    """A wheel or sdist the user gave: one that cannot be read is bad input."""
+    kind = "wheel" if path.suffix == ".whl" else "sdist"
+    try:
+        return _from_archive(path.name, path.read_bytes(), kind, str(path))
+    except PluginSourceError as error:
+        raise PluginSourceError(f"{error}; download it again", bad_input=True) from None
+    except OSError as error:
+        raise PluginSourceError(
+            f"{path}: cannot be read ({error.strerror or error})", True
+        ) from None
+
+
+def _dated(source: PluginSource) -> PluginSource:
+    """A release given as a file is dated as the index dates that release, so that it is
+    pinned as the same release named on the command line is (a local build the index
+    does not have stays undated)."""
+    try:
+        version = Version(source.version)
+    except InvalidVersion:
+        return source
+    dates = release_dates(source.name)
+    published = next((when for v, when in dates.items() if _same(v, version)), None)
+    return dataclasses.replace(source, published=published) if published else source
+
+
+def _same(text: str, version: Version) -> bool:
+    try:
+        return Version(text) == version
+    except InvalidVersion:
+        return False
 
 
 def cache_folder() -> Path:
@@ -207,9 +240,10 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
         files = project_files(name)
     except PackageIndexError as error:
         raise PluginSourceError(str(error), bad_input=True) from None
-    folder.mkdir(parents=True, exist_ok=True)
     record = {"at": time.time(), "format": _LISTING_FORMAT, "files": [f.__dict__ for f in files]}
-    write_whole(kept, json.dumps(record) + "\n")
+    # Kept to spare the index a day's questions; a cache not writable costs only that.
+    with contextlib.suppress(OSError):
+        write_whole(kept, json.dumps(record) + "\n")
     return files
 
 
@@ -308,7 +342,7 @@ def _read_sdist(filename: str, data: bytes) -> tuple[dict[str, str], str, list[s
                         handle = archive.extractfile(member)
                         if handle is not None:
                             raw[member.name] = handle.read()
-    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as error:
+    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
         raise PluginSourceError(f"{filename}: not an sdist ({error})") from None
     files: dict[str, str] = {}
     unreadable: list[str] = []
@@ -338,8 +372,10 @@ def _from_archive(filename: str, data: bytes, kind: str, origin: str) -> PluginS
                             texts[name] = archive.read(name).decode("utf-8")
                         except UnicodeDecodeError:
                             unreadable.append(name)
-        except zipfile.BadZipFile:
-            raise PluginSourceError(f"{origin}: not a wheel (not a zip archive)") from None
+        except zipfile.BadZipFile as error:
+            raise PluginSourceError(f"{origin}: not a readable wheel ({error})") from None
+        except (zlib.error, EOFError) as error:
+            raise PluginSourceError(f"{origin}: a damaged wheel ({error})") from None
         files, metadata, _ = _split(texts, ".dist-info/METADATA")
         parts = filename.split("-")
         name, version = parts[0], parts[1] if len(parts) > 2 else "unknown"

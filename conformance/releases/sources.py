@@ -22,6 +22,7 @@ import ast
 import hashlib
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,8 +239,12 @@ def _from_wheel(path: Path) -> VllmSource:
                 for n in sorted(names)
                 if n in TAKEN or n == OUTPUTS_FILE or _in_v1(n)
             }
-    except zipfile.BadZipFile:
-        raise ReleaseTextError(f"{path}: not a wheel (not a zip archive)") from None
+    except zipfile.BadZipFile as error:
+        raise ReleaseTextError(
+            f"{path}: not a readable wheel ({error}); download it again"
+        ) from None
+    except (zlib.error, EOFError, UnicodeDecodeError) as error:
+        raise ReleaseTextError(f"{path}: a damaged wheel ({error}); download it again") from None
     # vllm-0.34.0.dev3+g1a2b3c4-cp38-abi3-manylinux1_x86_64.whl
     parts = path.name.split("-")
     version = parts[1] if len(parts) >= 5 else None

@@ -91,16 +91,27 @@ def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> N
     assert len(err) == 1 and says in err[0]
 
 
-def test_a_plugin_whose_code_cannot_be_read_gets_its_own_unknown_row(offline, capsys) -> None:
+def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(offline, capsys) -> None:
     broken = offline / "broken.whl"
     broken.write_bytes(b"not a zip")
     builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
     report = offline / "crater.json"
-    main(["crater", "0.34.0", "--plugins", str(broken), builder, "--report", str(report)])
-    rows = {r["plugin"]: r for r in json.loads(report.read_text())["records"]}
-    assert rows[str(broken)]["verdict"] == "unknown"
-    assert "not a wheel" in rows[str(broken)]["not_judged"][0]
-    assert rows["npu-builder"]["verdict"] in ("holds", "breaks")
+    assert (
+        main(["crater", "0.34.0", "--plugins", str(broken), builder, "--report", str(report)]) == 4
+    )
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "broken.whl: not a readable wheel" in line and "download it again" in line
+    assert not report.exists()
+    # A vLLM wheel damaged inside (its zip directory whole): no traceback either.
+    damaged = offline / "vllm-0.34.0-py3-none-any.whl"
+    archives.wheel(offline, "vllm", "0.34.0", {"vllm/v1/outputs.py": "x = 1\n" * 4000}, [])
+    data = bytearray(damaged.read_bytes())
+    start = data.index(b"vllm/v1/outputs.py") + 40
+    data[start : start + 40] = bytes(40)
+    damaged.write_bytes(bytes(data))
+    assert main(["crater", str(damaged), "--plugins", builder]) == 4
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "any.whl: not a readable wheel (Bad CRC-32" in line and "download it again" in line
 
 
 def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> None:
@@ -189,6 +200,13 @@ def test_a_plugin_broken_at_its_pin_with_a_new_break_at_the_target_exits_1(offli
     out = capsys.readouterr().out
     assert "0.33.0: breaks" in out
     assert "1 breaking, 1 of them with a break their pin does not have (npu-both)" in out
+    # Two releases of one plugin are named each with its version.
+    older = _checkout({**files, "pyproject.toml": files["pyproject.toml"].replace('"1.0"', '"0.9"')},
+                      offline / "older")  # fmt: skip
+    assert main(["crater", "0.34.0", "--plugins", both, older]) == 1
+    assert "2 of them with a break their pin does not have (npu-both 1.0, npu-both 0.9)" in (
+        capsys.readouterr().out
+    )
 
 
 @pytest.mark.parametrize(

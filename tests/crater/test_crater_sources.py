@@ -34,13 +34,13 @@ def test_a_checkout_is_read_with_its_declared_name_version_and_pin(tmp_path) -> 
     assert pin.release == "0.33.0"  # vllm==0.33.0+npu: a local build of 0.33.0
 
 
-def test_a_wheel_and_an_sdist_are_read_without_tests(tmp_path) -> None:
+def test_a_wheel_and_an_sdist_are_read_without_tests(isolated) -> None:
     files = {**_code(plugins.ASYNC_OUTPUTS), "tests/test_it.py": "import vllm\n"}
-    wheel = archives.wheel(tmp_path, "npu-async", "2.0", files, ["vllm>=0.31,<0.33"])
+    wheel = archives.wheel(isolated, "npu-async", "2.0", files, ["vllm>=0.31,<0.33"])
     source = plugin_source(str(wheel))
     assert (source.name, source.version, source.skipped) == ("npu-async", "2.0", 1)
     assert pin_of(source, read_plugin(source.files), None).release == "0.32.0"
-    packed = archives.sdist(tmp_path, "npu-async", "2.0", files)
+    packed = archives.sdist(isolated, "npu-async", "2.0", files)
     assert set(plugin_source(str(packed)).files) == set(_code(plugins.ASYNC_OUTPUTS))
 
 
@@ -108,18 +108,91 @@ def test_an_open_requirement_pins_the_newest_vllm_out_when_the_plugin_was(
     assert ("when npu-open 1.0 was published" in found.why) == (pin != "0.34.0")
 
 
-def test_without_dates_an_open_requirement_pins_the_newest_release(tmp_path) -> None:
+def test_without_dates_an_open_requirement_pins_the_newest_release(isolated) -> None:
     wheel = archives.wheel(
-        tmp_path, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
+        isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
     )
-    source = plugin_source(str(wheel))  # a file: no index says when it was published
+    source = plugin_source(str(wheel))  # a file the index does not have: undated
     assert source.published is None
     assert pin_of(source, read_plugin(source.files), None).release == "0.34.0"
 
 
-def test_a_requirement_on_vllm_under_an_extra_still_pins(tmp_path) -> None:
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_undated_an_open_requirement_pins_where_the_code_imports(isolated, monkeypatch) -> None:
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    files = {
+        "npu_first/__init__.py": "",
+        "npu_first/runner.py": "from vllm.v1.worker.gpu_model_runner import "
+        "AsyncGPUModelRunnerOutput\nfrom vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def step(ids):\n    return ModelRunnerOutput(req_ids=ids, req_id_to_index={})\n",
+    }
+    wheel = archives.wheel(isolated, "npu-first", "1.0", files, ["vllm>=0.30"])
+    source = plugin_source(str(wheel))
+    pin = pin_of(source, read_plugin(source.files), None)
+    # 0.34.0, the newest it allows, has no first runner: its code was written for 0.33.0.
+    assert pin.release == "0.33.0"
+    assert pin.why.startswith("metadata: vllm>=0.30, undated; its code imports")
+
+
+def test_a_release_given_as_a_file_is_dated_as_the_index_dates_it(isolated, monkeypatch) -> None:
+    plugin = archives.wheel(
+        isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
+    )
+    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
+            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.31.0", "2026-10-05T07:47:02Z"),
+             ("0.32.0", "2026-10-18T10:03:29Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
+             ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+    listed = {"npu-open": [(plugin, "2026-10-01T09:00:00Z")], "vllm": vllm}
+    with archives.json_index(listed) as root:
+        monkeypatch.setenv("PIP_INDEX_URL", root)
+        source = plugin_source(str(plugin))  # the file, not the name
+        pin = pin_of(source, read_plugin(source.files), None)
+    assert pin.release == "0.30.0"
+    assert "when npu-open 1.0 was published" in pin.why
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_a_plugin_published_before_every_known_release_is_unpinned(isolated, monkeypatch) -> None:
+    from reference.revisions import known_releases
+
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    files = {
+        "npu_old/__init__.py": "",
+        "npu_old/runner.py": "from vllm.v1.sample.sampler import Sampler\n"
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def step(ids, spec):\n"
+        "    return ModelRunnerOutput(req_ids=ids, req_id_to_index={}, spec_token_ids=spec)\n",
+    }
+    plugin = archives.wheel(isolated, "npu-old", "0.9.1", files, [])
+    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", "2025-10-01T00:00:00Z")
+            for v in known_releases()]  # fmt: skip
+    listed = {"npu-old": [(plugin, "2025-09-03T09:00:00Z")], "vllm": vllm}
+    with archives.json_index(listed) as root:
+        monkeypatch.setenv("PIP_INDEX_URL", root)
+        source = plugin_source("npu-old")
+        pin = pin_of(source, read_plugin(source.files), None)
+    assert pin.release is None
+    assert "no release the suite knows was out on 2025-09-03" in pin.why
+
+
+def test_a_damaged_wheel_given_is_bad_input(isolated) -> None:
+    wheel = archives.wheel(isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), [])
+    data = bytearray(wheel.read_bytes())
+    start = data.index(b"PK\x03\x04") + 60  # inside the first member's compressed bytes
+    data[start : start + 40] = bytes(40)
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(PluginSourceError, match="download it again") as raised:
+        plugin_source(str(wheel))
+    assert raised.value.bad_input
+    wheel.write_bytes(bytes(data[:100]))
+    with pytest.raises(PluginSourceError, match="not a readable wheel") as raised:
+        plugin_source(str(wheel))
+    assert raised.value.bad_input
+
+
+def test_a_requirement_on_vllm_under_an_extra_still_pins(isolated) -> None:
     wheel = archives.wheel(
-        tmp_path, "npu-extra", "1.0", _code(plugins.BUILDS_OUTPUT),
+        isolated, "npu-extra", "1.0", _code(plugins.BUILDS_OUTPUT),
         ["numpy", 'vllm<0.33,>=0.31; extra == "vllm"'],
     )  # fmt: skip
     source = plugin_source(str(wheel))
