@@ -150,6 +150,30 @@ class Reading:
     #: ``builtins.__import__``): a use of such a module is of the plugin's own code
     redirected: dict[str, str] = field(default_factory=dict)
     imports_vllm: bool = True  #: any of its files imports a vLLM module, anywhere
+    #: ``{vLLM output type: its replacement}``: the plugin sets its own ``__init__`` on
+    #: vLLM's class (``ModelRunnerOutput.__init__ = patched``), so builds it through that
+    constructors_replaced: dict[str, ReplacedConstructor] = field(default_factory=dict)
+    #: ``(vLLM output type, attribute)`` the plugin sets on the class itself
+    #: (``ModelRunnerOutput.spec_token_ids = None``): every instance has it
+    members_added: set[tuple[str, str]] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class ReplacedConstructor:
+    """The ``__init__`` a plugin sets on one of vLLM's output types."""
+
+    file: str
+    line: int
+    #: the keywords it takes itself; None where it is not known what it takes
+    own: frozenset[str] | None
+    passes_on: bool  #: it hands the rest (``**kwargs``) to vLLM's own ``__init__``
+
+    def judged_keywords(self, keywords: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The keywords of a construction that vLLM's own ``__init__`` still meets;
+        None where none of it is vLLM's to judge."""
+        if self.own is None or not self.passes_on:
+            return None
+        return tuple(k for k in keywords if k not in self.own)
 
 
 def module_name(path: str) -> str:
@@ -767,6 +791,7 @@ class _ModuleVisitor:
         self.function_bindings: list[dict[str, int]] = []
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
+        self.assigned: dict[int, ast.expr] = {}  #: each assignment target's value
         self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
         self.augmented: set[int] = set()  #: ``x.a += 1`` targets: read first, not replaced
         #: ``(receiver, attribute)`` the ``if`` tests the walk is in find present
@@ -878,6 +903,8 @@ class _ModuleVisitor:
                     self.unpack[id(node.value)] = len(target.elts)
         if isinstance(node, ast.Assign) and _is_empty(node.value):
             self.empty_writes.update(id(t) for t in node.targets)
+        if isinstance(node, ast.Assign):
+            self.assigned.update((id(t), node.value) for t in node.targets)
         if isinstance(node, ast.AugAssign):
             self.augmented.add(id(node.target))
         for child in ast.iter_child_nodes(node):
@@ -1324,7 +1351,7 @@ class _ModuleVisitor:
     def _attribute(self, node: ast.Attribute) -> None:
         if id(node) in self.methods_called:
             return
-        if isinstance(node.ctx, ast.Store) and self._patch(node):
+        if isinstance(node.ctx, ast.Store) and (self._class_changed(node) or self._patch(node)):
             return
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
         empty = (node.attr,) if id(node) in self.empty_writes else ()
@@ -1344,6 +1371,51 @@ class _ModuleVisitor:
         kind = "read" if node.func.id == "getattr" else "write"
         self._member_use(node.args[0], name.value, kind, node.lineno)
         return True
+
+    def _class_changed(self, node: ast.Attribute) -> bool:
+        """``ModelRunnerOutput.__init__ = patched``, ``ModelRunnerOutput.extra = None``
+        (on the class, or a local name holding it): the plugin changes vLLM's output
+        type itself, for its own constructions and reads."""
+        held = self._class_held(node.value) if self._is_local(node.value) else node.value
+        owner = self.world.resolve(self.module, held)
+        if owner is None or not owner.startswith(f"{OUTPUTS}.") or self._type_of(held):
+            return False
+        if owner.removeprefix(f"{OUTPUTS}.") not in JUDGED_TYPES:
+            return False
+        value = self.assigned.get(id(node))
+        if node.attr == "__init__":
+            self.reading.constructors_replaced[owner] = self._replacement(node, value)
+            return True
+        if value is not None and (isinstance(value, ast.Constant) or _literal_not_none(value)):
+            self.reading.members_added.add((owner, node.attr))
+            return True
+        return False
+
+    def _replacement(self, node: ast.Attribute, value: ast.expr | None) -> ReplacedConstructor:
+        """What the ``__init__`` a plugin sets takes: a function it defines beside."""
+        definition = None
+        if isinstance(value, ast.Name):
+            scopes = [_own_statements(b) for b in (*self.function_bodies[::-1], self.tree.body)]
+            definition = next(
+                (
+                    statement
+                    for body in scopes
+                    for statement in body
+                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and statement.name == value.id
+                ),
+                None,
+            )
+        if definition is None:
+            return ReplacedConstructor(self.path, node.lineno, None, False)
+        arguments = definition.args
+        named = [*arguments.posonlyargs, *arguments.args][1:] + arguments.kwonlyargs
+        return ReplacedConstructor(
+            self.path,
+            node.lineno,
+            frozenset(a.arg for a in named),
+            arguments.kwarg is not None,
+        )
 
     def _patch(self, node: ast.Attribute) -> bool:
         """``sampler.compute_topk_logprobs = npu_topk``, ``AsyncOutput.get_output = f``:

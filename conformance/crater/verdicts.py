@@ -147,6 +147,10 @@ def judge(
             present = {p.name for p in fields or ()}
             passed += [key for key in use.tested_keywords if key in present]
             use = dataclasses.replace(use, keywords=(*use.keywords, *passed))
+        changed = _as_the_plugin_changed_it(use, reading)
+        if changed is None:
+            continue
+        use = changed
         handler = getattr(judge_, use.kind)
         for found in handler(use):
             judge_.add(found)
@@ -154,6 +158,19 @@ def judge(
             judge_.add_all(judge_.async_contract(use, *async_behaviours))
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
+
+
+def _as_the_plugin_changed_it(use: Use, reading: Reading) -> Use | None:
+    """A use of an output type the plugin changed itself: a construction through the
+    ``__init__`` it set (vLLM's own judges only the keywords that one passes on), a read
+    of an attribute it set on the class (None: nothing of vLLM's to judge)."""
+    if use.kind in ("read", "write") and (use.target, use.member) in reading.members_added:
+        return None
+    replaced = reading.constructors_replaced.get(use.target)
+    if use.kind != "construct" or replaced is None:
+        return use
+    keywords = replaced.judged_keywords(use.keywords)
+    return None if keywords is None else dataclasses.replace(use, keywords=keywords)
 
 
 def files_dead_at(

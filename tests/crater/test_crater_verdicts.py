@@ -859,11 +859,13 @@ def test_a_patch_of_a_name_vllm_no_longer_has_no_longer_takes() -> None:
     assert "has no compute_topk_logprobs: the plugin's replacement is set and never read" in (
         found[0].vllm_change
     )
-    found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
-    assert [(f.line, f.member) for f in found] == [(10, "ModelRunnerOutput.req_id_to_index")]
+    # A value set on an output type is the plugin's own attribute of it, for its own
+    # reads: vLLM reads no attribute its class lacks, so nothing of vLLM's is bypassed.
+    assert judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings == []
+    assert reading.members_added == {(f"{OUTPUTS}.ModelRunnerOutput", "req_id_to_index")}
     # ``+=`` reads the name first: no replacement of it.
     assert [u.member for u in reading.uses if u.kind == "patch"] == [
-        "compute_topk_logprobs", "compute_token_logprobs", "NPU_TUNED", "req_id_to_index"
+        "compute_topk_logprobs", "compute_token_logprobs", "NPU_TUNED"
     ]  # fmt: skip
 
 
@@ -981,3 +983,48 @@ def test_a_class_the_texts_show_one_method_of_has_no_known_constructor() -> None
     # vLLM's texts keep RejectionSampler.parse_output alone: its __init__(self, sampler)
     # is not shown, so a construction is not judged, neither taking nor refusing it.
     assert breaks({"npu/runner.py": BUILDS_A_SAMPLER_SUBCLASS}, "0.30.0") == set()
+
+
+CHANGES_THE_CLASS = """
+from functools import wraps
+
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def _patch_model_runner_output():
+    from vllm.v1 import outputs as outputs_mod
+
+    cls = outputs_mod.ModelRunnerOutput
+    if "spec_token_ids" not in getattr(cls, "__dataclass_fields__", {}):
+        cls.spec_token_ids = None
+        original_init = cls.__init__
+
+        @wraps(original_init)
+        def _patched_init(self, *args, spec_token_ids=None, **kwargs):
+            original_init(self, *args, **kwargs)
+            self.spec_token_ids = spec_token_ids
+
+        cls.__init__ = _patched_init
+
+
+_patch_model_runner_output()
+
+
+def step(ids, index, spec):
+    out = ModelRunnerOutput(req_ids=ids, req_id_to_index=index, spec_token_ids=spec)
+    return out.spec_token_ids
+"""
+
+
+def test_an_init_the_plugin_sets_on_vllms_class_takes_its_own_keywords() -> None:
+    # vllm-ascend 0.25.1rc1 .. 0.30.0rc2 give ModelRunnerOutput spec_token_ids this way.
+    files = {"npu/patch.py": CHANGES_THE_CLASS}
+    assert breaks(files, "0.33.0") == set()
+    # What vLLM's own __init__ still gets is judged: req_id_to_index is gone at 0.34.0.
+    assert breaks(files, "0.34.0", pin="0.33.0") == {
+        ("construction-raises", "patch.py", "ModelRunnerOutput.req_id_to_index",
+         "field removed ModelRunnerOutput.req_id_to_index"),
+    }  # fmt: skip
+    # An __init__ of unknown shape leaves the construction unjudged.
+    opaque = CHANGES_THE_CLASS.replace("cls.__init__ = _patched_init", "cls.__init__ = make()")
+    assert breaks({"npu/patch.py": opaque}, "0.34.0", pin="0.33.0") == set()
