@@ -13,6 +13,8 @@ def write_whole(path: Path, text: str) -> None:
     The file gets the mode the umask gives, as any file a user writes; threads of one
     process (the fetches run four at once) never share the temporary file.
     """
+    if path.is_symlink():
+        path = path.resolve()  # the link stays; what it points to is written
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.partial")
     try:

@@ -170,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConformanceInputError as exc:
             print(f"python -m reports: error: {exc}", file=sys.stderr)
             return EXIT_BAD_REPORT
+        except ReportInputError as exc:  # an --out that is no report folder
+            print(f"python -m reports: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:
         outcome = _run(args, progress)
     except ConformanceInputError as exc:

@@ -109,8 +109,11 @@ def _simulated_devices(backend: Any) -> list[str]:
 
 def unwritable(path: Path) -> str | None:
     """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
+    path = path.resolve() if path.is_symlink() else path  # written where the link points
     if path.is_dir():
         return "it is a folder; give a file name"
+    if path.exists() and not path.is_file():
+        return "it is not a regular file (a device, a pipe); give a file name"
     existing = path.parent
     while not existing.exists():
         existing = existing.parent

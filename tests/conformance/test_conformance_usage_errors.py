@@ -7,6 +7,7 @@ import re
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import suite_runner
@@ -209,3 +210,20 @@ def test_an_unknown_release_is_answered_with_the_nearest_by_number(given, meant)
     meant = known_releases()[-1] if meant == "newest" else meant
     with pytest.raises(UnknownRevisionError, match=rf"did you mean {re.escape(meant)}\?"):
         canonical_name(given)
+
+
+def test_a_report_path_that_is_a_link_or_a_device_replaces_nothing(tmp_path) -> None:
+    from conformance.files import write_whole
+    from conformance.report.writer import unwritable
+
+    target = tmp_path / "kept" / "report.json"
+    target.parent.mkdir()
+    link = tmp_path / "report.json"
+    link.symlink_to(target)
+    assert unwritable(link) is None
+    write_whole(link, "{}\n")
+    assert link.is_symlink() and target.read_text() == "{}\n"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert unwritable(fifo) == "it is not a regular file (a device, a pipe); give a file name"
+    assert unwritable(Path("/dev/null")) is not None

@@ -130,6 +130,15 @@ def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> Non
     assert 'id="crater-npu-builder-1.0-0.34.0-target"' in page
     assert 'href="#crater-npu-builder-1.0-0.34.0-target"' in page
     assert "npu_builder/runner.py:7" in page
+    # A folder of other files is not overwritten: one line, the reports' bad-input code.
+    (offline / "elsewhere").mkdir()
+    (offline / "elsewhere" / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert reports_main(["--crater", str(offline / "0.34.0.json"), "--out",
+                         str(offline / "elsewhere"), "-q"]) == 2  # fmt: skip
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "not a report folder" in line
+    assert (offline / "elsewhere" / "notes.txt").read_text() == "mine"
     headline = "with a break at a target their pin does not have (npu-builder 1.0)"
     assert headline in (out / "crater.md").read_text()
 
