@@ -102,6 +102,14 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
     except VllmViewError as error:
         print(f"ERROR: crater target: {error}", file=sys.stderr)
         return USAGE_ERROR
+    lone_text = Path(args.target).is_file() and not args.target.endswith(".whl")
+    if lone_text and target.modules is None:
+        print(
+            f"crater: {target.label} is a lone outputs.py: which modules vLLM has and its "
+            "producers are not known, so imports of its other modules and calls of its "
+            "producers are not judged; give a checkout or a wheel to judge them",
+            file=sys.stderr,
+        )
     named = list(dict.fromkeys(args.plugins or [p.name for p in known_plugins()]))
 
     def fetched(spec: str) -> PluginSource | PluginSourceError:
@@ -114,7 +122,9 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         sources = list(pool.map(fetched, named))
     for spec, source in zip(named, sources, strict=True):
         if isinstance(source, PluginSourceError) and source.bad_input and args.plugins:
-            print(f"ERROR: --plugins {spec}: {source}", file=sys.stderr)
+            said = str(source)  # most messages name the plugin already
+            print(f"ERROR: --plugins {said if said.startswith(spec) else f'{spec}: {said}'}",
+                  file=sys.stderr)  # fmt: skip
             return USAGE_ERROR
     if all(isinstance(s, PluginSourceError) and s.bad_input for s in sources):
         print(f"ERROR: {sources[0]}; check your network or pip's index settings", file=sys.stderr)

@@ -259,8 +259,16 @@ def _async_behaviours(
         return None
     try:
         pinned = revision(canonical_name(pin))
-        targeted = revision(canonical_name(_release_of(target.version)))
     except (UnknownRevisionError, ValueError):
+        return None
+    # vLLM's head (0.35.0.dev12) is judged by the rules of its nearest release.
+    for release in (_release_of(target.version), target.nearest):
+        try:
+            targeted = revision(canonical_name(release or ""))
+            break
+        except (UnknownRevisionError, ValueError):
+            continue
+    else:
         return None
     before, after = pinned.async_output.behaviours, targeted.async_output.behaviours
     if reads_by_request(pinned) and reads_by_request(targeted):

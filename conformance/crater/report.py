@@ -26,6 +26,7 @@ from conformance.crater.records import (
     PluginVerdict,
 )
 from conformance.crater.schema import SCHEMA
+from conformance.crater.vllm_side import vllm_named
 from conformance.files import write_whole
 
 
@@ -91,7 +92,9 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             if record.verdict == HOLDS:
                 continue
             lines.append("")
-            head = f"{verdict.plugin} {verdict.version} at vLLM {record.vllm} ({record.role}):"
+            head = (
+                f"{verdict.plugin} {verdict.version} at {vllm_named(record.vllm)} ({record.role}):"
+            )
             lines.append(f"{head} {record.verdict}")
             lines += [
                 f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})"
@@ -110,7 +113,7 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             ):
                 lines.append("")
                 lines.append(
-                    f"{verdict.plugin} {verdict.version}'s producers at vLLM {record.vllm}:"
+                    f"{verdict.plugin} {verdict.version}'s producers at {vllm_named(record.vllm)}:"
                 )
                 lines += [f"  executed: {line}" for line in record.executed]
                 lines += [

@@ -279,7 +279,7 @@ class _Judge:
         said = (
             f"module removed {module}"
             if self.other is not None and self.other.has_module(module)
-            else f"vLLM {self.view.label} has no module {module}"
+            else f"{self.view.named} has no module {module}"
         )
         return said + self._successors(module)
 
@@ -296,7 +296,7 @@ class _Judge:
         if not found:
             return ""
         does = "builds its async outputs" if kind == "async-output" else "gathers logprobs"
-        return f"; vLLM {self.view.label} {does} in {', '.join(found)}"
+        return f"; {self.view.named} {does} in {', '.join(found)}"
 
     # --- kinds --------------------------------------------------------------------
 
@@ -344,7 +344,7 @@ class _Judge:
         return None
 
     def _name_missing(self, use: Use, module: str, name: str) -> Finding:
-        fact = f"{module} of vLLM {self.view.label} has no {name}"
+        fact = f"{module} of {self.view.named} has no {name}"
         return Finding(
             "import-fails", use.file, use.line, f"{module}.{name}",
             self.because(name, "", fact, ("type removed",)),
@@ -375,7 +375,7 @@ class _Judge:
                 "arity": ("field removed", "fields reordered", "signature changed"),
             }[problem]
             name = f"{type_name}.{member}" if member else type_name
-            fact = f"{where} of vLLM {self.view.label}: {fact}"
+            fact = f"{where} of {self.view.named}: {fact}"
             found.append(
                 Finding(
                     "construction-raises",
@@ -452,7 +452,7 @@ class _Judge:
                             self.because(
                                 base,
                                 broken[0],
-                                f"{base} of vLLM {self.view.label}: "
+                                f"{base} of {self.view.named}: "
                                 f"field {broken[1]} without a default follows "
                                 f"{broken[0]}, which has one",
                                 ("field re-defaulted", "field added"),
@@ -485,7 +485,7 @@ class _Judge:
                     self.because(
                         "AsyncModelRunnerOutput",
                         method,
-                        f"AsyncModelRunnerOutput of vLLM {self.view.label} has "
+                        f"AsyncModelRunnerOutput of {self.view.named} has "
                         f"{method} abstract; {use.member} does not define it",
                     ),
                 )
@@ -510,14 +510,14 @@ class _Judge:
 
         from reference.revisions.behaviours import PRODUCER_BEHAVIOURS
 
-        since = f", which vLLM {self.other.label} did not ask" if self.other is not None else ""
+        since = f", which {self.other.named} did not ask" if self.other is not None else ""
         return [
             Finding(
                 "behaviour-changed",
                 use.file,
                 use.line,
                 f"{use.member}.get_output",
-                f"behaviour added {name}: vLLM {self.view.label} asks that "
+                f"behaviour added {name}: {self.view.named} asks that "
                 f"{PRODUCER_BEHAVIOURS.get(name, name)}{since}",
             )
             for name in new
@@ -543,7 +543,7 @@ class _Judge:
         if name not in before or name in now:
             return []
         fact = (
-            f"{where} of vLLM {self.view.label} has no {name}: the plugin's replacement "
+            f"{where} of {self.view.named} has no {name}: the plugin's replacement "
             "is set and never read, vLLM's own code runs"
         )
         return [Finding("behaviour-changed", use.file, use.line, f"{where}.{name}", fact)]
@@ -571,7 +571,7 @@ class _Judge:
         if member not in members:
             if member not in ever:
                 return []  # never vLLM's: the plugin's own attribute
-            fact = f"{type_name} of vLLM {self.view.label} has no {member}"
+            fact = f"{type_name} of {self.view.named} has no {member}"
             if kind == "behaviour-changed":
                 fact += "; the value written is never read"
             return [Finding(kind, use.file, use.line, name, self.because(type_name, member, fact))]
@@ -615,9 +615,7 @@ class _Judge:
                         use.file,
                         use.line,
                         f"{cls}.{member}",
-                        self.because(
-                            cls, member, f"{cls} of vLLM {self.view.label} has no {member}"
-                        ),
+                        self.because(cls, member, f"{cls} of {self.view.named} has no {member}"),
                     )
                 ]
             return []
@@ -632,13 +630,12 @@ class _Judge:
             return Finding("call-raises", use.file, use.line, where, because)
 
         found = [
-            raises(f"{where} of vLLM {self.view.label}: {fact}")
-            for _, _, fact in _bind(parameters, use)
+            raises(f"{where} of {self.view.named}: {fact}") for _, _, fact in _bind(parameters, use)
         ]
         if use.unpacked is not None and returns is not None and use.unpacked != returns:
             found.append(
                 raises(
-                    f"{where} of vLLM {self.view.label} returns {returns} values; the plugin "
+                    f"{where} of {self.view.named} returns {returns} values; the plugin "
                     f"unpacks {use.unpacked}"
                 )
             )
@@ -648,7 +645,7 @@ class _Judge:
             # ``-> LogprobsTensors``: a NamedTuple unpacks into as many names as it has
             # fields, and vLLM adds fields with defaults (0.29.0 a fifth).
             fact = (
-                f"{where} of vLLM {self.view.label} returns a {named} of {len(fields)} "
+                f"{where} of {self.view.named} returns a {named} of {len(fields)} "
                 f"fields; the plugin unpacks {use.unpacked}"
             )
             extra = fields[use.unpacked].name if use.unpacked < len(fields) else ""
@@ -667,14 +664,14 @@ class _Judge:
             # Only where the call bound there too: else the pin's own record says so.
             if before is not None and len(were) == use.positional and filled != were:
                 fact = (
-                    f"{where} of vLLM {self.view.label}: the call's positional arguments are "
+                    f"{where} of {self.view.named}: the call's positional arguments are "
                     f"its {', '.join(filled)}, where they were {', '.join(were)}"
                 )
                 because = self.because(cls, member, fact, ("signature changed",))
                 found.append(Finding("behaviour-changed", use.file, use.line, where, because))
         results = _results(changed) if changed is not None and not found else None
         if results is not None:
-            fact = f"{where} of vLLM {self.view.label} returns {results[1]}, where it returned "
+            fact = f"{where} of {self.view.named} returns {results[1]}, where it returned "
             found.append(
                 Finding(
                     "behaviour-changed",

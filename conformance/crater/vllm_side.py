@@ -12,6 +12,7 @@ binds at run time, and, where the wheel or tree shows them, every module it has.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import itertools
 import zipfile
@@ -23,6 +24,11 @@ from conformance.oracle.vllm_changes import Change
 from conformance.releases.discovery import FoundProducer, find_producers
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, producer_sections
+
+
+def vllm_named(label: str) -> str:
+    """``0.34.0`` -> ``vLLM 0.34.0``; a text's headline names vLLM already."""
+    return label if label.startswith("vLLM ") else f"vLLM {label}"
 
 
 class VllmViewError(ValueError):
@@ -44,6 +50,13 @@ class VllmView:
     outputs_text: str = field(default="", compare=False, repr=False)
     #: its own producers in the files known whole, found by what they are
     producers: tuple[FoundProducer, ...] = field(default=(), compare=False, repr=False)
+    #: the release whose rules it is judged by: its nearest, for a text of no release
+    nearest: str | None = field(default=None, compare=False)
+
+    @property
+    def named(self) -> str:
+        """How a sentence names it: ``vLLM 0.34.0``, ``vLLM wheel ... = nearest known ...``."""
+        return vllm_named(self.label)
 
     def has_module(self, module: str) -> bool | None:
         """Whether ``module`` (or a package of that name) exists; None when unknown."""
@@ -152,7 +165,10 @@ def _view_of_path(target: str) -> VllmView:
     except ReleaseTextError as error:
         raise VllmViewError(str(error)) from None
     source = judged.source
-    return _made(source, judged.headline(), source.version or judged.nearest, _modules_of(source))
+    # Two pull requests' outputs.py are told apart by the paths given, in a merged matrix.
+    label = judged.headline(target if source.origin == "text" else None)
+    view = _made(source, label, source.version or judged.nearest, _modules_of(source))
+    return dataclasses.replace(view, nearest=judged.nearest)
 
 
 def _modules_of(source: VllmSource) -> frozenset[str] | None:

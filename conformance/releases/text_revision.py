@@ -97,9 +97,11 @@ class TextRevision:
             c.type for c in self.changes if c.change == "type removed" and c.type in SPEC_TYPES
         )
 
-    def headline(self) -> str:
-        """``vLLM outputs-0.34.0.dev3.py.txt = nearest known 0.33.0 + 3 changes``."""
-        return f"vLLM {self.what} = nearest known {self.nearest} + {changes_count(self.changes)}"
+    def headline(self, what: str | None = None) -> str:
+        """``vLLM outputs-0.34.0.dev3.py.txt = nearest known 0.33.0 + 3 changes``
+        (``what``: another name of the text, such as the path given)."""
+        named = what or self.what
+        return f"vLLM {named} = nearest known {self.nearest} + {changes_count(self.changes)}"
 
     def spec_revision(self) -> SpecRevision:
         """The base revision, with one behaviour per judged change."""

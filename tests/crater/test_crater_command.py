@@ -89,6 +89,7 @@ def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> N
     assert main(["crater", *arguments]) == 4
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0]
+    assert "no-such-plugin-anywhere: no-such-plugin-anywhere" not in err[0]
 
 
 def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(offline, capsys) -> None:
@@ -253,6 +254,54 @@ def test_a_version_the_index_lacks_is_bad_input(offline, monkeypatch, capsys) ->
         assert main(["crater", "0.34.0", "--plugins", "npu-versioned==2.0"]) == 4
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "ERROR: --plugins npu-versioned==2.0: npu-versioned==2.0: the package index has no "
-        "file of it (its newest: 1.0)"
+        "ERROR: --plugins npu-versioned==2.0: the package index has no file of it (its newest: 1.0)"
     ]
+
+
+def _head_of_vllm(folder: Path, version: str) -> Path:
+    """0.34.0's texts laid out as an unpacked wheel whose version is ``version``."""
+    from conformance.releases.texts import MRV2_FOLDER, producer_sections
+
+    files = {"vllm/v1/outputs.py": (RELEASES / "outputs-0.34.0.py.txt").read_text()}
+    mrv2 = (RELEASES / MRV2_FOLDER / "producers-mrv2-0.34.0.py.txt").read_text()
+    files.update((s.path, s.body) for s in producer_sections(mrv2))
+    files["vllm/_version.py"] = f"__version__ = version = '{version}'\n"
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_vllms_head_is_judged_by_its_nearest_releases_rules(offline) -> None:
+    # A version no release has (vLLM's main branch): its async output rules are those of
+    # its nearest release, 0.34.0, whose texts it holds unchanged.
+    pinned = plugins.ASYNC_OUTPUTS["pyproject.toml"].replace('"vllm>=0.31,<0.33"', '"vllm==0.11.0"')
+    plugin = _checkout({**plugins.ASYNC_OUTPUTS, "pyproject.toml": pinned}, offline / "async")
+    head = _head_of_vllm(offline / "head", "0.35.0.dev12+g1234abc")
+
+    def found(target: str) -> set[tuple]:
+        report = offline / "crater.json"
+        main(["crater", target, "--plugins", plugin, "--report", str(report)])
+        [record] = [r for r in json.loads(report.read_text())["records"] if r["role"] == "target"]
+        return {(f["kind"], f["file"], f["line"], f["member"]) for f in record["findings"]}
+
+    released = found("0.34.0")
+    assert any(kind == "behaviour-changed" for kind, *_ in released)
+    assert found(str(head)) == released
+
+
+def test_a_lone_outputs_text_says_what_it_cannot_judge_and_is_named_by_its_path(
+    offline, capsys
+) -> None:
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    text = offline / "pr-123" / "outputs.py"
+    text.parent.mkdir()
+    text.write_text((RELEASES / "outputs-0.34.0.py.txt").read_text())
+    main(["crater", str(text), "--plugins", builder])
+    out, err = capsys.readouterr()
+    assert f"vLLM {text} = nearest known 0.34.0 + 0 changes is a lone outputs.py" in err
+    assert "imports of its other modules and calls of its producers are not judged" in err
+    assert "at vLLM vLLM" not in out
+    # A release says nothing of the kind.
+    main(["crater", "0.34.0", "--plugins", builder])
+    assert "lone outputs.py" not in capsys.readouterr().err
