@@ -373,7 +373,9 @@ def _from_archive(filename: str, data: bytes, kind: str, origin: str) -> PluginS
                         except UnicodeDecodeError:
                             unreadable.append(name)
         except zipfile.BadZipFile as error:
-            raise PluginSourceError(f"{origin}: not a readable wheel ({error})") from None
+            if not zipfile.is_zipfile(io.BytesIO(data)):
+                raise PluginSourceError(f"{origin}: not a wheel (not a zip archive)") from None
+            raise PluginSourceError(f"{origin}: a damaged wheel ({error})") from None
         except (zlib.error, EOFError) as error:
             raise PluginSourceError(f"{origin}: a damaged wheel ({error})") from None
         files, metadata, _ = _split(texts, ".dist-info/METADATA")

@@ -240,9 +240,9 @@ def _from_wheel(path: Path) -> VllmSource:
                 if n in TAKEN or n == OUTPUTS_FILE or _in_v1(n)
             }
     except zipfile.BadZipFile as error:
-        raise ReleaseTextError(
-            f"{path}: not a readable wheel ({error}); download it again"
-        ) from None
+        if not zipfile.is_zipfile(path):
+            raise ReleaseTextError(f"{path}: not a wheel (not a zip archive)") from None
+        raise ReleaseTextError(f"{path}: a damaged wheel ({error}); download it again") from None
     except (zlib.error, EOFError, UnicodeDecodeError) as error:
         raise ReleaseTextError(f"{path}: a damaged wheel ({error}); download it again") from None
     # vllm-0.34.0.dev3+g1a2b3c4-cp38-abi3-manylinux1_x86_64.whl
