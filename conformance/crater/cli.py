@@ -3,8 +3,8 @@
 Every known plugin's newest release (or the plugins named) judged at its own pin and at
 ``TARGET`` (anything ``--revision`` takes that has vLLM's text: a release, a text, a
 tree, a wheel), read from its published code, never installed, never imported.
-Exit 0: no plugin that holds at its pin breaks at the target; 1: one does; 4: bad input
-(an unknown plugin, an unreachable index, a target that names no vLLM), one line.
+Exit 0: no plugin has a break at the target that its pin does not have; 1: one does; 4:
+bad input (an unknown plugin, an unreachable index, a target that names no vLLM), one line.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from conformance.crater.records import PluginVerdict
 
 USAGE_ERROR = 4
 #: Plugins fetched at once (network-bound; the judging itself is one process's work).
@@ -71,7 +74,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str], prog: str = PROG) -> int:
     from conformance.crater.known import known, known_plugins
-    from conformance.crater.records import PluginVerdict, judged_plugin, unknown_plugin
+    from conformance.crater.records import judged_plugin, unknown_plugin
     from conformance.crater.report import (
         progress_line,
         report_data,
@@ -80,6 +83,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
     )
     from conformance.crater.sources import PluginSource, PluginSourceError, plugin_source
     from conformance.crater.vllm_side import VllmViewError, view_of
+    from conformance.releases.remote_wheel import INDEX_UNREACHABLE
 
     if "--list-plugins" in argv:
         listed = known_plugins()
@@ -152,4 +156,32 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
     if args.report:
         write_report(Path(args.report), report_data(target.label, verdicts))
     print(f"crater: done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return 1 if any(v.regressed for v in verdicts) else 0
+    if any(v.regressed for v in verdicts):
+        return 1
+    unreached = _pins_unreached(verdicts)
+    if unreached:
+        # An offline job must not pass for having judged nothing at the pins.
+        print(
+            f"ERROR: crater: {INDEX_UNREACHABLE} for vLLM {', '.join(unreached)}'s texts, so "
+            "plugins pinned there were not judged at their pin; check your network or pip's "
+            "index settings, or set OUTPUTS_VLLM_RELEASES to a folder of vLLM's texts",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
+    return 0
+
+
+def _pins_unreached(verdicts: Sequence[PluginVerdict]) -> list[str]:
+    """The pins whose texts no index answered for."""
+    from packaging.version import Version
+
+    from conformance.crater.records import PIN
+    from conformance.releases.remote_wheel import INDEX_UNREACHABLE
+
+    found = {
+        r.vllm
+        for v in verdicts
+        for r in v.records
+        if r.role == PIN and any(INDEX_UNREACHABLE in why for why in r.not_judged)
+    }
+    return sorted(found, key=Version)

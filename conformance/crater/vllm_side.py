@@ -111,7 +111,6 @@ def view_of(target: str) -> VllmView:
 
         if release in known_releases():
             raise
-        # The fetch's own hint names the main command's options, not the crater's.
         why = str(error).split("; without a package index", 1)[0]
         raise VllmViewError(
             f"{why}; vLLM {release} is no release the suite knows (python -m conformance "
@@ -141,7 +140,14 @@ def release_view(release: str) -> VllmView:
         path = release_outputs(release, with_modules=True)
         source = read_source(path)
     except (FetchError, ReleaseTextError) as error:
-        raise VllmViewError(str(error)) from None
+        # The fetch's own hint names the main command's options, not the crater's.
+        why = str(error).split("; without a package index", 1)[0]
+        if why == str(error):
+            raise VllmViewError(why) from None
+        raise VllmViewError(
+            f"{why}; without a package index, set OUTPUTS_VLLM_RELEASES to a folder of vLLM's "
+            "texts (the suite's cache, which nox -s fetch-releases fills where there is one)"
+        ) from None
     return _made(source, release, release, release_modules(release, path.parent))
 
 

@@ -21,6 +21,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -107,6 +108,13 @@ def _wheel_url(distribution: str, version: str) -> str:
                 for line in done.stderr.splitlines()
                 if line.strip() and not line.startswith("WARNING: Location")
             ]
+            unreachable = _UNREACHABLE.search(done.stderr)
+            if unreachable is not None:
+                # pip's last line ("No matching distribution") hides why: no answer at all.
+                raise WheelFetchError(
+                    f"{distribution}=={version}: {INDEX_UNREACHABLE} "
+                    f"({unreachable.group(0).strip()})"
+                )
             raise WheelFetchError(
                 f"{distribution}=={version}: {lines[-1] if lines else 'no wheel'}"
             )
@@ -115,6 +123,14 @@ def _wheel_url(distribution: str, version: str) -> str:
         raise WheelFetchError(f"{distribution}=={version}: no wheel")
     url: str = installs[0]["download_info"]["url"]
     return url
+
+
+#: How a fetch says that no index answered (a run that needed it says so at its end).
+INDEX_UNREACHABLE = "the package index cannot be reached"
+#: What pip says of an index that does not answer: the socket's error.
+_UNREACHABLE = re.compile(
+    r"\[Errno -?\d+\] [^'\")\n]*|Temporary failure in name resolution|Name or service not known"
+)
 
 
 class _RangesRefused(Exception):

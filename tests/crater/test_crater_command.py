@@ -305,3 +305,23 @@ def test_a_lone_outputs_text_says_what_it_cannot_judge_and_is_named_by_its_path(
     # A release says nothing of the kind.
     main(["crater", "0.34.0", "--plugins", builder])
     assert "lone outputs.py" not in capsys.readouterr().err
+
+
+def test_pins_whose_texts_no_index_answers_for_fail_the_run(offline, monkeypatch, capsys) -> None:
+    # Offline with an empty cache: the target is a tree on disk, the pin's texts
+    # cannot be had. The run says so and exits 4, not 0 for having judged half.
+    monkeypatch.delenv("OUTPUTS_VLLM_RELEASES")
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "1")  # pip names the socket's error on a retry
+    head = _head_of_vllm(offline / "head", "0.34.0")
+    pinned = _checkout(
+        {**plugins.ASYNC_OUTPUTS, "pyproject.toml": '[project]\nname = "npu-pinned"\n'
+         'version = "1.0"\ndependencies = ["vllm==0.31.0"]\n'},
+        offline / "pinned",
+    )  # fmt: skip
+    code = main(["crater", str(head), "--plugins", pinned])
+    out, err = capsys.readouterr()
+    assert "the package index cannot be reached ([Errno 111] Connection refused)" in out
+    assert "--vllm-outputs" not in out and "set OUTPUTS_VLLM_RELEASES" in out
+    assert "ERROR: crater: the package index cannot be reached for vLLM 0.31.0's texts" in err
+    assert code == 4
