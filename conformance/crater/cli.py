@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from conformance.crater.records import PluginVerdict
+    from conformance.crater.sources import PluginSource, PluginSourceError
 
 USAGE_ERROR = 4
 #: Plugins fetched at once (network-bound; the judging itself is one process's work).
@@ -81,7 +82,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         terminal_lines,
         write_report,
     )
-    from conformance.crater.sources import PluginSource, PluginSourceError, plugin_source
+    from conformance.crater.sources import PluginSourceError, plugin_source
     from conformance.crater.vllm_side import VllmViewError, view_of
     from conformance.releases.remote_wheel import INDEX_UNREACHABLE
 
@@ -124,6 +125,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
 
     with ThreadPoolExecutor(FETCH_THREADS) as pool:
         sources = list(pool.map(fetched, named))
+    named, sources = _once_each(named, sources)
     for spec, source in zip(named, sources, strict=True):
         if isinstance(source, PluginSourceError) and source.bad_input and args.plugins:
             said = str(source)  # most messages name the plugin already
@@ -169,6 +171,27 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         )
         return USAGE_ERROR
     return 0
+
+
+def _once_each(
+    named: list[str], sources: list[PluginSource | PluginSourceError]
+) -> tuple[list[str], list[PluginSource | PluginSourceError]]:
+    """One row per plugin release: ``vllm-spyre`` and ``vllm-spyre==1.10.0`` (or its
+    wheel) name the same code.  A checkout edited since is other code, and is kept."""
+    from conformance.crater.sources import PluginSource
+
+    kept: list[tuple[str, PluginSource | PluginSourceError]] = []
+    for spec, source in zip(named, sources, strict=True):
+        same = any(
+            isinstance(source, PluginSource)
+            and isinstance(other, PluginSource)
+            and (other.name, other.version, other.files)
+            == (source.name, source.version, source.files)
+            for _, other in kept
+        )
+        if not same:
+            kept.append((spec, source))
+    return [spec for spec, _ in kept], [source for _, source in kept]
 
 
 def _pins_unreached(verdicts: Sequence[PluginVerdict]) -> list[str]:

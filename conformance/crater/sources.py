@@ -415,6 +415,11 @@ def _from_checkout(folder: Path) -> PluginSource:
             f"{folder}: no Python files in this folder; give a checkout", bad_input=True
         )
     name, version, requires = _project_table(folder)
+    # An unpacked sdist's PKG-INFO says what a dynamic pyproject.toml leaves to the build.
+    metadata = _read_text(folder / "PKG-INFO")
+    name = name or _metadata_field(metadata, "Name")
+    version = version or _metadata_field(metadata, "Version")
+    requires = requires or _requirements(metadata)
     return _made(
         name or folder.resolve().name,
         version or "checkout",
@@ -454,6 +459,17 @@ def _project_table(folder: Path) -> tuple[str | None, str | None, list[str]]:
     return name, version, requires
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _requirements(metadata: str) -> list[str]:
+    return re.findall(r"^Requires-Dist:\s*(.+?)\s*$", metadata, re.MULTILINE)
+
+
 def _metadata_field(metadata: str, key: str) -> str | None:
     found = re.search(rf"^{key}:\s*(.+?)\s*$", metadata, re.MULTILINE)
     return found[1] if found else None
@@ -472,7 +488,7 @@ def _made(
     files = {_installed_path(p): t for p, t in files.items()}
     code = {p: t for p, t in files.items() if is_plugin_code(p)}
     if requires is None:
-        requires = re.findall(r"^Requires-Dist:\s*(.+?)\s*$", metadata, re.MULTILINE)
+        requires = _requirements(metadata)
     return PluginSource(
         canonicalize_name(name),
         version,

@@ -96,6 +96,11 @@ def view_of(target: str) -> VllmView:
     """The vLLM ``target`` names: a release, or a path to a text, tree or wheel."""
     from conformance.oracle.revisions import names_a_path
 
+    if not target.strip():
+        raise VllmViewError(
+            "TARGET is empty: give a release such as 0.34.0, or the path of vLLM's outputs.py, "
+            "a checkout or a wheel"
+        )
     if names_a_path(target):
         return _view_of_path(target)
     if target.strip() == "2025.10":

@@ -127,17 +127,19 @@ def installed_source(package_dir: Path, version: str | None) -> VllmSource:
 
 def validate(source: VllmSource) -> None:
     """Refuse a text that is not Python or defines none of the spec's types."""
+    # In a tree or a wheel the text read is its outputs.py: the message names that.
+    where = source.path if source.origin == "text" else f"{source.path}: {OUTPUTS_FILE}"
     try:
         tree = ast.parse(source.outputs)
     except SyntaxError as error:
         raise ReleaseTextError(
-            f"{source.path}: not a Python text (line {error.lineno}: {error.msg}); give "
+            f"{where}: not a Python text (line {error.lineno}: {error.msg}); give "
             f"vLLM's {OUTPUTS_FILE}"
         ) from None
     defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     if not defined & set(SPEC_TYPES):
         raise ReleaseTextError(
-            f"{source.path}: defines none of the spec's types ({', '.join(SPEC_TYPES)}); "
+            f"{where}: defines none of the spec's types ({', '.join(SPEC_TYPES)}); "
             f"give vLLM's {OUTPUTS_FILE}"
         )
 

@@ -83,6 +83,7 @@ def test_the_same_plugins_at_their_pin_exit_0(offline, capsys) -> None:
         (["0.34.0", "--plugins", "no-such-plugin-anywhere"], "no such distribution"),
         (["0.34.0", "--plugins", str(PYPROJECT)], "a file, not a wheel, an sdist or a plugin's"),
         (["0.34.0", "--report", str(PYPROJECT.parent)], "it is a folder; give a file name"),
+        ([""], "TARGET is empty: give a release such as 0.34.0"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> None:
@@ -154,6 +155,14 @@ def test_plugins_named_in_two_options_are_all_judged(offline, capsys) -> None:
     judged = [(r["plugin"], r["role"]) for r in records]
     assert sorted(judged) == sorted(set(judged))  # a plugin named twice is judged once
     assert {plugin for plugin, _ in judged} == {"npu-builder", "npu-platform"}
+    # Its wheel is the same code: once again. An edited copy is other code: judged apart.
+    wheel = archives.wheel(offline, "npu-builder", "1.0", {p: t for p, t in
+                           plugins.BUILDS_OUTPUT.items() if p.endswith(".py")}, ["vllm==0.33.0"])  # fmt: skip
+    edited = {**plugins.BUILDS_OUTPUT, "npu_builder/extra.py": "x = 1\n"}
+    main(["crater", "0.34.0", "--plugins", builder, str(wheel), _checkout(edited, offline / "ed"),
+          "--report", str(report)])  # fmt: skip
+    targets = [r for r in json.loads(report.read_text())["records"] if r["role"] == "target"]
+    assert len(targets) == 2
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,21 @@ def test_a_checkout_is_read_with_its_declared_name_version_and_pin(tmp_path) -> 
     assert pin.release == "0.33.0"  # vllm==0.33.0+npu: a local build of 0.33.0
 
 
+def test_an_unpacked_sdist_says_its_name_version_and_requirement(tmp_path) -> None:
+    files = {
+        "pyproject.toml": '[project]\nname = "npu-dyn"\ndynamic = ["version"]\n',
+        "PKG-INFO": "Metadata-Version: 2.1\nName: npu-dyn\nVersion: 1.10.0\n"
+        "Requires-Dist: vllm==0.33.0\n",
+        "npu_dyn/__init__.py": "",
+    }
+    source = plugin_source(str(plugins.write(files, tmp_path)))
+    assert (source.name, source.version, source.requires) == (
+        "npu-dyn",
+        "1.10.0",
+        ("vllm==0.33.0",),
+    )
+
+
 def test_a_wheel_and_an_sdist_are_read_without_tests(isolated) -> None:
     files = {**_code(plugins.ASYNC_OUTPUTS), "tests/test_it.py": "import vllm\n"}
     wheel = archives.wheel(isolated, "npu-async", "2.0", files, ["vllm>=0.31,<0.33"])
