@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import archives
 import fixture_plugins as plugins
 import pytest
@@ -24,6 +26,26 @@ def isolated(tmp_path, monkeypatch):
 
 def _code(files: dict[str, str]) -> dict[str, str]:
     return {p: t for p, t in files.items() if p.endswith(".py")}
+
+
+#: When the index says vLLM's newest releases came out.
+_RELEASED = {"0.30.0": "2026-09-22T05:23:10Z", "0.31.0": "2026-10-05T07:47:02Z",
+             "0.32.0": "2026-10-18T10:03:29Z", "0.33.0": "2026-11-02T10:13:42Z",
+             "0.34.0": "2026-11-16T23:51:51Z"}  # fmt: skip
+
+
+def _vllm_released(folder: Path) -> list[tuple[Path, str]]:
+    """vLLM's newest releases as an index lists them: ``(wheel, upload time)``."""
+    return [(folder / f"vllm-{v}-py3-none-any.whl", day) for v, day in _RELEASED.items()]
+
+
+def _runner(package: str, first_import: str, statement: str) -> dict[str, str]:
+    """A plugin of one runner module: an import, then ``step(ids)`` doing ``statement``."""
+    code = f"{first_import}\nfrom vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+    return {
+        f"{package}/__init__.py": "",
+        f"{package}/runner.py": f"{code}def step(ids):\n    {statement}\n",
+    }
 
 
 def test_a_checkout_is_read_with_its_declared_name_version_and_pin(tmp_path) -> None:
@@ -110,10 +132,7 @@ def test_an_open_requirement_pins_the_newest_vllm_out_when_the_plugin_was(
     plugin = archives.wheel(
         isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
     )
-    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
-            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.31.0", "2026-10-05T07:47:02Z"),
-             ("0.32.0", "2026-10-18T10:03:29Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
-             ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+    vllm = _vllm_released(isolated)
     with archives.json_index({"npu-open": [(plugin, published)], "vllm": vllm}) as root:
         monkeypatch.setenv("PIP_INDEX_URL", root)
         source = plugin_source("npu-open")
@@ -135,12 +154,11 @@ def test_without_dates_an_open_requirement_pins_the_newest_release(isolated) -> 
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 def test_undated_an_open_requirement_pins_where_the_code_imports(isolated, monkeypatch) -> None:
     monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
-    files = {
-        "npu_first/__init__.py": "",
-        "npu_first/runner.py": "from vllm.v1.worker.gpu_model_runner import "
-        "AsyncGPUModelRunnerOutput\nfrom vllm.v1.outputs import ModelRunnerOutput\n\n\n"
-        "def step(ids):\n    return ModelRunnerOutput(req_ids=ids, req_id_to_index={})\n",
-    }
+    files = _runner(
+        "npu_first",
+        "from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput",
+        "return ModelRunnerOutput(req_ids=ids, req_id_to_index={})",
+    )
     wheel = archives.wheel(isolated, "npu-first", "1.0", files, ["vllm>=0.30"])
     source = plugin_source(str(wheel))
     pin = pin_of(source, read_plugin(source.files), None)
@@ -153,10 +171,7 @@ def test_a_release_given_as_a_file_is_dated_as_the_index_dates_it(isolated, monk
     plugin = archives.wheel(
         isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), ["vllm>=0.30"]
     )
-    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", day) for v, day in
-            (("0.30.0", "2026-09-22T05:23:10Z"), ("0.31.0", "2026-10-05T07:47:02Z"),
-             ("0.32.0", "2026-10-18T10:03:29Z"), ("0.33.0", "2026-11-02T10:13:42Z"),
-             ("0.34.0", "2026-11-16T23:51:51Z"))]  # fmt: skip
+    vllm = _vllm_released(isolated)
     listed = {"npu-open": [(plugin, "2026-10-01T09:00:00Z")], "vllm": vllm}
     with archives.json_index(listed) as root:
         monkeypatch.setenv("PIP_INDEX_URL", root)
@@ -171,13 +186,11 @@ def test_a_plugin_published_before_every_known_release_is_unpinned(isolated, mon
     from reference.revisions import known_releases
 
     monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
-    files = {
-        "npu_old/__init__.py": "",
-        "npu_old/runner.py": "from vllm.v1.sample.sampler import Sampler\n"
-        "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
-        "def step(ids, spec):\n"
-        "    return ModelRunnerOutput(req_ids=ids, req_id_to_index={}, spec_token_ids=spec)\n",
-    }
+    files = _runner(
+        "npu_old",
+        "from vllm.v1.sample.sampler import Sampler",
+        "return ModelRunnerOutput(req_ids=ids, req_id_to_index={}, spec_token_ids=ids)",
+    )
     plugin = archives.wheel(isolated, "npu-old", "0.9.1", files, [])
     vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", "2025-10-01T00:00:00Z")
             for v in known_releases()]  # fmt: skip
@@ -285,11 +298,8 @@ def test_a_plugin_naming_no_vllm_is_pinned_by_the_releases_out_when_it_was(
     plugin = archives.wheel(isolated, "spec-early", "1.0", files, [])
     from reference.revisions import known_releases
 
-    dated = {"0.30.0": "2026-09-22T05:23:10Z", "0.31.0": "2026-10-05T07:47:02Z",
-             "0.32.0": "2026-10-18T10:03:29Z", "0.33.0": "2026-11-02T10:13:42Z",
-             "0.34.0": "2026-11-16T23:51:51Z"}  # fmt: skip
     # The index dates every release (an older one: a day long before).
-    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", dated.get(v, "2025-01-01T00:00:00Z"))
+    vllm = [(isolated / f"vllm-{v}-py3-none-any.whl", _RELEASED.get(v, "2025-01-01T00:00:00Z"))
             for v in known_releases()]  # fmt: skip
     # Published in October: its code imports at every release then out (0.33.0 came
     # later), so it is pinned as a requirement on any vLLM is, at the newest then.
