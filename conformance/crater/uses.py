@@ -25,6 +25,7 @@ Each use carries the conditions it sits under (:mod:`.guards`) and whether an
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -150,30 +151,26 @@ class Reading:
     #: ``builtins.__import__``): a use of such a module is of the plugin's own code
     redirected: dict[str, str] = field(default_factory=dict)
     imports_vllm: bool = True  #: any of its files imports a vLLM module, anywhere
-    #: ``{vLLM output type: its replacement}``: the plugin sets its own ``__init__`` on
-    #: vLLM's class (``ModelRunnerOutput.__init__ = patched``), so builds it through that
-    constructors_replaced: dict[str, ReplacedConstructor] = field(default_factory=dict)
-    #: ``(vLLM output type, attribute)`` the plugin sets on the class itself
-    #: (``ModelRunnerOutput.spec_token_ids = None``): every instance has it
-    members_added: set[tuple[str, str]] = field(default_factory=set)
+    #: what the plugin sets on vLLM's output types themselves
+    #: (``ModelRunnerOutput.__init__ = patched``, ``ModelRunnerOutput.extra = None``)
+    class_changes: list[ClassChange] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
-class ReplacedConstructor:
-    """The ``__init__`` a plugin sets on one of vLLM's output types."""
+class ClassChange:
+    """An ``__init__`` or an attribute a plugin sets on one of vLLM's output types."""
 
+    target: str  #: the output type
+    member: str  #: ``__init__``, or the attribute
     file: str
     line: int
-    #: the keywords it takes itself; None where it is not known what it takes
-    own: frozenset[str] | None
-    passes_on: bool  #: it hands the rest (``**kwargs``) to vLLM's own ``__init__``
+    guards: tuple[Guard, ...]  #: where it is set: it holds where they do
+    #: an ``__init__``'s own keywords (None: what it takes is not known)
+    own: frozenset[str] | None = None
+    passes_on: bool = False  #: it hands the rest (``**kwargs``) to vLLM's ``__init__``
 
-    def judged_keywords(self, keywords: tuple[str, ...]) -> tuple[str, ...] | None:
-        """The keywords of a construction that vLLM's own ``__init__`` still meets;
-        None where none of it is vLLM's to judge."""
-        if self.own is None or not self.passes_on:
-            return None
-        return tuple(k for k in keywords if k not in self.own)
+    def holds(self, version: str | None) -> bool:
+        return all(g.holds(version) is not False for g in self.guards)
 
 
 def module_name(path: str) -> str:
@@ -1383,15 +1380,28 @@ class _ModuleVisitor:
         if owner.removeprefix(f"{OUTPUTS}.") not in JUDGED_TYPES:
             return False
         value = self.assigned.get(id(node))
+        change = ClassChange(owner, node.attr, self.path, node.lineno, tuple(self.conditions))
         if node.attr == "__init__":
-            self.reading.constructors_replaced[owner] = self._replacement(node, value)
+            if value is not None and not self._restores_init(value):
+                self.reading.class_changes.append(self._replacement(change, value))
             return True
         if value is not None and (isinstance(value, ast.Constant) or _literal_not_none(value)):
-            self.reading.members_added.add((owner, node.attr))
+            self.reading.class_changes.append(change)
             return True
         return False
 
-    def _replacement(self, node: ast.Attribute, value: ast.expr | None) -> ReplacedConstructor:
+    def _restores_init(self, value: ast.expr) -> bool:
+        """``cls.__init__ = original_init`` (bound to ``cls.__init__`` before): vLLM's
+        own constructor put back."""
+        if isinstance(value, ast.Name):
+            bodies = (*self.function_bodies[::-1], self.tree.body)
+            value = next(
+                (v for b in bodies if (v := _value_bound(_own_statements(b), value)) is not None),
+                value,
+            )
+        return isinstance(value, ast.Attribute) and value.attr == "__init__"
+
+    def _replacement(self, change: ClassChange, value: ast.expr) -> ClassChange:
         """What the ``__init__`` a plugin sets takes: a function it defines beside."""
         definition = None
         if isinstance(value, ast.Name):
@@ -1407,14 +1417,11 @@ class _ModuleVisitor:
                 None,
             )
         if definition is None:
-            return ReplacedConstructor(self.path, node.lineno, None, False)
+            return change
         arguments = definition.args
         named = [*arguments.posonlyargs, *arguments.args][1:] + arguments.kwonlyargs
-        return ReplacedConstructor(
-            self.path,
-            node.lineno,
-            frozenset(a.arg for a in named),
-            arguments.kwarg is not None,
+        return dataclasses.replace(
+            change, own=frozenset(a.arg for a in named), passes_on=arguments.kwarg is not None
         )
 
     def _patch(self, node: ast.Attribute) -> bool:

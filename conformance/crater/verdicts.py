@@ -147,7 +147,7 @@ def judge(
             present = {p.name for p in fields or ()}
             passed += [key for key in use.tested_keywords if key in present]
             use = dataclasses.replace(use, keywords=(*use.keywords, *passed))
-        changed = _as_the_plugin_changed_it(use, reading)
+        changed = _as_the_plugin_changed_it(use, reading, view.version)
         if changed is None:
             continue
         use = changed
@@ -160,17 +160,21 @@ def judge(
     return judge_.result
 
 
-def _as_the_plugin_changed_it(use: Use, reading: Reading) -> Use | None:
-    """A use of an output type the plugin changed itself: a construction through the
-    ``__init__`` it set (vLLM's own judges only the keywords that one passes on), a read
-    of an attribute it set on the class (None: nothing of vLLM's to judge)."""
-    if use.kind in ("read", "write") and (use.target, use.member) in reading.members_added:
-        return None
-    replaced = reading.constructors_replaced.get(use.target)
-    if use.kind != "construct" or replaced is None:
+def _as_the_plugin_changed_it(use: Use, reading: Reading, version: str | None) -> Use | None:
+    """A use of an output type the plugin changed itself where that change holds: a
+    construction through the ``__init__`` it set (vLLM's own judges only the keywords
+    that one passes on), a read of an attribute it set on the class (None: nothing of
+    vLLM's to judge).  A plugin subclass's construction is its own ``__init__``'s."""
+    changes = [c for c in reading.class_changes if c.target == use.target and c.holds(version)]
+    if use.kind in ("read", "write"):
+        return None if any(c.member == use.member for c in changes) else use
+    inits = [c for c in changes if c.member == "__init__"]
+    if use.kind != "construct" or use.via or not inits:
         return use
-    keywords = replaced.judged_keywords(use.keywords)
-    return None if keywords is None else dataclasses.replace(use, keywords=keywords)
+    if any(c.own is None or not c.passes_on for c in inits):
+        return None
+    own = frozenset().union(*(c.own or () for c in inits))
+    return dataclasses.replace(use, keywords=tuple(k for k in use.keywords if k not in own))
 
 
 def files_dead_at(

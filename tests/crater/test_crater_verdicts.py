@@ -862,7 +862,8 @@ def test_a_patch_of_a_name_vllm_no_longer_has_no_longer_takes() -> None:
     # A value set on an output type is the plugin's own attribute of it, for its own
     # reads: vLLM reads no attribute its class lacks, so nothing of vLLM's is bypassed.
     assert judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings == []
-    assert reading.members_added == {(f"{OUTPUTS}.ModelRunnerOutput", "req_id_to_index")}
+    [added] = reading.class_changes
+    assert (added.target, added.member) == (f"{OUTPUTS}.ModelRunnerOutput", "req_id_to_index")
     # ``+=`` reads the name first: no replacement of it.
     assert [u.member for u in reading.uses if u.kind == "patch"] == [
         "compute_topk_logprobs", "compute_token_logprobs", "NPU_TUNED"
@@ -1028,3 +1029,53 @@ def test_an_init_the_plugin_sets_on_vllms_class_takes_its_own_keywords() -> None
     # An __init__ of unknown shape leaves the construction unjudged.
     opaque = CHANGES_THE_CLASS.replace("cls.__init__ = _patched_init", "cls.__init__ = make()")
     assert breaks({"npu/patch.py": opaque}, "0.34.0", pin="0.33.0") == set()
+
+
+RESTORES_OR_GUARDS = """
+from dataclasses import dataclass
+
+from vllm.v1.outputs import ModelRunnerOutput
+from npu.utils import vllm_version_is
+
+_original_init = ModelRunnerOutput.__init__
+
+
+def _patched_init(self, *args, spec_token_ids=None, **kwargs):
+    _original_init(self, *args, **kwargs)
+
+
+if vllm_version_is("0.20.0"):
+    ModelRunnerOutput.__init__ = _patched_init
+    ModelRunnerOutput.req_id_to_index = None
+
+
+def restore():
+    ModelRunnerOutput.__init__ = _original_init
+
+
+@dataclass
+class NPUOutput(ModelRunnerOutput):
+    npu_stats: dict | None = None
+
+
+def step(ids, index, out: ModelRunnerOutput):
+    NPUOutput(req_ids=ids, req_id_to_index=index, spec_token_ids=None)
+    return ModelRunnerOutput(req_ids=ids, req_id_to_index=index), out.req_id_to_index
+"""
+
+
+def test_what_a_plugin_sets_on_vllms_class_counts_where_it_is_set_and_only_there() -> None:
+    # Set under a version test: not at 0.34.0, where vLLM's own __init__ and fields judge.
+    # Put back: vLLM's own __init__ again, no replacement. A dataclass subclass makes
+    # its own __init__, whatever the base's is.
+    found = breaks({"npu/patch.py": RESTORES_OR_GUARDS}, "0.34.0", pin="0.33.0")
+    assert {(kind, member) for kind, _, member, _ in found} == {
+        ("construction-raises", "ModelRunnerOutput.req_id_to_index"),
+        ("construction-raises", "ModelRunnerOutput.spec_token_ids"),
+        ("read-fails", "ModelRunnerOutput.req_id_to_index"),
+    }
+    reading = read_plugin({"npu/patch.py": RESTORES_OR_GUARDS})
+    assert [(c.member, c.line, c.own) for c in reading.class_changes] == [
+        ("__init__", 15, frozenset({"spec_token_ids"})),
+        ("req_id_to_index", 16, None),
+    ]
