@@ -173,7 +173,11 @@ def _files_on(root: str, name: str) -> list[IndexFile]:
     except (urllib.error.URLError, OSError) as error:
         raise PackageIndexError(f"{url}: {getattr(error, 'reason', error)}") from None
     if _JSON in kind or body.lstrip().startswith("{"):
-        return _from_json(json.loads(body), url, name)
+        try:
+            return _from_json(json.loads(body), url, name)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # A proxy's or portal's page in the index's place.
+            raise PackageIndexError(f"{url}: not a package index's page") from None
     return _from_html(body, url, name)
 
 

@@ -103,21 +103,7 @@ def _wheel_url(distribution: str, version: str) -> str:
             capture_output=True, text=True,
         )  # fmt: skip
         if done.returncode != 0 or not report.is_file():
-            lines = [
-                line
-                for line in done.stderr.splitlines()
-                if line.strip() and not line.startswith("WARNING: Location")
-            ]
-            unreachable = _UNREACHABLE.search(done.stderr)
-            if unreachable is not None:
-                # pip's last line ("No matching distribution") hides why: no answer at all.
-                raise WheelFetchError(
-                    f"{distribution}=={version}: {INDEX_UNREACHABLE} "
-                    f"({unreachable.group(0).strip()})"
-                )
-            raise WheelFetchError(
-                f"{distribution}=={version}: {lines[-1] if lines else 'no wheel'}"
-            )
+            raise WheelFetchError(f"{distribution}=={version}: {pip_failure(done.stderr)}")
         installs = json.loads(report.read_text(encoding="utf-8")).get("install", [])
     if not installs:
         raise WheelFetchError(f"{distribution}=={version}: no wheel")
@@ -127,10 +113,28 @@ def _wheel_url(distribution: str, version: str) -> str:
 
 #: How a fetch says that no index answered (a run that needed it says so at its end).
 INDEX_UNREACHABLE = "the package index cannot be reached"
-#: What pip says of an index that does not answer: the socket's error.
+#: What pip says of an index that does not answer: the socket's or the TLS layer's error.
 _UNREACHABLE = re.compile(
     r"\[Errno -?\d+\] [^'\")\n]*|Temporary failure in name resolution|Name or service not known"
+    r"|Connection reset by peer|Read timed out|Connection to \S+ timed out|ProxyError"
+    r"|certificate verify failed|SSLError"
 )
+
+
+def pip_failure(stderr: str) -> str:
+    """Why pip found no wheel, from what it printed: its last line, or that no index
+    answered, which its last line ("No matching distribution") hides."""
+    unreachable = _UNREACHABLE.search(stderr)
+    # Only where no index listed any version: a dead extra index beside one that
+    # answered is no index unreachable.
+    if unreachable is not None and "(from versions: none)" in stderr:
+        return f"{INDEX_UNREACHABLE} ({unreachable.group(0).strip()})"
+    lines = [
+        line
+        for line in stderr.splitlines()
+        if line.strip() and not line.startswith("WARNING: Location")
+    ]
+    return lines[-1] if lines else "no wheel"
 
 
 class _RangesRefused(Exception):

@@ -109,7 +109,10 @@ def _simulated_devices(backend: Any) -> list[str]:
 
 def unwritable(path: Path) -> str | None:
     """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
-    path = path.resolve() if path.is_symlink() else path  # written where the link points
+    try:
+        path = path.resolve() if path.is_symlink() else path  # written where it points
+    except (OSError, RuntimeError):  # a loop of links: Python 3.11 raises RuntimeError
+        return "it is a link that leads nowhere (a loop of links); give a file name"
     if path.is_dir():
         return "it is a folder; give a file name"
     if path.exists() and not path.is_file():

@@ -183,3 +183,28 @@ def test_threads_writing_one_file_at_once_each_write_it_whole(tmp_path) -> None:
     assert not failures
     assert target.read_text() in texts
     assert [p.name for p in tmp_path.iterdir()] == ["listing.json"]
+
+
+@pytest.mark.parametrize(
+    ("said", "why"),
+    [
+        ("after connection broken by 'NewConnectionError(...: Failed to establish a new "
+         "connection: [Errno 111] Connection refused')'", "([Errno 111] Connection refused)"),
+        ("after connection broken by 'ProtocolError('Connection aborted.', "
+         "ConnectionResetError(104, 'Connection reset by peer'))'", "(Connection reset by peer)"),
+        ("after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', "
+         "port=443): Read timed out. (read timeout=15)\")'", "(Read timed out)"),
+    ],
+)  # fmt: skip
+def test_an_index_that_does_not_answer_is_named_so(said, why) -> None:
+    stderr = (
+        f"WARNING: Retrying (Retry(total=0, ...)) {said}: /simple/vllm/\n"
+        "ERROR: Could not find a version that satisfies the requirement vllm==0.18.0 "
+        "(from versions: none)\nERROR: No matching distribution found for vllm==0.18.0\n"
+    )
+    assert remote_wheel.pip_failure(stderr) == f"{remote_wheel.INDEX_UNREACHABLE} {why}"
+    # Another index listed versions: the release is what is missing.
+    listed = stderr.replace("(from versions: none)", "(from versions: 0.17.0)")
+    assert (
+        remote_wheel.pip_failure(listed) == "ERROR: No matching distribution found for vllm==0.18.0"
+    )

@@ -7,6 +7,7 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,13 @@ def test_a_report_path_that_is_a_link_or_a_device_replaces_nothing(tmp_path) -> 
     os.mkfifo(fifo)
     assert unwritable(fifo) == "it is not a regular file (a device, a pipe); give a file name"
     assert unwritable(Path("/dev/null")) is not None
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert unwritable(loop) == "it is a link that leads nowhere (a loop of links); give a file name"
+    # A link planted where the temporary file goes is not followed.
+    victim = tmp_path / "victim"
+    victim.write_text("mine")
+    planted = tmp_path / f".plain.json.{os.getpid()}-{threading.get_ident()}.partial"
+    planted.symlink_to(victim)
+    write_whole(tmp_path / "plain.json", "{}\n")
+    assert victim.read_text() == "mine" and (tmp_path / "plain.json").read_text() == "{}\n"

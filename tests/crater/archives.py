@@ -67,11 +67,14 @@ def index(root: Path, files: dict[str, list[Path]], corrupt: bool = False) -> st
 
 
 @contextlib.contextmanager
-def json_index(files: dict[str, list[tuple[Path, str]]]) -> Iterator[str]:
+def json_index(
+    files: dict[str, list[tuple[Path, str]]], pages: dict[str, bytes] | None = None
+) -> Iterator[str]:
     """A PEP 691 index on loopback serving ``{project: [(file, upload time)]}`` with each
     file's PEP 700 ``upload-time``; yields its root URL.  The files stay on disk
-    (``file://`` links): only names are needed of a release never fetched."""
-    pages = {}
+    (``file://`` links): only names are needed of a release never fetched.  ``pages``:
+    more answers, by path (``/simple/x/``), as they are."""
+    pages = dict(pages or {})
     for project, entries in files.items():
         listed = [
             {

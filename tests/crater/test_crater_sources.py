@@ -203,6 +203,16 @@ def test_a_plugin_published_before_every_known_release_is_unpinned(isolated, mon
     assert "no release the suite knows was out on 2025-09-03" in pin.why
 
 
+def test_a_page_that_is_no_index_is_one_line(isolated, monkeypatch) -> None:
+    # A captive portal's or proxy's answer where the index's should be.
+    with archives.json_index({}, {"/simple/npu-portal/": b"{ not an index"}) as root:
+        monkeypatch.setenv("PIP_INDEX_URL", root)
+        with pytest.raises(PluginSourceError, match="not a package index's page"):
+            plugin_source("npu-portal")
+        wheel = archives.wheel(isolated, "npu-portal", "1.0", {"npu_portal/__init__.py": ""}, [])
+        assert plugin_source(str(wheel)).published is None  # undated, not a traceback
+
+
 def test_a_damaged_wheel_given_is_bad_input(isolated) -> None:
     wheel = archives.wheel(isolated, "npu-open", "1.0", _code(plugins.BUILDS_OUTPUT), [])
     data = bytearray(wheel.read_bytes())
