@@ -502,14 +502,37 @@ def _binds(target: ast.expr, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
 
 
+def _condition_text(test: ast.expr) -> str:
+    """A condition as a record shows it, and as a use's guards are matched: one line."""
+    return " ".join(ast.unparse(test).split())[:100]
+
+
 def _present_after_exit(node: ast.stmt) -> set[tuple[str, str]]:
     """What ``if not hasattr(x, "a"): return`` (no ``else``) leaves present after it."""
     if not isinstance(node, ast.If) or node.orelse or not _exits(node.body):
         return set()
-    test = node.test
+    return _present_when(node.test, False)
+
+
+def _present_when(test: ast.expr, holds: bool) -> set[tuple[str, str]]:
+    """``(receiver, attribute)`` present where ``test`` is ``holds``: ``hasattr(x, "a")``
+    true, ``not hasattr(x, "a")`` false (an ``else``, ``... or x.a``), through ``not``,
+    every operand of an ``and`` that held and of an ``or`` that failed."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _attributes_tested(test.operand)
-    return set()
+        return _present_when(test.operand, not holds)
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) != holds:
+            return set()  # one operand of several decided it: which is not known
+        return set().union(*(_present_when(v, holds) for v in test.values))
+    if (
+        not holds
+        and isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+    ):
+        # ``getattr(x, "a", None) is None`` failed: ``... is not None`` held.
+        return _attributes_tested(ast.Compare(test.left, [ast.IsNot()], test.comparators))
+    return _attributes_tested(test) if holds else set()
 
 
 def _attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
@@ -841,7 +864,7 @@ class _ModuleVisitor:
         if not isinstance(node, ast.If):
             return None
         test = self.guards.test_of(node.test)
-        guard = Guard(test, True, " ".join(ast.unparse(node.test).split())[:100])
+        guard = Guard(test, True, _condition_text(node.test))
         if not guard.is_version:
             return None
         body_exits, else_exits = _exits(node.body), _exits(node.orelse)
@@ -854,14 +877,14 @@ class _ModuleVisitor:
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.If):
             test = self.guards.test_of(node.test)
-            text = " ".join(ast.unparse(node.test).split())[:100]
+            text = _condition_text(node.test)
             self._expressions(node.test)
             for branch, body in ((True, node.body), (False, node.orelse)):
                 if not body:
                     continue
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
-                self.attributes_present.append(_attributes_tested(node.test) if branch else set())
+                self.attributes_present.append(_present_when(node.test, branch))
                 narrowed = self._narrowed(node.test) if branch else {}
                 for name in _bindings_counted(body):
                     narrowed.pop(name, None)  # rebound in the branch: its own type shows
@@ -981,7 +1004,7 @@ class _ModuleVisitor:
         )
 
     def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
-        guard = Guard(self.guards.test_of(test), branch, " ".join(ast.unparse(test).split()))
+        guard = Guard(self.guards.test_of(test), branch, _condition_text(test))
         return guard if guard.is_version else None
 
     def _strings_named(self, test: ast.expr) -> frozenset[str]:
@@ -1008,8 +1031,8 @@ class _ModuleVisitor:
 
     def _expressions(self, node: ast.expr) -> None:
         # A comprehension's names are its own: typed while its parts are walked only.
-        # The sides of ``a if test else b`` and the later operands of ``and`` run under
-        # their test, as an ``if``'s branches do.
+        # The sides of ``a if test else b``, the later operands of ``and`` and ``or`` and
+        # what a comprehension makes run under their test, as an ``if``'s branches do.
         pending: list[ast.AST | _Under | None] = [node]
         while pending:
             inner = pending.pop()
@@ -1022,13 +1045,15 @@ class _ModuleVisitor:
             if isinstance(inner, ast.IfExp):
                 pending.extend(self._sides_under_test(inner))
                 continue
-            if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.And):
+            if isinstance(inner, ast.BoolOp):
                 pending.extend(self._operands_under_earlier(inner))
                 continue
             if isinstance(inner, _COMPREHENSIONS):
                 self.scope_types.append(self._comprehension_types(inner))
                 pending.append(None)
-            elif isinstance(inner, ast.Call):
+                pending.extend(self._comprehension_parts(inner))
+                continue
+            if isinstance(inner, ast.Call):
                 self._call(inner)
             elif isinstance(inner, ast.Attribute):
                 self._attribute(inner)
@@ -1040,23 +1065,37 @@ class _ModuleVisitor:
         walk: list[ast.AST | _Under] = [node.test]
         for branch, side in ((True, node.body), (False, node.orelse)):
             under = _Under(
-                self._guard(node.test, branch),
-                frozenset(_attributes_tested(node.test) if branch else ()),
+                self._guard(node.test, branch), frozenset(_present_when(node.test, branch))
             )
             walk += [under, side, under.closing()]
         return walk[::-1]
 
     def _operands_under_earlier(self, node: ast.BoolOp) -> list[ast.AST | _Under]:
         """What walks ``a and b and c``, in reverse: ``b`` runs where ``a`` held, ``c``
-        where both did."""
+        where both did (of ``or``: where they failed)."""
+        reached = isinstance(node.op, ast.And)  # what the earlier operands were
         first, *rest = node.values
         walk: list[ast.AST | _Under] = [first]
         for index, operand in enumerate(rest, start=1):
             earlier = node.values[:index]
-            test = earlier[0] if len(earlier) == 1 else ast.BoolOp(op=ast.And(), values=earlier)
-            under = _Under(self._guard(test, True), frozenset(_attributes_tested(test)))
+            test = earlier[0] if len(earlier) == 1 else ast.BoolOp(op=node.op, values=earlier)
+            under = _Under(self._guard(test, reached), frozenset(_present_when(test, reached)))
             walk += [under, operand, under.closing()]
         return walk[::-1]
+
+    def _comprehension_parts(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> list[ast.AST | _Under]:
+        """What walks a comprehension, in reverse: its ``for`` parts, then what it makes
+        where every ``if`` of them held."""
+        walk: list[ast.AST | _Under] = list(node.generators)
+        tests = [test for generator in node.generators for test in generator.ifs]
+        made = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        if not tests:
+            return [*walk, *made][::-1]
+        test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
+        under = _Under(self._guard(test, True), frozenset(_present_when(test, True)))
+        return [*walk, under, *made, under.closing()][::-1]
 
     def _enter(self, under: _Under) -> None:
         if under.guard is not None:
@@ -1161,7 +1200,7 @@ class _ModuleVisitor:
             return func
         value = _value_bound(_own_statements(body), func)
         if isinstance(value, ast.IfExp):
-            test = " ".join(ast.unparse(value.test).split())[:100]
+            test = _condition_text(value.test)
             branch = next((g.branch for g in reversed(self.conditions) if g.text == test), None)
             if branch is None:
                 return func

@@ -90,7 +90,8 @@ def surface_of_snippet(source: str, module: str, owner: str = "") -> Surface:
     found: Surface = {}
     if owner:
         # The class the method belongs to, as far as the piece shows it: its bases and
-        # other members unknown (a class's value is compared nowhere).
+        # other members unknown (the changes between two texts compare a class by its
+        # shape, not its value).
         header = f"class {owner}"
         found[(module, owner, "")] = Member(
             module, owner, "", "class", header, PIECE_OF_CLASS, header

@@ -93,7 +93,9 @@ def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> N
     assert "no-such-plugin-anywhere: no-such-plugin-anywhere" not in err[0]
 
 
-def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(offline, capsys) -> None:
+def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(
+    offline, capsys, monkeypatch
+) -> None:
     broken = offline / "broken.whl"
     broken.write_bytes(b"not a zip")
     builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
@@ -104,6 +106,10 @@ def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(offline, caps
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "broken.whl: not a wheel (not a zip archive)" in line and "download it again" in line
     assert not report.exists()
+    monkeypatch.chdir(offline)
+    assert main(["crater", "0.34.0", "--plugins", "./broken.whl"]) == 4
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("ERROR: --plugins broken.whl: not a wheel")  # named once
     # A vLLM wheel damaged inside (its zip directory whole): no traceback either.
     damaged = offline / "vllm-0.34.0-py3-none-any.whl"
     archives.wheel(offline, "vllm", "0.34.0", {"vllm/v1/outputs.py": "x = 1\n" * 4000}, [])

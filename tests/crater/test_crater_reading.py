@@ -173,7 +173,14 @@ def chosen(out: ModelRunnerOutput, ids):
     index = out.req_id_to_index if hasattr(out, "req_id_to_index") else {}
     found = hasattr(out, "req_id_to_index") and out.req_id_to_index.get(ids[0])
     other = out.req_ids and out.req_id_to_index
-    return index, found, other, (
+    negated = None if not hasattr(out, "req_id_to_index") else out.req_id_to_index
+    either = not hasattr(out, "req_id_to_index") or out.req_id_to_index
+    listed = [o.req_id_to_index for o in [out] if hasattr(o, "req_id_to_index")]
+    if getattr(out, "req_id_to_index", None) is None:
+        pass
+    else:
+        listed.append(out.req_id_to_index)
+    return index, found, other, negated, either, listed, (
         ModelRunnerOutput(req_ids=ids, req_id_to_index={})
         if vllm_version_is("0.33.0")
         else ModelRunnerOutput(req_ids=ids)
@@ -184,9 +191,10 @@ def chosen(out: ModelRunnerOutput, ids):
 def test_a_choice_in_an_expression_runs_each_side_under_its_test() -> None:
     reading = read_plugin({"npu/choice.py": PRESENCE_IN_EXPRESSIONS})
     reads = [(u.line, u.member) for u in reading.uses if u.kind == "read"]
-    # ``x.a if hasattr(x, "a") else ...`` and ``hasattr(x, "a") and x.a`` read nothing missing.
-    assert (7, "req_id_to_index") not in reads and (8, "req_id_to_index") not in reads
-    assert (9, "req_id_to_index") in reads
+    # ``x.a if hasattr(x, "a") else ...``, ``hasattr(x, "a") and x.a``, their negations
+    # (``... if not hasattr(...) else x.a``, ``not hasattr(...) or x.a``, ``else``) and a
+    # comprehension's ``if`` read nothing missing; ``x.b and x.a`` does.
+    assert [line for line, member in reads if member == "req_id_to_index"] == [9]
     built = sorted((u for u in reading.uses if u.kind == "construct"), key=lambda u: u.line)
     assert [[(g.text, g.branch) for g in u.guards] for u in built] == [
         [("vllm_version_is('0.33.0')", True)],
