@@ -129,8 +129,8 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
     for spec, source in zip(named, sources, strict=True):
         if isinstance(source, PluginSourceError) and source.bad_input and args.plugins:
             said = str(source)  # most messages name the plugin already (a path as read)
-            named = said.startswith((spec, str(Path(spec))))
-            print(f"ERROR: --plugins {said if named else f'{spec}: {said}'}", file=sys.stderr)
+            names_it = said.startswith((spec, str(Path(spec))))
+            print(f"ERROR: --plugins {said if names_it else f'{spec}: {said}'}", file=sys.stderr)
             return USAGE_ERROR
     if all(isinstance(s, PluginSourceError) and s.bad_input for s in sources):
         print(f"ERROR: {sources[0]}; check your network or pip's index settings", file=sys.stderr)
