@@ -105,6 +105,10 @@ class Use:
     #: keywords given a value that is never None (a list, a literal, a name bound once
     #: to one): a field that no longer takes None takes them
     never_none: tuple[str, ...] = ()
+    #: a read whose value is tested for truth or None where it is read (``if
+    #: out.x:``), or through the one name it is bound to (``xs = out.x`` ... ``if xs:``):
+    #: a field that now also takes None is handled there
+    none_tested: bool = False
     #: a call of a method through the class (``LogprobsTensors.empty_cpu(...)``): a
     #: method that is neither static nor a classmethod then takes ``self`` first
     on_class: bool = False
@@ -493,13 +497,63 @@ _DISPLAYS = (
 
 
 def _literal_not_none(value: ast.expr) -> bool:
+    """A value that is never None: a literal, a display, one repeated or joined
+    (``[None] * n``), a container built (``list(...)``)."""
     if isinstance(value, ast.Constant):
         return value.value is not None
+    if isinstance(value, ast.BinOp):
+        return _literal_not_none(value.left) or _literal_not_none(value.right)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return value.func.id in ("list", "dict", "tuple", "set")
     return isinstance(value, _DISPLAYS)
 
 
 def _binds(target: ast.expr, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
+
+
+@dataclass(frozen=True)
+class _Tested:
+    """What a body tests for truth or None: expressions (as written) and names.  A read
+    of the same expression anywhere in the body counts: the body handles None."""
+
+    expressions: frozenset[str]
+    names: frozenset[str]
+
+
+def _tested_in(body: list[ast.stmt]) -> _Tested:
+    """What ``body`` tests for truth or None: the tests of its ``if``, ``while``,
+    ``assert``, ``a if t else b`` and comprehensions, the operands of ``and``/``or``."""
+    tests: list[ast.expr] = []
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+                tests.append(node.test)
+            elif isinstance(node, ast.comprehension):
+                tests += node.ifs
+            elif isinstance(node, ast.BoolOp):
+                tests += node.values
+    expressions: set[str] = set()
+    names: set[str] = set()
+    while tests:
+        test = tests.pop()
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            tests.append(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            tests += test.values
+        elif (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            tests.append(test.left)
+        elif isinstance(test, ast.Name):
+            names.add(test.id)
+        elif isinstance(test, ast.Attribute):
+            expressions.add(ast.unparse(test))
+    return _Tested(frozenset(expressions), frozenset(names))
 
 
 def _condition_text(test: ast.expr) -> str:
@@ -809,6 +863,10 @@ class _ModuleVisitor:
         #: (:func:`_bindings_counted`)
         self.function_parameters: list[set[str]] = []
         self.function_bindings: list[dict[str, int]] = []
+        #: per function (the module first): the expressions and names it tests for truth
+        #: or None (``if x:``, ``x is not None``, ``a if x else b``, ``x and ...``)
+        self.truth_tested: list[_Tested] = [_tested_in(tree.body)]
+        self.bound_to: dict[int, str] = {}  #: a value assigned to one name: that name
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         self.assigned: dict[int, ast.expr] = {}  #: each assignment target's value
@@ -925,6 +983,8 @@ class _ModuleVisitor:
             self.empty_writes.update(id(t) for t in node.targets)
         if isinstance(node, ast.Assign):
             self.assigned.update((id(t), node.value) for t in node.targets)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.bound_to[id(node.value)] = node.targets[0].id
         if isinstance(node, ast.AugAssign):
             self.augmented.add(id(node.target))
         for child in ast.iter_child_nodes(node):
@@ -970,6 +1030,7 @@ class _ModuleVisitor:
         names = {a.arg for a in (*parameters, node.args.vararg, node.args.kwarg) if a is not None}
         self.function_parameters.append(names)
         self.function_bindings.append(bindings)
+        self.truth_tested.append(_tested_in(node.body))
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         # The presence tests around a def test other objects than its own names.
         present, self.attributes_present = self.attributes_present, []
@@ -980,6 +1041,7 @@ class _ModuleVisitor:
         self.function_bodies.pop()
         self.function_parameters.pop()
         self.function_bindings.pop()
+        self.truth_tested.pop()
         self.scope_types.pop()
         self.scope_dicts.pop()
 
@@ -1391,7 +1453,14 @@ class _ModuleVisitor:
             return
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
         empty = (node.attr,) if id(node) in self.empty_writes else ()
-        self._member_use(node.value, node.attr, kind, node.lineno, empty)
+        value = self.assigned.get(id(node))
+        never_none = (node.attr,) if value is not None and self._never_none(value) else ()
+        tested = self.truth_tested[-1]
+        bound = self.bound_to.get(id(node))
+        none_tested = ast.unparse(node) in tested.expressions or (
+            bound is not None and bound in tested.names
+        )
+        self._member_use(node.value, node.attr, kind, node.lineno, empty, never_none, none_tested)
 
     def _named_member(self, node: ast.Call) -> bool:
         """``getattr(o, "x")`` reads ``o.x`` (with a default it cannot fail);
@@ -1481,7 +1550,14 @@ class _ModuleVisitor:
         return any(key in present for present in self.attributes_present)
 
     def _member_use(
-        self, value: ast.expr, attr: str, kind: str, line: int, empty: tuple[str, ...] = ()
+        self,
+        value: ast.expr,
+        attr: str,
+        kind: str,
+        line: int,
+        empty: tuple[str, ...] = (),
+        never_none: tuple[str, ...] = (),
+        none_tested: bool = False,
     ) -> None:
         if self._tested_present(value, attr):
             return
@@ -1501,7 +1577,16 @@ class _ModuleVisitor:
             return
         if cls.removeprefix(f"{OUTPUTS}.") in output_aliases():
             return  # ``PoolerOutput``, an alias of tensors: its members are torch's
-        self._add(kind, line, cls, member=attr, via=via, empty=empty)
+        self._add(
+            kind,
+            line,
+            cls,
+            member=attr,
+            via=via,
+            empty=empty,
+            never_none=never_none,
+            none_tested=none_tested,
+        )
 
     # --- types --------------------------------------------------------------------
 

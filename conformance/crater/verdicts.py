@@ -133,8 +133,13 @@ def judge(
             if found is not None:
                 failed.add(found.member)
                 judge_.add(found)
+    # A patch in a file that does not import here is never set, and vLLM's own code
+    # does not run in its place: the import fails first, and names the break.
+    not_importing = files_dead_at(reading, view, judged_modules=True, before=other)
     for use in active:
         if use.kind == "import" or use.target in failed or use.module in failed:
+            continue
+        if use.kind == "patch" and use.file in not_importing:
             continue
 
         if use.guarded_keywords or use.tested_keywords:
@@ -178,7 +183,11 @@ def _as_the_plugin_changed_it(use: Use, reading: Reading, version: str | None) -
 
 
 def files_dead_at(
-    reading: Reading, pin: VllmView, *, judged_modules: bool = False
+    reading: Reading,
+    pin: VllmView,
+    *,
+    judged_modules: bool = False,
+    before: VllmView | None = None,
 ) -> dict[str, str]:
     """The plugin's files that cannot be imported at its pin: each imports, when it is
     imported, a vLLM module the pin lacks (one the crater judges no use of, such as V0's
@@ -186,7 +195,8 @@ def files_dead_at(
     plugin makes at its pin, so no break of it.
 
     ``judged_modules``: also the output and producer modules (a finding where a file
-    is judged, but evidence all the same of which vLLM the code was written for)."""
+    is judged, but evidence all the same of which vLLM the code was written for).
+    ``before``: a vLLM whose submodule ``from package import name`` took, gone here."""
     dead: dict[str, str] = {}
     for use in reading.uses:
         if not (
@@ -206,6 +216,13 @@ def files_dead_at(
             and pin.has_module(imported) is False
         ):
             dead[use.file] = imported
+        elif (
+            before is not None
+            and use.member
+            and before.has_module(submodule)
+            and pin.has_module(submodule) is False
+        ):
+            dead[use.file] = submodule
     return dead
 
 
@@ -231,6 +248,20 @@ class _Judge:
                 m.module for m in other.surface.values()
             }
             self.changes = changes_between(other.surface, view.surface, sorted(modules))
+        #: judged against an older vLLM than the pin: the changes run back in time
+        self.backwards = _older(view, other)
+
+    def said(self, change: Change) -> str:
+        """A change as the vLLM judged sees it: going back from the pin, what the pin's
+        vLLM added is newer than this one, what it removed was still here."""
+        if not self.backwards:
+            return change.describe()
+        kind, _, verb = change.change.rpartition(" ")
+        if verb == "removed":
+            return f"{kind} {change.where} is newer than {self.view.named}"
+        if verb == "added":
+            return f"{kind} {change.where} was removed after {self.view.named}"
+        return f"{change.describe()} (going back to {self.view.named})"
 
     def add(self, found: Finding) -> None:
         key = (found.kind, found.file, found.line, found.member)
@@ -250,7 +281,7 @@ class _Judge:
             if (change.type, change.member) == (type_name, member) and (
                 not kinds or change.change in kinds
             ):
-                return _with_fact(change.describe(), change, fact)
+                return _with_fact(self.said(change), change, fact)
         made = self._made_by(type_name, member, kinds)
         if made is None:
             return fact
@@ -280,11 +311,12 @@ class _Judge:
         return found
 
     def module_because(self, module: str) -> str:
-        said = (
-            f"module removed {module}"
-            if self.other is not None and self.other.has_module(module)
-            else f"{self.view.named} has no module {module}"
-        )
+        if self.other is None or not self.other.has_module(module):
+            said = f"{self.view.named} has no module {module}"
+        elif self.backwards:
+            said = f"module {module} is newer than {self.view.named}"
+        else:
+            said = f"module removed {module}"
         return said + self._successors(module)
 
     def _successors(self, module: str) -> str:
@@ -404,7 +436,7 @@ class _Judge:
                     use.file,
                     use.line,
                     f"{type_name}.{keyword}",
-                    changed.describe(),
+                    _retype_said(changed),
                 )
             )
         return found
@@ -586,9 +618,13 @@ class _Judge:
             return []
         if _only_narrowed(changed) if kind == "read-fails" else _only_widened(changed):
             return []
+        if kind == "read-fails" and use.none_tested and _only_widened(changed):
+            return []  # ``if out.pooler_output:``: the reader handles None, as vLLM's does
         if changed.change == "field retyped" and member in use.empty:
             return []  # ``output.sampled_token_ids = []`` fits it whatever it holds
-        return [Finding("behaviour-changed", use.file, use.line, name, changed.describe())]
+        if kind != "read-fails" and member in use.never_none and _only_narrowed(changed):
+            return []  # ``output.pooler_output = [None] * n`` where None no longer is
+        return [Finding("behaviour-changed", use.file, use.line, name, _retype_said(changed))]
 
     def call(self, use: Use) -> list[Finding]:
         module, cls, member = use.module, use.type_name, use.member
@@ -933,6 +969,24 @@ def _defaults_out_of_order(
         elif last_default is not None and p.name in own_names:
             return last_default, p.name
     return None
+
+
+def _older(view: VllmView, other: VllmView | None) -> bool:
+    """Whether ``view`` is an older vLLM than ``other``, where both say their version."""
+    from packaging.version import InvalidVersion, Version
+
+    if other is None or view.version is None or other.version is None:
+        return False
+    try:
+        return Version(view.version) < Version(other.version)
+    except InvalidVersion:
+        return False
+
+
+def _retype_said(change: Change) -> str:
+    """``field retyped ModelRunnerOutput.x: list[np.ndarray], now list[list[int]]``."""
+    types = _retyped(change)
+    return f"{change.describe()}: {types[0]}, now {types[1]}" if types else change.describe()
 
 
 def _only_widened(change: Change) -> bool:

@@ -502,9 +502,10 @@ def full(req_ids):
     reading = read_plugin(files)
     # 0.11.1 made sampled_token_ids a list of arrays, no longer of lists.
     found = judge(reading, view("0.11.1"), view("0.11.0")).findings
+    retyped = "field retyped ModelRunnerOutput.sampled_token_ids"
     assert [(f.line, f.vllm_change) for f in found if f.kind == "behaviour-changed"] == [
-        (12, "field retyped ModelRunnerOutput.sampled_token_ids"),
-        (13, "field retyped ModelRunnerOutput.sampled_token_ids"),
+        (12, f"{retyped}: list[list[int]], now list[np.ndarray]"),
+        (13, f"{retyped}: list[list[int]], now list[np.ndarray]"),
     ]
 
 
@@ -1078,4 +1079,71 @@ def test_what_a_plugin_sets_on_vllms_class_counts_where_it_is_set_and_only_there
     assert [(c.member, c.line, c.own) for c in reading.class_changes] == [
         ("__init__", 15, frozenset({"spec_token_ids"})),
         ("req_id_to_index", 16, None),
+    ]
+
+
+POOLED_AND_WRITTEN = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def update(out: ModelRunnerOutput, index: int):
+    pooler_outputs = out.pooler_output
+    pooled = pooler_outputs[index] if pooler_outputs else None
+    if out.pooler_output is not None:
+        pooled = out.pooler_output[index]
+    return pooled
+
+
+def at_once(out: ModelRunnerOutput, index: int):
+    return out.pooler_output[index]
+
+
+def write(out: ModelRunnerOutput, n: int):
+    out.pooler_output = [None] * n
+    out.pooler_output = None
+"""
+
+
+def test_a_reader_testing_a_field_for_none_and_a_list_written_hold() -> None:
+    # 0.12.0 -> 0.14.0: pooler_output also takes None. Its readers that test it (as
+    # vLLM's own scheduler does) hold; the one that indexes it at once does not.
+    reading = read_plugin({"npu/pool.py": POOLED_AND_WRITTEN})
+    found = judge(reading, view("0.14.0"), view("0.12.0")).findings
+    assert [(f.kind, f.line) for f in found] == [("behaviour-changed", 14)]
+    assert found[0].vllm_change.startswith(
+        "field retyped ModelRunnerOutput.pooler_output: list[torch.Tensor | None], now "
+    )
+    # Back to 0.12.0, where it takes no None: a list written holds, None does not.
+    found = judge(reading, view("0.12.0"), view("0.14.0")).findings
+    assert [(f.kind, f.line) for f in found] == [("behaviour-changed", 19)]
+
+
+PATCHES_BEYOND_AN_IMPORT = """
+from vllm.v1.worker.gpu.sample import logprob
+from vllm.v1.worker.gpu.sample import bad_words
+
+logprob.compute_topk_logprobs = None
+"""
+
+
+def test_a_patch_in_a_module_that_does_not_import_is_no_patch_not_taken() -> None:
+    # A vLLM without bad_words: the file's import fails first, nothing is set, and vLLM's
+    # own code does not run in the patch's place (the missing module is listed apart).
+    modules = frozenset({"vllm.v1.worker.gpu.sample", "vllm.v1.worker.gpu.sample.logprob"})
+    had = modules | {"vllm.v1.worker.gpu.sample.bad_words"}
+    reading = read_plugin({"npu/patch.py": PATCHES_BEYOND_AN_IMPORT})
+    assert judge(reading, view("0.26.0", modules), view("0.25.1", had)).findings == []
+    found = judge(reading, view("0.26.0", had), view("0.25.1", had)).findings
+    assert [(f.kind, f.line) for f in found] == [("behaviour-changed", 5)]
+
+
+def test_going_back_to_an_older_vllm_says_what_is_newer_than_it() -> None:
+    # A plugin of 0.33.0 judged at 0.30.0: its field is not yet there, not "removed";
+    # one 0.30.0 had and 0.33.0 removed is not "added".
+    files = {"npu/read.py": "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+             "def f(out: ModelRunnerOutput):\n    return out.prompt_token_id_logprobs_dict\n"
+             "\n\ndef g(ids):\n    return ModelRunnerOutput(req_ids=ids, req_id_to_index={})\n"}  # fmt: skip
+    found = judge(read_plugin(files), view("0.30.0"), view("0.33.0")).findings
+    assert [f.vllm_change for f in found] == [
+        "field ModelRunnerOutput.prompt_token_id_logprobs_dict is newer than vLLM 0.30.0"
     ]
