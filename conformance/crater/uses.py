@@ -105,6 +105,9 @@ class Use:
     #: keywords given a value that is never None (a list, a literal, a name bound once
     #: to one): a field that no longer takes None takes them
     never_none: tuple[str, ...] = ()
+    #: keywords given what ``tensor.tolist()`` builds: Python lists (of lists), which a
+    #: field typed ``list[list[int]]`` takes whatever it was typed before
+    python_lists: tuple[str, ...] = ()
     #: a read whose value is tested for truth or None where it is read (``if
     #: out.x:``), or through the one name it is bound to (``xs = out.x`` ... ``if xs:``):
     #: a field that now also takes None is handled there
@@ -1297,6 +1300,9 @@ class _ModuleVisitor:
             "never_none": tuple(
                 k.arg for k in node.keywords if k.arg and self._never_none(k.value)
             ),
+            "python_lists": tuple(
+                k.arg for k in node.keywords if k.arg and self._python_lists(k.value)
+            ),
         }
         if self._standard(called) in _REPLACES or (
             isinstance(node.func, ast.Name) and node.func.id == "replace"
@@ -1369,6 +1375,23 @@ class _ModuleVisitor:
         if target is None or not target.startswith("vllm."):
             return
         self._add("construct", node.lineno, target, member="replace", **{**shape, "positional": 0})
+
+    def _python_lists(self, value: ast.expr) -> bool:
+        """Whether a value is built by ``tensor.tolist()``, where it is given or in the
+        one binding of the name given: Python lists, whatever the tensor held."""
+        if isinstance(value, ast.Name) and self.function_bodies:
+            if self.function_bindings[-1].get(value.id) != 1:
+                return False
+            if value.id in self.function_parameters[-1]:
+                return False
+            bound = _value_bound(_own_statements(self.function_bodies[-1]), value)
+            value = bound if bound is not None else value
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "tolist"
+            and not value.args
+        )
 
     def _never_none(self, value: ast.expr) -> bool:
         """Whether a value is never None: a display, a literal, or a name the function

@@ -430,6 +430,8 @@ class _Judge:
                 continue
             if keyword in use.never_none and _only_narrowed(changed):
                 continue  # a list where None is no longer taken
+            if keyword in use.python_lists and _now_python_lists(changed):
+                continue  # ``ids.tolist()`` where ``list[list[int]]`` is now asked
             found.append(
                 Finding(
                     "behaviour-changed",
@@ -987,6 +989,13 @@ def _retype_said(change: Change) -> str:
     """``field retyped ModelRunnerOutput.x: list[np.ndarray], now list[list[int]]``."""
     types = _retyped(change)
     return f"{change.describe()}: {types[0]}, now {types[1]}" if types else change.describe()
+
+
+def _now_python_lists(change: Change) -> bool:
+    """A field retyped to Python lists of lists (``list[np.ndarray]`` ->
+    ``list[list[int]]``): what ``tensor.tolist()`` of a matrix builds."""
+    types = _retyped(change)
+    return types is not None and types[1].replace(" ", "").startswith("list[list[")
 
 
 def _only_widened(change: Change) -> bool:

@@ -1147,3 +1147,24 @@ def test_going_back_to_an_older_vllm_says_what_is_newer_than_it() -> None:
     assert [f.vllm_change for f in found] == [
         "field ModelRunnerOutput.prompt_token_id_logprobs_dict is newer than vLLM 0.30.0"
     ]
+
+
+def test_lists_from_tolist_fit_a_field_retyped_to_lists() -> None:
+    # 0.12.0 made sampled_token_ids lists of lists again (0.11.1: arrays). What
+    # tensor.tolist() builds fits it; arrays do not (tpu-inference 0.11.1, vllm-mblt).
+    files = {"npu/runner.py": """
+import numpy as np
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def listed(req_ids, ids):
+    valid = ids.tolist()
+    return ModelRunnerOutput(req_ids=req_ids, req_id_to_index={}, sampled_token_ids=valid)
+
+
+def arrays(req_ids, ids):
+    rows = [np.asarray(r) for r in ids]
+    return ModelRunnerOutput(req_ids=req_ids, req_id_to_index={}, sampled_token_ids=rows)
+"""}  # fmt: skip
+    found = judge(read_plugin(files), view("0.12.0"), view("0.11.1")).findings
+    assert [f.line for f in found if f.kind == "behaviour-changed"] == [13]
