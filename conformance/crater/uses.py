@@ -28,11 +28,29 @@ import ast
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from conformance.crater.guards import Guard, GuardReader, module_tests
+from conformance.crater.presence import (
+    Tested,
+    condition_text,
+    present_after_exit,
+    present_when,
+    tested_in,
+)
+from conformance.crater.syntax import (
+    bindings_counted,
+    binds,
+    exits,
+    is_empty,
+    literal_not_none,
+    own_statements,
+    strings_in,
+    under_tests,
+    value_bound,
+)
 from conformance.releases.sources import SPEC_TYPES
 from conformance.releases.wheels import TAKEN
 
@@ -494,140 +512,6 @@ def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
     return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
 
 
-_DISPLAYS = (
-    ast.List, ast.Dict, ast.Set, ast.Tuple, ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp
-)  # fmt: skip
-
-
-def _literal_not_none(value: ast.expr) -> bool:
-    """A value that is never None: a literal, a display, one repeated or joined
-    (``[None] * n``), a container built (``list(...)``)."""
-    if isinstance(value, ast.Constant):
-        return value.value is not None
-    if isinstance(value, ast.BinOp):
-        return _literal_not_none(value.left) or _literal_not_none(value.right)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-        return value.func.id in ("list", "dict", "tuple", "set")
-    return isinstance(value, _DISPLAYS)
-
-
-def _binds(target: ast.expr, name: str) -> bool:
-    return isinstance(target, ast.Name) and target.id == name
-
-
-@dataclass(frozen=True)
-class _Tested:
-    """What a body tests for truth or None: expressions (as written) and names.  A read
-    of the same expression anywhere in the body counts: the body handles None."""
-
-    expressions: frozenset[str]
-    names: frozenset[str]
-
-
-def _tested_in(body: list[ast.stmt]) -> _Tested:
-    """What ``body`` tests for truth or None: the tests of its ``if``, ``while``,
-    ``assert``, ``a if t else b`` and comprehensions, the operands of ``and``/``or``."""
-    tests: list[ast.expr] = []
-    for statement in body:
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-                tests.append(node.test)
-            elif isinstance(node, ast.comprehension):
-                tests += node.ifs
-            elif isinstance(node, ast.BoolOp):
-                tests += node.values
-    expressions: set[str] = set()
-    names: set[str] = set()
-    while tests:
-        test = tests.pop()
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            tests.append(test.operand)
-        elif isinstance(test, ast.BoolOp):
-            tests += test.values
-        elif (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-        ):
-            tests.append(test.left)
-        elif isinstance(test, ast.Name):
-            names.add(test.id)
-        elif isinstance(test, ast.Attribute):
-            expressions.add(ast.unparse(test))
-    return _Tested(frozenset(expressions), frozenset(names))
-
-
-def _condition_text(test: ast.expr) -> str:
-    """A condition as a record shows it, and as a use's guards are matched: one line."""
-    return " ".join(ast.unparse(test).split())[:100]
-
-
-def _present_after_exit(node: ast.stmt) -> set[tuple[str, str]]:
-    """What ``if not hasattr(x, "a"): return`` (no ``else``) leaves present after it."""
-    if not isinstance(node, ast.If) or node.orelse or not _exits(node.body):
-        return set()
-    return _present_when(node.test, False)
-
-
-def _present_when(test: ast.expr, holds: bool) -> set[tuple[str, str]]:
-    """``(receiver, attribute)`` present where ``test`` is ``holds``: ``hasattr(x, "a")``
-    true, ``not hasattr(x, "a")`` false (an ``else``, ``... or x.a``), through ``not``,
-    every operand of an ``and`` that held and of an ``or`` that failed."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _present_when(test.operand, not holds)
-    if isinstance(test, ast.BoolOp):
-        if isinstance(test.op, ast.And) != holds:
-            return set()  # one operand of several decided it: which is not known
-        return set().union(*(_present_when(v, holds) for v in test.values))
-    if (
-        not holds
-        and isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-    ):
-        # ``getattr(x, "a", None) is None`` failed: ``... is not None`` held.
-        return _attributes_tested(ast.Compare(test.left, [ast.IsNot()], test.comparators))
-    return _attributes_tested(test) if holds else set()
-
-
-def _attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
-    """``(receiver, attribute)`` a test holds only where the attribute exists:
-    ``hasattr(kv, "x")``, ``getattr(kv, "x", None)`` (``is not None`` too), under
-    ``and``."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return set().union(*(_attributes_tested(v) for v in test.values))
-    if (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.IsNot)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    ):
-        left = test.left  # ``getattr(kv, "x", None) is not None``: the default must be None
-        default = left.args[2] if isinstance(left, ast.Call) and len(left.args) == 3 else None
-        if not (isinstance(default, ast.Constant) and default.value is None):
-            return set()
-        test = left
-    if not (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and len(test.args) >= 2
-        and isinstance(test.args[1], ast.Constant)
-        and isinstance(test.args[1].value, str)
-    ):
-        return set()
-    # getattr holds only where it found the attribute: its default must be falsy (a
-    # missing getattr default raises, a truthy one passes the test without it).
-    falsy = (
-        len(test.args) == 3 and isinstance(test.args[2], ast.Constant) and not test.args[2].value
-    )
-    if (test.func.id == "hasattr" and len(test.args) == 2) or (test.func.id == "getattr" and falsy):
-        return {(ast.unparse(test.args[0]), test.args[1].value)}
-    return set()
-
-
 def _defined_by(chain: list[PluginClass]) -> set[str]:
     """What the plugin's classes define themselves: methods and fields."""
     return {m for c in chain for m in c.methods} | {f for c in chain for f, _ in c.fields}
@@ -863,12 +747,12 @@ class _ModuleVisitor:
         self.functions = 0  #: how many functions the walk is in
         self.function_bodies: list[list[ast.stmt]] = []  #: the functions the walk is in
         #: the parameters of each function the walk is in, and the names its body binds
-        #: (:func:`_bindings_counted`)
+        #: (:func:`bindings_counted`)
         self.function_parameters: list[set[str]] = []
         self.function_bindings: list[dict[str, int]] = []
         #: per function (the module first): the expressions and names it tests for truth
         #: or None (``if x:``, ``x is not None``, ``a if x else b``, ``x and ...``)
-        self.truth_tested: list[_Tested] = [_tested_in(tree.body)]
+        self.truth_tested: list[Tested] = [tested_in(tree.body)]
         self.bound_to: dict[int, str] = {}  #: a value assigned to one name: that name
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
@@ -911,7 +795,7 @@ class _ModuleVisitor:
                 # ``if vllm_version_is(X): return ...``: what follows runs for the others.
                 self.conditions.append(after)
                 pushed += 1
-            tested = _present_after_exit(node)
+            tested = present_after_exit(node)
             if tested:
                 # ``if not hasattr(out, "x"): return``: what follows runs where it exists.
                 self.attributes_present.append(tested)
@@ -925,10 +809,10 @@ class _ModuleVisitor:
         if not isinstance(node, ast.If):
             return None
         test = self.guards.test_of(node.test)
-        guard = Guard(test, True, _condition_text(node.test))
+        guard = Guard(test, True, condition_text(node.test))
         if not guard.is_version:
             return None
-        body_exits, else_exits = _exits(node.body), _exits(node.orelse)
+        body_exits, else_exits = exits(node.body), exits(node.orelse)
         if body_exits and not else_exits:
             return Guard(test, False, guard.text)
         if else_exits and not body_exits:
@@ -938,16 +822,16 @@ class _ModuleVisitor:
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.If):
             test = self.guards.test_of(node.test)
-            text = _condition_text(node.test)
+            text = condition_text(node.test)
             self._expressions(node.test)
             for branch, body in ((True, node.body), (False, node.orelse)):
                 if not body:
                     continue
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
-                self.attributes_present.append(_present_when(node.test, branch))
+                self.attributes_present.append(present_when(node.test, branch))
                 narrowed = self._narrowed(node.test) if branch else {}
-                for name in _bindings_counted(body):
+                for name in bindings_counted(body):
                     narrowed.pop(name, None)  # rebound in the branch: its own type shows
                 self.scope_types.append(narrowed)
                 self._statements(body)
@@ -982,7 +866,7 @@ class _ModuleVisitor:
                     isinstance(e, ast.Starred) for e in target.elts
                 ):
                     self.unpack[id(node.value)] = len(target.elts)
-        if isinstance(node, ast.Assign) and _is_empty(node.value):
+        if isinstance(node, ast.Assign) and is_empty(node.value):
             self.empty_writes.update(id(t) for t in node.targets)
         if isinstance(node, ast.Assign):
             self.assigned.update((id(t), node.value) for t in node.targets)
@@ -1027,13 +911,13 @@ class _ModuleVisitor:
         if starred is not None and judged is not None and not judged.startswith(SEQUENCE_OF):
             known[starred.arg] = SEQUENCE_OF + judged  # ``*outputs: ModelRunnerOutput``
         self.scope_types.append(known)
-        bindings = _bindings_counted(node.body)
+        bindings = bindings_counted(node.body)
         self._types_in(node.body, into=known, bindings=bindings)
         self.function_bodies.append(node.body)
         names = {a.arg for a in (*parameters, node.args.vararg, node.args.kwarg) if a is not None}
         self.function_parameters.append(names)
         self.function_bindings.append(bindings)
-        self.truth_tested.append(_tested_in(node.body))
+        self.truth_tested.append(tested_in(node.body))
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         # The presence tests around a def test other objects than its own names.
         present, self.attributes_present = self.attributes_present, []
@@ -1069,19 +953,19 @@ class _ModuleVisitor:
         )
 
     def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
-        guard = Guard(self.guards.test_of(test), branch, _condition_text(test))
+        guard = Guard(self.guards.test_of(test), branch, condition_text(test))
         return guard if guard.is_version else None
 
     def _strings_named(self, test: ast.expr) -> frozenset[str]:
         """The strings a test names, those of the flags it reads included (``HAS_X =
         "x" in T.__dataclass_fields__`` ... ``if HAS_X:``: a module constant, a local,
         ``self.has_x`` bound in the class)."""
-        found = set(_strings_in(test))
+        found = set(strings_in(test))
         for inner in ast.walk(test):
             bound: ast.expr | None = None
             if isinstance(inner, ast.Name):
                 if self.function_bodies:
-                    bound = _value_bound(_own_statements(self.function_bodies[-1]), inner)
+                    bound = value_bound(own_statements(self.function_bodies[-1]), inner)
                 bound = bound if bound is not None else self.constants.get(inner.id)
             elif (
                 isinstance(inner, ast.Attribute)
@@ -1089,9 +973,9 @@ class _ModuleVisitor:
                 and inner.value.id == "self"
                 and self.class_nodes
             ):
-                bound = _value_bound(ast.walk(self.class_nodes[-1]), inner)
+                bound = value_bound(ast.walk(self.class_nodes[-1]), inner)
             if bound is not None:
-                found |= _strings_in(bound)
+                found |= strings_in(bound)
         return frozenset(found)
 
     def _expressions(self, node: ast.expr) -> None:
@@ -1130,7 +1014,7 @@ class _ModuleVisitor:
         walk: list[ast.AST | _Under] = [node.test]
         for branch, side in ((True, node.body), (False, node.orelse)):
             under = _Under(
-                self._guard(node.test, branch), frozenset(_present_when(node.test, branch))
+                self._guard(node.test, branch), frozenset(present_when(node.test, branch))
             )
             walk += [under, side, under.closing()]
         return walk[::-1]
@@ -1144,7 +1028,7 @@ class _ModuleVisitor:
         for index, operand in enumerate(rest, start=1):
             earlier = node.values[:index]
             test = earlier[0] if len(earlier) == 1 else ast.BoolOp(op=node.op, values=earlier)
-            under = _Under(self._guard(test, reached), frozenset(_present_when(test, reached)))
+            under = _Under(self._guard(test, reached), frozenset(present_when(test, reached)))
             walk += [under, operand, under.closing()]
         return walk[::-1]
 
@@ -1159,7 +1043,7 @@ class _ModuleVisitor:
         if not tests:
             return [*walk, *made][::-1]
         test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
-        under = _Under(self._guard(test, True), frozenset(_present_when(test, True)))
+        under = _Under(self._guard(test, True), frozenset(present_when(test, True)))
         return [*walk, under, *made, under.closing()][::-1]
 
     def _enter(self, under: _Under) -> None:
@@ -1263,9 +1147,9 @@ class _ModuleVisitor:
         body = self.function_bodies[-1]
         if self.function_bindings[-1].get(func.id) != 1:
             return func
-        value = _value_bound(_own_statements(body), func)
+        value = value_bound(own_statements(body), func)
         if isinstance(value, ast.IfExp):
-            test = _condition_text(value.test)
+            test = condition_text(value.test)
             branch = next((g.branch for g in reversed(self.conditions) if g.text == test), None)
             if branch is None:
                 return func
@@ -1296,7 +1180,7 @@ class _ModuleVisitor:
             "open_ended": open_ended,
             "guarded_keywords": tuple(sorted(guarded.items())),
             "tested_keywords": tuple(sorted(tested)),
-            "empty": tuple(k.arg for k in node.keywords if k.arg and _is_empty(k.value)),
+            "empty": tuple(k.arg for k in node.keywords if k.arg and is_empty(k.value)),
             "never_none": tuple(
                 k.arg for k in node.keywords if k.arg and self._never_none(k.value)
             ),
@@ -1384,7 +1268,7 @@ class _ModuleVisitor:
                 return False
             if value.id in self.function_parameters[-1]:
                 return False
-            bound = _value_bound(_own_statements(self.function_bodies[-1]), value)
+            bound = value_bound(own_statements(self.function_bodies[-1]), value)
             value = bound if bound is not None else value
         return (
             isinstance(value, ast.Call)
@@ -1402,13 +1286,13 @@ class _ModuleVisitor:
                 return False  # a parameter may be handed None whatever it is bound to after
             if self.function_bindings[-1].get(value.id) != 1:
                 return False
-            for node in _own_statements(body):
-                if isinstance(node, ast.AnnAssign) and _binds(node.target, value.id):
-                    return node.value is not None and _literal_not_none(node.value)
-                if isinstance(node, ast.Assign) and any(_binds(t, value.id) for t in node.targets):
-                    return _literal_not_none(node.value)
+            for node in own_statements(body):
+                if isinstance(node, ast.AnnAssign) and binds(node.target, value.id):
+                    return node.value is not None and literal_not_none(node.value)
+                if isinstance(node, ast.Assign) and any(binds(t, value.id) for t in node.targets):
+                    return literal_not_none(node.value)
             return False
-        return _literal_not_none(value)
+        return literal_not_none(value)
 
     def _output_method(self, func: ast.expr) -> tuple[str, str, str, bool] | None:
         """The output type whose method a call calls, the method, the plugin class it
@@ -1516,7 +1400,7 @@ class _ModuleVisitor:
             if value is not None and not self._restores_init(value):
                 self.reading.class_changes.append(self._replacement(change, value))
             return True
-        if value is not None and (isinstance(value, ast.Constant) or _literal_not_none(value)):
+        if value is not None and (isinstance(value, ast.Constant) or literal_not_none(value)):
             self.reading.class_changes.append(change)
             return True
         return False
@@ -1527,7 +1411,7 @@ class _ModuleVisitor:
         if isinstance(value, ast.Name):
             bodies = (*self.function_bodies[::-1], self.tree.body)
             value = next(
-                (v for b in bodies if (v := _value_bound(_own_statements(b), value)) is not None),
+                (v for b in bodies if (v := value_bound(own_statements(b), value)) is not None),
                 value,
             )
         return isinstance(value, ast.Attribute) and value.attr == "__init__"
@@ -1536,7 +1420,7 @@ class _ModuleVisitor:
         """What the ``__init__`` a plugin sets takes: a function it defines beside."""
         definition = None
         if isinstance(value, ast.Name):
-            scopes = [_own_statements(b) for b in (*self.function_bodies[::-1], self.tree.body)]
+            scopes = [own_statements(b) for b in (*self.function_bodies[::-1], self.tree.body)]
             definition = next(
                 (
                     statement
@@ -1786,8 +1670,8 @@ class _ModuleVisitor:
     ) -> None:
         """Names of a function (or module) whose judged type its assignments show, added
         to ``into``, the scope in force (so a copy of a name typed before is typed).
-        ``bindings``: :func:`_bindings_counted` of ``body``, where already counted."""
-        counts = _bindings_counted(body) if bindings is None else bindings
+        ``bindings``: :func:`bindings_counted` of ``body``, where already counted."""
+        counts = bindings_counted(body) if bindings is None else bindings
         bound_once = {name for name, count in counts.items() if count == 1}
         for node, narrowed in _under_isinstance(body, self._narrowed):
             if isinstance(node, (ast.For, ast.AsyncFor)):
@@ -1845,7 +1729,7 @@ class _ModuleVisitor:
                 continue
             arguments = [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]
             typed = {a.arg: self._type_of_annotation(a.annotation) for a in arguments}
-            for statement in _own_statements(method.body):
+            for statement in own_statements(method.body):
                 if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
                     continue
                 bound, value = statement.targets[0], statement.value
@@ -1887,51 +1771,6 @@ class _ModuleVisitor:
         return _Kwargs(set(), False)
 
 
-def _value_bound(nodes: Iterable[ast.AST], name: ast.Name | ast.Attribute) -> ast.expr | None:
-    """The value ``nodes`` (a function's statements, a class's code) bind a name or
-    ``self.x`` to: a flag a test reads."""
-    for node in nodes:
-        if not isinstance(node, ast.Assign):
-            continue
-        for target in node.targets:
-            if isinstance(name, ast.Name) and isinstance(target, ast.Name):
-                if target.id == name.id:
-                    return node.value
-            elif (
-                isinstance(name, ast.Attribute)
-                and isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == "self"
-                and target.attr == name.attr
-            ):
-                return node.value
-    return None
-
-
-def _strings_in(node: ast.expr) -> frozenset[str]:
-    """The string constants in an expression (what a presence test names)."""
-    return frozenset(
-        inner.value
-        for inner in ast.walk(node)
-        if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
-    )
-
-
-def _is_empty(node: ast.expr) -> bool:
-    """``[]``, ``{}``, ``()``, ``list()``, ``dict()``: empty whatever its elements' type."""
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return not node.elts
-    if isinstance(node, ast.Dict):
-        return not node.keys
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("list", "dict", "tuple", "set")
-        and not node.args
-        and not node.keywords
-    )
-
-
 #: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.
 _RUNNER_OUTPUT_NAME = "model_runner_output"
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
@@ -1948,49 +1787,13 @@ def _fields_of(chain: list[PluginClass]) -> tuple[tuple[str, bool], ...]:
     return tuple(found)
 
 
-def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of a body at any depth, not those of nested functions or classes."""
-    for node, _ in _under_tests(body):
-        yield node
-
-
-def _bindings_counted(body: list[ast.stmt]) -> dict[str, int]:
-    """How many times a body's statements bind each name (by assignment, ``for``,
-    ``with ... as``)."""
-    counts: dict[str, int] = {}
-    for node in _own_statements(body):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-            targets = [node.target]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            targets = [item.optional_vars for item in node.items if item.optional_vars]
-        for target in targets:
-            for name in _names_bound(target):
-                counts[name] = counts.get(name, 0) + 1
-    return counts
-
-
-def _names_bound(target: ast.expr) -> Iterator[str]:
-    """The names an assignment target binds: ``a``, ``a, *b``; not ``a`` of ``a.x`` or
-    ``a[i]``, which change what ``a`` holds without binding it."""
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _names_bound(element)
-    elif isinstance(target, ast.Starred):
-        yield from _names_bound(target.value)
-
-
 def _under_isinstance(
     body: list[ast.stmt], narrowed_by: Callable[[ast.expr], dict[str, str]]
 ) -> Iterator[tuple[ast.stmt, dict[str, str]]]:
-    """:func:`_own_statements`, each with the names the ``isinstance`` tests it sits
+    """:func:`own_statements`, each with the names the ``isinstance`` tests it sits
     under narrow (in their ``if`` bodies)."""
     read: dict[int, dict[str, str]] = {}
-    for node, above in _under_tests(body):
+    for node, above in under_tests(body):
         narrowed: dict[str, str] = {}
         for test, in_body in above:
             if in_body:
@@ -2009,28 +1812,6 @@ class _Tests:
 
 
 _NO_TESTS = _Tests(lambda test: frozenset(), lambda test, branch: None)
-
-
-def _under_tests(
-    body: list[ast.stmt], above: tuple[tuple[ast.expr, bool], ...] = ()
-) -> Iterator[tuple[ast.stmt, tuple[tuple[ast.expr, bool], ...]]]:
-    """:func:`_own_statements`, each with its enclosing ``if`` tests and whether it is in
-    each one's body (True) or its ``else`` (False)."""
-    for node in body:
-        yield node, above
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(node, name, None)
-            if isinstance(inner, list):
-                statements = [s for s in inner if isinstance(s, ast.stmt)]
-                for handler in inner:
-                    if isinstance(handler, ast.ExceptHandler):
-                        statements += handler.body
-                inside = above
-                if isinstance(node, ast.If) and name in ("body", "orelse"):
-                    inside = (*above, (node.test, name == "body"))
-                yield from _under_tests(statements, inside)
 
 
 @dataclass
@@ -2064,7 +1845,7 @@ def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwa
     ``d.update(k=...)``, each as
     :meth:`_Kwargs.add` sorts it by the tests it sits under."""
     found: dict[str, _Kwargs] = {}
-    for node, above in _under_tests(body):
+    for node, above in under_tests(body):
         assigned: tuple[ast.expr, ast.expr] | None = None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             assigned = node.targets[0], node.value
@@ -2116,11 +1897,6 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
         _decorator_name(n) in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
         for n in names
     )
-
-
-def _exits(body: list[ast.stmt]) -> bool:
-    """Whether a block always leaves (its last statement returns or raises)."""
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
 def _identifier(node: ast.AST) -> str:

@@ -1,0 +1,135 @@
+"""What a plugin function's statements bind, hold and test, read without running them:
+the small facts of Python's syntax the crater's reading rests on."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+DISPLAYS = (
+    ast.List, ast.Dict, ast.Set, ast.Tuple, ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp
+)  # fmt: skip
+
+
+def literal_not_none(value: ast.expr) -> bool:
+    """A value that is never None: a literal, a display, one repeated or joined
+    (``[None] * n``), a container built (``list(...)``)."""
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    if isinstance(value, ast.BinOp):
+        return literal_not_none(value.left) or literal_not_none(value.right)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return value.func.id in ("list", "dict", "tuple", "set")
+    return isinstance(value, DISPLAYS)
+
+
+def binds(target: ast.expr, name: str) -> bool:
+    return isinstance(target, ast.Name) and target.id == name
+
+
+def value_bound(nodes: Iterable[ast.AST], name: ast.Name | ast.Attribute) -> ast.expr | None:
+    """The value ``nodes`` (a function's statements, a class's code) bind a name or
+    ``self.x`` to: a flag a test reads."""
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(name, ast.Name) and isinstance(target, ast.Name):
+                if target.id == name.id:
+                    return node.value
+            elif (
+                isinstance(name, ast.Attribute)
+                and isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+                and target.attr == name.attr
+            ):
+                return node.value
+    return None
+
+
+def strings_in(node: ast.expr) -> frozenset[str]:
+    """The string constants in an expression (what a presence test names)."""
+    return frozenset(
+        inner.value
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+    )
+
+
+def is_empty(node: ast.expr) -> bool:
+    """``[]``, ``{}``, ``()``, ``list()``, ``dict()``: empty whatever its elements' type."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("list", "dict", "tuple", "set")
+        and not node.args
+        and not node.keywords
+    )
+
+
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a body at any depth, not those of nested functions or classes."""
+    for node, _ in under_tests(body):
+        yield node
+
+
+def bindings_counted(body: list[ast.stmt]) -> dict[str, int]:
+    """How many times a body's statements bind each name (by assignment, ``for``,
+    ``with ... as``)."""
+    counts: dict[str, int] = {}
+    for node in own_statements(body):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in node.items if item.optional_vars]
+        for target in targets:
+            for name in names_bound(target):
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def names_bound(target: ast.expr) -> Iterator[str]:
+    """The names an assignment target binds: ``a``, ``a, *b``; not ``a`` of ``a.x`` or
+    ``a[i]``, which change what ``a`` holds without binding it."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from names_bound(element)
+    elif isinstance(target, ast.Starred):
+        yield from names_bound(target.value)
+
+
+def under_tests(
+    body: list[ast.stmt], above: tuple[tuple[ast.expr, bool], ...] = ()
+) -> Iterator[tuple[ast.stmt, tuple[tuple[ast.expr, bool], ...]]]:
+    """:func:`own_statements`, each with its enclosing ``if`` tests and whether it is in
+    each one's body (True) or its ``else`` (False)."""
+    for node in body:
+        yield node, above
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                statements = [s for s in inner if isinstance(s, ast.stmt)]
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        statements += handler.body
+                inside = above
+                if isinstance(node, ast.If) and name in ("body", "orelse"):
+                    inside = (*above, (node.test, name == "body"))
+                yield from under_tests(statements, inside)
+
+
+def exits(body: list[ast.stmt]) -> bool:
+    """Whether a block always leaves (its last statement returns or raises)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
