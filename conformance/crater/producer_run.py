@@ -4,9 +4,10 @@ Reading a plugin is safe by construction; running its producer executes third-pa
 code from the package index, so it happens only when asked, each producer in a worker
 process of its own with a time limit, and the record names every module executed.
 In the worker, the pin's vLLM is laid out from its texts (as ``--vllm-release`` lays
-it out) first on the import path, the plugin module that defines the producer is
-loaded from its text, and every other import it makes that is not there (its hardware
-runtime, its own package's other modules, the rest of vLLM) is a stub.  Producers are
+it out) first on the import path, the plugin module that defines the producer and the
+modules of its own package it imports are loaded from their text, and every other
+import that is not there (its hardware runtime, its packages' ``__init__``, the rest of
+vLLM) is a stub.  Producers are
 found by what they are (:mod:`conformance.releases.discovery`, as vLLM's own are):
 
 * an **async output** class is built from each step with
@@ -181,14 +182,14 @@ def run_producers(
         if unfit is not None:
             runs.not_run.append(f"{producer.where}: not run, {unfit}")
             continue
-        outcome = _run_in_worker(producer, text, pin, outputs_text, timeout)
+        outcome = _run_in_worker(producer, source, pin, outputs_text, timeout)
         judged_at, why = pin, ""
         if "refit" in outcome:
             judged_at = outcome["refit"]
             why = f" (its constructor takes what vLLM {judged_at}'s runner hands over, not {pin}'s)"
             try:
                 outcome = _run_in_worker(
-                    producer, text, judged_at, release_outputs(judged_at), timeout, fitted=True
+                    producer, source, judged_at, release_outputs(judged_at), timeout, fitted=True
                 )
             except FetchError as error:
                 outcome = {"not_run": f"the texts of {judged_at}: {error}"}
@@ -212,6 +213,15 @@ def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str)
             f"{producer.where}: {how}, {len(raised)} behaviours not judged: its run "
             f"raised where stand-ins replace its hardware and imports ({_raise_of(first)})"
         )
+    # A result holding a stand-in (a helper of its own package, stubbed) is the
+    # stand-in's, not the plugin's: not judged either.
+    handed = {b: m for b, m in failed.items() if b not in raised and _STAND_IN in m}
+    if handed:
+        runs.not_run.append(
+            f"{producer.where}: {how}, {len(handed)} behaviours not judged: its result "
+            f"holds a stand-in for its hardware or imports ({next(iter(handed.values()))[:120]})"
+        )
+    raised |= handed
     runtime = "the simulated runtime" if producer.kind == "async-output" else "CPU"
     runs.ran.append(f"{producer.where}: {how} on {runtime}")
     for behaviour, message in failed.items():
@@ -229,7 +239,7 @@ def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str)
 
 def _run_in_worker(
     producer: PluginProducer,
-    text: str,
+    source: PluginSource,
     pin: str,
     outputs_text: Path,
     timeout: float,
@@ -238,11 +248,20 @@ def _run_in_worker(
     with tempfile.TemporaryDirectory(prefix="crater-run-") as scratch:
         folder = Path(scratch)
         module = module_name(producer.file)
-        target = folder / "plugin" / (module.replace(".", "/") + ".py")
-        target.parent.mkdir(parents=True)
-        target.write_text(text, encoding="utf-8")
+        # The plugin's modules, each where its name puts it: those the producer's module
+        # imports of its own package are run from their text, not stood in for.
+        modules: dict[str, str] = {}
+        for path, text in source.files.items():
+            name = module_name(path)
+            if name and (name == module or not path.endswith("__init__.py")):
+                placed = folder / "plugin" / (name.replace(".", "/") + ".py")
+                placed.parent.mkdir(parents=True, exist_ok=True)
+                placed.write_text(text, encoding="utf-8")
+                modules.setdefault(name, str(placed))
+        target = Path(modules[module])
         job = {
             "module": module,
+            "modules": modules,
             "file": str(target),
             "kind": producer.kind,
             "name": producer.name,
@@ -252,11 +271,14 @@ def _run_in_worker(
             "fitted": fitted,
         }
 
+        # A file, not an argument: a large plugin's module list passes the limit of one.
+        job_file = folder / "job.json"
+        job_file.write_text(json.dumps(job), encoding="utf-8")
         environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         environment.pop("PYTEST_ADDOPTS", None)
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "conformance.crater.producer_run", json.dumps(job)],
+                [sys.executable, "-m", "conformance.crater.producer_run", str(job_file)],
                 cwd=folder,
                 env=environment,
                 capture_output=True,
@@ -289,8 +311,9 @@ def _worker(job: dict) -> dict:
 
     with installed_as_vllm(job["pin"], Path(job["outputs_text"])):
         text = Path(job["file"]).read_text(encoding="utf-8")
-        finder = _StubFinder(job["module"], text)
-        sys.meta_path.append(finder)
+        own = _OwnModuleFinder(job["module"], job.get("modules", {}))
+        sys.meta_path.append(own)
+        sys.meta_path.append(_StubFinder(job["module"], text))
         module = type(sys)(job["module"])
         module.__file__ = job["file"]
         sys.modules[job["module"]] = module
@@ -328,7 +351,7 @@ def _worker(job: dict) -> dict:
                 f"--conformance-report={job['report']}",
             ]
         )
-        executed = [job["module"]]
+        executed = [job["module"], *own.loaded]
     report_path = Path(job["report"])
     if not report_path.is_file():
         return {"not_run": f"the suite gave no report (pytest exit {int(code)})"}
@@ -399,6 +422,53 @@ def _unfit_gathering(text: str, name: str) -> str | None:
     return None
 
 
+class _OwnModuleFinder:
+    """The plugin's own modules (not its packages' ``__init__``) run from their text, as
+    its module defining the producer is: a pure torch helper it imports computes what
+    it computes.  Each top-level statement runs on its own (one importing its hardware
+    fails alone), and a name none of them defined is a stand-in."""
+
+    def __init__(self, own: str, modules: dict[str, str]) -> None:
+        self.own = own
+        # Only its own package's: a file of another top-level name could shadow a library.
+        top = own.split(".")[0]
+        self.modules = {n: f for n, f in modules.items() if n.split(".")[0] == top}
+        self.loaded: list[str] = []  #: what ran, for the record
+
+    def find_spec(
+        self, name: str, path: object, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name == self.own or name not in self.modules:
+            return None
+        self.loaded.append(name)
+        return importlib.machinery.ModuleSpec(
+            name, _OwnModuleLoader(self.modules[name]), origin=self.modules[name]
+        )
+
+
+class _OwnModuleLoader(importlib.abc.Loader):
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        from conformance.releases.texts import stub_module_source
+
+        module.__file__ = self.file
+        namespace = module.__dict__
+        for node in ast.parse(Path(self.file).read_text(encoding="utf-8")).body:
+            code = compile(ast.Module([node], type_ignores=[]), self.file, "exec")
+            try:
+                exec(code, namespace)
+            except Exception:
+                continue  # its hardware, its set-up: what needs them fails when used
+        stubs: dict[str, object] = {}
+        exec(stub_module_source(module.__name__), stubs)
+        namespace["__getattr__"] = stubs["__getattr__"]
+
+
 class _StubFinder:
     """Any module the loaded plugin imports and this environment lacks is a stub (its
     hardware runtime, its own package's other modules, vLLM beyond the pin's texts).
@@ -462,7 +532,7 @@ def _takes_anything(self: object, *args: object, **kwargs: object) -> None:
 
 
 def main() -> int:
-    job = json.loads(sys.argv[1])
+    job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     try:
         result = _worker(job)
     except Exception as error:
@@ -543,6 +613,8 @@ def _release_fitting(cls: type, pin: str) -> str | None:
     return None
 
 
+#: How the suite's checks name a value of a stand-in's (:func:`stub_module_source`).
+_STAND_IN = "_Stub"
 #: ``raised AttributeError: ...`` and ``raised RuntimeError at file.py:12 (`code`): ...``
 _RAISED = re.compile(r"\braised (\w+\b.*)$")
 

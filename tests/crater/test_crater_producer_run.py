@@ -223,3 +223,58 @@ def test_a_gathering_is_found_once_and_one_in_jax_is_named_so(tmp_path, monkeypa
     runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=60)
     # Its language is why it is not run, whatever its parameters.
     assert "gather_logprobs (npu_once/tpu.py:6): not run, written in JAX" in runs.not_run
+
+
+HELPED_GATHERING = """
+import torch
+import npu_hw  # its hardware runtime: absent here
+from npu_helped.ops.ranks import count_greater
+from vllm.v1.outputs import LogprobsTensors
+
+
+class NPUSampler:
+    @staticmethod
+    def gather_logprobs(logprobs, num_logprobs, token_ids):
+        token_ids = token_ids.unsqueeze(-1)
+        token_logprobs = logprobs.gather(-1, token_ids)
+        top_logprobs, top_ids = torch.topk(logprobs, num_logprobs, dim=-1)
+        ranks = count_greater(logprobs, token_logprobs)
+        ids = torch.cat((token_ids, top_ids), dim=1).to(torch.int32)
+        return LogprobsTensors(ids, torch.cat((token_logprobs, top_logprobs), dim=1), ranks)
+"""
+
+RANKS = """
+import torch
+import npu_hw.compile  # fails alone; the helper does not need it
+
+
+def count_greater(logprobs, token_logprobs):
+    return (logprobs >= token_logprobs).sum(-1)
+"""
+
+
+def test_a_helper_of_its_own_package_runs_a_stand_in_result_is_not_judged(
+    tmp_path, monkeypatch
+) -> None:
+    # vllm-rbln's gathering ranks with its own ops module's function: that module runs
+    # from its text. Where the helper is missing, its stand-in's result is not the
+    # plugin's fault: not judged, not a failure.
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "npu-helped"\nversion = "1"\ndependencies = ["vllm==0.12.0"]\n'
+    )
+    for name, text in {"__init__.py": "", "sampler.py": HELPED_GATHERING,
+                       "ops/__init__.py": "", "ops/ranks.py": RANKS}.items():  # fmt: skip
+        (tmp_path / "npu_helped" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "npu_helped" / name).write_text(text)
+    source = plugin_source(str(tmp_path))
+    runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=120)
+    assert runs.executed == ["npu_helped.sampler", "npu_helped.ops.ranks"]
+    assert not runs.findings and "NPUSampler.gather_logprobs (npu_helped/sampler.py:" in (
+        " ".join(runs.ran)
+    )
+    (tmp_path / "npu_helped" / "ops" / "ranks.py").unlink()
+    source = plugin_source(str(tmp_path))
+    runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=120)
+    assert not runs.findings
+    assert "its result holds a stand-in for its hardware or imports" in " ".join(runs.not_run)
