@@ -174,7 +174,10 @@ def _files_on(root: str, name: str) -> list[IndexFile]:
         raise PackageIndexError(f"{url}: {getattr(error, 'reason', error)}") from None
     if _JSON in kind or body.lstrip().startswith("{"):
         try:
-            return _from_json(json.loads(body), url, name)
+            data = json.loads(body)
+            if not isinstance(data, dict) or not isinstance(data.get("files"), list):
+                raise ValueError("no files")
+            return _from_json(data, url, name)
         except (ValueError, KeyError, TypeError, AttributeError):
             # A proxy's or portal's page in the index's place.
             raise PackageIndexError(f"{url}: not a package index's page") from None

@@ -250,14 +250,20 @@ def _run_in_worker(
         module = module_name(producer.file)
         # The plugin's modules, each where its name puts it: those the producer's module
         # imports of its own package are run from their text, not stood in for.
+        if not module:
+            return {"not_run": f"{producer.file} is no module of a package"}
         modules: dict[str, str] = {}
-        for path, text in source.files.items():
+        # The producer's own file first: another file of the same module name (an
+        # ``src/`` copy, ``a.py`` beside ``a/__init__.py``) never replaces its text.
+        ordered = sorted(source.files.items(), key=lambda item: item[0] != producer.file)
+        for path, text in ordered:
             name = module_name(path)
-            if name and (name == module or not path.endswith("__init__.py")):
-                placed = folder / "plugin" / (name.replace(".", "/") + ".py")
-                placed.parent.mkdir(parents=True, exist_ok=True)
-                placed.write_text(text, encoding="utf-8")
-                modules.setdefault(name, str(placed))
+            if not name or name in modules or (name != module and path.endswith("__init__.py")):
+                continue
+            placed = folder / "plugin" / (name.replace(".", "/") + ".py")
+            placed.parent.mkdir(parents=True, exist_ok=True)
+            placed.write_text(text, encoding="utf-8")
+            modules[name] = str(placed)
         target = Path(modules[module])
         job = {
             "module": module,
@@ -313,7 +319,7 @@ def _worker(job: dict) -> dict:
         text = Path(job["file"]).read_text(encoding="utf-8")
         own = _OwnModuleFinder(job["module"], job.get("modules", {}))
         sys.meta_path.append(own)
-        sys.meta_path.append(_StubFinder(job["module"], text))
+        sys.meta_path.append(_StubFinder(job["module"], text, frozenset(own.modules)))
         module = type(sys)(job["module"])
         module.__file__ = job["file"]
         sys.modules[job["module"]] = module
@@ -440,15 +446,15 @@ class _OwnModuleFinder:
     ) -> importlib.machinery.ModuleSpec | None:
         if name == self.own or name not in self.modules:
             return None
-        self.loaded.append(name)
         return importlib.machinery.ModuleSpec(
-            name, _OwnModuleLoader(self.modules[name]), origin=self.modules[name]
+            name, _OwnModuleLoader(self.modules[name], self.loaded), origin=self.modules[name]
         )
 
 
 class _OwnModuleLoader(importlib.abc.Loader):
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, loaded: list[str]) -> None:
         self.file = file
+        self.loaded = loaded
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
@@ -458,11 +464,15 @@ class _OwnModuleLoader(importlib.abc.Loader):
 
         module.__file__ = self.file
         namespace = module.__dict__
-        for node in ast.parse(Path(self.file).read_text(encoding="utf-8")).body:
+        tree = ast.parse(Path(self.file).read_text(encoding="utf-8"))
+        self.loaded.append(module.__name__)
+        for node in tree.body:
             code = compile(ast.Module([node], type_ignores=[]), self.file, "exec")
             try:
                 exec(code, namespace)
-            except Exception:
+            except KeyboardInterrupt:
+                raise
+            except BaseException:  # a helper's sys.exit() at import ends only itself
                 continue  # its hardware, its set-up: what needs them fails when used
         stubs: dict[str, object] = {}
         exec(stub_module_source(module.__name__), stubs)
@@ -477,7 +487,8 @@ class _StubFinder:
     ``flint``) stays missing, as the library expects; a stand-in would answer its
     questions with nonsense."""
 
-    def __init__(self, own: str, text: str) -> None:
+    def __init__(self, own: str, text: str, own_modules: frozenset[str] = frozenset()) -> None:
+        self.own_modules = own_modules
 
         self.own = own
         self.stubbed = {own.split(".")[0], "vllm"}
@@ -496,11 +507,16 @@ class _StubFinder:
             # standard library chooses its paths by trying those imports.
             return None
 
-        return importlib.machinery.ModuleSpec(name, _StubLoader(), is_package=True)
+        return importlib.machinery.ModuleSpec(name, _StubLoader(self.own_modules), is_package=True)
 
 
 class _StubLoader(importlib.abc.Loader):
-    """Makes the stand-in module (:func:`conformance.releases.texts.stub_module_source`)."""
+    """Makes the stand-in module (:func:`conformance.releases.texts.stub_module_source`).
+    A stood-in package hands out its own modules that run from their text
+    (``from vllm_ascend import envs``): asked for such a name, it imports it."""
+
+    def __init__(self, own_modules: frozenset[str] = frozenset()) -> None:
+        self.own_modules = own_modules
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
@@ -516,6 +532,10 @@ class _StubLoader(importlib.abc.Loader):
         made: dict[str, type] = {}
 
         def stand_in(attribute: str) -> object:
+            if f"{name}.{attribute}" in self.own_modules:
+                import importlib
+
+                return importlib.import_module(f"{name}.{attribute}")
             # A class name may be subclassed or used in annotations: a class that takes
             # anything; any other name the stub object that absorbs what is done with it.
             if attribute[:1].isupper() and not attribute.isupper():

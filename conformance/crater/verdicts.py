@@ -370,6 +370,13 @@ class _Judge:
             )
         if self.view.has_module(submodule) and module != OUTPUTS:
             return None  # a submodule (``from vllm.v1 import outputs``)
+        if (
+            self.other is not None
+            and self.other.has_module(submodule)
+            and self.view.has_module(submodule) is False
+        ):
+            self.result.missing_modules.add(submodule)  # a submodule gone: listed apart
+            return None
         bound = self.view.bound.get(module)
         if bound is not None:
             return None if name in bound else self._name_missing(use, module, name)
@@ -438,7 +445,7 @@ class _Judge:
                     use.file,
                     use.line,
                     f"{type_name}.{keyword}",
-                    _retype_said(changed),
+                    _retype_said(changed, self.backwards),
                 )
             )
         return found
@@ -626,7 +633,11 @@ class _Judge:
             return []  # ``output.sampled_token_ids = []`` fits it whatever it holds
         if kind != "read-fails" and member in use.never_none and _only_narrowed(changed):
             return []  # ``output.pooler_output = [None] * n`` where None no longer is
-        return [Finding("behaviour-changed", use.file, use.line, name, _retype_said(changed))]
+        return [
+            Finding(
+                "behaviour-changed", use.file, use.line, name, _retype_said(changed, self.backwards)
+            )
+        ]
 
     def call(self, use: Use) -> list[Finding]:
         module, cls, member = use.module, use.type_name, use.member
@@ -985,17 +996,23 @@ def _older(view: VllmView, other: VllmView | None) -> bool:
         return False
 
 
-def _retype_said(change: Change) -> str:
-    """``field retyped ModelRunnerOutput.x: list[np.ndarray], now list[list[int]]``."""
+def _retype_said(change: Change, backwards: bool = False) -> str:
+    """``field retyped ModelRunnerOutput.x: list[np.ndarray], now list[list[int]]``
+    (going back to an older vLLM: what it was there)."""
     types = _retyped(change)
-    return f"{change.describe()}: {types[0]}, now {types[1]}" if types else change.describe()
+    if types is None:
+        return change.describe()
+    return f"{change.describe()}: {types[0]}, {'there' if backwards else 'now'} {types[1]}"
 
 
 def _now_python_lists(change: Change) -> bool:
     """A field retyped to Python lists of lists (``list[np.ndarray]`` ->
     ``list[list[int]]``): what ``tensor.tolist()`` of a matrix builds."""
     types = _retyped(change)
-    return types is not None and types[1].replace(" ", "").startswith("list[list[")
+    return types is not None and types[1].replace(" ", "") in (
+        "list[list[int]]",
+        "list[list[int]]|None",
+    )
 
 
 def _only_widened(change: Change) -> bool:

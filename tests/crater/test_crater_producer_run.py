@@ -273,7 +273,21 @@ def test_a_helper_of_its_own_package_runs_a_stand_in_result_is_not_judged(
     assert not runs.findings and "NPUSampler.gather_logprobs (npu_helped/sampler.py:" in (
         " ".join(runs.ran)
     )
+    # Through its package (``from npu_helped.ops import ranks``), beside a helper that
+    # ends its own import with sys.exit().
+    (tmp_path / "npu_helped" / "ops" / "quits.py").write_text("import sys\nsys.exit(3)\n")
+    (tmp_path / "npu_helped" / "sampler.py").write_text(
+        HELPED_GATHERING.replace(
+            "from npu_helped.ops.ranks import count_greater",
+            "from npu_helped.ops import quits, ranks\ncount_greater = ranks.count_greater",
+        )
+    )
+    source = plugin_source(str(tmp_path))
+    runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=120)
+    assert "npu_helped.ops.ranks" in runs.executed and not runs.findings
+    assert "NPUSampler.gather_logprobs (npu_helped/sampler.py:" in " ".join(runs.ran)
     (tmp_path / "npu_helped" / "ops" / "ranks.py").unlink()
+    (tmp_path / "npu_helped" / "sampler.py").write_text(HELPED_GATHERING)
     source = plugin_source(str(tmp_path))
     runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=120)
     assert not runs.findings

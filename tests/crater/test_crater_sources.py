@@ -205,10 +205,13 @@ def test_a_plugin_published_before_every_known_release_is_unpinned(isolated, mon
 
 def test_a_page_that_is_no_index_is_one_line(isolated, monkeypatch) -> None:
     # A captive portal's or proxy's answer where the index's should be.
-    with archives.json_index({}, {"/simple/npu-portal/": b"{ not an index"}) as root:
+    pages = {"/simple/npu-portal/": b"{ not an index",
+             "/simple/npu-login/": b'{"message": "Authentication required"}'}  # fmt: skip
+    with archives.json_index({}, pages) as root:
         monkeypatch.setenv("PIP_INDEX_URL", root)
-        with pytest.raises(PluginSourceError, match="not a package index's page"):
-            plugin_source("npu-portal")
+        for name in ("npu-portal", "npu-login"):
+            with pytest.raises(PluginSourceError, match="not a package index's page"):
+                plugin_source(name)
         wheel = archives.wheel(isolated, "npu-portal", "1.0", {"npu_portal/__init__.py": ""}, [])
         assert plugin_source(str(wheel)).published is None  # undated, not a traceback
 

@@ -1132,7 +1132,9 @@ def test_a_patch_in_a_module_that_does_not_import_is_no_patch_not_taken() -> Non
     modules = frozenset({"vllm.v1.worker.gpu.sample", "vllm.v1.worker.gpu.sample.logprob"})
     had = modules | {"vllm.v1.worker.gpu.sample.bad_words"}
     reading = read_plugin({"npu/patch.py": PATCHES_BEYOND_AN_IMPORT})
-    assert judge(reading, view("0.26.0", modules), view("0.25.1", had)).findings == []
+    judged = judge(reading, view("0.26.0", modules), view("0.25.1", had))
+    assert judged.findings == []
+    assert judged.missing_modules == {"vllm.v1.worker.gpu.sample.bad_words"}
     found = judge(reading, view("0.26.0", had), view("0.25.1", had)).findings
     assert [(f.kind, f.line) for f in found] == [("behaviour-changed", 5)]
 
