@@ -5,53 +5,128 @@ through ``not``, ``and``, ``or``, an ``else`` and a comprehension's ``if``."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from conformance.crater.syntax import exits
 
-
-@dataclass(frozen=True)
-class Tested:
-    """What a body tests for truth or None: expressions (as written) and names.  A read
-    of the same expression anywhere in the body counts: the body handles None."""
-
-    expressions: frozenset[str]
-    names: frozenset[str]
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def tested_in(body: list[ast.stmt]) -> Tested:
-    """What ``body`` tests for truth or None: the tests of its ``if``, ``while``,
-    ``assert``, ``a if t else b`` and comprehensions, the operands of ``and``/``or``."""
-    tests: list[ast.expr] = []
-    for statement in body:
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-                tests.append(node.test)
-            elif isinstance(node, ast.comprehension):
-                tests += node.ifs
-            elif isinstance(node, ast.BoolOp):
-                tests += node.values
-    expressions: set[str] = set()
-    names: set[str] = set()
-    while tests:
-        test = tests.pop()
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            tests.append(test.operand)
-        elif isinstance(test, ast.BoolOp):
-            tests += test.values
-        elif (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-        ):
-            tests.append(test.left)
-        elif isinstance(test, ast.Name):
-            names.add(test.id)
-        elif isinstance(test, ast.Attribute):
-            expressions.add(ast.unparse(test))
-    return Tested(frozenset(expressions), frozenset(names))
+def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of ``body``, not those of the functions and classes it defines."""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def truth_tested(test: ast.expr) -> Iterator[ast.expr]:
+    """The expressions a test tests for truth or None: ``x``, ``x is not None``,
+    through ``not``, ``and`` and ``or``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from truth_tested(test.operand)
+    elif isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from truth_tested(value)
+    elif _none_compared(test):
+        yield test.left  # type: ignore[attr-defined]
+    elif isinstance(test, (ast.Name, ast.Attribute)):
+        yield test
+
+
+def tests_in(body: list[ast.stmt]) -> frozenset[int]:
+    """The expressions (by id) ``body`` itself tests for truth or None: read there, a
+    field that also takes None is handled (``if out.pooler_output:``)."""
+    found: set[int] = set()
+    for node in own_nodes(body):
+        tests: list[ast.expr] = []
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tests = [node.test]
+        elif isinstance(node, ast.comprehension):
+            tests = list(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            tests = list(node.values)
+        for test in tests:
+            found.update(id(tested) for tested in truth_tested(test))
+    return frozenset(found)
+
+
+def every_use_tested(body: list[ast.stmt], name: str) -> bool:
+    """Whether every read of ``name`` in ``body`` (its own code) is a test of it for
+    truth or None, or sits where one held (``xs[i] if xs else None``, under ``if xs:``,
+    after ``if not xs: return``): a value bound to it that may be None is handled."""
+    return _all_tested(body, name, guarded=False)
+
+
+def _all_tested(statements: list[ast.stmt], name: str, guarded: bool) -> bool:
+    for statement in statements:
+        if not _tested_node(statement, name, guarded):
+            return False
+        if isinstance(statement, ast.If) and not statement.orelse and exits(statement.body):
+            guarded = guarded or _holds_for(statement.test, name, False)
+    return True
+
+
+def _tested_node(node: ast.AST, name: str, guarded: bool) -> bool:
+    if isinstance(node, _SCOPES):
+        return True
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        test_ok = _tested_node(node.test, name, True)  # the test itself reads it as a test
+        if isinstance(node, ast.IfExp):
+            return (
+                test_ok
+                and _tested_node(node.body, name, guarded or _holds_for(node.test, name, True))
+                and _tested_node(node.orelse, name, guarded or _holds_for(node.test, name, False))
+            )
+        return (
+            test_ok
+            and _all_tested(node.body, name, guarded or _holds_for(node.test, name, True))
+            and _all_tested(node.orelse, name, guarded or _holds_for(node.test, name, False))
+        )
+    if isinstance(node, ast.BoolOp):
+        reached = isinstance(node.op, ast.And)
+        earlier: list[ast.expr] = []
+        for value in node.values:
+            held = any(_holds_for(e, name, reached) for e in earlier)
+            if not _tested_node(value, name, guarded or held or _is_test_of(value, name)):
+                return False
+            earlier.append(value)
+        return True
+    if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+        return guarded
+    return all(_tested_node(child, name, guarded) for child in ast.iter_child_nodes(node))
+
+
+def _is_test_of(test: ast.expr, name: str) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == name for t in truth_tested(test))
+
+
+def _holds_for(test: ast.expr, name: str, holds: bool) -> bool:
+    """Whether ``name`` is neither None nor empty where ``test`` is ``holds``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _holds_for(test.operand, name, not holds)
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) != holds:
+            return False
+        return any(_holds_for(v, name, holds) for v in test.values)
+    if _none_compared(test):
+        is_not = isinstance(test.ops[0], ast.IsNot)  # type: ignore[attr-defined]
+        left = test.left  # type: ignore[attr-defined]
+        return isinstance(left, ast.Name) and left.id == name and is_not == holds
+    return holds and isinstance(test, ast.Name) and test.id == name
+
+
+def _none_compared(test: ast.expr) -> bool:
+    """``x is None`` or ``x is not None``."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def condition_text(test: ast.expr) -> str:
@@ -88,11 +163,14 @@ def present_when(test: ast.expr, holds: bool) -> set[tuple[str, str]]:
 
 
 def attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
-    """``(receiver, attribute)`` a test holds only where the attribute exists:
-    ``hasattr(kv, "x")``, ``getattr(kv, "x", None)`` (``is not None`` too), under
-    ``and``."""
+    """``(receiver, attribute)`` a test holds only where the attribute exists, and is
+    neither None nor empty where it reads it: ``hasattr(kv, "x")``, ``getattr(kv, "x",
+    None)``, ``kv.x`` (``is not None`` too), under ``and``.  What such a test reads
+    itself is judged where it stands."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return set().union(*(attributes_tested(v) for v in test.values))
+    if isinstance(test, ast.Attribute):
+        return {(ast.unparse(test.value), test.attr)}
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
@@ -101,6 +179,8 @@ def attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
         and test.comparators[0].value is None
     ):
         left = test.left  # ``getattr(kv, "x", None) is not None``: the default must be None
+        if isinstance(left, ast.Attribute):
+            return {(ast.unparse(left.value), left.attr)}
         default = left.args[2] if isinstance(left, ast.Call) and len(left.args) == 3 else None
         if not (isinstance(default, ast.Constant) and default.value is None):
             return set()

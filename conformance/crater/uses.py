@@ -34,11 +34,11 @@ from pathlib import PurePosixPath
 
 from conformance.crater.guards import Guard, GuardReader, module_tests
 from conformance.crater.presence import (
-    Tested,
     condition_text,
+    every_use_tested,
     present_after_exit,
     present_when,
-    tested_in,
+    tests_in,
 )
 from conformance.crater.syntax import (
     bindings_counted,
@@ -752,7 +752,7 @@ class _ModuleVisitor:
         self.function_bindings: list[dict[str, int]] = []
         #: per function (the module first): the expressions and names it tests for truth
         #: or None (``if x:``, ``x is not None``, ``a if x else b``, ``x and ...``)
-        self.truth_tested: list[Tested] = [tested_in(tree.body)]
+        self.truth_tested: list[frozenset[int]] = [tests_in(tree.body)]
         self.bound_to: dict[int, str] = {}  #: a value assigned to one name: that name
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
         self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
@@ -917,7 +917,7 @@ class _ModuleVisitor:
         names = {a.arg for a in (*parameters, node.args.vararg, node.args.kwarg) if a is not None}
         self.function_parameters.append(names)
         self.function_bindings.append(bindings)
-        self.truth_tested.append(tested_in(node.body))
+        self.truth_tested.append(tests_in(node.body))
         self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
         # The presence tests around a def test other objects than its own names.
         present, self.attributes_present = self.attributes_present, []
@@ -1362,10 +1362,12 @@ class _ModuleVisitor:
         empty = (node.attr,) if id(node) in self.empty_writes else ()
         value = self.assigned.get(id(node))
         never_none = (node.attr,) if value is not None and self._never_none(value) else ()
-        tested = self.truth_tested[-1]
         bound = self.bound_to.get(id(node))
-        none_tested = ast.unparse(node) in tested.expressions or (
-            bound is not None and bound in tested.names
+        none_tested = id(node) in self.truth_tested[-1] or (
+            bound is not None
+            and bool(self.function_bodies)
+            and self.function_bindings[-1].get(bound) == 1
+            and every_use_tested(self.function_bodies[-1], bound)
         )
         self._member_use(node.value, node.attr, kind, node.lineno, empty, never_none, none_tested)
 

@@ -1170,3 +1170,45 @@ def arrays(req_ids, ids):
 """}  # fmt: skip
     found = judge(read_plugin(files), view("0.12.0"), view("0.11.1")).findings
     assert [f.line for f in found if f.kind == "behaviour-changed"] == [13]
+
+
+NOT_TESTED_WHERE_READ = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def tested_after(out: ModelRunnerOutput, i):
+    first = out.pooler_output[i]
+    if out.pooler_output is not None:
+        return first
+    return None
+
+
+def tested_in_a_nested_def(out: ModelRunnerOutput, i):
+    def inner(other):
+        return other.pooler_output if other.pooler_output else None
+
+    return out.pooler_output[i], inner
+
+
+def bound_then_tested_later(out: ModelRunnerOutput, i):
+    xs = out.pooler_output
+    y = xs[i]
+    if xs:
+        return y
+    return None
+
+
+def bound_and_guarded(out: ModelRunnerOutput, i):
+    xs = out.pooler_output
+    if not xs:
+        return None
+    return xs[i]
+"""
+
+
+def test_a_test_for_none_counts_only_where_it_guards_the_read() -> None:
+    # 0.12.0 -> 0.14.0: pooler_output also takes None. A test after the read, in another
+    # function, or of the bound name after it is used, handles nothing.
+    reading = read_plugin({"npu/pool.py": NOT_TESTED_WHERE_READ})
+    found = judge(reading, view("0.14.0"), view("0.12.0")).findings
+    assert [f.line for f in found] == [6, 16, 20]
