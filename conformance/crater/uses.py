@@ -1035,16 +1035,27 @@ class _ModuleVisitor:
     def _comprehension_parts(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
     ) -> list[ast.AST | _Under]:
-        """What walks a comprehension, in reverse: its ``for`` parts, then what it makes
-        where every ``if`` of them held."""
-        walk: list[ast.AST | _Under] = list(node.generators)
-        tests = [test for generator in node.generators for test in generator.ifs]
-        made = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
-        if not tests:
-            return [*walk, *made][::-1]
-        test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
-        under = _Under(self._guard(test, True), frozenset(present_when(test, True)))
-        return [*walk, under, *made, under.closing()][::-1]
+        """What walks a comprehension, in reverse: each ``for`` part and ``if``, then
+        what it makes, each where every ``if`` before it held."""
+        walk: list[ast.AST | _Under] = []
+        tests: list[ast.expr] = []
+
+        def under_tests(parts: list[ast.AST]) -> list[ast.AST | _Under]:
+            if not tests:
+                return list(parts)
+            test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
+            under = _Under(self._guard(test, True), frozenset(present_when(test, True)))
+            return [under, *parts, under.closing()]
+
+        for generator in node.generators:
+            walk += under_tests([generator.target, generator.iter])
+            for test in generator.ifs:
+                walk += under_tests([test])
+                tests = [*tests, test]
+        made: list[ast.AST] = (
+            [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        )
+        return [*walk, *under_tests(made)][::-1]
 
     def _enter(self, under: _Under) -> None:
         if under.guard is not None:

@@ -169,13 +169,14 @@ from vllm.v1.outputs import ModelRunnerOutput
 from npu.utils import vllm_version_is
 
 
-def chosen(out: ModelRunnerOutput, ids):
+def chosen(out: ModelRunnerOutput, ids, outs: list[ModelRunnerOutput]):
     index = out.req_id_to_index if hasattr(out, "req_id_to_index") else {}
     found = hasattr(out, "req_id_to_index") and out.req_id_to_index.get(ids[0])
     other = out.req_ids and out.req_id_to_index
     negated = None if not hasattr(out, "req_id_to_index") else out.req_id_to_index
     either = not hasattr(out, "req_id_to_index") or out.req_id_to_index
-    listed = [o.req_id_to_index for o in [out] if hasattr(o, "req_id_to_index")]
+    listed = [o.req_id_to_index for o in outs if hasattr(o, "req_id_to_index")]
+    listed += [i for o in outs if hasattr(o, "req_id_to_index") for i in o.req_id_to_index]
     if getattr(out, "req_id_to_index", None) is None:
         pass
     else:
