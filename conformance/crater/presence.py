@@ -69,38 +69,39 @@ def _all_tested(statements: list[ast.stmt], name: str, guarded: bool) -> bool:
     return True
 
 
-def _tested_node(node: ast.AST, name: str, guarded: bool) -> bool:
+def _tested_node(
+    node: ast.AST, name: str, guarded: bool, as_tests: frozenset[int] = frozenset()
+) -> bool:
+    """Whether every read of ``name`` in ``node`` is guarded, or one of ``as_tests``
+    (reads that only test it for truth or None: ``if xs:``, ``xs is not None``)."""
     if isinstance(node, _SCOPES):
         return True
     if isinstance(node, (ast.If, ast.While, ast.IfExp)):
-        test_ok = _tested_node(node.test, name, True)  # the test itself reads it as a test
+        tests = as_tests | {id(t) for t in truth_tested(node.test)}
+        if not _tested_node(node.test, name, guarded, tests):
+            return False  # ``if xs[0]:`` reads it beyond a test
+        when_true = guarded or _holds_for(node.test, name, True)
+        when_false = guarded or _holds_for(node.test, name, False)
         if isinstance(node, ast.IfExp):
-            return (
-                test_ok
-                and _tested_node(node.body, name, guarded or _holds_for(node.test, name, True))
-                and _tested_node(node.orelse, name, guarded or _holds_for(node.test, name, False))
+            return _tested_node(node.body, name, when_true) and _tested_node(
+                node.orelse, name, when_false
             )
-        return (
-            test_ok
-            and _all_tested(node.body, name, guarded or _holds_for(node.test, name, True))
-            and _all_tested(node.orelse, name, guarded or _holds_for(node.test, name, False))
+        return _all_tested(node.body, name, when_true) and _all_tested(
+            node.orelse, name, when_false
         )
     if isinstance(node, ast.BoolOp):
         reached = isinstance(node.op, ast.And)
+        tests = as_tests | {id(t) for v in node.values for t in truth_tested(v)}
         earlier: list[ast.expr] = []
         for value in node.values:
             held = any(_holds_for(e, name, reached) for e in earlier)
-            if not _tested_node(value, name, guarded or held or _is_test_of(value, name)):
+            if not _tested_node(value, name, guarded or held, tests):
                 return False
             earlier.append(value)
         return True
     if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-        return guarded
-    return all(_tested_node(child, name, guarded) for child in ast.iter_child_nodes(node))
-
-
-def _is_test_of(test: ast.expr, name: str) -> bool:
-    return any(isinstance(t, ast.Name) and t.id == name for t in truth_tested(test))
+        return guarded or id(node) in as_tests
+    return all(_tested_node(child, name, guarded, as_tests) for child in ast.iter_child_nodes(node))
 
 
 def _holds_for(test: ast.expr, name: str, holds: bool) -> bool:

@@ -1203,6 +1203,13 @@ def bound_and_guarded(out: ModelRunnerOutput, i):
     if not xs:
         return None
     return xs[i]
+
+
+def bound_and_indexed_in_a_test(out: ModelRunnerOutput, i):
+    xs = out.pooler_output
+    if xs[i] is not None and xs:
+        return xs[i]
+    return xs and xs[i]
 """
 
 
@@ -1211,4 +1218,4 @@ def test_a_test_for_none_counts_only_where_it_guards_the_read() -> None:
     # function, or of the bound name after it is used, handles nothing.
     reading = read_plugin({"npu/pool.py": NOT_TESTED_WHERE_READ})
     found = judge(reading, view("0.14.0"), view("0.12.0")).findings
-    assert [f.line for f in found] == [6, 16, 20]
+    assert [f.line for f in found] == [6, 16, 20, 35]
