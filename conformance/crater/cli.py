@@ -107,8 +107,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
     except VllmViewError as error:
         print(f"ERROR: crater target: {error}", file=sys.stderr)
         return USAGE_ERROR
-    lone_text = Path(args.target).is_file() and not args.target.endswith(".whl")
-    if lone_text and target.modules is None:
+    if target.origin == "text" and target.modules is None:
         print(
             f"crater: {target.label} is a lone outputs.py: which modules vLLM has and its "
             "producers are not known, so imports of its other modules and calls of its "

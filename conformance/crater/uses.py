@@ -755,7 +755,6 @@ class _ModuleVisitor:
         self.truth_tested: list[frozenset[int]] = [tests_in(tree.body)]
         self.bound_to: dict[int, str] = {}  #: a value assigned to one name: that name
         self.class_nodes: list[ast.ClassDef] = []  #: the classes the walk is in
-        self.empty_writes: set[int] = set()  #: attribute targets assigned an empty literal
         self.assigned: dict[int, ast.expr] = {}  #: each assignment target's value
         self.methods_called: set[int] = set()  #: attributes judged as the method a call calls
         self.augmented: set[int] = set()  #: ``x.a += 1`` targets: read first, not replaced
@@ -866,8 +865,6 @@ class _ModuleVisitor:
                     isinstance(e, ast.Starred) for e in target.elts
                 ):
                     self.unpack[id(node.value)] = len(target.elts)
-        if isinstance(node, ast.Assign) and is_empty(node.value):
-            self.empty_writes.update(id(t) for t in node.targets)
         if isinstance(node, ast.Assign):
             self.assigned.update((id(t), node.value) for t in node.targets)
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -1370,17 +1367,24 @@ class _ModuleVisitor:
         if isinstance(node.ctx, ast.Store) and (self._class_changed(node) or self._patch(node)):
             return
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
-        empty = (node.attr,) if id(node) in self.empty_writes else ()
         value = self.assigned.get(id(node))
+        empty = (node.attr,) if value is not None and is_empty(value) else ()
         never_none = (node.attr,) if value is not None and self._never_none(value) else ()
+        none_tested = kind == "read" and self._none_tested(node)
+        self._member_use(node.value, node.attr, kind, node.lineno, empty, never_none, none_tested)
+
+    def _none_tested(self, node: ast.Attribute) -> bool:
+        """A read that is itself a test for truth or None, or whose value goes to a name
+        the function binds once and reads only where such a test held."""
+        if id(node) in self.truth_tested[-1]:
+            return True
         bound = self.bound_to.get(id(node))
-        none_tested = id(node) in self.truth_tested[-1] or (
+        return (
             bound is not None
             and bool(self.function_bodies)
             and self.function_bindings[-1].get(bound) == 1
             and every_use_tested(self.function_bodies[-1], bound)
         )
-        self._member_use(node.value, node.attr, kind, node.lineno, empty, never_none, none_tested)
 
     def _named_member(self, node: ast.Call) -> bool:
         """``getattr(o, "x")`` reads ``o.x`` (with a default it cannot fail);

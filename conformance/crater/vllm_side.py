@@ -52,6 +52,8 @@ class VllmView:
     producers: tuple[FoundProducer, ...] = field(default=(), compare=False, repr=False)
     #: the release whose rules it is judged by: its nearest, for a text of no release
     nearest: str | None = field(default=None, compare=False)
+    #: where it came from: ``release``, or a path's ``text``, ``tree``, ``wheel``
+    origin: str = field(default="release", compare=False)
 
     @property
     def named(self) -> str:
@@ -179,7 +181,7 @@ def _view_of_path(target: str) -> VllmView:
     # Two pull requests' outputs.py are told apart by the paths given, in a merged matrix.
     label = judged.headline(target if source.origin == "text" else None)
     view = _made(source, label, source.version or judged.nearest, _modules_of(source))
-    return dataclasses.replace(view, nearest=judged.nearest)
+    return dataclasses.replace(view, nearest=judged.nearest, origin=source.origin)
 
 
 def _modules_of(source: VllmSource) -> frozenset[str] | None:
