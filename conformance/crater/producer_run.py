@@ -460,23 +460,12 @@ class _OwnModuleLoader(importlib.abc.Loader):
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
-        from conformance.releases.texts import stub_module_source
-
         module.__file__ = self.file
-        namespace = module.__dict__
         tree = ast.parse(Path(self.file).read_text(encoding="utf-8"))
         self.loaded.append(module.__name__)
-        for node in tree.body:
-            code = compile(ast.Module([node], type_ignores=[]), self.file, "exec")
-            try:
-                exec(code, namespace)
-            except KeyboardInterrupt:
-                raise
-            except BaseException:  # a helper's sys.exit() at import ends only itself
-                continue  # its hardware, its set-up: what needs them fails when used
-        stubs: dict[str, object] = {}
-        exec(stub_module_source(module.__name__), stubs)
-        namespace["__getattr__"] = stubs["__getattr__"]
+        # What needs its hardware or set-up fails when used, not here.
+        _run_each_statement(tree, module.__dict__, self.file)
+        module.__dict__["__getattr__"] = _stand_ins(module.__name__)
 
 
 class _StubFinder:
@@ -584,26 +573,46 @@ def _load_definition(module: object, text: str, name: str) -> str | None:
     target = _definition(tree.body, name)
     if not isinstance(target, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
         return f"{name} is not defined at the top of its module"
-    for node in tree.body:
-        code = compile(ast.Module([node], type_ignores=[]), filename, "exec")
-        try:
-            exec(code, namespace)
-        except Exception as error:
-            if node is target:
-                first = (str(error).splitlines() or [""])[0][:160]
-                return f"it does not define with its hardware stubbed ({type(error).__name__}: {first})"
-    from conformance.releases.texts import stub_module_source
-
-    stubs: dict[str, object] = {}
-    exec(stub_module_source(namespace["__name__"]), stubs)
+    error = _run_each_statement(tree, namespace, filename).get(id(target))
+    if error is not None:
+        first = (str(error).splitlines() or [""])[0][:160]
+        return f"it does not define with its hardware stubbed ({type(error).__name__}: {first})"
+    stand_in = _stand_ins(namespace["__name__"])
     for inner in ast.walk(target):
         if (
             isinstance(inner, ast.Name)
             and inner.id not in namespace
             and not hasattr(builtins, inner.id)
         ):
-            namespace[inner.id] = cast("Callable[[str], object]", stubs["__getattr__"])(inner.id)
+            namespace[inner.id] = stand_in(inner.id)
     return None
+
+
+def _run_each_statement(
+    tree: ast.Module, namespace: dict[str, object], filename: str
+) -> dict[int, BaseException]:
+    """Run a module's top-level statements one by one, each on its own (an import of
+    hardware that is absent, set-up that needs the device, a ``sys.exit()``: it alone
+    fails); what each that failed raised, by the statement's id."""
+    failed: dict[int, BaseException] = {}
+    for node in tree.body:
+        code = compile(ast.Module([node], type_ignores=[]), filename, "exec")
+        try:
+            exec(code, namespace)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
+            failed[id(node)] = error
+    return failed
+
+
+def _stand_ins(module: str) -> Callable[[str], object]:
+    """What answers a name ``module`` does not define: its stand-in (a stub object)."""
+    from conformance.releases.texts import stub_module_source
+
+    stubs: dict[str, object] = {}
+    exec(stub_module_source(module), stubs)
+    return cast("Callable[[str], object]", stubs["__getattr__"])
 
 
 def _release_fitting(cls: type, pin: str) -> str | None:
