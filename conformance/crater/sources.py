@@ -148,16 +148,9 @@ def _dated(source: PluginSource) -> PluginSource:
         version = Version(source.version)
     except InvalidVersion:
         return source
-    dates = release_dates(source.name)
-    published = next((when for v, when in dates.items() if _same(v, version)), None)
+    # The index's versions are normalised as first_uploaded looks them up.
+    published = release_dates(source.name).get(str(version))
     return dataclasses.replace(source, published=published) if published else source
-
-
-def _same(text: str, version: Version) -> bool:
-    try:
-        return Version(text) == version
-    except InvalidVersion:
-        return False
 
 
 def cache_folder() -> Path:
