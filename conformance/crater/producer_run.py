@@ -40,15 +40,11 @@ from pathlib import Path
 from typing import cast
 
 from conformance.crater.sources import PluginSource
-from conformance.crater.uses import (
-    ASYNC_BASE,
-    VLLM_ASYNC_OUTPUTS,
-    Reading,
-    Use,
-    decorated,
-    module_name,
-)
+from conformance.crater.syntax import decorated
+from conformance.crater.uses import Reading, Use
 from conformance.crater.verdicts import Finding
+from conformance.crater.vllm_names import ASYNC_BASE, VLLM_ASYNC_OUTPUTS
+from conformance.crater.world import module_name
 
 #: A class's run may take this long (its steps on the simulated runtime, the race).
 RUN_TIMEOUT_S = 240.0

@@ -133,3 +133,30 @@ def under_tests(
 def exits(body: list[ast.stmt]) -> bool:
     """Whether a block always leaves (its last statement returns or raises)."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def tail_name(node: ast.expr) -> str | None:
+    """The last name a node spells, through a call: ``f`` of ``a.b.f(...)``, ``dataclass``
+    of ``@dataclasses.dataclass(frozen=True)``."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return any(tail_name(d) == name for d in node.decorator_list)
+
+
+def identifier(node: ast.AST) -> str:
+    """The name a node spells (a name, an attribute, a parameter), else ``""``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.arg):
+        return node.arg
+    return ""

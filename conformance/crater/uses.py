@@ -26,13 +26,22 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from conformance.crater.guards import Guard, GuardReader, module_tests
+from conformance.crater.import_hooks import redirected_modules
+from conformance.crater.keyword_dicts import KeyTests, KeywordDict, dicts_in
+from conformance.crater.output_members import (
+    SEQUENCE_OF,
+    element_annotation,
+    output_aliases,
+    output_classes,
+    output_field_types,
+    output_method_returns,
+    unwrap_annotation,
+)
 from conformance.crater.presence import (
     condition_text,
     every_use_tested,
@@ -48,45 +57,21 @@ from conformance.crater.syntax import (
     literal_not_none,
     own_statements,
     strings_in,
+    tail_name,
     under_tests,
     value_bound,
 )
-from conformance.releases.sources import SPEC_TYPES
-from conformance.releases.wheels import TAKEN
-
-OUTPUTS = "vllm.v1.outputs"
-#: The output types a construction or a read is judged on (the seven, and the classes
-#: their fields hold that plugins build themselves).
-JUDGED_TYPES = frozenset(
-    {
-        *SPEC_TYPES,
-        "ECConnectorOutput",
-        "PoolerOutput",
-        "RoutedExpertsLists",
-        "RoutedExpertsTensors",
-        "SamplingMaskLists",
-        "KVConnectorStats",
-    }
+from conformance.crater.vllm_names import (
+    ASYNC_BASE,
+    EMPTY,
+    JUDGED_TYPES,
+    OUTPUTS,
+    PRODUCER_CALLS,
+    VLLM_ASYNC_OUTPUTS,
+    is_judged,
+    output_type_reexported,
 )
-EMPTY = "EMPTY_MODEL_RUNNER_OUTPUT"
-#: vLLM's modules that hold its producers (the files the suite reads from each wheel).
-PRODUCER_MODULES = frozenset(p.removesuffix(".py").replace("/", ".") for p in TAKEN)
-#: vLLM's async output classes, by module: a plugin that builds or subclasses one leans
-#: on vLLM's own producer.
-VLLM_ASYNC_OUTPUTS = {
-    "vllm.v1.worker.gpu_model_runner": (
-        "AsyncGPUModelRunnerOutput",
-        "AsyncGPUPoolingModelRunnerOutput",
-    ),
-    "vllm.v1.worker.gpu.async_utils": ("AsyncOutput", "AsyncPoolingOutput"),
-}
-#: vLLM's producer methods a plugin calls, by the class that defines them.
-PRODUCER_CALLS = {
-    "compute_logprobs": "vllm.v1.sample.sampler.Sampler",
-    "gather_logprobs": "vllm.v1.sample.sampler.Sampler",
-    "parse_output": "vllm.v1.sample.rejection_sampler.RejectionSampler",
-}
-ASYNC_BASE = f"{OUTPUTS}.AsyncModelRunnerOutput"
+from conformance.crater.world import PluginClass, World, module_name
 
 
 @dataclass(frozen=True)
@@ -144,27 +129,6 @@ class Use:
 
 
 @dataclass
-class PluginClass:
-    """A class the plugin defines: its bases as resolved names and what it defines."""
-
-    module: str
-    name: str
-    file: str
-    line: int
-    bases: list[str]
-    methods: set[str]
-    is_dataclass: bool
-    fields: list[tuple[str, bool]]
-    abstract: bool
-    handles_logprobs: bool = False  #: its code names logprobs at all
-    attribute_types: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def qualified(self) -> str:
-        return f"plugin:{self.module}.{self.name}"
-
-
-@dataclass
 class Reading:
     """Everything read of one plugin: its uses, and what could not be read."""
 
@@ -198,16 +162,6 @@ class ClassChange:
         return all(g.holds(version) is not False for g in self.guards)
 
 
-def module_name(path: str) -> str:
-    """The dotted module of a file in a distribution (``src/`` layouts too)."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[0] == "src":
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 def read_plugin(files: dict[str, str]) -> Reading:
     """The uses of vLLM in a plugin's files (``{path inside the distribution: text}``).
 
@@ -228,7 +182,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
                 trees[module_name(path)] = (path, ast.parse(text))
             except (SyntaxError, ValueError):
                 unparsed.append(path)
-        world = _World(trees)
+        world = World(trees)
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
         }
@@ -238,7 +192,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
             alias
             for bound in world.bindings.values()
             for alias, target in bound.items()
-            if target.startswith("vllm.") and _is_judged(_output_type_reexported(target))
+            if target.startswith("vllm.") and is_judged(output_type_reexported(target))
         }
         if not found or new <= names:
             break
@@ -261,74 +215,10 @@ def read_plugin(files: dict[str, str]) -> Reading:
     reading.imports_vllm = any(
         _VLLM_IMPORT.search(t) for p, t in files.items() if p.endswith(".py")
     )
-    reading.redirected = _redirected_modules(files)
+    reading.redirected = redirected_modules(files)
     if reading.redirected:
         reading.uses = [u for u in reading.uses if u.module not in reading.redirected]
     return reading
-
-
-#: Where a file may hand its own modules for vLLM's: an import hook, a finder, or
-#: ``sys.modules["vllm...."] = ...``.
-_IMPORT_HOOK = re.compile(
-    r"builtins\.__import__\s*=|sys\.meta_path\.(?:insert|append)|sys\.modules\[\s*['\"]vllm\."
-)
-
-
-def _redirected_modules(files: dict[str, str]) -> dict[str, str]:
-    """``{vLLM module: the plugin's module}`` where the plugin's import hook hands one for
-    the other: a mapping of the two names (``{"vllm.v1.sample.rejection_sampler":
-    "vllm_kunlun.v1.sample.rejection_sampler"}``) in a file that installs a hook, or a
-    ``sys.modules["vllm...."] = module`` assignment."""
-    own = {module_name(p).split(".")[0] for p in files if p.endswith(".py")} - {"", "vllm"}
-    found: dict[str, str] = {}
-    for path, text in sorted(files.items()):
-        if not path.endswith(".py") or not _IMPORT_HOOK.search(text):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        imported = _own_modules_imported(tree, own)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Dict):
-                for key, value in zip(node.keys, node.values, strict=True):
-                    vllm_name, plugin_name = _string(key), _string(value)
-                    if vllm_name.startswith("vllm.") and plugin_name.split(".")[0] in own:
-                        found[vllm_name] = plugin_name
-            elif isinstance(node, ast.Assign):
-                # Only a module of the plugin's own handed out: a copy of vLLM's module
-                # with a few names changed (a SimpleNamespace of it) is still vLLM's.
-                value = node.value
-                handed = imported.get(value.id) if isinstance(value, ast.Name) else None
-                for target in node.targets:
-                    if (
-                        handed is not None
-                        and isinstance(target, ast.Subscript)
-                        and ast.unparse(target.value) == "sys.modules"
-                        and _string(target.slice).startswith("vllm.")
-                    ):
-                        found[_string(target.slice)] = handed
-    return found
-
-
-def _own_modules_imported(tree: ast.Module, own: set[str]) -> dict[str, str]:
-    """``{name: module}`` a file binds to one of the plugin's own modules by an import
-    (``from vllm_ms.parsers import deepseek``: ``deepseek`` is ``vllm_ms.parsers.deepseek``)."""
-    found = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module.split(".")[0] in own:
-                for alias in node.names:
-                    found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] in own and alias.asname:
-                    found[alias.asname] = alias.name
-    return found
-
-
-def _string(node: ast.expr | None) -> str:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 #: Names a file may use vLLM's types and producers by without naming vLLM.
@@ -351,341 +241,9 @@ _VLLM_IMPORT = re.compile(
 )
 
 
-class _World:
-    """Every module's bindings and classes, to resolve a name across the plugin."""
-
-    def __init__(self, trees: dict[str, tuple[str, ast.Module]]) -> None:
-        self.trees = trees
-        self.bindings: dict[str, dict[str, str]] = {}
-        self.classes: dict[str, PluginClass] = {}
-        #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` -> (its module, its return annotation)
-        self.returns: dict[str, tuple[str, ast.expr]] = {}
-        #: the plugin's top-level packages and modules
-        self.tops = {module.split(".")[0] for module in trees}
-        packages = _packages(trees)
-        for module, (_, tree) in trees.items():
-            self.bindings[module] = _bindings(module, tree, module in packages)
-        for module, (path, tree) in trees.items():
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef):
-                    made = self._plugin_class(module, path, node)
-                    self.classes.setdefault(made.qualified, made)
-            for owner, body in _function_bodies(module, tree):
-                for node in body:
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
-                        self.returns.setdefault(
-                            f"plugin:{owner}.{node.name}", (module, node.returns)
-                        )
-
-    def resolve(self, module: str, expr: ast.expr, depth: int = 0) -> str | None:
-        """What ``expr`` names in ``module``: ``vllm....`` for vLLM, ``plugin:mod.Name``
-        for the plugin's own, None for anything else."""
-        if depth > 20:
-            return None
-        if isinstance(expr, ast.Name):
-            bound = self.bindings.get(module, {}).get(expr.id)
-            return self._follow(bound, depth) if bound else None
-        if isinstance(expr, ast.Attribute):
-            owner = self.resolve(module, expr.value, depth + 1)
-            if owner is None:
-                return None
-            return self._follow(f"{owner}.{expr.attr}", depth)
-        return None
-
-    def _follow(self, name: str, depth: int) -> str | None:
-        """A plugin name followed to what it finally is (a re-export of vLLM's names too)."""
-        if name.startswith("vllm."):
-            return _output_type_reexported(name)
-        if not name.startswith("plugin:") or depth > 20:
-            return name
-        dotted = name.removeprefix("plugin:")
-        if dotted in self.trees:
-            return name  # a plugin module
-        module, _, attr = dotted.rpartition(".")
-        if module in self.trees:
-            if f"plugin:{dotted}" in self.classes:
-                return f"plugin:{dotted}"
-            bound = self.bindings[module].get(attr)
-            if bound is not None and bound != name:
-                return self._follow(bound, depth + 1)
-            return name
-        # ``plugin:pkg.mod.Name.attr``: an attribute of something found further up
-        head, _, tail = dotted.rpartition(".")
-        found = self._follow(f"plugin:{head}", depth + 1) if head else None
-        if found is not None and not found.startswith("plugin:"):
-            return f"{found}.{tail}"
-        return name
-
-    def _plugin_class(self, module: str, path: str, node: ast.ClassDef) -> PluginClass:
-        methods = {
-            n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
-        abstract = any(
-            decorated(n, "abstractmethod")
-            for n in node.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        )
-        fields = [
-            (n.target.id, n.value is not None)
-            for n in node.body
-            if isinstance(n, ast.AnnAssign)
-            and isinstance(n.target, ast.Name)
-            and "ClassVar" not in ast.unparse(n.annotation)
-        ]
-        bases = [b for b in (self.resolve(module, base) for base in node.bases) if b]
-        return PluginClass(
-            module,
-            node.name,
-            path,
-            node.lineno,
-            bases,
-            methods,
-            any(_decorator_name(d) == "dataclass" for d in node.decorator_list),
-            fields,
-            abstract,
-            any("logprob" in _identifier(n) for n in ast.walk(node)),
-        )
-
-    def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
-        """The plugin classes from ``qualified`` up, and the first vLLM class they rest on."""
-        seen: list[PluginClass] = []
-        todo = [qualified]
-        vllm_base = None
-        while todo:
-            name = todo.pop(0)
-            cls = self.classes.get(name)
-            if cls is None or cls in seen:
-                continue
-            seen.append(cls)
-            for base in cls.bases:
-                if base.startswith("vllm.") and vllm_base is None and _is_judged(base):
-                    vllm_base = base
-                elif base.startswith("plugin:"):
-                    todo.append(base)
-        return seen, vllm_base
-
-    def defined_below(self, qualified: str) -> set[str]:
-        """The methods the plugin's classes deriving from this one define."""
-        return {
-            method
-            for cls in self.classes.values()
-            if cls.qualified != qualified
-            and any(c.qualified == qualified for c in self.chain(cls.qualified)[0])
-            for method in cls.methods
-        }
-
-    def rests_on_vllm(self, qualified: str) -> bool:
-        """Whether the plugin class derives from any of vLLM's (a ``Scheduler`` too)."""
-        return any(
-            base.startswith("vllm.") for cls in self.chain(qualified)[0] for base in cls.bases
-        )
-
-
-#: Output type names other vLLM modules define classes of their own by (Model Runner
-#: V2's and the CPU runner's ``SamplerOutput``): not re-exports.
-_NAMES_DEFINED_ELSEWHERE = frozenset({"SamplerOutput"})
-
-
-def _output_type_reexported(name: str) -> str:
-    """``vllm.v1.worker.kv_connector_model_runner_mixin.KVConnectorOutput``, a vLLM
-    module's re-export of an output type, is ``vllm.v1.outputs.KVConnectorOutput``."""
-    module, _, tail = name.rpartition(".")
-    if (
-        module != OUTPUTS
-        and module.startswith("vllm.v1.")
-        and (tail in JUDGED_TYPES or tail == EMPTY)
-        and tail not in _NAMES_DEFINED_ELSEWHERE
-    ):
-        return f"{OUTPUTS}.{tail}"
-    return name
-
-
-def _function_bodies(module: str, tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt]]]:
-    """The module's body and each top-level class's, with the name owning what they define."""
-    yield module, tree.body
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            yield f"{module}.{node.name}", node.body
-
-
-def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
-    return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
-
-
 def _defined_by(chain: list[PluginClass]) -> set[str]:
     """What the plugin's classes define themselves: methods and fields."""
     return {m for c in chain for m in c.methods} | {f for c in chain for f, _ in c.fields}
-
-
-def output_field_types() -> dict[tuple[str, str], str]:
-    """``{(type, field): output type}`` for each field of an output type that holds
-    another, in any known release (``SamplerOutput.logprobs_tensors``:
-    ``vllm.v1.outputs.LogprobsTensors``; a list of them as :data:`SEQUENCE_OF` one)."""
-    return _output_member_types()[0]
-
-
-def output_method_returns() -> dict[tuple[str, str], str]:
-    """``{(type, method): output type}`` for each method of an output type whose
-    annotation says it returns one (``LogprobsTensors.to_cpu_nonblocking``)."""
-    return _output_member_types()[1]
-
-
-@functools.cache
-def output_aliases() -> frozenset[str]:
-    """The type aliases ``vllm/v1/outputs.py`` binds in any known release
-    (``PoolerOutput: TypeAlias = torch.Tensor | list[torch.Tensor]``)."""
-    from conformance.releases.known_surfaces import known_surfaces
-
-    return frozenset(
-        m.name
-        for surface in known_surfaces().values()
-        for m in surface.values()
-        if m.module == OUTPUTS and not m.owner and "TypeAlias" in m.shape
-    )
-
-
-@functools.cache
-def output_classes() -> frozenset[str]:
-    """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
-    from conformance.releases.known_surfaces import known_surfaces
-
-    return frozenset(
-        m.owner
-        for surface in known_surfaces().values()
-        for m in surface.values()
-        if m.module == OUTPUTS and m.owner and not m.name
-    )
-
-
-@functools.cache
-def _output_member_types() -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
-    from conformance.releases.known_surfaces import known_surfaces
-
-    surfaces = list(known_surfaces().values())
-    classes = output_classes()
-    found: tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]] = ({}, {})
-    for surface in surfaces:
-        for member in surface.values():
-            if member.module != OUTPUTS or member.kind not in ("field", "method"):
-                continue
-            annotation = _annotation_of(member.shape, member.kind)
-            inner = _unwrap_annotation(annotation)
-            element = _element_annotation(inner) if inner is not None else None
-            named = element if element is not None else inner
-            if isinstance(named, ast.Name) and named.id in JUDGED_TYPES and named.id in classes:
-                held = f"{OUTPUTS}.{named.id}"
-                into = found[0] if member.kind == "field" else found[1]
-                into.setdefault((member.owner, member.name), set()).add(
-                    SEQUENCE_OF + held if element is not None else held
-                )
-    # A member whose type changed between releases to another output type: unknown.
-    fields, methods = (
-        {key: types.pop() for key, types in table.items() if len(types) == 1} for table in found
-    )
-    return fields, methods
-
-
-def _annotation_of(shape: str, kind: str) -> ast.expr | None:
-    """A field's annotation, or what a method's shape (``@staticmethod def f(a) -> X``)
-    says it returns."""
-    if kind != "field":
-        function = parsed_def(shape)
-        return function.returns if function is not None else None
-    try:
-        return ast.parse(shape, mode="eval").body
-    except SyntaxError:
-        return None
-
-
-def parsed_def(shape: str) -> ast.FunctionDef | None:
-    """A method's shape (``@staticmethod def f(a, b=1) -> X``) as the ``def`` it heads."""
-    at = shape.find("def ")
-    if at < 0:
-        return None
-    try:
-        function = ast.parse(shape[at:] + ":\n    pass").body[0]
-    except SyntaxError:
-        return None
-    return function if isinstance(function, ast.FunctionDef) else None
-
-
-def _is_judged(name: str) -> bool:
-    module, _, cls = name.rpartition(".")
-    if module == OUTPUTS:
-        return cls in JUDGED_TYPES
-    return cls in VLLM_ASYNC_OUTPUTS.get(module, ()) or name in PRODUCER_CALLS.values()
-
-
-def _bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]:
-    """``{name: what it is bound to}`` for every import in the module (at any depth) and
-    its top-level classes, functions and aliases."""
-    found: dict[str, str] = {}
-    package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    found[alias.asname] = _absolute(alias.name)
-                else:
-                    head = alias.name.split(".")[0]
-                    found.setdefault(head, _absolute(head))
-        elif isinstance(node, ast.ImportFrom):
-            source = _from_module(node, package)
-            if source is None:
-                continue
-            for alias in node.names:
-                if alias.name != "*":
-                    found[alias.asname or alias.name] = f"{source}.{alias.name}"
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[node.name] = f"plugin:{module}.{node.name}"
-    return found
-
-
-def _absolute(dotted: str) -> str:
-    return dotted if dotted == "vllm" or dotted.startswith("vllm.") else f"plugin:{dotted}"
-
-
-def _from_module(node: ast.ImportFrom, package: str) -> str | None:
-    if node.level == 0:
-        return _absolute(node.module or "")
-    parts = package.split(".") if package else []
-    if node.level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (node.level - 1)]
-    return "plugin:" + ".".join([*base, *([node.module] if node.module else [])])
-
-
-def _decorator_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    return any(_decorator_name(d) == name for d in node.decorator_list)
-
-
-def _unwrap_annotation(node: ast.expr | None) -> ast.expr | None:
-    """``X`` of ``X``, ``"X"``, ``Optional[X]``, ``X | None``, ``list[X]`` is not X."""
-    if node is None:
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            node = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        for side in (node.left, node.right):
-            if not (isinstance(side, ast.Constant) and side.value is None):
-                return _unwrap_annotation(side)
-    if isinstance(node, ast.Subscript) and _decorator_name(node.value) == "Optional":
-        return _unwrap_annotation(node.slice)
-    return node
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -704,33 +262,11 @@ class _Under:
         return _Under(self.guard, self.present, entering=False)
 
 
-#: The generic containers whose one parameter is the type of every element.
-_SEQUENCES = frozenset(
-    {"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection",
-     "deque", "Deque", "tuple", "Tuple", "set", "Set", "frozenset", "FrozenSet"}
-)  # fmt: skip
-#: How a name holding a sequence of a judged type is kept among a scope's types: its
-#: elements (``for out in outputs``, ``outputs[0]``) have the type.
-SEQUENCE_OF = "sequence of "
-
-
-def _element_annotation(node: ast.expr) -> ast.expr | None:
-    """``X`` of ``list[X]``, ``Sequence[X]``, ``tuple[X, ...]`` (not of ``tuple[X, Y]``)."""
-    if not (isinstance(node, ast.Subscript) and _decorator_name(node.value) in _SEQUENCES):
-        return None
-    item = node.slice
-    if not isinstance(item, ast.Tuple):
-        return item
-    if len(item.elts) == 2 and isinstance(item.elts[1], ast.Constant):
-        return item.elts[0] if item.elts[1].value is Ellipsis else None
-    return None
-
-
 class _ModuleVisitor:
     """Walks one module, keeping the conditions and ``try`` blocks a node sits in."""
 
     def __init__(
-        self, world: _World, module: str, path: str, tree: ast.Module, reading: Reading
+        self, world: World, module: str, path: str, tree: ast.Module, reading: Reading
     ) -> None:
         self.world = world
         self.module = module
@@ -742,7 +278,7 @@ class _ModuleVisitor:
         self.handled = 0
         self.class_stack: list[PluginClass] = []
         self.scope_types: list[dict[str, str]] = [{}]
-        self.scope_dicts: list[dict[str, _Kwargs]] = [{}]
+        self.scope_dicts: list[dict[str, KeywordDict]] = [{}]
         self.unpack: dict[int, int] = {}
         self.functions = 0  #: how many functions the walk is in
         self.function_bodies: list[list[ast.stmt]] = []  #: the functions the walk is in
@@ -915,7 +451,7 @@ class _ModuleVisitor:
         self.function_parameters.append(names)
         self.function_bindings.append(bindings)
         self.truth_tested.append(tests_in(node.body))
-        self.scope_dicts.append(_dicts_in(node.body, _Tests(self._strings_named, self._guard)))
+        self.scope_dicts.append(dicts_in(node.body, KeyTests(self._strings_named, self._guard)))
         # The presence tests around a def test other objects than its own names.
         present, self.attributes_present = self.attributes_present, []
         self.functions += 1
@@ -1010,10 +546,7 @@ class _ModuleVisitor:
         each side under its branch of it."""
         walk: list[ast.AST | _Under] = [node.test]
         for branch, side in ((True, node.body), (False, node.orelse)):
-            under = _Under(
-                self._guard(node.test, branch), frozenset(present_when(node.test, branch))
-            )
-            walk += [under, side, under.closing()]
+            walk += self._under(node.test, branch, [side])
         return walk[::-1]
 
     def _operands_under_earlier(self, node: ast.BoolOp) -> list[ast.AST | _Under]:
@@ -1025,8 +558,7 @@ class _ModuleVisitor:
         for index, operand in enumerate(rest, start=1):
             earlier = node.values[:index]
             test = earlier[0] if len(earlier) == 1 else ast.BoolOp(op=node.op, values=earlier)
-            under = _Under(self._guard(test, reached), frozenset(present_when(test, reached)))
-            walk += [under, operand, under.closing()]
+            walk += self._under(test, reached, [operand])
         return walk[::-1]
 
     def _comprehension_parts(
@@ -1041,8 +573,7 @@ class _ModuleVisitor:
             if not tests:
                 return list(parts)
             test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
-            under = _Under(self._guard(test, True), frozenset(present_when(test, True)))
-            return [under, *parts, under.closing()]
+            return self._under(test, True, parts)
 
         for generator in node.generators:
             walk += under_tests([generator.target, generator.iter])
@@ -1053,6 +584,11 @@ class _ModuleVisitor:
             [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
         )
         return [*walk, *under_tests(made)][::-1]
+
+    def _under(self, test: ast.expr, branch: bool, parts: list[ast.AST]) -> list[ast.AST | _Under]:
+        """``parts`` between the marks of running where ``test`` came out ``branch``."""
+        under = _Under(self._guard(test, branch), frozenset(present_when(test, branch)))
+        return [under, *parts, under.closing()]
 
     def _enter(self, under: _Under) -> None:
         if under.guard is not None:
@@ -1137,7 +673,7 @@ class _ModuleVisitor:
         that class."""
         own = (isinstance(func, ast.Name) and func.id == "cls") or (
             isinstance(func, ast.Call)
-            and _decorator_name(func.func) == "type"
+            and tail_name(func.func) == "type"
             and len(func.args) == 1
             and isinstance(func.args[0], ast.Name)
             and func.args[0].id == "self"
@@ -1215,7 +751,7 @@ class _ModuleVisitor:
                 )
                 return
         if called is not None and called.startswith("vllm."):
-            if _is_judged(called) and called not in PRODUCER_CALLS.values():
+            if is_judged(called) and called not in PRODUCER_CALLS.values():
                 self._add("construct", node.lineno, called, **shape)
                 return
             if called.rsplit(".", 1)[-1] in PRODUCER_CALLS:
@@ -1314,7 +850,7 @@ class _ModuleVisitor:
             return None
         owner = self.world.resolve(self.module, func.value)
         on_class = owner is not None and (
-            _is_judged(owner)
+            is_judged(owner)
             or (owner.startswith("plugin:") and self.world.chain(owner)[1] is not None)
         )
         if not on_class:
@@ -1328,7 +864,7 @@ class _ModuleVisitor:
                 return None
             owner, via = base, chain[0].name
         module, _, type_name = owner.rpartition(".")
-        if module != OUTPUTS or not _is_judged(owner) or type_name not in output_classes():
+        if module != OUTPUTS or not is_judged(owner) or type_name not in output_classes():
             return None  # ``PoolerOutput``, an alias of tensors: its methods are torch's
         return owner, func.attr, via, on_class
 
@@ -1347,7 +883,7 @@ class _ModuleVisitor:
             chain, base = self.world.chain(resolved)
             return wanted if base == wanted and func.attr not in _defined_by(chain) else None
         below = False  # ``super().gather_logprobs(...)`` skips the class's own
-        if isinstance(receiver, ast.Call) and _decorator_name(receiver.func) == "super":
+        if isinstance(receiver, ast.Call) and tail_name(receiver.func) == "super":
             receiver, below = ast.Name("self"), True
         if isinstance(receiver, ast.Name) and receiver.id == "self" and self.class_stack:
             chain, base = self.world.chain(self.class_stack[-1].qualified)
@@ -1647,7 +1183,7 @@ class _ModuleVisitor:
         if method is not None:
             owner, member, _, _ = method
             return output_method_returns().get((owner.rpartition(".")[2], member))
-        if called is not None and (called.startswith("plugin:") or _is_judged(called)):
+        if called is not None and (called.startswith("plugin:") or is_judged(called)):
             if called.startswith("plugin:"):
                 return called if self.world.chain(called)[1] else None
             return called
@@ -1666,10 +1202,10 @@ class _ModuleVisitor:
         return name == ASYNC_BASE or name.rsplit(".", 1)[0] in VLLM_ASYNC_OUTPUTS
 
     def _type_of_annotation(self, node: ast.expr | None, module: str | None = None) -> str | None:
-        inner = _unwrap_annotation(node)
+        inner = unwrap_annotation(node)
         if inner is None:
             return None
-        element = _element_annotation(inner)
+        element = element_annotation(inner)
         if element is not None:
             judged = self._type_of_annotation(element, module)
             return (
@@ -1680,7 +1216,7 @@ class _ModuleVisitor:
             return None
         if named.startswith("plugin:"):
             return named if self.world.chain(named)[1] else None
-        return named if _is_judged(named) else None
+        return named if is_judged(named) else None
 
     def _types_in(
         self, body: list[ast.stmt], into: dict[str, str], bindings: dict[str, int] | None = None
@@ -1775,17 +1311,17 @@ class _ModuleVisitor:
                 found.setdefault(target.attr, judged)
         return found
 
-    def _dict_keys(self, node: ast.expr) -> _Kwargs:
+    def _dict_keys(self, node: ast.expr) -> KeywordDict:
         """The keys of a ``**`` argument, and whether they are all known."""
         if isinstance(node, ast.Dict):
             constants = {k.value for k in node.keys if isinstance(k, ast.Constant)}
             known = all(isinstance(k, ast.Constant) for k in node.keys)
-            return _Kwargs({str(k) for k in constants}, known)
+            return KeywordDict({str(k) for k in constants}, known)
         if isinstance(node, ast.Name):
             for scope in reversed(self.scope_dicts):
                 if node.id in scope:
                     return scope[node.id]
-        return _Kwargs(set(), False)
+        return KeywordDict(set(), False)
 
 
 #: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.
@@ -1820,108 +1356,11 @@ def _under_isinstance(
         yield node, narrowed
 
 
-@dataclass(frozen=True)
-class _Tests:
-    """What a test says to the dictionaries built under it."""
-
-    strings: Callable[[ast.expr], frozenset[str]]  #: the strings a test names
-    version: Callable[[ast.expr, bool], Guard | None]  #: its version guard, if one
-
-
-_NO_TESTS = _Tests(lambda test: frozenset(), lambda test, branch: None)
-
-
-@dataclass
-class _Kwargs:
-    """A dictionary built to be passed as ``**kwargs``."""
-
-    keys: set[str]  #: passed wherever the call runs
-    known: bool  #: every key it can hold is known
-    #: keys added under version tests, with their guards
-    guarded: dict[str, tuple[Guard, ...]] = field(default_factory=dict)
-    #: keys added where a test names them: passed where vLLM's type has the field
-    tested: set[str] = field(default_factory=set)
-
-    def add(self, key: str, above: tuple[tuple[ast.expr, bool], ...], tests: _Tests) -> None:
-        """Sorts a key by the tests it is added under (read only here: most keys are
-        added under none, and a module's tests are many)."""
-        if any(key in tests.strings(test) for test, _ in above):
-            # ``if "k" in T.__dataclass_fields__:``, or a flag bound to such a test
-            self.tested.add(key)
-            return
-        guards = tuple(g for test, branch in above if (g := tests.version(test, branch)))
-        if guards:
-            self.guarded[key] = guards
-        else:
-            self.keys.add(key)
-
-
-def _dicts_in(body: list[ast.stmt], tests: _Tests = _NO_TESTS) -> dict[str, _Kwargs]:
-    """Dictionaries a function builds before passing them as ``**kwargs``: their keys
-    from a literal, ``dict(k=...)`` (annotated or not), ``d["k"] = ...`` and
-    ``d.update(k=...)``, each as
-    :meth:`_Kwargs.add` sorts it by the tests it sits under."""
-    found: dict[str, _Kwargs] = {}
-    for node, above in under_tests(body):
-        assigned: tuple[ast.expr, ast.expr] | None = None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            assigned = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            assigned = node.target, node.value  # ``kwargs: dict[str, Any] = {...}``
-        if assigned is not None:
-            target, value = assigned
-            if isinstance(target, ast.Name):
-                if isinstance(value, ast.Dict):
-                    keys = {str(k.value) for k in value.keys if isinstance(k, ast.Constant)}
-                    known = all(isinstance(k, ast.Constant) for k in value.keys)
-                    found[target.id] = _Kwargs(keys, known)
-                elif isinstance(value, ast.Call) and _decorator_name(value.func) == "dict":
-                    keys = {k.arg for k in value.keywords if k.arg}
-                    known = not value.args and all(k.arg for k in value.keywords)
-                    found[target.id] = _Kwargs(keys, known)
-            elif (
-                isinstance(target, ast.Subscript)
-                and isinstance(target.value, ast.Name)
-                and target.value.id in found
-            ):
-                built = found[target.value.id]
-                if isinstance(target.slice, ast.Constant):
-                    built.add(str(target.slice.value), above, tests)
-                else:
-                    built.known = False
-        elif (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Attribute)
-            and node.value.func.attr == "update"
-            and isinstance(node.value.func.value, ast.Name)
-            and node.value.func.value.id in found
-        ):
-            built = found[node.value.func.value.id]
-            for keyword in node.value.keywords:
-                if keyword.arg:
-                    built.add(keyword.arg, above, tests)
-            if node.value.args:
-                built.known = False
-    return found
-
-
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(
-        _decorator_name(n) in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+        tail_name(n) in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
         for n in names
     )
-
-
-def _identifier(node: ast.AST) -> str:
-    """The name a node spells (a name, an attribute, a parameter), else ``""``."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.arg):
-        return node.arg
-    return ""

@@ -30,16 +30,15 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
-from conformance.crater.uses import (
+from conformance.crater.output_members import parsed_def
+from conformance.crater.uses import Reading, Use
+from conformance.crater.vllm_names import (
     ASYNC_BASE,
     EMPTY,
     JUDGED_TYPES,
     OUTPUTS,
     PRODUCER_MODULES,
     VLLM_ASYNC_OUTPUTS,
-    Reading,
-    Use,
-    parsed_def,
 )
 from conformance.crater.vllm_side import VllmView, known_members, release_history
 from conformance.oracle.annotations import normalise

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from conformance.backends.backend import SPEC_NAMES
 from conformance.oracle.text_surface import Surface, surface_of_module, surface_of_snippet
 from conformance.releases.texts import (
     MRV2_FOLDER,
@@ -37,16 +38,6 @@ from conformance.releases.texts import (
 )
 from conformance.releases.wheels import SECTIONS, TAKEN, found_elsewhere, producer_text
 
-#: The spec's seven types: a text defining none of them is not vLLM's outputs.py.
-SPEC_TYPES = (
-    "AsyncModelRunnerOutput",
-    "DraftTokenIds",
-    "KVConnectorOutput",
-    "LogprobsLists",
-    "LogprobsTensors",
-    "ModelRunnerOutput",
-    "SamplerOutput",
-)
 OUTPUTS_FILE = "vllm/v1/outputs.py"
 
 _NAMED_VERSION = re.compile(r"^outputs-(?P<version>.+?)\.py(\.txt)?$")
@@ -137,9 +128,9 @@ def validate(source: VllmSource) -> None:
             f"vLLM's {OUTPUTS_FILE}"
         ) from None
     defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    if not defined & set(SPEC_TYPES):
+    if not defined & set(SPEC_NAMES):
         raise ReleaseTextError(
-            f"{where}: defines none of the spec's types ({', '.join(SPEC_TYPES)}); "
+            f"{where}: defines none of the spec's types ({', '.join(SPEC_NAMES)}); "
             f"give vLLM's {OUTPUTS_FILE}"
         )
 

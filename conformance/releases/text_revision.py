@@ -20,11 +20,12 @@ from types import ModuleType
 
 from packaging.version import Version
 
+from conformance.backends.backend import SPEC_NAMES
 from conformance.oracle.revisions import SpecRevision, canonical_name, known_releases, revision
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface
 from conformance.oracle.vllm_changes import Change, nearest
 from conformance.releases.known_surfaces import known_surfaces
-from conformance.releases.sources import SPEC_TYPES, VllmSource, read_source
+from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, load_text_module
 from reference.revisions.behaviours import CHANGE_PREFIX
 
@@ -94,7 +95,7 @@ class TextRevision:
     def types_removed(self) -> frozenset[str]:
         """The spec types the text does not define: their checks are not applicable."""
         return frozenset(
-            c.type for c in self.changes if c.change == "type removed" and c.type in SPEC_TYPES
+            c.type for c in self.changes if c.change == "type removed" and c.type in SPEC_NAMES
         )
 
     def headline(self, what: str | None = None) -> str:
@@ -234,7 +235,7 @@ def _judging(change: Change, surface: Surface, base: SpecRevision) -> JudgedChan
 def spec_type_of(type_name: str, surface: Surface, base: SpecRevision) -> str | None:
     """The spec type a class is reported under: itself for the seven, the holder for a
     class a spec type's field (or method) names, None for a class none holds."""
-    if type_name in SPEC_TYPES:
+    if type_name in SPEC_NAMES:
         return type_name
     known = base.types.get(type_name)
     if known is not None and known.held_by is not None:
@@ -242,7 +243,7 @@ def spec_type_of(type_name: str, surface: Surface, base: SpecRevision) -> str | 
     holders = _holders(surface)
     seen: set[str] = set()
     current = type_name
-    while current not in SPEC_TYPES:
+    while current not in SPEC_NAMES:
         if current in seen or current not in holders:
             return None
         seen.add(current)
@@ -264,7 +265,7 @@ def _holders(surface: Surface) -> dict[str, str]:
             if (
                 word in classes
                 and word != member.owner
-                and (word not in found or member.owner in SPEC_TYPES)
+                and (word not in found or member.owner in SPEC_NAMES)
             ):
                 found[word] = member.owner
     return found

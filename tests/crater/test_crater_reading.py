@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import fixture_plugins as plugins
 
-from conformance.crater.uses import OUTPUTS, read_plugin
+from conformance.crater.uses import read_plugin
+from conformance.crater.vllm_names import OUTPUTS
 
 
 def _uses(files: dict[str, str], kind: str) -> list:

@@ -6,8 +6,9 @@ import fixture_plugins as plugins
 import pytest
 from vllm_release_texts import MISSING, RELEASES
 
-from conformance.crater.uses import OUTPUTS, read_plugin
+from conformance.crater.uses import read_plugin
 from conformance.crater.verdicts import judge
+from conformance.crater.vllm_names import OUTPUTS
 from conformance.crater.vllm_side import VllmView, view_of_text
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")

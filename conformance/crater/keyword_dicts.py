@@ -1,0 +1,97 @@
+"""Dictionaries a plugin function builds to pass as ``**kwargs``: the keys each is
+known to hold, and the tests each key is added under."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from conformance.crater.guards import Guard
+from conformance.crater.syntax import tail_name, under_tests
+
+
+@dataclass(frozen=True)
+class KeyTests:
+    """What a test says to the dictionaries built under it."""
+
+    strings: Callable[[ast.expr], frozenset[str]]  #: the strings a test names
+    version: Callable[[ast.expr, bool], Guard | None]  #: its version guard, if one
+
+
+NO_KEY_TESTS = KeyTests(lambda test: frozenset(), lambda test, branch: None)
+
+
+@dataclass
+class KeywordDict:
+    """A dictionary built to be passed as ``**kwargs``."""
+
+    keys: set[str]  #: passed wherever the call runs
+    known: bool  #: every key it can hold is known
+    #: keys added under version tests, with their guards
+    guarded: dict[str, tuple[Guard, ...]] = field(default_factory=dict)
+    #: keys added where a test names them: passed where vLLM's type has the field
+    tested: set[str] = field(default_factory=set)
+
+    def add(self, key: str, above: tuple[tuple[ast.expr, bool], ...], tests: KeyTests) -> None:
+        """Sorts a key by the tests it is added under (read only here: most keys are
+        added under none, and a module's tests are many)."""
+        if any(key in tests.strings(test) for test, _ in above):
+            # ``if "k" in T.__dataclass_fields__:``, or a flag bound to such a test
+            self.tested.add(key)
+            return
+        guards = tuple(g for test, branch in above if (g := tests.version(test, branch)))
+        if guards:
+            self.guarded[key] = guards
+        else:
+            self.keys.add(key)
+
+
+def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, KeywordDict]:
+    """Dictionaries a function builds before passing them as ``**kwargs``: their keys
+    from a literal, ``dict(k=...)`` (annotated or not), ``d["k"] = ...`` and
+    ``d.update(k=...)``, each as
+    :meth:`KeywordDict.add` sorts it by the tests it sits under."""
+    found: dict[str, KeywordDict] = {}
+    for node, above in under_tests(body):
+        assigned: tuple[ast.expr, ast.expr] | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            assigned = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            assigned = node.target, node.value  # ``kwargs: dict[str, Any] = {...}``
+        if assigned is not None:
+            target, value = assigned
+            if isinstance(target, ast.Name):
+                if isinstance(value, ast.Dict):
+                    keys = {str(k.value) for k in value.keys if isinstance(k, ast.Constant)}
+                    known = all(isinstance(k, ast.Constant) for k in value.keys)
+                    found[target.id] = KeywordDict(keys, known)
+                elif isinstance(value, ast.Call) and tail_name(value.func) == "dict":
+                    keys = {k.arg for k in value.keywords if k.arg}
+                    known = not value.args and all(k.arg for k in value.keywords)
+                    found[target.id] = KeywordDict(keys, known)
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id in found
+            ):
+                built = found[target.value.id]
+                if isinstance(target.slice, ast.Constant):
+                    built.add(str(target.slice.value), above, tests)
+                else:
+                    built.known = False
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "update"
+            and isinstance(node.value.func.value, ast.Name)
+            and node.value.func.value.id in found
+        ):
+            built = found[node.value.func.value.id]
+            for keyword in node.value.keywords:
+                if keyword.arg:
+                    built.add(keyword.arg, above, tests)
+            if node.value.args:
+                built.known = False
+    return found

@@ -1,0 +1,225 @@
+"""A plugin's modules as one world: what each name is bound to, across its imports and
+re-exports, and every class it defines followed up to its bases."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from conformance.crater.syntax import decorated, identifier, tail_name
+from conformance.crater.vllm_names import is_judged, output_type_reexported
+
+
+@dataclass
+class PluginClass:
+    """A class the plugin defines: its bases as resolved names and what it defines."""
+
+    module: str
+    name: str
+    file: str
+    line: int
+    bases: list[str]
+    methods: set[str]
+    is_dataclass: bool
+    fields: list[tuple[str, bool]]
+    abstract: bool
+    handles_logprobs: bool = False  #: its code names logprobs at all
+    attribute_types: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def qualified(self) -> str:
+        return f"plugin:{self.module}.{self.name}"
+
+
+def module_name(path: str) -> str:
+    """The dotted module of a file in a distribution (``src/`` layouts too)."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+class World:
+    """Every module's bindings and classes, to resolve a name across the plugin."""
+
+    def __init__(self, trees: dict[str, tuple[str, ast.Module]]) -> None:
+        self.trees = trees
+        self.bindings: dict[str, dict[str, str]] = {}
+        self.classes: dict[str, PluginClass] = {}
+        #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` -> (its module, its return annotation)
+        self.returns: dict[str, tuple[str, ast.expr]] = {}
+        #: the plugin's top-level packages and modules
+        self.tops = {module.split(".")[0] for module in trees}
+        packages = _packages(trees)
+        for module, (_, tree) in trees.items():
+            self.bindings[module] = module_bindings(module, tree, module in packages)
+        for module, (path, tree) in trees.items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef):
+                    made = self._plugin_class(module, path, node)
+                    self.classes.setdefault(made.qualified, made)
+            for owner, body in _function_bodies(module, tree):
+                for node in body:
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+                        self.returns.setdefault(
+                            f"plugin:{owner}.{node.name}", (module, node.returns)
+                        )
+
+    def resolve(self, module: str, expr: ast.expr, depth: int = 0) -> str | None:
+        """What ``expr`` names in ``module``: ``vllm....`` for vLLM, ``plugin:mod.Name``
+        for the plugin's own, None for anything else."""
+        if depth > 20:
+            return None
+        if isinstance(expr, ast.Name):
+            bound = self.bindings.get(module, {}).get(expr.id)
+            return self._follow(bound, depth) if bound else None
+        if isinstance(expr, ast.Attribute):
+            owner = self.resolve(module, expr.value, depth + 1)
+            if owner is None:
+                return None
+            return self._follow(f"{owner}.{expr.attr}", depth)
+        return None
+
+    def _follow(self, name: str, depth: int) -> str | None:
+        """A plugin name followed to what it finally is (a re-export of vLLM's names too)."""
+        if name.startswith("vllm."):
+            return output_type_reexported(name)
+        if not name.startswith("plugin:") or depth > 20:
+            return name
+        dotted = name.removeprefix("plugin:")
+        if dotted in self.trees:
+            return name  # a plugin module
+        module, _, attr = dotted.rpartition(".")
+        if module in self.trees:
+            if f"plugin:{dotted}" in self.classes:
+                return f"plugin:{dotted}"
+            bound = self.bindings[module].get(attr)
+            if bound is not None and bound != name:
+                return self._follow(bound, depth + 1)
+            return name
+        # ``plugin:pkg.mod.Name.attr``: an attribute of something found further up
+        head, _, tail = dotted.rpartition(".")
+        found = self._follow(f"plugin:{head}", depth + 1) if head else None
+        if found is not None and not found.startswith("plugin:"):
+            return f"{found}.{tail}"
+        return name
+
+    def _plugin_class(self, module: str, path: str, node: ast.ClassDef) -> PluginClass:
+        methods = {
+            n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        abstract = any(
+            decorated(n, "abstractmethod")
+            for n in node.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+        fields = [
+            (n.target.id, n.value is not None)
+            for n in node.body
+            if isinstance(n, ast.AnnAssign)
+            and isinstance(n.target, ast.Name)
+            and "ClassVar" not in ast.unparse(n.annotation)
+        ]
+        bases = [b for b in (self.resolve(module, base) for base in node.bases) if b]
+        return PluginClass(
+            module,
+            node.name,
+            path,
+            node.lineno,
+            bases,
+            methods,
+            any(tail_name(d) == "dataclass" for d in node.decorator_list),
+            fields,
+            abstract,
+            any("logprob" in identifier(n) for n in ast.walk(node)),
+        )
+
+    def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
+        """The plugin classes from ``qualified`` up, and the first vLLM class they rest on."""
+        seen: list[PluginClass] = []
+        todo = [qualified]
+        vllm_base = None
+        while todo:
+            name = todo.pop(0)
+            cls = self.classes.get(name)
+            if cls is None or cls in seen:
+                continue
+            seen.append(cls)
+            for base in cls.bases:
+                if base.startswith("vllm.") and vllm_base is None and is_judged(base):
+                    vllm_base = base
+                elif base.startswith("plugin:"):
+                    todo.append(base)
+        return seen, vllm_base
+
+    def defined_below(self, qualified: str) -> set[str]:
+        """The methods the plugin's classes deriving from this one define."""
+        return {
+            method
+            for cls in self.classes.values()
+            if cls.qualified != qualified
+            and any(c.qualified == qualified for c in self.chain(cls.qualified)[0])
+            for method in cls.methods
+        }
+
+    def rests_on_vllm(self, qualified: str) -> bool:
+        """Whether the plugin class derives from any of vLLM's (a ``Scheduler`` too)."""
+        return any(
+            base.startswith("vllm.") for cls in self.chain(qualified)[0] for base in cls.bases
+        )
+
+
+def _function_bodies(module: str, tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt]]]:
+    """The module's body and each top-level class's, with the name owning what they define."""
+    yield module, tree.body
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            yield f"{module}.{node.name}", node.body
+
+
+def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
+    return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
+
+
+def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]:
+    """``{name: what it is bound to}`` for every import in the module (at any depth) and
+    its top-level classes, functions and aliases."""
+    found: dict[str, str] = {}
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = _absolute(alias.name)
+                else:
+                    head = alias.name.split(".")[0]
+                    found.setdefault(head, _absolute(head))
+        elif isinstance(node, ast.ImportFrom):
+            source = _from_module(node, package)
+            if source is None:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = f"{source}.{alias.name}"
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = f"plugin:{module}.{node.name}"
+    return found
+
+
+def _absolute(dotted: str) -> str:
+    return dotted if dotted == "vllm" or dotted.startswith("vllm.") else f"plugin:{dotted}"
+
+
+def _from_module(node: ast.ImportFrom, package: str) -> str | None:
+    if node.level == 0:
+        return _absolute(node.module or "")
+    parts = package.split(".") if package else []
+    if node.level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (node.level - 1)]
+    return "plugin:" + ".".join([*base, *([node.module] if node.module else [])])
