@@ -425,31 +425,101 @@ def _from_checkout(folder: Path) -> PluginSource:
 
 
 def _project_table(folder: Path) -> tuple[str | None, str | None, list[str]]:
+    """The checkout's name, version and requirements, as its build would declare them:
+    ``pyproject.toml``'s ``[project]``, ``setup.cfg``'s ``[metadata]``/``[options]``,
+    ``setup.py``'s ``setup(...)`` literals, and its requirements files."""
+    name = version = None
+    requires: list[str] = []
+    for declared in (_pyproject(folder), _setup_cfg(folder), _setup_py(folder)):
+        name = name or declared[0]
+        version = version or declared[1]
+        requires += declared[2]
+    for extra in ("requirements.txt", "requirements/common.txt"):
+        requires += _requirement_lines(_read_text(folder / extra))
+    return name, version, requires
+
+
+def _requirement_lines(text: str) -> list[str]:
+    """The requirements a requirements file (or a ``setup.cfg`` list) names, one a line."""
+    return [
+        line.split("#", 1)[0].strip()
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "-"))
+    ]
+
+
+def _pyproject(folder: Path) -> tuple[str | None, str | None, list[str]]:
     import sys
 
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    pyproject = folder / "pyproject.toml"
-    name = version = None
-    requires: list[str] = []
-    if pyproject.is_file():
+    try:
+        project = tomllib.loads(_read_text(folder / "pyproject.toml")).get("project", {})
+    except tomllib.TOMLDecodeError:
+        project = {}
+    requires = [str(r) for r in project.get("dependencies", [])]
+    return project.get("name"), project.get("version"), requires
+
+
+def _setup_cfg(folder: Path) -> tuple[str | None, str | None, list[str]]:
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(_read_text(folder / "setup.cfg"))
+    except configparser.Error:
+        return None, None, []
+    requires = _requirement_lines(parser.get("options", "install_requires", fallback=""))
+    name = parser.get("metadata", "name", fallback=None)
+    version = parser.get("metadata", "version", fallback=None)
+    return (
+        name,
+        version if version and not version.startswith(("attr:", "file:")) else None,
+        requires,
+    )
+
+
+def _setup_py(folder: Path) -> tuple[str | None, str | None, list[str]]:
+    """What ``setup(...)`` is given as literals (a name bound to one at the top too);
+    what it computes is not known without running it."""
+    import ast
+
+    try:
+        tree = ast.parse(_read_text(folder / "setup.py"))
+    except (SyntaxError, ValueError):
+        return None, None, []
+    bound = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+    def literal(node: ast.expr) -> object:
+        node = bound.get(node.id, node) if isinstance(node, ast.Name) else node
         try:
-            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-        except (tomllib.TOMLDecodeError, OSError):
-            project = {}
-        name, version = project.get("name"), project.get("version")
-        requires = [str(r) for r in project.get("dependencies", [])]
-    for extra in ("requirements.txt", "requirements/common.txt"):
-        listed = folder / extra
-        if listed.is_file():
-            requires += [
-                line.split("#", 1)[0].strip()
-                for line in listed.read_text(encoding="utf-8", errors="replace").splitlines()
-                if line.strip() and not line.lstrip().startswith(("#", "-"))
-            ]
-    return name, version, requires
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            return None  # computed: not known without running it
+
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup"
+        ):
+            given = {k.arg: literal(k.value) for k in node.keywords if k.arg}
+            name, version, requires = (
+                given.get(k) for k in ("name", "version", "install_requires")
+            )
+            return (
+                name if isinstance(name, str) else None,
+                version if isinstance(version, str) else None,
+                [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else [],
+            )
+    return None, None, []
 
 
 def _read_text(path: Path) -> str:

@@ -71,6 +71,23 @@ def test_an_unpacked_sdist_says_its_name_version_and_requirement(tmp_path) -> No
     )
 
 
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"setup.py": 'from setuptools import setup\n\nREQUIRES = ["torch", "vllm==0.14.0"]\n'
+                     'setup(name="npu-old", version="2.0", install_requires=REQUIRES)\n'},
+        {"setup.cfg": "[metadata]\nname = npu-old\nversion = 2.0\n\n[options]\n"
+                      "install_requires =\n    torch\n    vllm==0.14.0\n"},
+    ],
+    ids=["setup.py", "setup.cfg"],
+)  # fmt: skip
+def test_a_checkout_declaring_itself_in_setup_py_or_setup_cfg_is_pinned(tmp_path, declared):
+    files = {**declared, "npu_old/__init__.py": "from vllm.v1.outputs import ModelRunnerOutput\n"}
+    source = plugin_source(str(plugins.write(files, tmp_path)))
+    assert (source.name, source.version) == ("npu-old", "2.0")
+    assert "vllm==0.14.0" in source.requires
+
+
 def test_a_wheel_and_an_sdist_are_read_without_tests(isolated) -> None:
     files = {**_code(plugins.ASYNC_OUTPUTS), "tests/test_it.py": "import vllm\n"}
     wheel = archives.wheel(isolated, "npu-async", "2.0", files, ["vllm>=0.31,<0.33"])
