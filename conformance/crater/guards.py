@@ -6,6 +6,9 @@ defines it), comparisons of vLLM's version (``vllm.__version__``,
 ``importlib.metadata.version("vllm")``, ``from vllm import __version__``, a module
 constant bound to one of them, wrapped in ``Version(...)``/``parse(...)`` or not),
 ``not``/``and``/``or`` of those, names bound to such a test, and ``TYPE_CHECKING``.
+A test of what vLLM has (``hasattr(out, "x")`` of an output type, ``X is not None``
+of a name an ``except ImportError`` sets to None) is a *member* test, told by the
+vLLM judged, which the reader is handed by the plugin's reading (it knows the types).
 A :class:`Guard` is evaluated for the vLLM judged (:meth:`Guard.holds`): True,
 False, or None where the version is unknown.  Any other condition is *taken* (the
 code under it is judged), and the report counts them.
@@ -17,13 +20,28 @@ import ast
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol, cast
 
 from packaging.version import InvalidVersion, Version
 
 #: ``("eq", "0.11.0")``, ``("cmp", ">=", "0.12.0")``, ``("not", g)``, ``("and", (g, ...))``,
-#: ``("or", (g, ...))``, ``("type-checking",)``, ``("other", text)``.
+#: ``("or", (g, ...))``, ``("type-checking",)``, ``("has", type, member, on_class)``,
+#: ``("imports", module, name)``, ``("other", text)``.
 Test = tuple[object, ...]
+#: A plugin's own way to tell a member test from an expression (None: not one).
+MemberTests = Callable[[ast.expr], "Test | None"]
+
+
+class VllmMembers(Protocol):
+    """What the vLLM judged has, as a member test asks it (None: not known)."""
+
+    def has_member(self, owner: str, name: str, on_class: bool) -> bool | None:
+        """``hasattr`` of ``owner`` (an output type; of the class itself where
+        ``on_class``) for ``name``."""
+
+    def imports(self, module: str, name: str) -> bool | None:
+        """Whether ``from module import name`` succeeds."""
+
 
 _OPERATORS: dict[type[ast.cmpop], tuple[str, Callable[[Version, Version], bool]]] = {
     ast.Eq: ("==", operator.eq),
@@ -50,29 +68,41 @@ class Guard:
         return _kind(self.test) == "version"
 
     @property
+    def is_decided(self) -> bool:
+        """Whether the vLLM judged decides it: a version test or a member test."""
+        return _kind(self.test) in ("version", "member")
+
+    @property
     def is_type_checking(self) -> bool:
         return self.test == ("type-checking",)
 
-    def holds(self, version: str | None) -> bool | None:
-        """Whether the use runs under vLLM ``version``: None when that cannot be told
-        (a condition other than a version test, or no version known)."""
-        value = evaluate(self.test, version)
+    def holds(self, version: str | None, vllm: VllmMembers | None = None) -> bool | None:
+        """Whether the use runs under vLLM ``version`` (whose members ``vllm`` tells):
+        None when that cannot be told (a condition other than a version or member test,
+        no version known)."""
+        value = evaluate(self.test, version, vllm)
         if value is None:
             return None
         return value if self.branch else not value
 
 
-def evaluate(test: Test, version: str | None) -> bool | None:
+def evaluate(test: Test, version: str | None, vllm: VllmMembers | None = None) -> bool | None:
     head = test[0]
     if head == "type-checking":
         return False  # at run time TYPE_CHECKING is False
     if head == "other":
         return None
+    if head == "has":
+        if vllm is None:
+            return None
+        return vllm.has_member(str(test[1]), str(test[2]), bool(test[3]))
+    if head == "imports":
+        return None if vllm is None else vllm.imports(str(test[1]), str(test[2]))
     if head == "not":
-        inner = evaluate(cast(Test, test[1]), version)
+        inner = evaluate(cast(Test, test[1]), version, vllm)
         return None if inner is None else not inner
     if head in ("and", "or"):
-        values = [evaluate(part, version) for part in cast("tuple[Test, ...]", test[1])]
+        values = [evaluate(part, version, vllm) for part in cast("tuple[Test, ...]", test[1])]
         if head == "and":
             if any(v is False for v in values):
                 return False
@@ -110,11 +140,16 @@ def _kind(test: Test) -> str:
     head = test[0]
     if head in ("eq", "cmp"):
         return "version"
+    if head in ("has", "imports"):
+        return "member"
     if head == "not":
         return _kind(cast(Test, test[1]))
     if head in ("and", "or"):
         kinds = {_kind(part) for part in cast("tuple[Test, ...]", test[1])}
-        return "version" if "version" in kinds else kinds.pop() if len(kinds) == 1 else "other"
+        for decided in ("version", "member"):
+            if decided in kinds:
+                return decided
+        return kinds.pop() if len(kinds) == 1 else "other"
     return str(head)
 
 
@@ -136,17 +171,18 @@ class GuardReader:
         self.tests = tests
         self.version_names = version_names
 
-    def test_of(self, node: ast.expr) -> Test:
+    def test_of(self, node: ast.expr, members: MemberTests | None = None) -> Test:
+        """``node``'s test; ``members`` tells the member tests among its parts."""
         if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
             return ("type-checking",)
         if isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING":
             return ("type-checking",)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            inner = self.test_of(node.operand)
+            inner = self.test_of(node.operand, members)
             return ("other", _text(node)) if inner[0] == "other" else ("not", inner)
         if isinstance(node, ast.BoolOp):
             head = "and" if isinstance(node.op, ast.And) else "or"
-            return (head, tuple(self.test_of(value) for value in node.values))
+            return (head, tuple(self.test_of(value, members) for value in node.values))
         if (
             isinstance(node, ast.Call)
             and _called_name(node.func) == "vllm_version_is"
@@ -160,7 +196,8 @@ class GuardReader:
                 return found
         if isinstance(node, ast.Name) and node.id in self.tests:
             return self.tests[node.id]
-        return ("other", _text(node))
+        found = members(node) if members is not None else None
+        return found if found is not None else ("other", _text(node))
 
     def _comparison(self, node: ast.Compare) -> Test | None:
         left, right = node.left, node.comparators[0]
@@ -243,3 +280,21 @@ def module_tests(tree: ast.Module) -> GuardReader:
             if test[0] != "other" and _kind(test) == "version":
                 tests[target.id] = test
     return GuardReader(tests, frozenset(version_names))
+
+
+def imports_taking(body: list[ast.stmt]) -> Guard | None:
+    """Where the rest of a ``try`` block runs: every ``from vllm... import name`` among
+    its own statements took (None: it imports nothing of vLLM's by name)."""
+    taken = [
+        (node.module, alias.name)
+        for node in body
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module
+        if node.module == "vllm" or node.module.startswith("vllm.")
+        for alias in node.names
+        if alias.name != "*"
+    ]
+    if not taken:
+        return None
+    tests: list[Test] = [("imports", module, name) for module, name in taken]
+    text = "; ".join(f"from {module} import {name}" for module, name in taken)
+    return Guard(tests[0] if len(tests) == 1 else ("and", tuple(tests)), True, text[:100])

@@ -160,3 +160,11 @@ def identifier(node: ast.AST) -> str:
     if isinstance(node, ast.arg):
         return node.arg
     return ""
+
+
+def catches(handler: ast.ExceptHandler, *errors: str) -> bool:
+    """Whether ``handler`` catches any of ``errors`` (by name, or as ``Exception``)."""
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(tail_name(n) in (*errors, "Exception", "BaseException") for n in names)

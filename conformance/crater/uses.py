@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from conformance.crater.guards import Guard, GuardReader, module_tests
+from conformance.crater.guards import Guard, GuardReader, Test, imports_taking, module_tests
 from conformance.crater.import_hooks import redirected_modules
 from conformance.crater.keyword_dicts import KeyTests, KeywordDict, dicts_in
 from conformance.crater.output_members import (
@@ -52,6 +52,7 @@ from conformance.crater.presence import (
 from conformance.crater.syntax import (
     bindings_counted,
     binds,
+    catches,
     exits,
     is_empty,
     literal_not_none,
@@ -89,6 +90,8 @@ class Use:
     via: str = ""  #: the plugin class it goes through (a subclass), where one
     guards: tuple[Guard, ...] = ()
     handled: bool = False  #: inside ``try: ... except ImportError``
+    #: inside ``try: ... except AttributeError``: a member gone is the plugin's fallback
+    missing_handled: bool = False
     unpacked: int | None = None  #: names the call's result is unpacked into
     defines: tuple[str, ...] = ()  #: a subclass: the methods the plugin's classes define
     #: a subclass: the methods the plugin's classes deriving from it define
@@ -158,9 +161,6 @@ class ClassChange:
     own: frozenset[str] | None = None
     passes_on: bool = False  #: it hands the rest (``**kwargs``) to vLLM's ``__init__``
 
-    def holds(self, version: str | None) -> bool:
-        return all(g.holds(version) is not False for g in self.guards)
-
 
 def read_plugin(files: dict[str, str]) -> Reading:
     """The uses of vLLM in a plugin's files (``{path inside the distribution: text}``).
@@ -221,9 +221,12 @@ def read_plugin(files: dict[str, str]) -> Reading:
     return reading
 
 
-#: Names a file may use vLLM's types and producers by without naming vLLM.
+#: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.
+_RUNNER_OUTPUT_NAME = "model_runner_output"
+#: Names a file may use vLLM's types and producers by without naming vLLM (a
+#: ``Scheduler`` subclass reads the ``model_runner_output`` it is handed).
 _NAMED_IN_USES = frozenset(
-    {*JUDGED_TYPES, EMPTY, *PRODUCER_CALLS, "Sampler", "RejectionSampler"}
+    {*JUDGED_TYPES, EMPTY, *PRODUCER_CALLS, "Sampler", "RejectionSampler", _RUNNER_OUTPUT_NAME}
     | {name for names in VLLM_ASYNC_OUTPUTS.values() for name in names}
 )
 #: What a file that can hold a use names: vLLM's output or producer modules, or one of
@@ -276,6 +279,7 @@ class _ModuleVisitor:
         self.guards: GuardReader = module_tests(tree)
         self.conditions: list[Guard] = []
         self.handled = 0
+        self.missing_handled = 0
         self.class_stack: list[PluginClass] = []
         self.scope_types: list[dict[str, str]] = [{}]
         self.scope_dicts: list[dict[str, KeywordDict]] = [{}]
@@ -338,14 +342,23 @@ class _ModuleVisitor:
         del self.conditions[len(self.conditions) - pushed :]
         del self.attributes_present[len(self.attributes_present) - present :]
 
+    def _under_guard(self, guard: Guard | None, branch: bool, body: list[ast.stmt]) -> None:
+        """``body`` walked under ``guard``'s ``branch`` (as it is, where no guard)."""
+        if guard is None:
+            self._statements(body)
+            return
+        self.conditions.append(dataclasses.replace(guard, branch=branch))
+        self._statements(body)
+        self.conditions.pop()
+
     def _after_version_exit(self, node: ast.stmt) -> Guard | None:
         """The guard the rest of a block sits under after an ``if`` on a version test
         one of whose branches always leaves the block."""
         if not isinstance(node, ast.If):
             return None
-        test = self.guards.test_of(node.test)
+        test = self.guards.test_of(node.test, self._member_test)
         guard = Guard(test, True, condition_text(node.test))
-        if not guard.is_version:
+        if not guard.is_decided:
             return None
         body_exits, else_exits = exits(node.body), exits(node.orelse)
         if body_exits and not else_exits:
@@ -356,7 +369,7 @@ class _ModuleVisitor:
 
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.If):
-            test = self.guards.test_of(node.test)
+            test = self.guards.test_of(node.test, self._member_test)
             text = condition_text(node.test)
             self._expressions(node.test)
             for branch, body in ((True, node.body), (False, node.orelse)):
@@ -377,12 +390,20 @@ class _ModuleVisitor:
                 self.reading.conditions_taken.add((self.path, node.lineno, text))
             return
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            handles = any(_catches_import_error(h) for h in node.handlers)  # type: ignore[attr-defined]
+            handlers = node.handlers  # type: ignore[attr-defined]
+            handles = any(catches(h, "ImportError", "ModuleNotFoundError") for h in handlers)
+            handles_missing = any(catches(h, "AttributeError") for h in handlers)
+            # What the block imports of vLLM decides which of it runs: the rest of the
+            # block where every import took, an ``except ImportError`` where one failed.
+            took = imports_taking(node.body) if handles else None  # type: ignore[attr-defined]
             self.handled += handles
-            self._statements(node.body)  # type: ignore[attr-defined]
+            self.missing_handled += handles_missing
+            self._under_guard(took, True, node.body)  # type: ignore[attr-defined]
             self.handled -= handles
+            self.missing_handled -= handles_missing
             for handler in node.handlers:  # type: ignore[attr-defined]
-                self._statements(handler.body)
+                failed = catches(handler, "ImportError", "ModuleNotFoundError")
+                self._under_guard(took if failed else None, False, handler.body)
             self._statements(node.orelse)  # type: ignore[attr-defined]
             self._statements(node.finalbody)  # type: ignore[attr-defined]
             return
@@ -486,8 +507,61 @@ class _ModuleVisitor:
         )
 
     def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
-        guard = Guard(self.guards.test_of(test), branch, condition_text(test))
-        return guard if guard.is_version else None
+        guard = Guard(self.guards.test_of(test, self._member_test), branch, condition_text(test))
+        return guard if guard.is_decided else None
+
+    def _member_test(self, node: ast.expr) -> Test | None:
+        """A test of what vLLM has: ``hasattr(x, "a")`` of an output type or of a value
+        of one, ``X is not None`` (or ``if X``) of a name bound to one of vLLM's output
+        types (it is None only where an ``except ImportError`` set it so)."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "hasattr"
+            and len(node.args) == 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            receiver = node.args[0]
+            named = self.world.resolve(self.module, receiver)
+            if named is not None and named.startswith(f"{OUTPUTS}.") and is_judged(named):
+                return ("has", named, node.args[1].value, True)
+            typed = self._type_of(receiver)
+            if typed is not None and typed.startswith(f"{OUTPUTS}."):
+                return ("has", typed, node.args[1].value, False)
+            return None
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and isinstance(node.comparators[0], ast.Attribute)
+            and node.comparators[0].attr in _FIELD_TABLES
+        ):
+            # ``"x" in ModelRunnerOutput.__dataclass_fields__``: whether it has the field
+            named = self.world.resolve(self.module, node.comparators[0].value)
+            if named is None or not named.startswith(f"{OUTPUTS}.") or not is_judged(named):
+                return None
+            found: Test = ("has", named, node.left.value, False)
+            return ("not", found) if isinstance(node.ops[0], ast.NotIn) else found
+        negated = False
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(node.comparators[0], ast.Constant)
+            and node.comparators[0].value is None
+        ):
+            negated, node = isinstance(node.ops[0], ast.Is), node.left
+        if not isinstance(node, ast.Name):
+            return None
+        named = self.world.resolve(self.module, node)
+        if named is None or not named.startswith("vllm.") or not is_judged(named):
+            return None
+        module, _, name = named.rpartition(".")
+        imported: Test = ("imports", module, name)
+        return ("not", imported) if negated else imported
 
     def _strings_named(self, test: ast.expr) -> frozenset[str]:
         """The strings a test names, those of the flags it reads included (``HAS_X =
@@ -614,14 +688,34 @@ class _ModuleVisitor:
     # --- uses ---------------------------------------------------------------------
 
     def _add(self, kind: str, line: int, target: str, **more: object) -> None:
+        guards = tuple(self.conditions)
+        primary = self.world.fallbacks.get(self.module, {}).get(target)
+        if primary is not None and kind != "import":
+            # ``try: from a import X`` / ``except ImportError: from b import Y as X``:
+            # X is a's where that import takes, b's elsewhere.
+            module, _, name = primary.rpartition(".")
+            took = Guard(("imports", module, name), True, f"from {module} import {name}")
+            self._append(kind, line, primary, (*guards, took), more)
+            guards = (*guards, dataclasses.replace(took, branch=False))
+        self._append(kind, line, target, guards, more)
+        for guard in self.conditions:
+            if guard.is_version:
+                from conformance.crater.guards import versions_named
+
+                self.reading.versions_named.update(versions_named(guard.test))
+
+    def _append(
+        self, kind: str, line: int, target: str, guards: tuple[Guard, ...], more: dict[str, object]
+    ) -> None:
         self.reading.uses.append(
             Use(
                 kind,
                 self.path,
                 line,
                 target,
-                guards=tuple(self.conditions),
+                guards=guards,
                 handled=self.handled > 0,
+                missing_handled=self.missing_handled > 0,
                 **more,  # type: ignore[arg-type]
             )
         )
@@ -1324,8 +1418,8 @@ class _ModuleVisitor:
         return KeywordDict(set(), False)
 
 
-#: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.
-_RUNNER_OUTPUT_NAME = "model_runner_output"
+#: A class's tables of its fields (a dataclass's, a NamedTuple's, the annotations).
+_FIELD_TABLES = frozenset({"__dataclass_fields__", "_fields", "__annotations__"})
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
 _REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
 _COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
@@ -1354,13 +1448,3 @@ def _under_isinstance(
                     read[id(test)] = narrowed_by(test)
                 narrowed.update(read[id(test)])
         yield node, narrowed
-
-
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(
-        tail_name(n) in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
-        for n in names
-    )

@@ -117,12 +117,13 @@ def judge(
     this vLLM's async output behaviours) adds what a plugin's async output must now do.
     ``pin``: the plugin's pin, whose unimportable files are not judged."""
     judge_ = _Judge(view, other)
+    alone = judge_.without_pin() if other is not None else judge_
     dead = files_dead_at(reading, pin) if pin is not None else {}
     judge_.result.dead_at_pin = dead
     active = [
         u
         for u in reading.uses
-        if u.file not in dead and all(g.holds(view.version) is not False for g in u.guards)
+        if u.file not in dead and all(view.runs_under(g) is not False for g in u.guards)
     ]
     # What failed to import: a use of it is no news (its import names the break).
     failed: set[str] = set()
@@ -145,31 +146,36 @@ def judge(
             passed = [
                 key
                 for key, guards in use.guarded_keywords
-                if all(g.holds(view.version) is not False for g in guards)
+                if all(view.runs_under(g) is not False for g in guards)
             ]
             fields = judge_.constructor(use.module, use.type_name) if use.tested_keywords else None
             present = {p.name for p in fields or ()}
             passed += [key for key in use.tested_keywords if key in present]
             use = dataclasses.replace(use, keywords=(*use.keywords, *passed))
-        changed = _as_the_plugin_changed_it(use, reading, view.version)
+        changed = _as_the_plugin_changed_it(use, reading, view)
         if changed is None:
             continue
         use = changed
-        handler = getattr(judge_, use.kind)
-        for found in handler(use):
-            judge_.add(found)
+        runs_at_other = other is None or all(other.runs_under(g) is not False for g in use.guards)
+        by = judge_ if runs_at_other else alone
+        for found in getattr(by, use.kind)(use):
+            by.add(found)
         if use.kind == "subclass" and async_behaviours is not None:
-            judge_.add_all(judge_.async_contract(use, *async_behaviours))
+            by.add_all(by.async_contract(use, *async_behaviours))
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
 
 
-def _as_the_plugin_changed_it(use: Use, reading: Reading, version: str | None) -> Use | None:
+def _as_the_plugin_changed_it(use: Use, reading: Reading, view: VllmView) -> Use | None:
     """A use of an output type the plugin changed itself where that change holds: a
     construction through the ``__init__`` it set (vLLM's own judges only the keywords
     that one passes on), a read of an attribute it set on the class (None: nothing of
     vLLM's to judge).  A plugin subclass's construction is its own ``__init__``'s."""
-    changes = [c for c in reading.class_changes if c.target == use.target and c.holds(version)]
+    changes = [
+        c
+        for c in reading.class_changes
+        if c.target == use.target and all(view.runs_under(g) is not False for g in c.guards)
+    ]
     if use.kind in ("read", "write"):
         return None if any(c.member == use.member for c in changes) else use
     inits = [c for c in changes if c.member == "__init__"]
@@ -203,7 +209,7 @@ def files_dead_at(
             and use.top_level
             and not use.handled
             and use.file not in dead
-            and all(g.holds(pin.version) is not False for g in use.guards)
+            and all(pin.runs_under(g) is not False for g in use.guards)
         ):
             continue
         # ``from vllm.v1.worker import gpu_model_runner``: the submodule is imported
@@ -261,6 +267,13 @@ class _Judge:
         if verb == "added":
             return f"{kind} {change.where} was removed after {self.view.named}"
         return f"{change.describe()} (going back to {self.view.named})"
+
+    def without_pin(self) -> _Judge:
+        """This judge with no vLLM to compare with, adding to the same result: for a
+        use that never runs at the pin, what changed since the pin is no news to it."""
+        alone = _Judge(self.view, None)
+        alone.result, alone._seen = self.result, self._seen
+        return alone
 
     def add(self, found: Finding) -> None:
         key = (found.kind, found.file, found.line, found.member)
@@ -613,8 +626,8 @@ class _Judge:
             ever = ever | set(pinned)
         name = f"{type_name}.{member}"
         if member not in members:
-            if member not in ever:
-                return []  # never vLLM's: the plugin's own attribute
+            if member not in ever or use.missing_handled:
+                return []  # never vLLM's (the plugin's own attribute), or its fallback runs
             fact = f"{type_name} of {self.view.named} has no {member}"
             if kind == "behaviour-changed":
                 fact += "; the value written is never read"
@@ -660,7 +673,7 @@ class _Judge:
         if not isinstance(method, Member):
             pinned = self.other.class_members(module, cls) if self.other is not None else None
             ever = known_members().get((module, cls), set()) | set(pinned or ())
-            if member in ever:
+            if member in ever and not use.missing_handled:
                 return [
                     Finding(
                         "call-raises",

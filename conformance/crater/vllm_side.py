@@ -19,6 +19,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.crater.guards import Guard
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
 from conformance.oracle.vllm_changes import Change
 from conformance.releases.discovery import FoundProducer, find_producers
@@ -69,6 +70,38 @@ class VllmView:
         if any(m.module == module for m in self.surface.values()):
             return True
         return None
+
+    def runs_under(self, guard: Guard) -> bool | None:
+        """Whether code under ``guard`` runs with this vLLM (None: not known)."""
+        return guard.holds(self.version, self)
+
+    def imports(self, module: str, name: str) -> bool | None:
+        """Whether ``from module import name`` succeeds here (None: not known)."""
+        bound = self.bound.get(module)
+        if bound is not None and name in bound:
+            return True
+        if (module, name, "") in self.surface:
+            return True  # a class of a module known in part (a producer's)
+        if self.has_module(f"{module}.{name}"):
+            return True  # ``from vllm.v1.worker import gpu_model_runner``
+        if bound is not None or self.has_module(module) is False:
+            return False
+        return None
+
+    def has_member(self, owner: str, name: str, on_class: bool) -> bool | None:
+        """Whether the output type ``owner`` (``module.Type``) has ``name`` here, as
+        ``hasattr`` tells it (of the class itself where ``on_class``): None where that is
+        not known (a type no release has, a name no release's type had, a dataclass
+        field with no default asked of the class)."""
+        module, _, type_name = owner.rpartition(".")
+        member = self.surface.get((module, type_name, name))
+        if member is not None:
+            if on_class and member.kind == "field" and not member.value:
+                return None  # a class attribute only where it has a default (or a NamedTuple)
+            return True
+        if (module, type_name, "") not in self.surface:
+            return None
+        return False if name in known_members().get((module, type_name), ()) else None
 
     @functools.cached_property
     def _packages(self) -> frozenset[str]:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from conformance.crater.syntax import decorated, identifier, tail_name
+from conformance.crater.syntax import catches, decorated, identifier, tail_name
 from conformance.crater.vllm_names import is_judged, output_type_reexported
 
 
@@ -54,9 +54,13 @@ class World:
         self.returns: dict[str, tuple[str, ast.expr]] = {}
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
+        #: ``{module: {fallback: primary}}``: a name bound by ``try: from a import X``
+        #: and, where that fails, ``except ImportError: from b import Y as X``
+        self.fallbacks: dict[str, dict[str, str]] = {}
         packages = _packages(trees)
         for module, (_, tree) in trees.items():
             self.bindings[module] = module_bindings(module, tree, module in packages)
+            self.fallbacks[module] = _import_fallbacks(module, tree, module in packages)
         for module, (path, tree) in trees.items():
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
@@ -205,10 +209,61 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
             for alias in node.names:
                 if alias.name != "*":
                     found[alias.asname or alias.name] = f"{source}.{alias.name}"
+    aliases: dict[str, str | None] = {}
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             found[node.name] = f"plugin:{module}.{node.name}"
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                # ``Output = ModelRunnerOutput``: an alias, where it is the one binding
+                dotted = _dotted(value, found) if value is not None else None
+                aliases[target.id] = dotted if target.id not in aliases else None
+    for name, dotted in aliases.items():
+        if dotted is not None:
+            found[name] = dotted
     return found
+
+
+def _import_fallbacks(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]:
+    """``{fallback: primary}`` of the names an ``except ImportError`` binds to one of
+    vLLM's names other than its ``try`` block did."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        primary = _imported(node.body, package)
+        for handler in node.handlers:
+            if catches(handler, "ImportError", "ModuleNotFoundError"):
+                for name, fallback in _imported(handler.body, package).items():
+                    first = primary.get(name)
+                    if first is not None and first != fallback and first.startswith("vllm."):
+                        found[output_type_reexported(fallback)] = output_type_reexported(first)
+    return found
+
+
+def _imported(body: list[ast.stmt], package: str) -> dict[str, str]:
+    """``{name: what it is}`` the ``from ... import`` statements of ``body`` bind."""
+    found = {}
+    for node in body:
+        source = _from_module(node, package) if isinstance(node, ast.ImportFrom) else None
+        if source is not None:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = f"{source}.{alias.name}"
+    return found
+
+
+def _dotted(value: ast.expr, bound: dict[str, str]) -> str | None:
+    """What a name or an attribute chain of bound names stands for (``outputs.X``)."""
+    if isinstance(value, ast.Name):
+        return bound.get(value.id)
+    if isinstance(value, ast.Attribute):
+        owner = _dotted(value.value, bound)
+        return f"{owner}.{value.attr}" if owner is not None else None
+    return None
 
 
 def _absolute(dotted: str) -> str:

@@ -909,7 +909,7 @@ def pooled(ids, pooler_output=None, flag=False):
 def truthy(out: ModelRunnerOutput):
     if getattr(out, "req_id_to_index", True):
         return out.req_id_to_index
-    if hasattr(out, "req_id_to_index"):
+    if getattr(out, "req_id_to_index", None) is not None:
 
         def inner(out: ModelRunnerOutput):
             return out.req_id_to_index

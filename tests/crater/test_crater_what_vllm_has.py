@@ -1,0 +1,199 @@
+"""Code that asks vLLM what it has (``hasattr``, a field table, an import that may
+fail) runs only where the answer lets it: judged there, and nowhere else."""
+
+from __future__ import annotations
+
+import pytest
+from test_crater_verdicts import FIRST_RUNNER, view
+from vllm_release_texts import MISSING
+
+from conformance.crater.uses import read_plugin
+from conformance.crater.verdicts import judge
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def findings(code: str, release: str, pin: str | None = None, modules=frozenset()) -> set:
+    reading = read_plugin({"npu/__init__.py": "", "npu/runner.py": code})
+    other = view(pin, modules) if pin else None
+    return {
+        (f.kind, f.line, f.member) for f in judge(reading, view(release, modules), other).findings
+    }
+
+
+SLICES = """
+from vllm.v1.outputs import LogprobsLists
+
+
+def rows(logprobs: LogprobsLists, i):
+    if hasattr(logprobs, "slice_request"):
+        return logprobs.slice_request(i, 1)
+    else:
+        return logprobs.slice(i, i + 1)
+"""
+
+
+def test_the_branch_hasattr_rules_out_is_not_judged() -> None:
+    # 0.12.0 has slice_request and no slice: the else branch never runs there.
+    assert findings(SLICES, "0.12.0", "0.11.2") == set()
+    assert findings(SLICES, "0.11.2") == set()
+    unguarded = SLICES.replace('if hasattr(logprobs, "slice_request")', "if False")
+    assert ("call-raises", 9, "LogprobsLists.slice") in findings(unguarded, "0.12.0", "0.11.2")
+
+
+FIELD_TABLE = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def build(ids, index):
+    if "req_id_to_index" in ModelRunnerOutput.__dataclass_fields__:
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index=index)
+    return ModelRunnerOutput(req_ids=ids)
+"""
+
+
+def test_a_field_table_tested_decides_both_constructions() -> None:
+    assert findings(FIELD_TABLE, "0.34.0", "0.33.0") == set()
+    assert findings(FIELD_TABLE, "0.33.0") == set()
+    flipped = FIELD_TABLE.replace('"req_id_to_index" in', '"req_id_to_index" not in')
+    assert {line for _, line, _ in findings(flipped, "0.34.0", "0.33.0")} == {7}
+    assert {line for _, line, _ in findings(flipped, "0.33.0")} == {8}
+
+
+CLASS_HASATTR = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def build(ids, experts):
+    if hasattr(ModelRunnerOutput, "{field}"):
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index={{}}, {field}=experts)
+    return ModelRunnerOutput(req_ids=ids, req_id_to_index={{}})
+"""
+
+
+def test_hasattr_of_the_class_answers_for_a_field_with_a_default_only() -> None:
+    # routed_experts (default None) went in 0.31.0: hasattr of the class tells.
+    assert findings(CLASS_HASATTR.format(field="routed_experts"), "0.31.0", "0.30.0") == set()
+    # A dataclass field without a default is no class attribute: hasattr does not tell,
+    # and the construction is judged (req_ids given twice: the pin says so too).
+    told = findings(CLASS_HASATTR.format(field="req_ids"), "0.30.0")
+    assert ("construction-raises", 7, "ModelRunnerOutput.req_ids") not in told
+
+
+IMPORTED_OR_NONE = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+try:
+    from vllm.v1.outputs import RoutedExpertsLists
+except ImportError:
+    RoutedExpertsLists = None
+
+
+def fill(out: ModelRunnerOutput, experts):
+    if RoutedExpertsLists is not None:
+        out.routed_experts = RoutedExpertsLists(experts)
+"""
+
+
+def test_a_name_an_except_import_error_sets_to_none_is_tested_for_where_it_is_none() -> None:
+    assert findings(IMPORTED_OR_NONE, "0.31.0", "0.30.0") == set()
+    unguarded = IMPORTED_OR_NONE.replace("if RoutedExpertsLists is not None:", "if experts:")
+    assert ("behaviour-changed", 12, "ModelRunnerOutput.routed_experts") in findings(
+        unguarded, "0.31.0", "0.30.0"
+    )
+
+
+FALLBACK = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+try:
+    from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput
+except ImportError:
+    from vllm.v1.worker.gpu.async_utils import AsyncOutput as AsyncGPUModelRunnerOutput
+
+
+def hand_over(out: ModelRunnerOutput, sampled):
+    return AsyncGPUModelRunnerOutput(model_runner_output=out, sampled_token_ids=sampled)
+"""
+
+
+def test_a_fallback_import_binds_its_name_where_the_first_import_fails() -> None:
+    reading = read_plugin({"npu/runner.py": FALLBACK})
+    built = {u.target.rsplit(".", 1)[-1]: u for u in reading.uses if u.kind == "construct"}
+    assert set(built) == {"AsyncGPUModelRunnerOutput", "AsyncOutput"}
+    at_034, at_033 = view("0.34.0"), view("0.33.0", frozenset(FIRST_RUNNER))
+    first, fallback = built["AsyncGPUModelRunnerOutput"], built["AsyncOutput"]
+    assert [at_034.runs_under(g) for g in first.guards] == [False]
+    assert [at_034.runs_under(g) for g in fallback.guards] == [True]
+    # 0.34.0 has no first runner: its class is never built there, so nothing is missing.
+    assert not [
+        f for f in judge(reading, at_034, at_033).findings if "gpu_model_runner" in f.member
+    ]
+    # Without the fallback the import fails there.
+    plain = FALLBACK.replace("try:\n    ", "").split("except ImportError")[0]
+    found = judge(read_plugin({"npu/runner.py": plain}), at_034, at_033).findings
+    assert [f.kind for f in found] == ["import-fails"]
+
+
+def test_an_alias_of_vllms_type_bound_at_the_top_of_a_module_is_the_type() -> None:
+    code = (
+        "from vllm.v1.outputs import ModelRunnerOutput\n\nOutput = ModelRunnerOutput\n\n\n"
+        "def build(ids):\n    return Output(req_ids=ids, req_id_to_index={})\n"
+    )
+    assert ("construction-raises", 7, "ModelRunnerOutput.req_id_to_index") in findings(
+        code, "0.34.0", "0.33.0"
+    )
+    rebound = code.replace("\n\n\ndef", "\nOutput = dict\n\n\ndef")
+    assert findings(rebound, "0.34.0", "0.33.0") == set()
+
+
+SCHEDULER = """
+from vllm.v1.core.sched.scheduler import Scheduler
+
+
+class NPUScheduler(Scheduler):
+    def update_from_output(self, scheduler_output, model_runner_output):
+        return model_runner_output.req_id_to_index
+"""
+
+
+def test_a_scheduler_reading_what_it_is_handed_is_read_without_naming_the_type() -> None:
+    assert ("read-fails", 7, "ModelRunnerOutput.req_id_to_index") in findings(
+        SCHEDULER, "0.34.0", "0.33.0", frozenset({"vllm.v1.core.sched.scheduler"})
+    )
+
+
+def test_a_read_whose_attribute_error_the_plugin_catches_is_its_fallback() -> None:
+    code = (
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def index(out: ModelRunnerOutput):\n"
+        "    try:\n        return out.req_id_to_index\n"
+        "    except AttributeError:\n        return {r: i for i, r in enumerate(out.req_ids)}\n"
+    )
+    assert findings(code, "0.34.0", "0.33.0") == set()
+    caught_elsewhere = code.replace("AttributeError", "KeyError")
+    assert ("read-fails", 6, "ModelRunnerOutput.req_id_to_index") in findings(
+        caught_elsewhere, "0.34.0", "0.33.0"
+    )
+
+
+RUNS_AT_THE_TARGET_ONLY = """
+import vllm
+from packaging.version import Version
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def build(ids, index, sampled):
+    if Version(vllm.__version__) < Version("0.34.0"):
+        return ModelRunnerOutput(ids, index, sampled, None, {})
+    return ModelRunnerOutput(ids, sampled, None, {})
+"""
+
+
+def test_code_that_never_runs_at_the_pin_is_not_compared_with_the_pin() -> None:
+    # The second call's positional arguments land on 0.34.0's fields as meant.
+    assert findings(RUNS_AT_THE_TARGET_ONLY, "0.34.0", "0.33.0") == set()
+    everywhere = RUNS_AT_THE_TARGET_ONLY.replace('Version("0.34.0")', 'Version("0.1")')
+    assert ("behaviour-changed", 10, "ModelRunnerOutput.req_id_to_index") in findings(
+        everywhere, "0.34.0", "0.33.0"
+    )
