@@ -11,8 +11,10 @@ builtin generics in lower case, unions as ``A | B`` with members sorted and
 from __future__ import annotations
 
 import ast
+import sys
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 # typing aliases and their builtin spelling.
@@ -29,11 +31,22 @@ _ALIASES = {
 _QUALIFIED = {"torch": "torch", "numpy": "np", "np": "np"}
 
 
-def normalise(annotation: Any) -> str:
-    """Canonical text of ``annotation`` (a runtime object or a string)."""
+def normalise(annotation: Any, namespace: Mapping[str, Any] | None = None) -> str:
+    """Canonical text of ``annotation`` (a runtime object or a string).  ``namespace``:
+    the globals a string annotation is read in, so that ``Tensor`` imported from torch
+    reads ``torch.Tensor`` as the object would."""
     if isinstance(annotation, str):
-        return _normalise_text(annotation)
+        return _normalise_text(annotation, namespace)
     return _normalise_text(_render_object(annotation))
+
+
+def globals_declaring(cls: Any, name: str) -> dict[str, Any]:
+    """The module globals the class declaring field ``name`` reads its annotation in."""
+    for klass in getattr(cls, "__mro__", ()):
+        if name in vars(klass).get("__annotations__", {}):
+            module = sys.modules.get(klass.__module__)
+            return vars(module) if module is not None else {}
+    return {}
 
 
 def _render_object(annotation: Any) -> str:
@@ -58,12 +71,30 @@ def _render_object(annotation: Any) -> str:
     return str(annotation)
 
 
-def _normalise_text(text: str) -> str:
+def _normalise_text(text: str, namespace: Mapping[str, Any] | None = None) -> str:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
         return " ".join(text.split())
+    if namespace:
+        tree = _Qualified(namespace).visit(tree)
     return _render_node(tree.body)
+
+
+class _Qualified(ast.NodeTransformer):
+    """Bare names of classes whose module keeps a qualifier, qualified as the objects
+    they are bound to in ``namespace`` render (``Tensor`` from torch: ``torch.Tensor``)."""
+
+    def __init__(self, namespace: Mapping[str, Any]) -> None:
+        self.namespace = namespace
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        bound = self.namespace.get(node.id)
+        if isinstance(bound, type):
+            top = bound.__module__.partition(".")[0]
+            if top in _QUALIFIED:
+                return ast.Attribute(ast.Name(top, ast.Load()), bound.__qualname__, ast.Load())
+        return node
 
 
 def _render_node(node: ast.AST) -> str:

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from conformance.oracle.annotations import normalise
+from conformance.oracle.annotations import globals_declaring, normalise
 from conformance.oracle.compare import Members
 
 _MISSING = object()
@@ -153,7 +153,7 @@ def _annotation_differences(
     got = annotation_of(found, member)
     if written is None or got is _MISSING or not meaningful(written, vllm, member):
         return []
-    a, b = normalise(written), normalise(got)
+    a, b = normalise(written), normalise(got, globals_declaring(found, member))
     return [] if a == b else [f"{name}.{member}: expected annotation {a} as vLLM's, found {b}"]
 
 

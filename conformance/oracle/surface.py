@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.oracle.annotations import normalise
+from conformance.oracle.annotations import globals_declaring, normalise
 from reference.revisions.model import NO_DEFAULT, FieldSpec, MethodSpec, TypeSpec
 
 Finder = Callable[[Any], list[str]]
@@ -207,7 +207,10 @@ def _annotation(spec: TypeSpec, cls: Any, f: FieldSpec) -> list[str]:
     found = _found_annotation(cls, f.name)
     if found is None:
         return [f"{where}: expected annotation {f.annotation}, found no such field"]
-    expected_text, found_text = normalise(f.annotation), normalise(found)
+    expected_text, found_text = (
+        normalise(f.annotation),
+        normalise(found, globals_declaring(cls, f.name)),
+    )
     if expected_text == found_text:
         return []
     return [f"{where}: expected annotation {expected_text}, found {found_text}"]
@@ -273,9 +276,11 @@ def _method(spec: TypeSpec, cls: Any, m: MethodSpec) -> list[str]:
         m.binding == "instance" and not isinstance(raw, staticmethod)
     ):
         params = params[1:]  # self or cls
-    out += _parameters(where, m, params)
+    namespace = getattr(function, "__globals__", {})
+    out += _parameters(where, m, params, namespace)
     if m.returns is not None and signature.return_annotation is not inspect.Signature.empty:
-        expected, found = normalise(m.returns), normalise(signature.return_annotation)
+        expected = normalise(m.returns)
+        found = normalise(signature.return_annotation, namespace)
         if expected != found:
             out.append(f"{where}: expected return annotation {expected}, found {found}")
     return out
@@ -297,7 +302,9 @@ def _binding(raw: Any) -> str:
     return f"a {type(raw).__name__} attribute"
 
 
-def _parameters(where: str, m: MethodSpec, params: list[inspect.Parameter]) -> list[str]:
+def _parameters(
+    where: str, m: MethodSpec, params: list[inspect.Parameter], namespace: dict[str, Any]
+) -> list[str]:
     expected_names = [p.name for p in m.parameters]
     found_names = [p.name for p in params]
     if found_names != expected_names:
@@ -318,7 +325,7 @@ def _parameters(where: str, m: MethodSpec, params: list[inspect.Parameter]) -> l
             wanted = "none" if expected.default is NO_DEFAULT else repr(expected.default)
             out.append(f"{where}({found.name}): expected default {wanted}, found {shown}")
         if expected.annotation and found.annotation is not inspect.Parameter.empty:
-            a, b = normalise(expected.annotation), normalise(found.annotation)
+            a, b = normalise(expected.annotation), normalise(found.annotation, namespace)
             if a != b:
                 out.append(f"{where}({found.name}): expected annotation {a}, found {b}")
     return out

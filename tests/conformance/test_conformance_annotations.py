@@ -37,3 +37,35 @@ def test_normalise(annotation: object, expected: str) -> None:
 def test_different_annotations_stay_different() -> None:
     assert normalise(list[list[int]]) != normalise("list[np.ndarray]")
     assert normalise("set[int]") != normalise("set[str]")
+
+
+def test_a_string_naming_a_class_imported_bare_reads_as_the_class() -> None:
+    # ``from torch import Tensor`` under ``from __future__ import annotations``
+    namespace = {"Tensor": torch.Tensor, "ndarray": np.ndarray, "Tensors": LogprobsTensors}
+    assert normalise("Tensor | None", namespace) == normalise(torch.Tensor | None)
+    assert normalise("list[ndarray]", namespace) == "list[np.ndarray]"
+    assert normalise("Tensors", namespace) == "Tensors"  # a class of no qualified module
+
+
+def test_a_field_annotated_with_a_bare_tensor_string_reads_as_torch_tensor() -> None:
+    import dataclasses
+    import sys
+    import types
+
+    from conformance.oracle.annotations import globals_declaring
+
+    module = types.ModuleType("bare_tensor_outputs")
+    sys.modules[module.__name__] = module  # a dataclass looks its module up
+    try:
+        exec(  # a module as a backend writes it, string annotations and all
+            "from __future__ import annotations\nimport dataclasses\nfrom torch import Tensor\n"
+            "@dataclasses.dataclass\nclass SamplerOutput:\n    sampled_token_ids: Tensor\n",
+            module.__dict__,
+        )
+        cls = module.SamplerOutput
+        [field] = dataclasses.fields(cls)
+        assert field.type == "Tensor"
+        namespace = globals_declaring(cls, "sampled_token_ids")
+        assert normalise(field.type, namespace) == "torch.Tensor"
+    finally:
+        del sys.modules[module.__name__]
