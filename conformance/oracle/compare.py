@@ -74,9 +74,29 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
                 getattr(expected, name), getattr(found, name), f"{where}.{name}"
             )
         ]
+    state = _plain_state(expected)
+    if state is not None:
+        # A plain class without an ``__eq__`` of its own compares by identity: its
+        # members are what a round trip must keep.
+        return differences_between(state, Members(_plain_state(found) or {}), where)
     if expected != found:
         return [f"{where}: expected {short(expected)}, found {short(found)}"]
     return []
+
+
+def _plain_state(value: object) -> Members | None:
+    """The members of an instance of a class comparing by identity (no ``__eq__`` of
+    its own), from its ``__dict__`` and ``__slots__``; None for any other value."""
+    cls = type(value)
+    if cls.__eq__ is not object.__eq__ or cls.__module__ == "builtins":
+        return None
+    members = dict(getattr(value, "__dict__", {}))
+    for klass in cls.__mro__:
+        slots = getattr(klass, "__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(value, name):
+                members[name] = getattr(value, name)
+    return Members(sorted(members.items()))
 
 
 def array_text(array: np.ndarray) -> str:

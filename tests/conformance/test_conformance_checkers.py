@@ -177,3 +177,21 @@ def test_a_shape_difference_says_shape_and_prints_the_values() -> None:
         tensors
         == "t: tensor values differ: expected shape [1, 2]: [[1, 2]], found shape [1, 2]: [[1, 3]]"
     )
+
+
+class _PlainOutput:
+    """A class written without ``@dataclass`` or an ``__eq__``: equal only to itself."""
+
+    __slots__ = ("req_ids", "sampled")
+
+    def __init__(self, req_ids: list[str], sampled: list[list[int]]) -> None:
+        self.req_ids, self.sampled = req_ids, sampled
+
+
+def test_a_plain_class_is_compared_by_its_members_not_by_identity() -> None:
+    from conformance.oracle.compare import differences_between
+
+    assert differences_between(_PlainOutput(["a"], [[1]]), _PlainOutput(["a"], [[1]]), "o") == []
+    assert differences_between(_PlainOutput(["a"], [[1]]), _PlainOutput(["a"], [[2]]), "o") == [
+        "o.sampled[0][0]: expected 1, found 2"
+    ]
