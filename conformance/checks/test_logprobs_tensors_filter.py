@@ -1,11 +1,14 @@
 """LogprobsTensors.filter(mask) (vLLM 0.14.0 on): the rows a boolean mask selects.
 
 The result is the backend's own LogprobsTensors whose every tensor holds the
-selected rows, in order, with its dtype and on its device (``tensor[mask]``).
+selected rows, in order, with its dtype and on its device (``tensor[mask]``).  The mask
+is a tensor or, as vLLM's own ``RejectionSampler.parse_output`` passes it in every
+release that has ``filter``, a numpy array.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -32,18 +35,23 @@ MASKS = {
 @pytest.mark.parametrize(
     "ranks_dtype", [torch.int32, torch.int64], ids=["ranks-int32", "ranks-int64"]
 )
+@pytest.mark.parametrize("mask_kind", ["tensor", "numpy"])
 @pytest.mark.parametrize("mask_name", list(MASKS))
 def test_filter_keeps_the_rows_the_mask_selects(
-    LogprobsTensors, device: str, mask_name: str, ranks_dtype
+    LogprobsTensors, device: str, mask_name: str, mask_kind: str, ranks_dtype
 ) -> None:
     ids, logprobs, ranks = sample_tensors(5, 3)
     tensors = tuple(on(device, t) for t in (ids, logprobs, ranks.to(ranks_dtype)))
-    mask = on(device, torch.tensor(MASKS[mask_name]))
+    selects = torch.tensor(MASKS[mask_name])
+    mask = on(device, selects) if mask_kind == "tensor" else np.array(MASKS[mask_name])
     obj = attempt("LogprobsTensors(...)", LogprobsTensors, *tensors)
-    where = f"LogprobsTensors(<5 rows on {device}, ranks {ranks_dtype}>).filter(<mask {mask_name}>)"
+    where = (
+        f"LogprobsTensors(<5 rows on {device}, ranks {ranks_dtype}>)"
+        f".filter(<{mask_kind} mask {mask_name}>)"
+    )
     result = attempt(where, obj.filter, mask)
     expect_type(result, LogprobsTensors, where)
-    expected = Members(zip(FIELDS, (t[mask] for t in tensors), strict=True))
+    expected = Members(zip(FIELDS, (t[on(device, selects)] for t in tensors), strict=True))
     expect_same(fields_of(result, FIELDS), expected, where)
 
 

@@ -94,6 +94,14 @@ def _filter_forgets_ranks(m: ModuleType) -> None:
     m.LogprobsTensors.filter = filter
 
 
+def _filter_takes_tensor_masks_only(m: ModuleType) -> None:
+    def filter(self, mask):
+        # A device plugin's way: move the mask first, which a numpy mask cannot.
+        return m.LogprobsTensors(*(t[mask.to(t.device)] for t in self[:3]))
+
+    m.LogprobsTensors.filter = filter
+
+
 def _cat_in_reverse(m: ModuleType) -> None:
     original = m.LogprobsTensors.cat
 
@@ -305,6 +313,14 @@ MUTANTS: tuple[Mutant, ...] = (
         _checks("logprobs_tensors_filter"),
         _filter_forgets_ranks,
         "filter(mask) leaves selected_token_ranks unfiltered",
+    ),
+    Mutant(
+        "filter_takes_tensor_masks_only",
+        "LogprobsTensors.filter",
+        "0.33.0",
+        _checks("logprobs_tensors_filter"),
+        _filter_takes_tensor_masks_only,
+        "filter(mask) fails on the numpy mask vLLM's parse_output passes",
     ),
     Mutant(
         "cat_in_reverse",
