@@ -2,9 +2,10 @@
 
 The classmethod unites ``finished_sending``, ``finished_recving`` and
 ``invalid_block_ids`` over the outputs that have them (None when every output has
-None), carries ``expected_finished_count`` (the same in every output), gives None
-for ``kv_connector_stats`` and ``kv_cache_events`` when every output has None, and
-returns an instance of the class it is called on.  The inputs are left as they were.
+None), carries ``expected_finished_count`` (the same in every output), combines the
+outputs' ``kv_connector_stats`` with ``aggregate`` and their ``kv_cache_events`` with
+``merge``, in order, over those that have them (None when none has), and returns an
+instance of the class it is called on.  The inputs are left as they were.
 """
 
 from __future__ import annotations
@@ -103,6 +104,65 @@ def test_merge_without_stats_or_events_gives_none(KVConnectorOutput, revision) -
         found = getattr(result, name, "<missing>")
         if found is not None:
             fail(f"{where}.{name}: expected None (every input has None), found {found!r}")
+
+
+class _Stats:
+    """A stand-in for ``KVConnectorStats``: what ``aggregate`` made of whom, in order."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def aggregate(self, other: _Stats) -> _Stats:
+        return _Stats(*self.parts, *other.parts)
+
+    def __repr__(self) -> str:
+        return f"stats{self.parts}"
+
+
+class _Events:
+    """A stand-in for ``KVConnectorKVEvents``: what ``merge`` made of whom, in order."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def merge(self, other: _Events) -> _Events:
+        return _Events(*self.parts, *other.parts)
+
+    def __repr__(self) -> str:
+        return f"events{self.parts}"
+
+
+def test_merge_combines_stats_and_events_of_the_outputs_having_them(
+    KVConnectorOutput, revision
+) -> None:
+    fields = revision.type("KVConnectorOutput").field_names
+    combined = {
+        name: (made, parts)
+        for name, made, parts in (
+            ("kv_connector_stats", _Stats, [("s1",), None, ("s3",)]),
+            ("kv_cache_events", _Events, [None, ("e2",), ("e3",)]),
+        )
+        if name in fields
+    }
+    outputs = [
+        KVConnectorOutput(
+            **{
+                name: made(*parts[n]) if parts[n] is not None else None
+                for name, (made, parts) in combined.items()
+            }
+        )
+        for n in range(3)
+    ]
+    where = "KVConnectorOutput.merge(<3 outputs, stats in 1 and 3, events in 2 and 3>)"
+    result = attempt(where, KVConnectorOutput.merge, *outputs)
+    for name, (_, parts) in combined.items():
+        expected = tuple(p for given in parts if given is not None for p in given)
+        found = getattr(result, name, None)
+        if getattr(found, "parts", None) != expected:
+            fail(
+                f"{where}.{name}: expected the inputs' combined in order {expected} (each "
+                f"with the one before, as vLLM's merge does), found {found!r}"
+            )
 
 
 def test_merge_returns_an_instance_of_the_class_it_is_called_on(KVConnectorOutput) -> None:

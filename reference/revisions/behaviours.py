@@ -65,7 +65,8 @@ BEHAVIOURS: dict[str, str] = {
     "KVConnectorOutput.is_empty": "is_empty() is True exactly when every field the revision "
     "counts is falsy (expected_finished_count is configuration and never counts)",
     "KVConnectorOutput.merge": "the classmethod merge(*outputs) unites the finished sets and "
-    "invalid_block_ids of all outputs (None when every input has None)",
+    "invalid_block_ids of all outputs (None when every input has None), aggregates their "
+    "kv_connector_stats and merges their kv_cache_events in order",
     # --- ModelRunnerOutput ----------------------------------------------------------
     "ModelRunnerOutput.dataclass": "ModelRunnerOutput stores the objects passed in, defaults "
     "its optional fields, survives pickling and holds typical steps that satisfy the invariants",

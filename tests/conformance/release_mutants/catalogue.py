@@ -125,6 +125,19 @@ def _merge_keeps_first_recving(m: ModuleType) -> None:
     m.KVConnectorOutput.merge = classmethod(merge)
 
 
+def _merge_keeps_first_stats(m: ModuleType) -> None:
+    original = m.KVConnectorOutput.merge.__func__
+
+    def merge(cls, *outputs):
+        merged = original(cls, *outputs)
+        merged.kv_connector_stats = next(
+            (o.kv_connector_stats for o in outputs if o.kv_connector_stats is not None), None
+        )
+        return merged
+
+    m.KVConnectorOutput.merge = classmethod(merge)
+
+
 def _with_kv_writes_shared_empty(m: ModuleType) -> None:
     def with_kv_conn_output_only(kv_connector_output):
         output = m.EMPTY_MODEL_RUNNER_OUTPUT
@@ -337,6 +350,14 @@ MUTANTS: tuple[Mutant, ...] = (
         _checks("kv_connector_output_merge"),
         _merge_keeps_first_recving,
         "merge keeps the first output's finished_recving instead of the union",
+    ),
+    Mutant(
+        "merge_keeps_first_stats",
+        "KVConnectorOutput.merge",
+        "0.17.0",
+        _checks("kv_connector_output_merge"),
+        _merge_keeps_first_stats,
+        "merge keeps the first output's kv_connector_stats instead of aggregating them",
     ),
     Mutant(
         "with_kv_writes_shared_empty",
