@@ -472,24 +472,28 @@ class _Judge:
             return []
         if use.own_fields:
             pinned = _with_own_fields(pinned, use.own_fields)
-        before = [p.name for p in pinned if p.kind == "positional"][: use.positional]
-        after = [p.name for p in parameters if p.kind == "positional"][: use.positional]
-        for index, (was, now) in enumerate(zip(before, after, strict=False)):
-            if was != now:
-                return [
-                    Finding(
-                        "behaviour-changed",
-                        use.file,
-                        use.line,
-                        f"{use.type_name}.{was}",
-                        self.because(
-                            use.type_name,
-                            was,
-                            f"positional argument {index + 1} is {now}, not {was}",
-                            ("field removed", "fields reordered", "field added"),
-                        ),
-                    )
-                ]
+        pinned_names = [p.name for p in pinned if p.kind == "positional"]
+        names = [p.name for p in parameters if p.kind == "positional"]
+        for index, (was, now) in enumerate(
+            zip(pinned_names[: use.positional], names[: use.positional], strict=False)
+        ):
+            if was == now:
+                continue
+            # The first argument landing elsewhere: the field inserted, removed or moved there.
+            kinds: tuple[str, ...]
+            if now not in pinned_names:
+                member, kinds = now, ("field added",)
+            elif was not in names:
+                member, kinds = was, ("field removed",)
+            else:
+                member, kinds = was, ("fields reordered", "field removed", "field added")
+            fact = f"positional argument {index + 1} is {now}, not {was}"
+            because = self.because(use.type_name, member, fact, kinds)
+            if not because.endswith(fact):  # a removal says the field gone, not the shift
+                because = f"{because}: {fact}"
+            return [
+                Finding("behaviour-changed", use.file, use.line, f"{use.type_name}.{was}", because)
+            ]
         return []
 
     def subclass(self, use: Use) -> list[Finding]:

@@ -886,6 +886,28 @@ def test_positional_arguments_that_now_fill_other_parameters_are_a_break() -> No
     )
 
 
+@pytest.mark.parametrize(
+    ("call", "pin", "target", "said"),
+    [
+        # 0.13.0 put kv_cache_events before invalid_block_ids.
+        ("KVConnectorOutput(set(), set(), None, {1})", "0.12.0", "0.13.0",
+         "field added KVConnectorOutput.kv_cache_events: positional argument 4 is "
+         "kv_cache_events, not invalid_block_ids"),
+        # 0.34.0 removed req_id_to_index: what was the third argument is the second.
+        ("ModelRunnerOutput(ids, {}, [[1]])", "0.33.0", "0.34.0",
+         "field removed ModelRunnerOutput.req_id_to_index: positional argument 2 is "
+         "sampled_token_ids, not req_id_to_index"),
+    ],
+)  # fmt: skip
+def test_a_positional_shift_names_the_field_that_moved_the_arguments(call, pin, target, said):
+    code = (
+        "from vllm.v1.outputs import KVConnectorOutput, ModelRunnerOutput\n\n\n"
+        f"def build(ids):\n    return {call}\n"
+    )
+    found = judge(read_plugin({"npu/k.py": code}), view(target), view(pin)).findings
+    assert said in [f.vllm_change for f in found if f.kind == "behaviour-changed"]
+
+
 SHADOWS = """
 from vllm.v1.outputs import ModelRunnerOutput
 from vllm.v1.worker.gpu.sample import logprob
