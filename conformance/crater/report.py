@@ -11,6 +11,7 @@ renders and merges them.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from conformance.crater.records import (
     PluginVerdict,
 )
 from conformance.crater.schema import SCHEMA
+from conformance.crater.verdicts import Finding
 from conformance.crater.vllm_side import vllm_named
 from conformance.files import write_whole
 
@@ -96,10 +98,7 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 f"{verdict.plugin} {verdict.version} at {vllm_named(record.vllm)} ({record.role}):"
             )
             lines.append(f"{head} {record.verdict}")
-            lines += [
-                f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})"
-                for f in record.findings
-            ]
+            lines += _finding_lines(record.findings)
             # Beside breaks, what else fails to import at this vLLM still matters first.
             lines += [
                 f"  not judged: {why}"
@@ -145,4 +144,23 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             else ""
         )
     )
+    return lines
+
+
+def _finding_lines(findings: Sequence[Finding]) -> list[str]:
+    """One line a finding, and one for a call's several (``AsyncOutput(...)`` missing six
+    parameters): what each says after their common ``X of vLLM V: `` joined."""
+    lines = []
+    for (file, line, kind, owner), grouped in itertools.groupby(
+        findings, key=lambda f: (f.file, f.line, f.kind, f.member.rpartition(".")[0])
+    ):
+        group = list(grouped)
+        if len(group) == 1 or not owner:
+            lines += [f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})" for f in group]
+            continue
+        said = [f.vllm_change for f in group]
+        heads = {text.partition(": ")[0] for text in said}
+        shared = heads.pop() + ": " if len(heads) == 1 and ": " in said[0] else ""
+        joined = "; ".join(text.removeprefix(shared) for text in said)
+        lines.append(f"  {file}:{line}: {kind} {owner} ({shared}{joined})")
     return lines

@@ -340,3 +340,24 @@ def test_pins_whose_texts_no_index_answers_for_fail_the_run(offline, monkeypatch
     assert "--vllm-outputs" not in out and "set OUTPUTS_VLLM_RELEASES" in out
     assert "ERROR: crater: the package index cannot be reached for vLLM 0.31.0's texts" in err
     assert code == 4
+
+
+def test_several_findings_of_one_call_read_as_one_line() -> None:
+    from conformance.crater.report import _finding_lines
+    from conformance.crater.verdicts import Finding
+
+    said = "AsyncOutput of vLLM 0.34.0"
+    found = [
+        Finding("construction-raises", "npu/r.py", 11, "AsyncOutput.vocab_size",
+                f"{said}: no parameter vocab_size"),
+        Finding("construction-raises", "npu/r.py", 11, "AsyncOutput.main_stream",
+                f"{said}: main_stream is required and not given"),
+        Finding("read-fails", "npu/r.py", 12, "ModelRunnerOutput.req_id_to_index",
+                "field removed ModelRunnerOutput.req_id_to_index"),
+    ]  # fmt: skip
+    assert _finding_lines(found) == [
+        f"  npu/r.py:11: construction-raises AsyncOutput ({said}: no parameter vocab_size; "
+        "main_stream is required and not given)",
+        "  npu/r.py:12: read-fails ModelRunnerOutput.req_id_to_index (field removed "
+        "ModelRunnerOutput.req_id_to_index)",
+    ]
