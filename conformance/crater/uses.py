@@ -92,7 +92,7 @@ class Use:
     handled: bool = False  #: inside ``try: ... except ImportError``
     #: inside ``try: ... except AttributeError``: a member gone is the plugin's fallback
     missing_handled: bool = False
-    unpacked: int | None = None  #: names the call's result is unpacked into
+    unpacked: int | None = None  #: names the call's result (a field read's value) unpacks into
     defines: tuple[str, ...] = ()  #: a subclass: the methods the plugin's classes define
     #: a subclass: the methods the plugin's classes deriving from it define
     below_define: tuple[str, ...] = ()
@@ -416,7 +416,8 @@ class _ModuleVisitor:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             self._import(node)
             return
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Call, ast.Attribute)):
+            # ``a, b, c = gather_logprobs(...)``, ``a, b, c = out.logprobs_tensors``
             for target in node.targets:
                 if isinstance(target, (ast.Tuple, ast.List)) and not any(
                     isinstance(e, ast.Starred) for e in target.elts
@@ -1001,7 +1002,16 @@ class _ModuleVisitor:
         empty = (node.attr,) if value is not None and is_empty(value) else ()
         never_none = (node.attr,) if value is not None and self._never_none(value) else ()
         none_tested = kind == "read" and self._none_tested(node)
-        self._member_use(node.value, node.attr, kind, node.lineno, empty, never_none, none_tested)
+        self._member_use(
+            node.value,
+            node.attr,
+            kind,
+            node.lineno,
+            empty,
+            never_none,
+            none_tested,
+            unpacked=self.unpack.get(id(node)),
+        )
 
     def _none_tested(self, node: ast.Attribute) -> bool:
         """A read that is itself a test for truth or None, or whose value goes to a name
@@ -1112,6 +1122,7 @@ class _ModuleVisitor:
         empty: tuple[str, ...] = (),
         never_none: tuple[str, ...] = (),
         none_tested: bool = False,
+        unpacked: int | None = None,
     ) -> None:
         if self._tested_present(value, attr):
             return
@@ -1140,6 +1151,7 @@ class _ModuleVisitor:
             empty=empty,
             never_none=never_none,
             none_tested=none_tested,
+            unpacked=unpacked,
         )
 
     # --- types --------------------------------------------------------------------

@@ -30,7 +30,7 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
-from conformance.crater.output_members import parsed_def
+from conformance.crater.output_members import SEQUENCE_OF, output_field_types, parsed_def
 from conformance.crater.uses import Reading, Use
 from conformance.crater.vllm_names import (
     ASYNC_BASE,
@@ -636,6 +636,9 @@ class _Judge:
             if kind == "behaviour-changed":
                 fact += "; the value written is never read"
             return [Finding(kind, use.file, use.line, name, self.because(type_name, member, fact))]
+        unpacked = self._unpacked(use, type_name, member) if kind == "read-fails" else None
+        if unpacked is not None:
+            return [unpacked]
         # A method's body is not the reader's concern (see :meth:`call`); a field's
         # type is, but for a reader only where it takes more than it did.
         changed = self._changed(type_name, member, ("field retyped",), module)
@@ -777,6 +780,23 @@ class _Judge:
             for name, m in members.items()
             if isinstance(m, Member) and m.kind == "method" and "abstractmethod" in m.shape
         }
+
+    def _unpacked(self, use: Use, type_name: str, member: str) -> Finding | None:
+        """A field holding one of vLLM's NamedTuples (``logprobs_tensors``) unpacked into
+        another number of names than it has fields here."""
+        names = use.unpacked
+        held = output_field_types().get((type_name, member)) if names is not None else None
+        named = held.rpartition(".")[2] if held and not held.startswith(SEQUENCE_OF) else None
+        fields = self._tuple_fields(named) if named else None
+        if fields is None or names is None or names == len(fields):
+            return None
+        fact = (
+            f"{type_name}.{member} of {self.view.named} holds a {named} of {len(fields)} "
+            f"fields; the plugin unpacks {names}"
+        )
+        extra = fields[names].name if names < len(fields) else ""
+        because = self.because(named or "", extra, fact, ("field added", "field removed"))
+        return Finding("read-fails", use.file, use.line, f"{type_name}.{member}", because)
 
     def _tuple_fields(self, name: str) -> list[Parameter] | None:
         """The fields of vLLM's NamedTuple ``name`` (of its outputs) here, in order."""

@@ -197,3 +197,16 @@ def test_code_that_never_runs_at_the_pin_is_not_compared_with_the_pin() -> None:
     assert ("behaviour-changed", 10, "ModelRunnerOutput.req_id_to_index") in findings(
         everywhere, "0.34.0", "0.33.0"
     )
+
+
+def test_a_field_holding_logprobs_tensors_unpacks_into_as_many_names_as_it_has_fields() -> None:
+    code = (
+        "from vllm.v1.outputs import SamplerOutput\n\n\n"
+        "def ranks(out: SamplerOutput):\n"
+        "    ids, logprobs, ranks = out.logprobs_tensors\n    return ranks\n"
+    )
+    # 0.16.0 gave LogprobsTensors a fourth field, cu_num_generated_tokens.
+    assert ("read-fails", 5, "SamplerOutput.logprobs_tensors") in findings(code, "0.16.0", "0.15.1")
+    assert findings(code, "0.15.1") == set()
+    four = code.replace("ids, logprobs, ranks =", "ids, logprobs, ranks, _ =")
+    assert findings(four, "0.16.0", "0.15.1") == set()
