@@ -318,6 +318,7 @@ class _ModuleVisitor:
                 cls = self.world.classes.get(f"plugin:{self.module}.{node.name}")
                 if cls is not None:
                     cls.attribute_types = self._self_attribute_types(node)
+                    cls.attribute_classes = self._self_attribute_classes(node)
 
     def run(self) -> None:
         self._types_in(self.tree.body, into=self.scope_types[0])
@@ -1258,15 +1259,10 @@ class _ModuleVisitor:
         """The judged type a plugin function or method says it returns
         (``def build(...) -> ModelRunnerOutput``, ``self.build(...)``)."""
         found = self.world.returns.get(called) if called is not None else None
-        if (
-            found is None
-            and isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "self"
-            and self.class_stack
-        ):
-            chain, _ = self.world.chain(self.class_stack[-1].qualified)
-            for cls in chain or self.class_stack[-1:]:
+        owner = self._held_class(func.value) if isinstance(func, ast.Attribute) else None
+        if found is None and owner is not None and isinstance(func, ast.Attribute):
+            own = [c for c in self.class_stack[-1:] if c.qualified == owner]
+            for cls in self.world.chain(owner)[0] or own:
                 found = self.world.returns.get(f"{cls.qualified}.{func.attr}")
                 if found is not None:
                     break
@@ -1274,6 +1270,25 @@ class _ModuleVisitor:
             return None
         module, annotation = found
         return self._type_of_annotation(annotation, module)
+
+    def _held_class(self, node: ast.expr) -> str | None:
+        """The plugin class whose instance ``node`` is: ``self`` (its own class), or
+        ``self.x`` bound to one (:meth:`_self_attribute_classes`)."""
+        if not self.class_stack:
+            return None
+        own = self.class_stack[-1].qualified
+        if isinstance(node, ast.Name) and node.id == "self":
+            return own
+        if not (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
+            return None
+        for cls in self.world.chain(own)[0] or self.class_stack[-1:]:
+            if node.attr in cls.attribute_classes:
+                return cls.attribute_classes[node.attr]
+        return None
 
     def _type_of_value(self, node: ast.expr) -> str | None:
         """The judged type a value has: a construction's, or ``get_output()``'s."""
@@ -1416,6 +1431,34 @@ class _ModuleVisitor:
             ):
                 found.setdefault(target.attr, judged)
         return found
+
+    def _self_attribute_classes(self, node: ast.ClassDef) -> dict[str, str]:
+        """``self.x`` bound to an instance of one plugin class (``self.model_runner =
+        NPUModelRunner(...)``, or annotated so), wherever the class binds it: what
+        ``self.x.f()`` returns is what that class's ``f`` says it does."""
+        found: dict[str, str | None] = {}
+        for inner in ast.walk(node):
+            target: ast.expr | None = None
+            named: str | None = None
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+                target = inner.targets[0]
+                value = inner.value
+                if isinstance(value, ast.Call):
+                    named = self.world.resolve(self.module, value.func)
+            elif isinstance(inner, ast.AnnAssign):
+                target = inner.target
+                annotation = unwrap_annotation(inner.annotation)
+                named = self.world.resolve(self.module, annotation) if annotation else None
+            if not (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                continue
+            held = named if named is not None and named in self.world.classes else None
+            # Bound to two classes, or to anything else too: which one is not known.
+            found[target.attr] = held if found.get(target.attr, held) == held else None
+        return {attr: held for attr, held in found.items() if held is not None}
 
     def _dict_keys(self, node: ast.expr) -> KeywordDict:
         """The keys of a ``**`` argument, and whether they are all known."""

@@ -27,6 +27,8 @@ class PluginClass:
     abstract: bool
     handles_logprobs: bool = False  #: its code names logprobs at all
     attribute_types: dict[str, str] = field(default_factory=dict)
+    #: ``self.x`` holding an instance of one plugin class, by ``x``
+    attribute_classes: dict[str, str] = field(default_factory=dict)
 
     @property
     def qualified(self) -> str:

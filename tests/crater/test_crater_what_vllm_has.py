@@ -210,3 +210,34 @@ def test_a_field_holding_logprobs_tensors_unpacks_into_as_many_names_as_it_has_f
     assert findings(code, "0.15.1") == set()
     four = code.replace("ids, logprobs, ranks =", "ids, logprobs, ranks, _ =")
     assert findings(four, "0.16.0", "0.15.1") == set()
+
+
+WORKER = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+class NPUModelRunner:
+    def execute_model(self, scheduler_output) -> ModelRunnerOutput:
+        raise NotImplementedError
+
+
+class NPUWorker:
+    def init_device(self):
+        self.model_runner = NPUModelRunner()
+
+    def execute_model(self, scheduler_output):
+        output = self.model_runner.execute_model(scheduler_output)
+        return output.req_id_to_index
+"""
+
+
+def test_what_a_runner_held_by_the_worker_returns_is_typed_by_its_annotation() -> None:
+    assert ("read-fails", 16, "ModelRunnerOutput.req_id_to_index") in findings(
+        WORKER, "0.34.0", "0.33.0"
+    )
+    # Two runner classes in one attribute (vllm-ascend's V1 and V2): not known which.
+    two = WORKER.replace(
+        "        self.model_runner = NPUModelRunner()\n",
+        "        self.model_runner = NPUModelRunner()\n        self.model_runner = dict()\n",
+    )
+    assert findings(two, "0.34.0", "0.33.0") == set()
