@@ -3,8 +3,8 @@ async output classes and the producer methods, and where vLLM keeps them."""
 
 from __future__ import annotations
 
-from conformance.backends.backend import SPEC_NAMES
 from conformance.releases.wheels import TAKEN
+from conformance.spec_names import SPEC_NAMES
 
 OUTPUTS = "vllm.v1.outputs"
 

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from conformance.backends.backend import SPEC_NAMES
 from conformance.oracle.text_surface import Surface, surface_of_module, surface_of_snippet
 from conformance.releases.texts import (
     MRV2_FOLDER,
@@ -37,6 +36,7 @@ from conformance.releases.texts import (
     producer_sections,
 )
 from conformance.releases.wheels import SECTIONS, TAKEN, found_elsewhere, producer_text
+from conformance.spec_names import SPEC_NAMES
 
 OUTPUTS_FILE = "vllm/v1/outputs.py"
 

@@ -20,13 +20,13 @@ from types import ModuleType
 
 from packaging.version import Version
 
-from conformance.backends.backend import SPEC_NAMES
 from conformance.oracle.revisions import SpecRevision, canonical_name, known_releases, revision
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface
 from conformance.oracle.vllm_changes import Change, nearest
 from conformance.releases.known_surfaces import known_surfaces
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, load_text_module
+from conformance.spec_names import SPEC_NAMES
 from reference.revisions.behaviours import CHANGE_PREFIX
 
 #: Producer modules, and the backend producer vLLM's code there is judged against.
