@@ -25,8 +25,9 @@ from typing import Protocol, cast
 from packaging.version import InvalidVersion, Version
 
 #: ``("eq", "0.11.0")``, ``("cmp", ">=", "0.12.0")``, ``("not", g)``, ``("and", (g, ...))``,
-#: ``("or", (g, ...))``, ``("type-checking",)``, ``("has", type, member, on_class)``,
-#: ``("imports", module, name)``, ``("other", text)``.
+#: ``("or", (g, ...))``, ``("type-checking",)``, ``("has", type, member, asked_of)``
+#: (``asked_of``: ``value``, ``class`` or ``field``), ``("imports", module, name)``,
+#: ``("other", text)``.
 Test = tuple[object, ...]
 #: A plugin's own way to tell a member test from an expression (None: not one).
 MemberTests = Callable[[ast.expr], "Test | None"]
@@ -35,9 +36,9 @@ MemberTests = Callable[[ast.expr], "Test | None"]
 class VllmMembers(Protocol):
     """What the vLLM judged has, as a member test asks it (None: not known)."""
 
-    def has_member(self, owner: str, name: str, on_class: bool) -> bool | None:
-        """``hasattr`` of ``owner`` (an output type; of the class itself where
-        ``on_class``) for ``name``."""
+    def has_member(self, owner: str, name: str, asked_of: str) -> bool | None:
+        """Whether the output type ``owner`` has ``name``, asked of a ``value`` of it
+        (``hasattr``), of the ``class`` itself (``hasattr``), or of its ``field`` table."""
 
     def imports(self, module: str, name: str) -> bool | None:
         """Whether ``from module import name`` succeeds."""
@@ -95,7 +96,7 @@ def evaluate(test: Test, version: str | None, vllm: VllmMembers | None = None) -
     if head == "has":
         if vllm is None:
             return None
-        return vllm.has_member(str(test[1]), str(test[2]), bool(test[3]))
+        return vllm.has_member(str(test[1]), str(test[2]), str(test[3]))
     if head == "imports":
         return None if vllm is None else vllm.imports(str(test[1]), str(test[2]))
     if head == "not":

@@ -18,6 +18,34 @@ def output_field_types() -> dict[tuple[str, str], str]:
     return _output_member_types()[0]
 
 
+@functools.cache
+def output_field_may_be_none(type_name: str, field: str) -> bool:
+    """Whether any known release annotates ``type_name.field`` as possibly None."""
+    from conformance.releases.known_surfaces import known_surfaces
+
+    for surface in known_surfaces().values():
+        member = surface.get((OUTPUTS, type_name, field))
+        if member is not None and member.kind == "field":
+            inner = _annotation_of(member.shape, member.kind)
+            if inner is not None and _names_none(inner):
+                return True
+    return False
+
+
+def _names_none(node: ast.expr) -> bool:
+    """``X | None``, ``Optional[X]``, ``"X | None"``."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            try:
+                return _names_none(ast.parse(node.value, mode="eval").body)
+            except SyntaxError:
+                return False
+        return node.value is None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _names_none(node.left) or _names_none(node.right)
+    return isinstance(node, ast.Subscript) and tail_name(node.value) == "Optional"
+
+
 def output_method_returns() -> dict[tuple[str, str], str]:
     """``{(type, method): output type}`` for each method of an output type whose
     annotation says it returns one (``LogprobsTensors.to_cpu_nonblocking``)."""

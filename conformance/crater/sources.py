@@ -459,8 +459,16 @@ def _pyproject(folder: Path) -> tuple[str | None, str | None, list[str]]:
         project = tomllib.loads(_read_text(folder / "pyproject.toml")).get("project", {})
     except tomllib.TOMLDecodeError:
         project = {}
-    requires = [str(r) for r in project.get("dependencies", [])]
-    return project.get("name"), project.get("version"), requires
+    if not isinstance(project, dict):
+        project = {}  # a table of another meaning: nothing declared
+    listed = project.get("dependencies")
+    requires = [str(r) for r in listed] if isinstance(listed, list) else []
+    name, version = project.get("name"), project.get("version")
+    return (
+        name if isinstance(name, str) else None,
+        version if isinstance(version, str) else None,
+        requires,
+    )
 
 
 def _setup_cfg(folder: Path) -> tuple[str | None, str | None, list[str]]:
@@ -517,7 +525,9 @@ def _setup_py(folder: Path) -> tuple[str | None, str | None, list[str]]:
             return (
                 name if isinstance(name, str) else None,
                 version if isinstance(version, str) else None,
-                [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else [],
+                [r for r in requires if isinstance(r, str)]
+                if isinstance(requires, (list, tuple))
+                else [],
             )
     return None, None, []
 

@@ -162,9 +162,16 @@ def identifier(node: ast.AST) -> str:
     return ""
 
 
-def catches(handler: ast.ExceptHandler, *errors: str) -> bool:
-    """Whether ``handler`` catches any of ``errors`` (by name, or as ``Exception``)."""
+def catches(handler: ast.ExceptHandler, *errors: str, broadly: bool = True) -> bool:
+    """Whether ``handler`` catches any of ``errors`` by name; ``broadly``: or as a bare
+    ``except``, ``Exception`` or ``BaseException`` (which catch anything else too)."""
     if handler.type is None:
-        return True
+        return broadly
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(tail_name(n) in (*errors, "Exception", "BaseException") for n in names)
+    every = ("Exception", "BaseException") if broadly else ()
+    return any(tail_name(n) in (*errors, *every) for n in names)
+
+
+def reraises(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` raises again (its own statements, not nested ones)."""
+    return any(isinstance(node, ast.Raise) for node in handler.body)

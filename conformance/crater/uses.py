@@ -30,7 +30,14 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from conformance.crater.guards import Guard, GuardReader, Test, imports_taking, module_tests
+from conformance.crater.guards import (
+    Guard,
+    GuardReader,
+    Test,
+    imports_taking,
+    module_tests,
+    versions_named,
+)
 from conformance.crater.import_hooks import redirected_modules
 from conformance.crater.keyword_dicts import KeyTests, KeywordDict, dicts_in
 from conformance.crater.output_members import (
@@ -38,6 +45,7 @@ from conformance.crater.output_members import (
     element_annotation,
     output_aliases,
     output_classes,
+    output_field_may_be_none,
     output_field_types,
     output_method_returns,
     unwrap_annotation,
@@ -57,6 +65,7 @@ from conformance.crater.syntax import (
     is_empty,
     literal_not_none,
     own_statements,
+    reraises,
     strings_in,
     tail_name,
     under_tests,
@@ -330,7 +339,7 @@ class _ModuleVisitor:
         pushed = present = 0
         for node in body:
             self._statement(node)
-            after = self._after_version_exit(node)
+            after = self._after_decided_exit(node)
             if after is not None:
                 # ``if vllm_version_is(X): return ...``: what follows runs for the others.
                 self.conditions.append(after)
@@ -343,6 +352,11 @@ class _ModuleVisitor:
         del self.conditions[len(self.conditions) - pushed :]
         del self.attributes_present[len(self.attributes_present) - present :]
 
+    def _after_imports(self, body: list[ast.stmt]) -> None:
+        """A ``try`` block's statements, each where the imports of vLLM before it took."""
+        for index, statement in enumerate(body):
+            self._under_guard(imports_taking(body[:index]), True, [statement])
+
     def _under_guard(self, guard: Guard | None, branch: bool, body: list[ast.stmt]) -> None:
         """``body`` walked under ``guard``'s ``branch`` (as it is, where no guard)."""
         if guard is None:
@@ -352,9 +366,9 @@ class _ModuleVisitor:
         self._statements(body)
         self.conditions.pop()
 
-    def _after_version_exit(self, node: ast.stmt) -> Guard | None:
-        """The guard the rest of a block sits under after an ``if`` on a version test
-        one of whose branches always leaves the block."""
+    def _after_decided_exit(self, node: ast.stmt) -> Guard | None:
+        """The guard the rest of a block sits under after an ``if`` on a version or
+        member test one of whose branches always leaves the block."""
         if not isinstance(node, ast.If):
             return None
         test = self.guards.test_of(node.test, self._member_test)
@@ -393,17 +407,20 @@ class _ModuleVisitor:
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             handlers = node.handlers  # type: ignore[attr-defined]
             handles = any(catches(h, "ImportError", "ModuleNotFoundError") for h in handlers)
-            handles_missing = any(catches(h, "AttributeError") for h in handlers)
-            # What the block imports of vLLM decides which of it runs: the rest of the
-            # block where every import took, an ``except ImportError`` where one failed.
-            took = imports_taking(node.body) if handles else None  # type: ignore[attr-defined]
+            # A fallback where a member is gone: a handler of AttributeError by name that
+            # does not raise again (``except Exception`` mostly logs and passes it on).
+            handles_missing = any(
+                catches(h, "AttributeError", broadly=False) and not reraises(h) for h in handlers
+            )
             self.handled += handles
             self.missing_handled += handles_missing
-            self._under_guard(took, True, node.body)  # type: ignore[attr-defined]
+            self._after_imports(node.body)  # type: ignore[attr-defined]
             self.handled -= handles
             self.missing_handled -= handles_missing
-            for handler in node.handlers:  # type: ignore[attr-defined]
-                failed = catches(handler, "ImportError", "ModuleNotFoundError")
+            # An ``except ImportError`` runs where one of the block's imports failed.
+            took = imports_taking(node.body)  # type: ignore[attr-defined]
+            for handler in handlers:
+                failed = catches(handler, "ImportError", "ModuleNotFoundError", broadly=False)
                 self._under_guard(took if failed else None, False, handler.body)
             self._statements(node.orelse)  # type: ignore[attr-defined]
             self._statements(node.finalbody)  # type: ignore[attr-defined]
@@ -475,11 +492,15 @@ class _ModuleVisitor:
         self.function_bindings.append(bindings)
         self.truth_tested.append(tests_in(node.body))
         self.scope_dicts.append(dicts_in(node.body, KeyTests(self._strings_named, self._guard)))
-        # The presence tests around a def test other objects than its own names.
+        # The presence tests around a def test other objects than its own names, and the
+        # try around it is left when it is called.
         present, self.attributes_present = self.attributes_present, []
+        handled, missing_handled = self.handled, self.missing_handled
+        self.handled = self.missing_handled = 0
         self.functions += 1
         self._statements(node.body)
         self.functions -= 1
+        self.handled, self.missing_handled = handled, missing_handled
         self.attributes_present = present
         self.function_bodies.pop()
         self.function_parameters.pop()
@@ -524,14 +545,17 @@ class _ModuleVisitor:
             and isinstance(node.args[1], ast.Constant)
             and isinstance(node.args[1].value, str)
         ):
-            receiver = node.args[0]
+            receiver, attr = node.args[0], node.args[1].value
             named = self.world.resolve(self.module, receiver)
             if named is not None and named.startswith(f"{OUTPUTS}.") and is_judged(named):
-                return ("has", named, node.args[1].value, True)
+                return ("has", named, attr, "class")
             typed = self._type_of(receiver)
-            if typed is not None and typed.startswith(f"{OUTPUTS}."):
-                return ("has", typed, node.args[1].value, False)
-            return None
+            if typed is None or not typed.startswith(f"{OUTPUTS}."):
+                return None
+            if self._may_be_none(receiver):
+                # None has no attribute either: where the type has it, either branch runs.
+                return ("and", (("has", typed, attr, "value"), ("other", "the value is not None")))
+            return ("has", typed, attr, "value")
         if (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1
@@ -545,7 +569,7 @@ class _ModuleVisitor:
             named = self.world.resolve(self.module, node.comparators[0].value)
             if named is None or not named.startswith(f"{OUTPUTS}.") or not is_judged(named):
                 return None
-            found: Test = ("has", named, node.left.value, False)
+            found: Test = ("has", named, node.left.value, "field")
             return ("not", found) if isinstance(node.ops[0], ast.NotIn) else found
         negated = False
         if (
@@ -562,7 +586,10 @@ class _ModuleVisitor:
         if named is None or not named.startswith("vllm.") or not is_judged(named):
             return None
         module, _, name = named.rpartition(".")
-        imported: Test = ("imports", module, name)
+        # None where its try block's imports failed (one of them, not only its own).
+        imported = self.world.try_imported.get(self.module, {}).get(node.id)
+        if imported is None:
+            imported = ("imports", module, name)
         return ("not", imported) if negated else imported
 
     def _strings_named(self, test: ast.expr) -> frozenset[str]:
@@ -691,19 +718,17 @@ class _ModuleVisitor:
 
     def _add(self, kind: str, line: int, target: str, **more: object) -> None:
         guards = tuple(self.conditions)
-        primary = self.world.fallbacks.get(self.module, {}).get(target)
-        if primary is not None and kind != "import":
+        fallback = self.world.fallbacks.get(self.module, {}).get(target)
+        if fallback is not None and kind != "import":
             # ``try: from a import X`` / ``except ImportError: from b import Y as X``:
-            # X is a's where that import takes, b's elsewhere.
-            module, _, name = primary.rpartition(".")
-            took = Guard(("imports", module, name), True, f"from {module} import {name}")
-            self._append(kind, line, primary, (*guards, took), more)
+            # X is a's where that block's imports take, b's elsewhere.
+            text = f"the imports of the try binding {fallback.primary.rpartition('.')[2]}"
+            took = Guard(fallback.took, True, text)
+            self._append(kind, line, fallback.primary, (*guards, took), more)
             guards = (*guards, dataclasses.replace(took, branch=False))
         self._append(kind, line, target, guards, more)
         for guard in self.conditions:
             if guard.is_version:
-                from conformance.crater.guards import versions_named
-
                 self.reading.versions_named.update(versions_named(guard.test))
 
     def _append(
@@ -721,11 +746,6 @@ class _ModuleVisitor:
                 **more,  # type: ignore[arg-type]
             )
         )
-        for guard in self.conditions:
-            if guard.is_version:
-                from conformance.crater.guards import versions_named
-
-                self.reading.versions_named.update(versions_named(guard.test))
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         top_level = self.functions == 0
@@ -1270,6 +1290,15 @@ class _ModuleVisitor:
             return None
         module, annotation = found
         return self._type_of_annotation(annotation, module)
+
+    def _may_be_none(self, node: ast.expr) -> bool:
+        """A read of a field vLLM types as possibly None (``out.kv_connector_output``)."""
+        if not isinstance(node, ast.Attribute):
+            return False
+        owner = self._type_of(node.value)
+        if owner is None or not owner.startswith(f"{OUTPUTS}."):
+            return False
+        return output_field_may_be_none(owner.rpartition(".")[2], node.attr)
 
     def _held_class(self, node: ast.expr) -> str | None:
         """The plugin class whose instance ``node`` is: ``self`` (its own class), or

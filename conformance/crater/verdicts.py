@@ -40,7 +40,12 @@ from conformance.crater.vllm_names import (
     PRODUCER_MODULES,
     VLLM_ASYNC_OUTPUTS,
 )
-from conformance.crater.vllm_side import VllmView, known_members, release_history
+from conformance.crater.vllm_side import (
+    VllmView,
+    compiled_or_private,
+    known_members,
+    release_history,
+)
 from conformance.oracle.annotations import normalise
 from conformance.oracle.text_surface import PIECE_OF_CLASS, Member
 from conformance.oracle.vllm_changes import Change, changes_between
@@ -217,7 +222,7 @@ def files_dead_at(
         imported = submodule if use.member and submodule in _JUDGED_MODULES else use.target
         if (
             (judged_modules or imported not in _JUDGED_MODULES)
-            and not _compiled_or_private(imported)
+            and not compiled_or_private(imported)
             and pin.has_module(imported) is False
         ):
             dead[use.file] = imported
@@ -229,12 +234,6 @@ def files_dead_at(
         ):
             dead[use.file] = submodule
     return dead
-
-
-def _compiled_or_private(module: str) -> bool:
-    """``vllm._C``, ``vllm._moe_C``: vLLM's compiled extensions are in no release's list of
-    Python modules, so their absence says nothing."""
-    return any(part.startswith("_") for part in module.split("."))
 
 
 #: The prefix of the behaviours of a producer's async output (what get_output() hands over).
@@ -630,7 +629,7 @@ class _Judge:
             ever = ever | set(pinned)
         name = f"{type_name}.{member}"
         if member not in members:
-            if member not in ever or use.missing_handled:
+            if member not in ever or (use.missing_handled and kind == "read-fails"):
                 return []  # never vLLM's (the plugin's own attribute), or its fallback runs
             fact = f"{type_name} of {self.view.named} has no {member}"
             if kind == "behaviour-changed":

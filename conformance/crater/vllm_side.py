@@ -84,24 +84,29 @@ class VllmView:
             return True  # a class of a module known in part (a producer's)
         if self.has_module(f"{module}.{name}"):
             return True  # ``from vllm.v1.worker import gpu_model_runner``
-        if bound is not None or self.has_module(module) is False:
+        if bound is not None or (
+            self.has_module(module) is False and not compiled_or_private(module)
+        ):
             return False
         return None
 
-    def has_member(self, owner: str, name: str, on_class: bool) -> bool | None:
-        """Whether the output type ``owner`` (``module.Type``) has ``name`` here, as
-        ``hasattr`` tells it (of the class itself where ``on_class``): None where that is
-        not known (a type no release has, a name no release's type had, a dataclass
-        field with no default asked of the class)."""
+    def has_member(self, owner: str, name: str, asked_of: str) -> bool | None:
+        """Whether the output type ``owner`` (``module.Type``) has ``name`` here, asked of
+        a ``value`` of it or of the ``class`` itself (as ``hasattr`` answers), or of its
+        ``field`` table (``__dataclass_fields__``, ``_fields``): None where that is not
+        known (a type no release has, a name no release's type had)."""
         module, _, type_name = owner.rpartition(".")
-        member = self.surface.get((module, type_name, name))
-        if member is not None:
-            if on_class and member.kind == "field" and not member.value:
-                return None  # a class attribute only where it has a default (or a NamedTuple)
-            return True
-        if (module, type_name, "") not in self.surface:
+        header = self.surface.get((module, type_name, ""))
+        if header is None:
             return None
-        return False if name in known_members().get((module, type_name), ()) else None
+        member = self.surface.get((module, type_name, name))
+        if member is None:
+            return False if name in known_members().get((module, type_name), ()) else None
+        if asked_of == "field":
+            return member.kind == "field"
+        if asked_of == "class" and member.kind == "field":
+            return _class_attribute(header.shape, member.value)
+        return True
 
     @functools.cached_property
     def _packages(self) -> frozenset[str]:
@@ -338,3 +343,21 @@ def _history() -> list[tuple[str, list[Change]]]:
         }
         found.append((after, changes_between(surfaces[before], surfaces[after], sorted(modules))))
     return found
+
+
+def _class_attribute(class_shape: str, default: str) -> bool | None:
+    """Whether a field is an attribute of its class: a NamedTuple's always; a dataclass's
+    where it has a default that is not a factory (``dataclass`` deletes the rest)."""
+    if "NamedTuple" in class_shape:
+        return True
+    if "dataclass" not in class_shape:
+        return None
+    if default.startswith("field("):
+        return "default=" in default and "default_factory=" not in default
+    return bool(default)
+
+
+def compiled_or_private(module: str) -> bool:
+    """``vllm._C``, ``vllm._moe_C``: vLLM's compiled extensions are in no release's list of
+    Python modules, so their absence says nothing."""
+    return any(part.startswith("_") for part in module.split("."))

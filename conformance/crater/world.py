@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from conformance.crater.guards import Test, imports_taking
 from conformance.crater.syntax import catches, decorated, identifier, tail_name
 from conformance.crater.vllm_names import is_judged, output_type_reexported
 
@@ -56,13 +57,17 @@ class World:
         self.returns: dict[str, tuple[str, ast.expr]] = {}
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
-        #: ``{module: {fallback: primary}}``: a name bound by ``try: from a import X``
-        #: and, where that fails, ``except ImportError: from b import Y as X``
-        self.fallbacks: dict[str, dict[str, str]] = {}
+        #: ``{module: {fallback target: Fallback}}``: a name bound by ``try: from a import
+        #: X`` and, where that fails, ``except ImportError: from b import Y as X``
+        self.fallbacks: dict[str, dict[str, Fallback]] = {}
+        #: ``{module: {name: where its import takes}}`` of names a ``try`` imports
+        self.try_imported: dict[str, dict[str, Test]] = {}
         packages = _packages(trees)
         for module, (_, tree) in trees.items():
-            self.bindings[module] = module_bindings(module, tree, module in packages)
-            self.fallbacks[module] = _import_fallbacks(module, tree, module in packages)
+            bound = self.bindings[module] = module_bindings(module, tree, module in packages)
+            self.fallbacks[module], self.try_imported[module] = _try_imports(
+                module, tree, module in packages, bound
+            )
         for module, (path, tree) in trees.items():
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
@@ -228,22 +233,51 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
     return found
 
 
-def _import_fallbacks(module: str, tree: ast.Module, is_package: bool) -> dict[str, str]:
-    """``{fallback: primary}`` of the names an ``except ImportError`` binds to one of
-    vLLM's names other than its ``try`` block did."""
+@dataclass(frozen=True)
+class Fallback:
+    """A name a module-level ``try`` binds to ``primary`` and, where that block's imports
+    fail, its ``except ImportError`` to another of vLLM's names."""
+
+    primary: str
+    took: Test  #: where every import of vLLM in the ``try`` block takes
+
+
+def _try_imports(
+    module: str, tree: ast.Module, is_package: bool, bindings: dict[str, str]
+) -> tuple[dict[str, Fallback], dict[str, Test]]:
+    """What the module-level ``try: from vllm... import X`` / ``except ImportError:``
+    blocks bind: ``{fallback target: Fallback}`` of the names the handler binds to other
+    vLLM names (only where no other name of the module is bound to the same target, which a
+    use could come through), and ``{name: where it is bound}`` of the names the block
+    imports from vLLM."""
     package = module if is_package else module.rpartition(".")[0]
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Try):
+    fallbacks: dict[str, Fallback] = {}
+    taken: dict[str, Test] = {}
+    for node in tree.body:
+        handlers = node.handlers if isinstance(node, ast.Try) else []
+        if not any(
+            catches(h, "ImportError", "ModuleNotFoundError", broadly=False) for h in handlers
+        ):
             continue
-        primary = _imported(node.body, package)
-        for handler in node.handlers:
-            if catches(handler, "ImportError", "ModuleNotFoundError"):
-                for name, fallback in _imported(handler.body, package).items():
-                    first = primary.get(name)
-                    if first is not None and first != fallback and first.startswith("vllm."):
-                        found[output_type_reexported(fallback)] = output_type_reexported(first)
-    return found
+        took = imports_taking(node.body)  # type: ignore[attr-defined]
+        if took is None:
+            continue
+        primary = _imported(node.body, package)  # type: ignore[attr-defined]
+        taken.update(
+            (name, took.test) for name, first in primary.items() if first.startswith("vllm.")
+        )
+        for handler in handlers:
+            if not catches(handler, "ImportError", "ModuleNotFoundError", broadly=False):
+                continue
+            for name, fallback in _imported(handler.body, package).items():
+                first = primary.get(name)
+                if first is None or first == fallback or not first.startswith("vllm."):
+                    continue
+                if sum(1 for bound in bindings.values() if bound == fallback) == 1:
+                    fallbacks[output_type_reexported(fallback)] = Fallback(
+                        output_type_reexported(first), took.test
+                    )
+    return fallbacks, taken
 
 
 def _imported(body: list[ast.stmt], package: str) -> dict[str, str]:

@@ -241,3 +241,69 @@ def test_what_a_runner_held_by_the_worker_returns_is_typed_by_its_annotation() -
         "        self.model_runner = NPUModelRunner()\n        self.model_runner = dict()\n",
     )
     assert findings(two, "0.34.0", "0.33.0") == set()
+
+
+#: Code the guards must not hide: each break is judged at 0.34.0 (a pin of 0.33.0).
+NOT_HIDDEN = {
+    # an except Exception runs where anything raised, not only where an import failed
+    "excany": (
+        7,
+        "construction-raises",
+        "def build(ids, index, kernel):\n    try:\n        from vllm.v1.outputs import ModelRunnerOutput\n        return kernel.fast_output(ids)\n    except Exception:\n        from vllm.v1.outputs import ModelRunnerOutput\n        return ModelRunnerOutput(req_ids=ids, req_id_to_index=index)\n",
+    ),
+    # a write never raises AttributeError: the value is set and never read
+    "write_attr": (
+        6,
+        "behaviour-changed",
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\ndef fill(out: ModelRunnerOutput, index):\n    try:\n        out.req_id_to_index = index\n    except AttributeError:\n        pass\n",
+    ),
+    # a handler raising again is no fallback
+    "exc_reraise": (
+        9,
+        "read-fails",
+        'import logging\nfrom vllm.v1.outputs import ModelRunnerOutput\n\nlogger = logging.getLogger(__name__)\n\n\ndef index_of(out: ModelRunnerOutput, rid):\n    try:\n        return out.req_id_to_index[rid]\n    except Exception:\n        logger.exception("no index for %s", rid)\n        raise\n',
+    ),
+    # a def's body runs when it is called, outside the try
+    "nested_def": (
+        7,
+        "read-fails",
+        "from vllm.v1.outputs import ModelRunnerOutput\n\ntry:\n    import torch_npu\n\n    def index_of(out: ModelRunnerOutput, rid):\n        return out.req_id_to_index[rid]\nexcept (ImportError, AttributeError):\n    torch_npu = None\n",
+    ),
+    # the names are None where any import of their try failed (RoutedExpertsLists)
+    "joint_none": (
+        11,
+        "construction-raises",
+        "try:\n    from vllm.v1.outputs import RoutedExpertsLists, SamplingMaskLists\nexcept ImportError:\n    RoutedExpertsLists = SamplingMaskLists = None\nfrom vllm.v1.outputs import ModelRunnerOutput\n\n\ndef build(ids, index, masks):\n    if SamplingMaskLists is not None:\n        return ModelRunnerOutput(req_ids=ids, sampling_masks=masks)\n    return ModelRunnerOutput(req_ids=ids, req_id_to_index=index)\n",
+    ),
+    # a dataclass field with a default factory is no class attribute
+    "dfact": (
+        7,
+        "construction-raises",
+        'from vllm.v1.outputs import ModelRunnerOutput\n\n\ndef build(ids, index):\n    if hasattr(ModelRunnerOutput, "sampled_token_ids"):\n        return ModelRunnerOutput(req_ids=ids)\n    return ModelRunnerOutput(req_ids=ids, req_id_to_index=index)\n',
+    ),
+    # the else branch runs where kv_connector_output is None too
+    "optional_recv": (
+        8,
+        "read-fails",
+        'from vllm.v1.outputs import ModelRunnerOutput\n\n\ndef failed_blocks(out: ModelRunnerOutput):\n    if hasattr(out.kv_connector_output, "invalid_block_ids"):\n        return out.kv_connector_output.invalid_block_ids\n    # no connector output this step (kv_connector_output is None)\n    return set(out.req_id_to_index)\n',
+    ),
+    # what comes before an import in a try runs whatever the import does
+    "before_import": (
+        6,
+        "behaviour-changed",
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\ndef fill(out: ModelRunnerOutput, index):\n    try:\n        out.req_id_to_index = dict(index)\n        from vllm.v1.outputs import RoutedExpertsLists\n    except ImportError:\n        pass\n    return out\n",
+    ),
+    # vLLM's compiled modules are in no list of its modules
+    "vc": (
+        8,
+        "construction-raises",
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\ndef build(ids, index):\n    try:\n        from vllm._custom_ops import scaled_fp8_quant\n        from vllm._C import ops\n        return ModelRunnerOutput(req_ids=ids, req_id_to_index=index)\n    except ImportError:\n        return None\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_HIDDEN))
+def test_a_guard_hides_no_break_where_the_code_still_runs(name: str) -> None:
+    line, kind, code = NOT_HIDDEN[name]
+    found = findings(code, "0.34.0", "0.33.0", frozenset({"vllm._custom_ops"}))
+    assert {(k, n) for k, n, _ in found} == {(kind, line)}
