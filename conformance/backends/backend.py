@@ -128,6 +128,9 @@ class Backend:
     # Spec types a vLLM text judged on its own code does not define (a fork, a release
     # before 0.10.2): "type removed" changes, whose checks are not applicable.
     types_absent: tuple[str, ...] = field(default=(), compare=False)
+    # False for a bare module of types, which says nothing of its devices: its types
+    # may be handed tensors of any device (``devices`` then only says where it is judged).
+    devices_declared: bool = field(default=True, compare=False)
 
     def __post_init__(self) -> None:
         devices = self.devices

@@ -170,6 +170,7 @@ def _from_module(module_path: str, module: ModuleType) -> Backend:
         module=module,
         version=_distribution_version(module),
         notes=(hint,) if hint else (),
+        devices_declared=False,
     )
 
 

@@ -89,6 +89,7 @@ _RUNTIME_NAMES = (
     "is_available",
     "device_count",
     "current_device",
+    "device",
 )
 
 
@@ -440,6 +441,10 @@ class SimulatedRuntime:
 
     def current_device(self) -> int:
         return 0
+
+    def device(self, device: Any = None) -> contextlib.AbstractContextManager[None]:
+        """``torch.<type>.device(...)``: the one simulated device, so a no-op."""
+        return contextlib.nullcontext()
 
     # Simulated tensors and the kernels writing them.
 

@@ -339,3 +339,30 @@ def test_a_type_the_revision_has_and_the_backend_lacks_is_named(tmp_path) -> Non
     assert {r["outcome"] for r in ec} == {"failed", "passed"}  # with_ec_conn_output(None) holds
     failed = [r["message"] for r in ec if r["outcome"] == "failed"]
     assert all("ECConnectorOutput: no such name, and revision 0.34.0" in m for m in failed)
+
+
+@pytest.mark.parametrize(
+    ("backend", "skipped"),
+    [
+        ("to_cpu_pins_host_memory", None),
+        ("to_cpu_on_a_cpu_platform:BACKEND", "device-not-declared"),
+    ],
+)
+def test_a_device_copy_judged_on_the_simulated_runtime_fails_only_for_the_backends_fault(
+    tmp_path, backend: str, skipped: str | None
+) -> None:
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path(
+            "test_logprobs_tensors_to_cpu_nonblocking.py::"
+            "test_to_cpu_nonblocking_of_device_tensors_copies_every_field"
+        ),
+        "--conformance-backend",
+        f"broken_backends.{backend}",
+    )
+    assert run.exit_code == pytest.ExitCode.OK
+    records = run.records("conformance/checks/test_logprobs_tensors_to_cpu_nonblocking.py")
+    assert records
+    assert {r["skip_cause"] if r["outcome"] == "skipped" else r["outcome"] for r in records} == {
+        skipped or "passed"
+    }
