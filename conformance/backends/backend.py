@@ -12,9 +12,6 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-#: The names a backend's module exposes (defined once, for every package of the suite).
-from conformance.spec_names import SPEC_NAMES as SPEC_NAMES
-
 #: torch's built-in device types the suite always parametrises over (others when declared).
 BUILTIN_DEVICES = ("cpu", "cuda", "xpu", "mps")
 _DEVICE_TYPE = re.compile(r"^[a-z][a-z0-9_]*$")

@@ -233,7 +233,7 @@ def vllm_backend(module: ModuleType | None = None) -> Backend:
 
 def types_absent_from(module: Any) -> tuple[str, ...]:
     """The spec types a vLLM text judged on its own code lacks: not applicable to it."""
-    from conformance.backends.backend import SPEC_NAMES
+    from conformance.spec_names import SPEC_NAMES
 
     return tuple(name for name in SPEC_NAMES if not hasattr(module, name))
 

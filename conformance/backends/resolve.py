@@ -36,7 +36,8 @@ from types import ModuleType
 from typing import Any
 
 from conformance.backends import known as known_backends
-from conformance.backends.backend import SPEC_NAMES, Backend, BackendResolutionError
+from conformance.backends.backend import Backend, BackendResolutionError
+from conformance.spec_names import SPEC_NAMES
 
 ENTRY_POINT_GROUP = "vllm_outputs_suite.backends"
 ENV_VAR = "OUTPUTS_BACKEND"

@@ -35,10 +35,11 @@ from __future__ import annotations
 import pytest
 
 from conformance.backends import devices
-from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.backends.backend import Backend
 from conformance.checks._skips import skip
 from conformance.oracle.failing import fail
 from conformance.run.activation import current
+from conformance.spec_names import SPEC_NAMES
 
 
 @pytest.fixture(scope="session")

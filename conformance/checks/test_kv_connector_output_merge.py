@@ -144,15 +144,11 @@ def test_merge_combines_stats_and_events_of_the_outputs_having_them(
         )
         if name in fields
     }
-    outputs = [
-        KVConnectorOutput(
-            **{
-                name: made(*parts[n]) if parts[n] is not None else None
-                for name, (made, parts) in combined.items()
-            }
-        )
+    given = [
+        {name: made(*parts[n]) if parts[n] else None for name, (made, parts) in combined.items()}
         for n in range(3)
     ]
+    outputs = [attempt(f"KVConnectorOutput(**{g!r})", KVConnectorOutput, **g) for g in given]
     where = "KVConnectorOutput.merge(<3 outputs, stats in 1 and 3, events in 2 and 3>)"
     result = attempt(where, KVConnectorOutput.merge, *outputs)
     for name, (_, parts) in combined.items():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.backends.backend import SPEC_NAMES, Backend
+from conformance.backends.backend import Backend
 from conformance.checks._skips import skip
 from conformance.oracle.failing import fail
+from conformance.spec_names import SPEC_NAMES
 
 pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("module.spec-names")]
 

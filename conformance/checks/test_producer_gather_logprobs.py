@@ -2,8 +2,9 @@
 
 Row i: column 0 is token_ids[i] and its logprob; columns 1..k the top-k ids and
 logprobs, sorted by logprob descending; selected_token_ranks[i] the 1-based
-pessimistic rank (entries >= the token's logprob).  Dtypes int32, float32 and
-int32 or int64 (vLLM's sampler emits int64); every tensor on the input's device.
+pessimistic rank (entries >= the token's logprob).  Dtypes int32 (int32 or int64 from
+0.34.0, whose only gathering keeps int64 ids), float32 and int32 or int64 (vLLM's sampler
+emits int64); every tensor on the input's device.
 """
 
 from __future__ import annotations
@@ -24,10 +25,22 @@ pytestmark = [
 ]
 
 
+def id_dtypes_of(revision) -> tuple[torch.dtype, ...]:
+    """The ids' dtypes vLLM's own gathering of the release hands back: the first runner's
+    Sampler casts them to int32; Model Runner V2's (vLLM's only one from 0.34.0) keeps the
+    sampled ids' int64, and its consumers read either."""
+    return (torch.int32,) if revision.first_runner else (torch.int32, torch.int64)
+
+
 def gather_deviations(
-    result: object, logprobs: torch.Tensor, token_ids: torch.Tensor, k: int
+    result: object,
+    logprobs: torch.Tensor,
+    token_ids: torch.Tensor,
+    k: int,
+    id_dtypes: tuple[torch.dtype, ...] = (torch.int32,),
 ) -> list[str]:
-    """What is wrong with ``result`` for these CPU inputs (empty when it is right)."""
+    """What is wrong with ``result`` for these CPU inputs (empty when it is right);
+    ``id_dtypes``: what the ids may be (:func:`id_dtypes_of`)."""
     w = f"gather_logprobs(<{list(logprobs.shape)}>, {k}, token_ids)"
     n = logprobs.shape[0]
     ids, values, ranks = (
@@ -35,7 +48,7 @@ def gather_deviations(
     )
     out = []
     for name, tensor, dtypes, shape in (
-        ("logprob_token_ids", ids, (torch.int32,), (n, k + 1)),
+        ("logprob_token_ids", ids, id_dtypes, (n, k + 1)),
         ("logprobs", values, (torch.float32,), (n, k + 1)),
         ("selected_token_ranks", ranks, RANK_DTYPES, (n,)),
     ):
@@ -97,7 +110,7 @@ TOKENS = torch.tensor([1, 4, 5])
 
 
 @pytest.mark.parametrize("k", [0, 1, 3, 6])
-def test_gather_logprobs_layout_order_and_ranks(backend, device: str, k: int) -> None:
+def test_gather_logprobs_layout_order_and_ranks(backend, revision, device: str, k: int) -> None:
     gather = producer(backend, "gather_logprobs")
     where = f"gather_logprobs(<{list(LOGITS.shape)} on {device}>, {k}, token_ids)"
     result = attempt(where, gather, on(device, LOGITS), k, on(device, TOKENS))
@@ -111,7 +124,7 @@ def test_gather_logprobs_layout_order_and_ranks(backend, device: str, k: int) ->
         fail(
             f"{where}: expected every tensor on {device}, found {[str(t.device) for t in on_device]}"
         )
-    found = gather_deviations(result, LOGITS, TOKENS, k)
+    found = gather_deviations(result, LOGITS, TOKENS, k, id_dtypes_of(revision))
     if found:
         fail(*found)
 
@@ -142,7 +155,7 @@ def deep_tokens(logprobs: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("k", [5, 20])
 @pytest.mark.parametrize("vocab", VOCABULARIES)
 def test_gather_logprobs_on_a_real_vocabulary_with_the_token_outside_the_top_k(
-    backend, device: str, vocab: int, k: int
+    backend, revision, device: str, vocab: int, k: int
 ) -> None:
     gather = producer(backend, "gather_logprobs")
     generator = torch.Generator().manual_seed(vocab + k)
@@ -151,18 +164,18 @@ def test_gather_logprobs_on_a_real_vocabulary_with_the_token_outside_the_top_k(
     where = f"gather_logprobs(<[4, {vocab}] on {device}>, {k}, <tokens ranked 1, 41, 1001, {vocab // 2 + 1}>)"
     result = attempt(where, gather, on(device, logprobs), k, on(device, tokens))
     expect_type(result, spec_class(backend, "LogprobsTensors"), where)
-    found = gather_deviations(result, logprobs, tokens, k)
+    found = gather_deviations(result, logprobs, tokens, k, id_dtypes_of(revision))
     if found:
         fail(*found)
 
 
 @given(case=strategies.logits_cases())
-def test_gather_logprobs_on_generated_logprobs_with_ties(backend, case) -> None:
+def test_gather_logprobs_on_generated_logprobs_with_ties(backend, revision, case) -> None:
     gather = producer(backend, "gather_logprobs")
     logprobs, token_ids, k = case["logprobs"], case["token_ids"], case["k"]
     result = attempt(
         f"gather_logprobs(<{list(logprobs.shape)}>, {k}, ...)", gather, logprobs, k, token_ids
     )
-    found = gather_deviations(result, logprobs, token_ids, k)
+    found = gather_deviations(result, logprobs, token_ids, k, id_dtypes_of(revision))
     if found:
         fail(*found)

@@ -77,19 +77,39 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
     state = _plain_state(expected)
     if state is not None:
         # A plain class without an ``__eq__`` of its own compares by identity: its
-        # members are what a round trip must keep.
-        return differences_between(state, Members(_plain_state(found) or {}), where)
+        # members are what a round trip must keep (once each: an object may hold itself).
+        pair = (id(expected), id(found))
+        if pair in _COMPARING:
+            return []
+        _COMPARING.add(pair)
+        try:
+            return differences_between(state, _plain_state(found), where)
+        finally:
+            _COMPARING.discard(pair)
     if expected != found:
         return [f"{where}: expected {short(expected)}, found {short(found)}"]
     return []
 
 
+#: ``object.__getstate__`` (Python 3.11 on): a class whose own differs says its state.
+_OBJECTS_GETSTATE = getattr(object, "__getstate__", None)
+#: The pairs of plain objects being compared now (a cycle compares each pair once).
+_COMPARING: set[tuple[int, int]] = set()
+
+
 def _plain_state(value: object) -> Members | None:
     """The members of an instance of a class comparing by identity (no ``__eq__`` of
-    its own), from its ``__dict__`` and ``__slots__``; None for any other value."""
+    its own): what its ``__getstate__`` hands pickle where it has its own, else its
+    ``__dict__`` and ``__slots__``; None for any other value."""
     cls = type(value)
     if cls.__eq__ is not object.__eq__ or cls.__module__ == "builtins":
         return None
+    if getattr(cls, "__getstate__", _OBJECTS_GETSTATE) is not _OBJECTS_GETSTATE:
+        state = value.__getstate__()  # type: ignore[attr-defined]
+        parts = state if isinstance(state, tuple) else (state,)
+        if all(isinstance(part, dict) or part is None for part in parts):
+            return Members(sorted(kv for part in parts if part for kv in part.items()))
+        return Members({"__getstate__()": state})
     members = dict(getattr(value, "__dict__", {}))
     for klass in cls.__mro__:
         slots = getattr(klass, "__slots__", ())

@@ -143,7 +143,7 @@ def _module_name(backend: Any) -> str:
 
 def _holds_vllm_code(backend: Any) -> bool:
     """Whether the backend's module, its types or its producers come from ``vllm``."""
-    from conformance.backends.backend import SPEC_NAMES
+    from conformance.spec_names import SPEC_NAMES
 
     def from_vllm(name: Any) -> bool:
         return isinstance(name, str) and (name == "vllm" or name.startswith("vllm."))

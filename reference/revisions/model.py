@@ -289,6 +289,13 @@ class SpecRevision:
     # (the reference's build, the checks' samples, the invariants) asks these.
 
     @property
+    def first_runner(self) -> bool:
+        """Whether the release has vLLM's first GPU runner (its ``Sampler``, whose gathering
+        casts the ids to int32, and ``RejectionSampler.parse_output``, which filters with
+        a numpy mask): every one before 0.34.0, where Model Runner V2 is the only one."""
+        return self.async_output.logprobs != "every-logits-row"
+
+    @property
     def logprobs_lists_hold_arrays(self) -> bool:
         """Whether ``LogprobsLists`` holds numpy arrays rather than Python lists (0.11.1 on)."""
         return self._annotation("LogprobsLists", "logprob_token_ids") == "np.ndarray"

@@ -195,3 +195,26 @@ def test_a_plain_class_is_compared_by_its_members_not_by_identity() -> None:
     assert differences_between(_PlainOutput(["a"], [[1]]), _PlainOutput(["a"], [[2]]), "o") == [
         "o.sampled[0][0]: expected 1, found 2"
     ]
+
+
+class _Cached:
+    """A plain class whose pickle leaves out a cache it rebuilds, and that may hold itself."""
+
+    def __init__(self, ids: list[list[int]]) -> None:
+        self.ids, self._lists, self.owner = ids, [list(r) for r in ids], self
+
+    def __getstate__(self) -> dict:
+        return {"ids": self.ids}
+
+    def __setstate__(self, state: dict) -> None:
+        self.ids, self._lists, self.owner = state["ids"], None, self
+
+
+def test_a_plain_class_is_compared_by_what_it_pickles_and_once_through_a_cycle() -> None:
+    import pickle
+
+    from conformance.oracle.compare import differences_between
+
+    kept = _Cached([[1, 2]])
+    assert differences_between(kept, pickle.loads(pickle.dumps(kept)), "o") == []
+    assert differences_between(kept, _Cached([[1, 3]]), "o") == ["o.ids[0][1]: expected 2, found 3"]

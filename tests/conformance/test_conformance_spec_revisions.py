@@ -9,10 +9,10 @@ import pytest
 import suite_runner
 
 import reference
-from conformance.backends.backend import SPEC_NAMES
 from conformance.oracle import revisions
 from conformance.oracle.surface import surface_checks
 from conformance.run.nodeids import CHECKS_DIR
+from conformance.spec_names import SPEC_NAMES
 from reference.revisions.behaviours import BEHAVIOURS, PRODUCER_BEHAVIOURS, is_known
 
 

@@ -4,7 +4,7 @@ import types
 
 import reference
 from conformance import Backend
-from conformance.backends.backend import SPEC_NAMES
+from conformance.spec_names import SPEC_NAMES
 
 NAMES = types.SimpleNamespace(
     **{name: getattr(reference, name) for name in (*SPEC_NAMES, "PLACEHOLDER_TOKEN_ID")}
