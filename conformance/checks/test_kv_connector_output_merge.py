@@ -106,30 +106,28 @@ def test_merge_without_stats_or_events_gives_none(KVConnectorOutput, revision) -
             fail(f"{where}.{name}: expected None (every input has None), found {found!r}")
 
 
-class _Stats:
-    """A stand-in for ``KVConnectorStats``: what ``aggregate`` made of whom, in order."""
+class _Combined:
+    """What a merge combined of whom, in order (a stand-in of vLLM's stats and events)."""
 
     def __init__(self, *parts: str) -> None:
         self.parts = parts
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}{self.parts}"
+
+
+class _Stats(_Combined):
+    """``KVConnectorStats``: combined by ``aggregate`` only."""
 
     def aggregate(self, other: _Stats) -> _Stats:
         return _Stats(*self.parts, *other.parts)
 
-    def __repr__(self) -> str:
-        return f"stats{self.parts}"
 
-
-class _Events:
-    """A stand-in for ``KVConnectorKVEvents``: what ``merge`` made of whom, in order."""
-
-    def __init__(self, *parts: str) -> None:
-        self.parts = parts
+class _Events(_Combined):
+    """``KVConnectorKVEvents``: combined by ``merge`` only."""
 
     def merge(self, other: _Events) -> _Events:
         return _Events(*self.parts, *other.parts)
-
-    def __repr__(self) -> str:
-        return f"events{self.parts}"
 
 
 def test_merge_combines_stats_and_events_of_the_outputs_having_them(

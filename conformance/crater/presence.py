@@ -30,7 +30,7 @@ def truth_tested(test: ast.expr) -> Iterator[ast.expr]:
     elif isinstance(test, ast.BoolOp):
         for value in test.values:
             yield from truth_tested(value)
-    elif _none_compared(test):
+    elif none_compared(test):
         yield test.left  # type: ignore[attr-defined]
     elif isinstance(test, (ast.Name, ast.Attribute)):
         yield test
@@ -112,14 +112,14 @@ def _holds_for(test: ast.expr, name: str, holds: bool) -> bool:
         if isinstance(test.op, ast.And) != holds:
             return False
         return any(_holds_for(v, name, holds) for v in test.values)
-    if _none_compared(test):
+    if none_compared(test):
         is_not = isinstance(test.ops[0], ast.IsNot)  # type: ignore[attr-defined]
         left = test.left  # type: ignore[attr-defined]
         return isinstance(left, ast.Name) and left.id == name and is_not == holds
     return holds and isinstance(test, ast.Name) and test.id == name
 
 
-def _none_compared(test: ast.expr) -> bool:
+def none_compared(test: ast.expr) -> bool:
     """``x is None`` or ``x is not None``."""
     return (
         isinstance(test, ast.Compare)

@@ -53,6 +53,7 @@ from conformance.crater.output_members import (
 from conformance.crater.presence import (
     condition_text,
     every_use_tested,
+    none_compared,
     present_after_exit,
     present_when,
     tests_in,
@@ -572,13 +573,7 @@ class _ModuleVisitor:
             found: Test = ("has", named, node.left.value, "field")
             return ("not", found) if isinstance(node.ops[0], ast.NotIn) else found
         negated = False
-        if (
-            isinstance(node, ast.Compare)
-            and len(node.ops) == 1
-            and isinstance(node.ops[0], (ast.Is, ast.IsNot))
-            and isinstance(node.comparators[0], ast.Constant)
-            and node.comparators[0].value is None
-        ):
+        if isinstance(node, ast.Compare) and none_compared(node):
             negated, node = isinstance(node.ops[0], ast.Is), node.left
         if not isinstance(node, ast.Name):
             return None
