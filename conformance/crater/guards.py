@@ -6,9 +6,10 @@ defines it), comparisons of vLLM's version (``vllm.__version__``,
 ``importlib.metadata.version("vllm")``, ``from vllm import __version__``, a module
 constant bound to one of them, wrapped in ``Version(...)``/``parse(...)`` or not),
 ``not``/``and``/``or`` of those, names bound to such a test, and ``TYPE_CHECKING``.
-A test of what vLLM has (``hasattr(out, "x")`` of an output type, ``X is not None``
-of a name an ``except ImportError`` sets to None) is a *member* test, told by the
-vLLM judged, which the reader is handed by the plugin's reading (it knows the types).
+A test of what vLLM has (``hasattr(out, "x")`` of an output type, ``X is not None`` of
+a name a ``try`` imports from vLLM, whether a ``try`` block's imports took) is a
+*member* test, told by the vLLM judged; the plugin's reading tells them apart (it knows
+the types).
 A :class:`Guard` is evaluated for the vLLM judged (:meth:`Guard.holds`): True,
 False, or None where the version is unknown.  Any other condition is *taken* (the
 code under it is judged), and the report counts them.
@@ -284,8 +285,8 @@ def module_tests(tree: ast.Module) -> GuardReader:
 
 
 def imports_taking(body: list[ast.stmt]) -> Guard | None:
-    """Where the rest of a ``try`` block runs: every ``from vllm... import name`` among
-    its own statements took (None: it imports nothing of vLLM's by name)."""
+    """Where what follows ``body`` in a ``try`` block runs: every ``from vllm... import
+    name`` among its own statements took (None: it imports nothing of vLLM's by name)."""
     taken = [
         (node.module, alias.name)
         for node in body
