@@ -210,12 +210,7 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
                     head = alias.name.split(".")[0]
                     found.setdefault(head, _absolute(head))
         elif isinstance(node, ast.ImportFrom):
-            source = _from_module(node, package)
-            if source is None:
-                continue
-            for alias in node.names:
-                if alias.name != "*":
-                    found[alias.asname or alias.name] = f"{source}.{alias.name}"
+            found.update(_imported([node], package))
     aliases: dict[str, str | None] = {}
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -287,7 +282,7 @@ def _imported(body: list[ast.stmt], package: str) -> dict[str, str]:
         source = _from_module(node, package) if isinstance(node, ast.ImportFrom) else None
         if source is not None:
             for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name != "*":
+                if alias.name != "*":  # a star binds names the text does not show
                     found[alias.asname or alias.name] = f"{source}.{alias.name}"
     return found
 
