@@ -29,7 +29,9 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
+from conformance.crater.forwarders import Forwarder
 from conformance.crater.guards import (
     Guard,
     GuardReader,
@@ -195,6 +197,12 @@ def read_plugin(files: dict[str, str]) -> Reading:
         world = World(trees)
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
+        }
+        # a helper handing its ``**kwargs`` to a type: its callers build that type
+        new |= {
+            qualified.rpartition(".")[2]
+            for qualified, forwarder in world.forwarders.items()
+            if world.builds_output(forwarder)
         }
         # ``from vllm.v1.outputs import ModelRunnerOutput as Out`` in a compat module:
         # a file importing ``Out`` from it names none of vLLM's names.
@@ -815,66 +823,34 @@ class _ModuleVisitor:
         if self._named_member(node):
             return
         called = self._called(node.func)
-        positional = sum(not isinstance(a, ast.Starred) for a in node.args)
-        open_ended = any(isinstance(a, ast.Starred) for a in node.args)
-        keywords: list[str] = []
-        guarded: dict[str, tuple[Guard, ...]] = {}
-        tested: set[str] = set()
-        for keyword in node.keywords:
-            if keyword.arg is not None:
-                keywords.append(keyword.arg)
-                continue
-            built = self._dict_keys(keyword.value)
-            keywords += sorted(built.keys)
-            guarded.update(built.guarded)
-            tested |= built.tested
-            open_ended = open_ended or not built.known
-        shape = {
-            "positional": positional,
-            "keywords": tuple(keywords),
-            "open_ended": open_ended,
-            "guarded_keywords": tuple(sorted(guarded.items())),
-            "tested_keywords": tuple(sorted(tested)),
-            "empty": tuple(k.arg for k in node.keywords if k.arg and is_empty(k.value)),
-            "never_none": tuple(
-                k.arg for k in node.keywords if k.arg and self._never_none(k.value)
-            ),
-            "python_lists": tuple(
-                k.arg for k in node.keywords if k.arg and self._python_lists(k.value)
-            ),
-        }
+        shape = self._shape(node)
+        forwarder = self._forwarder(node.func, called)
+        if forwarder is not None:
+            # ``make_output(req_ids=...)`` handing its keywords to ``ModelRunnerOutput``
+            target = self.world.resolve(forwarder.module, forwarder.called)
+            if self._construct(node, target, _forwarded(shape, forwarder)):
+                return
         if self._standard(called) in _REPLACES or (
             isinstance(node.func, ast.Name) and node.func.id == "replace"
         ):
             self._replace(node, shape)
             return
-        if called is not None and called.startswith("plugin:"):
-            chain, vllm_base = self.world.chain(called)
-            if vllm_base is not None and chain:
-                self._add(
-                    "construct",
-                    node.lineno,
-                    vllm_base,
-                    via=chain[0].name,
-                    own_init=any("__init__" in c.methods for c in chain),
-                    own_fields=_fields_of(chain),
-                    **shape,
-                )
-                return
-        if called is not None and called.startswith("vllm."):
-            if is_judged(called) and called not in PRODUCER_CALLS.values():
-                self._add("construct", node.lineno, called, **shape)
-                return
-            if called.rsplit(".", 1)[-1] in PRODUCER_CALLS:
-                self._add(
-                    "call",
-                    node.lineno,
-                    called.rsplit(".", 1)[0],
-                    member=called.rsplit(".", 1)[1],
-                    unpacked=self.unpack.get(id(node)),
-                    **shape,
-                )
-                return
+        if self._construct(node, called, shape):
+            return
+        if (
+            called is not None
+            and called.startswith("vllm.")
+            and called.rsplit(".", 1)[-1] in PRODUCER_CALLS
+        ):
+            self._add(
+                "call",
+                node.lineno,
+                called.rsplit(".", 1)[0],
+                member=called.rsplit(".", 1)[1],
+                unpacked=self.unpack.get(id(node)),
+                **shape,
+            )
+            return
         method = self._output_method(node.func)
         if method is not None:
             owner, member, via, on_class = method
@@ -901,6 +877,81 @@ class _ModuleVisitor:
                     unpacked=self.unpack.get(id(node)),
                     **shape,
                 )
+
+    def _shape(self, node: ast.Call) -> dict[str, object]:
+        """A call's arguments as a use records them."""
+        positional = sum(not isinstance(a, ast.Starred) for a in node.args)
+        open_ended = any(isinstance(a, ast.Starred) for a in node.args)
+        keywords: list[str] = []
+        guarded: dict[str, tuple[Guard, ...]] = {}
+        tested: set[str] = set()
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                keywords.append(keyword.arg)
+                continue
+            built = self._dict_keys(keyword.value)
+            keywords += sorted(built.keys)
+            guarded.update(built.guarded)
+            tested |= built.tested
+            open_ended = open_ended or not built.known
+        return {
+            "positional": positional,
+            "keywords": tuple(keywords),
+            "open_ended": open_ended,
+            "guarded_keywords": tuple(sorted(guarded.items())),
+            "tested_keywords": tuple(sorted(tested)),
+            "empty": tuple(k.arg for k in node.keywords if k.arg and is_empty(k.value)),
+            "never_none": tuple(
+                k.arg for k in node.keywords if k.arg and self._never_none(k.value)
+            ),
+            "python_lists": tuple(
+                k.arg for k in node.keywords if k.arg and self._python_lists(k.value)
+            ),
+        }
+
+    def _construct(self, node: ast.Call, called: str | None, shape: dict[str, object]) -> bool:
+        """Records the call as building ``called`` where that is one of the judged types
+        or a plugin class resting on one; whether it was."""
+        if called is not None and called.startswith("plugin:"):
+            chain, vllm_base = self.world.chain(called)
+            if vllm_base is not None and chain:
+                self._add(
+                    "construct",
+                    node.lineno,
+                    vllm_base,
+                    via=chain[0].name,
+                    own_init=any("__init__" in c.methods for c in chain),
+                    own_fields=_fields_of(chain),
+                    **shape,
+                )
+                return True
+        if (
+            called is not None
+            and called.startswith("vllm.")
+            and is_judged(called)
+            and called not in PRODUCER_CALLS.values()
+        ):
+            self._add("construct", node.lineno, called, **shape)
+            return True
+        return False
+
+    def _forwarder(self, func: ast.expr, called: str | None) -> Forwarder | None:
+        """The plugin function a call calls, where it hands its ``**kwargs`` on: by its
+        name, or as a method of the class the walk is in (``self.make_output(...)``)."""
+        if called is not None and called in self.world.forwarders:
+            return self.world.forwarders[called]
+        if not isinstance(func, ast.Attribute):
+            return None
+        owner = self._held_class(func.value)
+        if owner is None and isinstance(func.value, ast.Name) and func.value.id == "cls":
+            owner = self.class_stack[-1].qualified if self.class_stack else None
+        if owner is None:
+            return None
+        for cls in self.world.chain(owner)[0]:
+            found = self.world.forwarders.get(f"{cls.qualified}.{func.attr}")
+            if found is not None:
+                return found
+        return None
 
     def _replace(self, node: ast.Call, shape: dict[str, object]) -> None:
         if not node.args:
@@ -1502,6 +1553,19 @@ _FIELD_TABLES = frozenset({"__dataclass_fields__", "_fields", "__annotations__"}
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
 _REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
 _COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
+
+
+def _forwarded(shape: dict[str, object], forwarder: Forwarder) -> dict[str, object]:
+    """What the call a :class:`Forwarder` makes gets, from its caller's ``shape``: the
+    caller's keywords less those it removes, with its own; its own positional arguments."""
+    given = cast(tuple[str, ...], shape["keywords"])
+    kept = [k for k in given if k not in forwarder.removed]
+    return {
+        **shape,
+        "positional": forwarder.positional,
+        "keywords": tuple(dict.fromkeys([*kept, *forwarder.keywords])),
+        "open_ended": bool(shape["open_ended"]) or forwarder.open_ended,
+    }
 
 
 def _fields_of(chain: list[PluginClass]) -> tuple[tuple[str, bool], ...]:

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from conformance.crater.forwarders import Forwarder, forwarder_of
 from conformance.crater.guards import Test, imports_taking
 from conformance.crater.syntax import catches, decorated, identifier, tail_name
-from conformance.crater.vllm_names import is_judged, output_type_reexported
+from conformance.crater.vllm_names import PRODUCER_CALLS, is_judged, output_type_reexported
 
 
 @dataclass
@@ -55,6 +56,8 @@ class World:
         self.classes: dict[str, PluginClass] = {}
         #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` -> (its module, its return annotation)
         self.returns: dict[str, tuple[str, ast.expr]] = {}
+        #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` handing their ``**kwargs`` on
+        self.forwarders: dict[str, Forwarder] = {}
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
         #: ``{module: {fallback target: Fallback}}``: a name bound by ``try: from a import
@@ -75,10 +78,28 @@ class World:
                     self.classes.setdefault(made.qualified, made)
             for owner, body in _function_bodies(module, tree):
                 for node in body:
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
-                        self.returns.setdefault(
-                            f"plugin:{owner}.{node.name}", (module, node.returns)
-                        )
+                    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    qualified = f"plugin:{owner}.{node.name}"
+                    if node.returns:
+                        self.returns.setdefault(qualified, (module, node.returns))
+                    forwarder = forwarder_of(module, node)
+                    if forwarder is not None:
+                        self.forwarders.setdefault(qualified, forwarder)
+
+    def builds_output(self, forwarder: Forwarder) -> bool:
+        """Whether a forwarder hands its keywords to one of the judged types, or to a
+        plugin class resting on one."""
+        called = self.resolve(forwarder.module, forwarder.called)
+        if called is None:
+            return False
+        if called.startswith("plugin:"):
+            return self.chain(called)[1] is not None
+        return (
+            called.startswith("vllm.")
+            and is_judged(called)
+            and called not in PRODUCER_CALLS.values()
+        )
 
     def resolve(self, module: str, expr: ast.expr, depth: int = 0) -> str | None:
         """What ``expr`` names in ``module``: ``vllm....`` for vLLM, ``plugin:mod.Name``

@@ -1242,3 +1242,72 @@ def test_a_test_for_none_counts_only_where_it_guards_the_read() -> None:
     reading = read_plugin({"npu/pool.py": NOT_TESTED_WHERE_READ})
     found = judge(reading, view("0.14.0"), view("0.12.0")).findings
     assert [f.line for f in found] == [6, 16, 20, 35]
+
+
+FORWARDED = """
+from vllm.v1.outputs import ModelRunnerOutput
+from npu.helpers import build
+
+
+def _make_output(**fields) -> ModelRunnerOutput:
+    fields.setdefault("pooler_output", [])
+    return ModelRunnerOutput(**fields)
+
+
+def _strip(**fields):
+    fields.pop("req_id_to_index", None)
+    return ModelRunnerOutput(**fields)
+
+
+def _chosen(**fields):
+    if fields.get("legacy"):
+        fields["req_id_to_index"] = {}
+    return ModelRunnerOutput(**fields)
+
+
+class Runner:
+    def _output(self, **fields):
+        return ModelRunnerOutput(sampled_token_ids=[], **fields)
+
+    def step(self, ids):
+        a = _make_output(req_ids=ids, req_id_to_index={})
+        b = _make_output(req_ids=ids)
+        c = _strip(req_ids=ids, req_id_to_index={})
+        d = _chosen(req_ids=ids)
+        e = self._output(req_ids=ids, req_id_to_index={})
+        f = build(req_ids=ids, req_id_to_index={})
+        return a, b, c, d, e, f
+"""
+
+FORWARDING_HELPERS = """
+from vllm.v1 import outputs
+
+
+def build(**kw):
+    kw["sampled_token_ids"] = []
+    out = outputs.ModelRunnerOutput(**kw)
+    return out
+"""
+
+
+def test_a_helper_handing_its_kwargs_to_a_type_is_judged_at_each_call() -> None:
+    files = {"npu/runner.py": FORWARDED, "npu/helpers.py": FORWARDING_HELPERS}
+    reading = read_plugin(files)
+    more = frozenset({"npu", "npu.helpers"})
+    at_target = judge(reading, view("0.34.0", more), view("0.33.0", more)).findings
+    # Each call passing req_id_to_index through a helper breaks where the helper builds
+    # the output: the helper's added, removed and own keywords counted, in the same
+    # module, as a method and from another module; a helper that tests its kwargs is
+    # unknown, and judged by nothing.
+    assert sorted((f.line, f.member) for f in at_target) == [
+        (27, "ModelRunnerOutput.req_id_to_index"),
+        (31, "ModelRunnerOutput.req_id_to_index"),
+        (32, "ModelRunnerOutput.req_id_to_index"),
+    ]
+    # At the pin, the calls that leave out (or have the helper take out) the field
+    # 0.33.0 requires break.
+    at_pin = judge(reading, view("0.33.0", more), None).findings
+    assert sorted((f.line, f.vllm_change.rsplit(": ", 1)[-1]) for f in at_pin) == [
+        (28, "req_id_to_index is required and not given"),
+        (29, "req_id_to_index is required and not given"),
+    ]
