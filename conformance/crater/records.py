@@ -206,9 +206,15 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
             "code under each branch is judged"
         )
     if reading.unparsed:
-        notes.append(f"{len(reading.unparsed)} files not parsed: {', '.join(reading.unparsed[:5])}")
+        notes.append(f"{len(reading.unparsed)} {UNPARSED}: {', '.join(reading.unparsed[:5])}")
+    if reading.placeholders:
+        count = len(reading.placeholders)
+        notes.append(
+            f"{count} line{'s' if count != 1 else ''} this Python does not parse, each read as "
+            f"a placeholder (a newer Python's syntax?): {', '.join(reading.placeholders[:5])}"
+        )
     if source.unreadable:
-        notes.append(f"{len(source.unreadable)} files not UTF-8 text")
+        notes.append(f"{len(source.unreadable)} files Python cannot read as text")
     if source.skipped:
         notes.append(f"{source.skipped} test, example and docs files not read")
     if reading.redirected:
@@ -229,6 +235,8 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
 #: How the note naming the other vLLM modules a plugin imports that a vLLM lacks begins.
 MISSING_MODULES = "also imports"
 #: The note of a plugin release whose code imports nothing of vLLM.
+#: A file that no Python parses (nor does with its newer syntax read as placeholders).
+UNPARSED = "files not parsed"
 NOTHING_USED = (
     "its code imports nothing of vLLM: it uses none of vLLM's output types or producers, so "
     "nothing of it is judged"

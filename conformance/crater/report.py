@@ -24,6 +24,7 @@ from conformance.crater.records import (
     NOTHING_USED,
     PIN,
     TARGET,
+    UNPARSED,
     PluginVerdict,
 )
 from conformance.crater.schema import SCHEMA
@@ -79,6 +80,9 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 target_cell += ": imports nothing of vLLM"
             elif NONE_JUDGED in record.not_judged:
                 target_cell += ": uses none of the output types"
+                unparsed = [n for n in record.not_judged if UNPARSED in n]
+                if unparsed:
+                    target_cell += f" in the files it parses ({unparsed[0].split(':')[0]})"
         rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [

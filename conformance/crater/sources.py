@@ -48,6 +48,7 @@ from conformance.crater.index import (
 from conformance.files import write_whole
 from conformance.releases import fetch
 from conformance.releases.remote_wheel import WheelFetchError, download, wheel_at
+from conformance.source_text import python_text
 
 #: How long the index's listing of a distribution is trusted (its newest release).
 LISTING_TTL_S = 24 * 3600
@@ -77,7 +78,7 @@ class PluginSource:
     requires: tuple[str, ...] = ()  #: its ``Requires-Dist`` lines
     origin: str = ""  #: the wheel, sdist or folder it was read from
     skipped: int = 0  #: Python files that are tests, examples or docs (not judged)
-    unreadable: tuple[str, ...] = ()  #: files that are not UTF-8 text
+    unreadable: tuple[str, ...] = ()  #: files Python cannot read as text
     #: when the release reached the index, where it says (None: a file, a checkout)
     published: datetime.datetime | None = field(default=None, compare=False)
 
@@ -346,10 +347,11 @@ def _read_sdist(filename: str, data: bytes) -> tuple[dict[str, str], str, list[s
         if inside == "PKG-INFO":
             metadata = content.decode("utf-8", errors="replace")
         elif inside.endswith(".py"):
-            try:
-                files[inside] = content.decode("utf-8")
-            except UnicodeDecodeError:
+            text = python_text(content)
+            if text is None:
                 unreadable.append(inside)
+            else:
+                files[inside] = text
     return files, metadata, unreadable
 
 
@@ -360,11 +362,15 @@ def _from_archive(filename: str, data: bytes, kind: str, origin: str) -> PluginS
                 texts = {}
                 unreadable = []
                 for name in archive.namelist():
-                    if _wanted_in_wheel(name):
-                        try:
-                            texts[name] = archive.read(name).decode("utf-8")
-                        except UnicodeDecodeError:
-                            unreadable.append(name)
+                    if not _wanted_in_wheel(name):
+                        continue
+                    content = archive.read(name)
+                    if not name.endswith(".py"):
+                        texts[name] = content.decode("utf-8", errors="replace")
+                    elif (text := python_text(content)) is not None:
+                        texts[name] = text
+                    else:
+                        unreadable.append(name)
         except zipfile.BadZipFile as error:
             if not zipfile.is_zipfile(io.BytesIO(data)):
                 raise PluginSourceError(f"{origin}: not a wheel (not a zip archive)") from None
@@ -400,9 +406,13 @@ def _from_checkout(folder: Path) -> PluginSource:
         if any(part in ignored or part.endswith(".egg-info") for part in relative.parts[:-1]):
             continue
         try:
-            files[relative.as_posix()] = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = python_text(path.read_bytes())
+        except OSError:
+            text = None
+        if text is None:
             unreadable.append(relative.as_posix())
+        else:
+            files[relative.as_posix()] = text
     if not files:
         raise PluginSourceError(
             f"{folder}: no Python files in this folder; give a checkout", bad_input=True

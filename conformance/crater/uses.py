@@ -42,6 +42,7 @@ from conformance.crater.guards import (
 )
 from conformance.crater.import_hooks import redirected_modules
 from conformance.crater.keyword_dicts import KeyTests, KeywordDict, dicts_in
+from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.output_members import (
     SEQUENCE_OF,
     element_annotation,
@@ -158,6 +159,9 @@ class Reading:
     #: what the plugin sets on vLLM's output types themselves
     #: (``ModelRunnerOutput.__init__ = patched``, ``ModelRunnerOutput.extra = None``)
     class_changes: list[ClassChange] = field(default_factory=list)
+    #: ``file:line`` of lines this interpreter does not parse (a newer Python's syntax),
+    #: read as placeholders
+    placeholders: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
     """
     trees: dict[str, tuple[str, ast.Module]] = {}
     unparsed: list[str] = []
+    placeholders: list[str] = []
     pending = dict(files)
     wanted = _FIRST_PASS
     names: frozenset[str] = frozenset()
@@ -190,10 +195,12 @@ def read_plugin(files: dict[str, str]) -> Reading:
         found = {p: t for p, t in pending.items() if wanted.search(t)}
         for path, text in sorted(found.items()):
             del pending[path]
-            try:
-                trees[module_name(path)] = (path, ast.parse(text))
-            except (SyntaxError, ValueError):
+            parsed = parse_leniently(text)
+            if parsed is None:
                 unparsed.append(path)
+                continue
+            trees[module_name(path)] = (path, parsed[0])
+            placeholders += [f"{path}:{line}" for line in parsed[1]]
         world = World(trees)
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
@@ -216,7 +223,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
             break
         names = new
         wanted = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    reading = Reading([], unparsed, set(), set())
+    reading = Reading([], unparsed, set(), set(), placeholders=placeholders)
     visitors = [_ModuleVisitor(world, m, path, tree, reading) for m, (path, tree) in trees.items()]
     for visitor in visitors:
         visitor.type_attributes()

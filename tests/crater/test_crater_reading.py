@@ -286,3 +286,24 @@ def test_a_type_alias_of_the_outputs_module_holds_no_uses_of_vllm() -> None:
     uses = read_plugin({"npu/pool.py": code}).uses
     # PoolerOutput is torch.Tensor | list[torch.Tensor]: what is read of it is torch's.
     assert [u.kind for u in uses] == ["import"]
+
+
+NEWER_SYNTAX = (
+    "\ufefffrom vllm.v1.outputs import ModelRunnerOutput\n"  # a byte-order mark first
+    "\n"
+    "def named[T](ids: list[T]) -> str:\n"  # PEP 695: Python 3.12
+    '    return f"{ids["a"]}"\n'  # PEP 701: Python 3.12
+    "\n"
+    "def step(ids):\n"
+    "    return ModelRunnerOutput(req_ids=ids, req_id_to_index={})\n"
+)
+
+
+def test_a_newer_pythons_syntax_is_read_around_and_named() -> None:
+    reading = read_plugin({"npu/runner.py": NEWER_SYNTAX, "npu/binary.py": "ModelRunnerOutput\0"})
+    # The lines 3.11 cannot parse are placeholders; the rest of the file is judged.
+    assert [(u.line, u.keywords) for u in reading.uses if u.kind == "construct"] == [
+        (7, ("req_ids", "req_id_to_index"))
+    ]
+    assert reading.placeholders == ["npu/runner.py:3", "npu/runner.py:4"]
+    assert reading.unparsed == ["npu/binary.py"]

@@ -344,3 +344,16 @@ def test_a_plugin_naming_no_vllm_is_pinned_by_the_releases_out_when_it_was(
         "no requirement on vllm, no version guard: the newest release on 2026-10-01, when "
         "spec-early 1.0 was published"
     )
+
+
+def test_a_checkouts_files_are_read_as_python_reads_them(tmp_path) -> None:
+    folder = plugins.write(plugins.BUILDS_OUTPUT, tmp_path)
+    package = folder / "npu_builder"
+    (package / "marked.py").write_bytes(b"\xef\xbb\xbfX = 1\r\n")
+    (package / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nNAME = '\xe9'\n")
+    (package / "broken.py").write_bytes(b"NAME = '\xff'\n")  # no coding: UTF-8, invalid
+    source = plugin_source(str(folder))
+    files = {p.rsplit("/", 1)[-1]: t for p, t in source.files.items()}
+    assert files["marked.py"] == "X = 1\n"
+    assert "NAME = '\u00e9'" in files["latin.py"]
+    assert [p.rsplit("/", 1)[-1] for p in source.unreadable] == ["broken.py"]
