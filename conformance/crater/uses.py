@@ -38,6 +38,7 @@ from conformance.crater.guards import (
     Test,
     imports_taking,
     module_tests,
+    version_helpers,
     versions_named,
 )
 from conformance.crater.import_hooks import redirected_modules
@@ -77,6 +78,7 @@ from conformance.crater.syntax import (
 )
 from conformance.crater.vllm_names import (
     ASYNC_BASE,
+    ASYNC_OUTPUT_ATTRIBUTES,
     EMPTY,
     JUDGED_TYPES,
     OUTPUTS,
@@ -188,6 +190,11 @@ def read_plugin(files: dict[str, str]) -> Reading:
     trees: dict[str, tuple[str, ast.Module]] = {}
     unparsed: list[str] = []
     placeholders: list[str] = []
+    helpers = version_helpers(
+        parsed[0]
+        for text in files.values()
+        if _READS_VERSION.search(text) and (parsed := parse_leniently(text)) is not None
+    )
     pending = dict(files)
     wanted = _FIRST_PASS
     names: frozenset[str] = frozenset()
@@ -201,7 +208,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
                 continue
             trees[module_name(path)] = (path, parsed[0])
             placeholders += [f"{path}:{line}" for line in parsed[1]]
-        world = World(trees)
+        world = World(trees, helpers)
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
         }
@@ -258,10 +265,14 @@ _NAMED_IN_USES = frozenset(
 #: those names (a plugin's other files, most of a large one, are not parsed).
 _FIRST_PASS = re.compile(
     r"vllm\.v1\.(?:outputs|worker\.gpu(?:_model_runner)?|sample)\b"
+    r"|\bimport[ \t]+\*"  # a star import may re-export the types under no name shown
     r"|from[ \t]+vllm\.v1(?:\.worker)?[ \t]+import|\b("
     + "|".join(sorted(map(re.escape, _NAMED_IN_USES)))
     + r")\b"
 )
+#: What a file defining a version helper holds (:func:`version_helpers`): any other
+#: file is not parsed for them.
+_READS_VERSION = re.compile(r"__version__|version\(\s*[\"']vllm")
 #: An import of vLLM in any file, parsed or not (what a target lacks is counted).
 _VLLM_IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+(vllm(?:\.\w+)*)[ \t]+import|import[ \t]+(vllm(?:\.\w+)*)(?![\w.]))",
@@ -301,7 +312,7 @@ class _ModuleVisitor:
         self.path = path
         self.tree = tree
         self.reading = reading
-        self.guards: GuardReader = module_tests(tree)
+        self.guards: GuardReader = module_tests(tree, world.version_helpers)
         self.conditions: list[Guard] = []
         self.handled = 0
         self.missing_handled = 0
@@ -769,7 +780,12 @@ class _ModuleVisitor:
         if node.module != "vllm" and not node.module.startswith("vllm."):
             return
         for alias in node.names:
-            self._add("import", node.lineno, node.module, member=alias.name, top_level=top_level)
+            if alias.name == "*":  # the module is imported; what it binds is read as used
+                self._add("import", node.lineno, node.module, top_level=top_level)
+            else:
+                self._add(
+                    "import", node.lineno, node.module, member=alias.name, top_level=top_level
+                )
 
     def _subclass_use(self, cls: PluginClass, node: ast.ClassDef) -> None:
         chain, vllm_base = self.world.chain(cls.qualified)
@@ -1256,10 +1272,13 @@ class _ModuleVisitor:
             and node.value.id == "self"
             and self.class_stack
         ):
-            chain, _ = self.world.chain(self.class_stack[-1].qualified)
+            chain, vllm_base = self.world.chain(self.class_stack[-1].qualified)
             for cls in chain or self.class_stack[-1:]:
                 if node.attr in cls.attribute_types:
                     return cls.attribute_types[node.attr]
+            if vllm_base is not None and vllm_base.rpartition(".")[0] in VLLM_ASYNC_OUTPUTS:
+                # what vLLM's async output's own __init__ stored
+                return ASYNC_OUTPUT_ATTRIBUTES.get(node.attr)
             return None
         if isinstance(node, ast.Attribute):
             return self._field_type(self._type_of(node.value), node.attr)
@@ -1393,6 +1412,9 @@ class _ModuleVisitor:
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get_output":
             receiver = node.func.value
             typed = self._type_of(receiver)
+            if _is_super(receiver) or (isinstance(receiver, ast.Name) and receiver.id == "self"):
+                # ``super().get_output()`` in a plugin's async output
+                typed = self.class_stack[-1].qualified if self.class_stack else None
             if (typed is not None and self._is_async_output(typed)) or "async" in ast.unparse(
                 receiver
             ).lower():
@@ -1560,6 +1582,13 @@ _FIELD_TABLES = frozenset({"__dataclass_fields__", "_fields", "__annotations__"}
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
 _REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
 _COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
+
+
+def _is_super(node: ast.expr) -> bool:
+    """``super()`` or ``super(Cls, self)``."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
 
 
 def _forwarded(shape: dict[str, object], forwarder: Forwarder) -> dict[str, object]:

@@ -11,7 +11,15 @@ from pathlib import PurePosixPath
 from conformance.crater.forwarders import Forwarder, forwarder_of
 from conformance.crater.guards import Test, imports_taking
 from conformance.crater.syntax import catches, decorated, identifier, tail_name
-from conformance.crater.vllm_names import PRODUCER_CALLS, is_judged, output_type_reexported
+from conformance.crater.vllm_names import (
+    EMPTY,
+    JUDGED_TYPES,
+    OUTPUTS,
+    PRODUCER_CALLS,
+    VLLM_ASYNC_OUTPUTS,
+    is_judged,
+    output_type_reexported,
+)
 
 
 @dataclass
@@ -50,7 +58,11 @@ def module_name(path: str) -> str:
 class World:
     """Every module's bindings and classes, to resolve a name across the plugin."""
 
-    def __init__(self, trees: dict[str, tuple[str, ast.Module]]) -> None:
+    def __init__(
+        self,
+        trees: dict[str, tuple[str, ast.Module]],
+        version_helpers: dict[str, str] | None = None,
+    ) -> None:
         self.trees = trees
         self.bindings: dict[str, dict[str, str]] = {}
         self.classes: dict[str, PluginClass] = {}
@@ -58,6 +70,9 @@ class World:
         self.returns: dict[str, tuple[str, ast.expr]] = {}
         #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` handing their ``**kwargs`` on
         self.forwarders: dict[str, Forwarder] = {}
+        #: ``{name: symbol}`` of its functions comparing vLLM's version with their
+        #: argument (:func:`~conformance.crater.guards.version_helpers`)
+        self.version_helpers = version_helpers or {}
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
         #: ``{module: {fallback target: Fallback}}``: a name bound by ``try: from a import
@@ -71,6 +86,7 @@ class World:
             self.fallbacks[module], self.try_imported[module] = _try_imports(
                 module, tree, module in packages, bound
             )
+        self._bind_star_imports(packages)
         for module, (path, tree) in trees.items():
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
@@ -86,6 +102,29 @@ class World:
                     forwarder = forwarder_of(module, node)
                     if forwarder is not None:
                         self.forwarders.setdefault(qualified, forwarder)
+
+    def _bind_star_imports(self, packages: set[str]) -> None:
+        """``from M import *`` at a module's top: the names M makes public, where the
+        module binds them no other way. vLLM's outputs module and runner modules give
+        the names the crater judges; a plugin module gives its own public names (a
+        package re-exporting its modules this way), followed to a fixed point."""
+        stars = [
+            (module, source)
+            for module, (_, tree) in self.trees.items()
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+            if (source := _from_module(node, _package_of(module, module in packages)))
+        ]
+        for _ in range(len(stars) + 1):
+            changed = False
+            for module, source in stars:
+                bound = self.bindings[module]
+                for name, target in _public_names(source, self.bindings).items():
+                    if name not in bound:
+                        bound[name] = target
+                        changed = True
+            if not changed:
+                return
 
     def builds_output(self, forwarder: Forwarder) -> bool:
         """Whether a forwarder hands its keywords to one of the judged types, or to a
@@ -221,7 +260,7 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
     """``{name: what it is bound to}`` for every import in the module (at any depth) and
     its top-level classes, functions and aliases."""
     found: dict[str, str] = {}
-    package = module if is_package else module.rpartition(".")[0]
+    package = _package_of(module, is_package)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -266,7 +305,7 @@ def _try_imports(
     vLLM names (only where no other name of the module is bound to the same target, which a
     use could come through), and ``{name: where it is bound}`` of the names the block
     imports from vLLM."""
-    package = module if is_package else module.rpartition(".")[0]
+    package = _package_of(module, is_package)
     fallbacks: dict[str, Fallback] = {}
     taken: dict[str, Test] = {}
     for node in tree.body:
@@ -294,6 +333,20 @@ def _try_imports(
                         output_type_reexported(first), took.test
                     )
     return fallbacks, taken
+
+
+def _package_of(module: str, is_package: bool) -> str:
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _public_names(source: str, bindings: dict[str, dict[str, str]]) -> dict[str, str]:
+    """What ``from source import *`` binds, where the crater can know it."""
+    if source == OUTPUTS:
+        return {name: f"{OUTPUTS}.{name}" for name in (*JUDGED_TYPES, EMPTY)}
+    if source in VLLM_ASYNC_OUTPUTS:
+        return {name: f"{source}.{name}" for name in VLLM_ASYNC_OUTPUTS[source]}
+    own = bindings.get(source.removeprefix("plugin:")) if source.startswith("plugin:") else None
+    return {k: v for k, v in (own or {}).items() if not k.startswith("_")}
 
 
 def _imported(body: list[ast.stmt], package: str) -> dict[str, str]:

@@ -6,11 +6,37 @@ import ast
 
 import pytest
 
-from conformance.crater.guards import Guard, module_tests
+from conformance.crater.guards import Guard, module_tests, version_helpers
+
+#: A plugin's version helpers, named freely (what vllm_version_is does, under other names).
+HELPERS = """
+from packaging.version import Version, parse
+
+
+def vllm_version_ge(v: str) -> bool:
+    import vllm
+
+    return Version(vllm.__version__) >= Version(v)
+
+
+def is_older_than(target):
+    current = importlib.metadata.version("vllm")
+    return parse(target) > parse(current)
+
+
+def not_a_helper(target, other):
+    return Version(vllm.__version__) >= Version(target)
+
+
+def mixed(target):
+    if target:
+        return Version(vllm.__version__) >= Version(target)
+    return config.enabled
+"""
 
 
 def _guard(module: str, condition: str, branch: bool = True) -> Guard:
-    reader = module_tests(ast.parse(module))
+    reader = module_tests(ast.parse(module), version_helpers([ast.parse(HELPERS)]))
     return Guard(reader.test_of(ast.parse(condition, mode="eval").body), branch, condition)
 
 
@@ -28,12 +54,29 @@ def _guard(module: str, condition: str, branch: bool = True) -> Guard:
         ('vllm_version_is("0.11.0") or config.x', "0.11.0", True),
         ("OLD", "0.25.0", True),
         ("OLD", "0.31.0", False),
+        # vLLM's release as a tuple of ints, compared as Python compares tuples
+        ("MINOR >= (0, 34)", "0.34.1", True),
+        ("MINOR >= (0, 34)", "0.33.0", False),
+        ("MINOR == (0, 34)", "0.34.1", True),  # (0, 34, 1)[:2] == (0, 34)
+        ("MINOR > (0, 34)", "0.34.1", False),
+        ("(0, 30) > RELEASE", "0.29.0", True),
+        ("Version(vllm.__version__).release[:2] < (0, 12)", "0.11.2", True),
+        ("tuple(map(int, vllm.__version__.split('.')[:3])) >= (0, 11, 1)", "0.11.0", False),
+        # the plugin's own helpers comparing vLLM's version with their argument
+        ('vllm_version_ge("0.34.0")', "0.34.0", True),
+        ('vllm_version_ge("0.34.0")', "0.33.0", False),
+        ('is_older_than("0.20.0")', "0.19.1", True),
+        ('is_older_than("0.20.0")', "0.20.0", False),
     ],
 )
 def test_a_version_guard_holds_for_the_versions_it_names(
     condition: str, version: str, holds: bool
 ) -> None:
-    module = 'import vllm\nVLLM = vllm.__version__\nOLD = Version(VLLM) < Version("0.30.0")\n'
+    module = (
+        'import vllm\nVLLM = vllm.__version__\nOLD = Version(VLLM) < Version("0.30.0")\n'
+        'MINOR = tuple(int(p) for p in vllm.__version__.split(".")[:2])\n'
+        "RELEASE = parse(VLLM).release\n"
+    )
     assert _guard(module, condition).holds(version) is holds
     assert _guard(module, condition, branch=False).holds(version) is (not holds)
 
@@ -45,3 +88,11 @@ def test_type_checking_never_runs_and_other_conditions_are_taken() -> None:
     assert other.holds("0.34.0") is None
     assert not other.is_version
     assert _guard("", 'vllm_version_is("0.33.0") or flag').holds("0.34.0") is None
+
+
+def test_only_a_function_that_always_compares_vllms_version_with_its_argument_is_a_helper() -> None:
+    assert version_helpers([ast.parse(HELPERS)]) == {
+        "vllm_version_is": "==",
+        "vllm_version_ge": ">=",
+        "is_older_than": "<",
+    }

@@ -307,3 +307,46 @@ def test_a_newer_pythons_syntax_is_read_around_and_named() -> None:
     ]
     assert reading.placeholders == ["npu/runner.py:3", "npu/runner.py:4"]
     assert reading.unparsed == ["npu/binary.py"]
+
+
+def test_star_imports_bind_what_the_module_makes_public() -> None:
+    files = {
+        "npu/compat.py": "from vllm.v1.outputs import *\n_private = 1\n",
+        "npu/__init__.py": "from .compat import *\n",
+        "npu/runner.py": (
+            "from npu import ModelRunnerOutput\n"
+            "def step(ids):\n"
+            "    return ModelRunnerOutput(req_ids=ids)\n"
+        ),
+    }
+    reading = read_plugin(files)
+    imports = [(u.file, u.target, u.member) for u in reading.uses if u.kind == "import"]
+    # The star names no member ("vllm.v1.outputs has no *"); the type comes through the
+    # package's own star re-export.
+    assert imports == [("npu/compat.py", OUTPUTS, "")]
+    built = [(u.file, u.line, u.target) for u in reading.uses if u.kind == "construct"]
+    assert built == [("npu/runner.py", 3, f"{OUTPUTS}.ModelRunnerOutput")]
+
+
+ASYNC_SUBCLASS_READS = """
+from vllm.v1.worker.gpu.async_utils import AsyncOutput
+
+
+class NPUAsyncOutput(AsyncOutput):
+    def get_output(self):
+        out = super().get_output()
+        rows = out.req_id_to_index
+        return out, rows, len(self.model_runner_output.sampled_token_ids)
+
+    def other(self):
+        return self.get_output().req_ids, self.unrelated.req_ids
+"""
+
+
+def test_an_async_output_subclass_reads_what_vllms_base_holds_and_returns() -> None:
+    reads = _uses({"npu/async_output.py": ASYNC_SUBCLASS_READS}, "read")
+    assert sorted((u.line, u.target, u.member) for u in reads) == [
+        (8, f"{OUTPUTS}.ModelRunnerOutput", "req_id_to_index"),
+        (9, f"{OUTPUTS}.ModelRunnerOutput", "sampled_token_ids"),
+        (12, f"{OUTPUTS}.ModelRunnerOutput", "req_ids"),
+    ]

@@ -1311,3 +1311,34 @@ def test_a_helper_handing_its_kwargs_to_a_type_is_judged_at_each_call() -> None:
         (28, "req_id_to_index is required and not given"),
         (29, "req_id_to_index is required and not given"),
     ]
+
+
+HELPER_GUARDED = """
+from vllm.v1.outputs import ModelRunnerOutput
+from npu.compat import vllm_version_ge
+
+
+def build(ids):
+    if vllm_version_ge("0.34.0"):
+        return ModelRunnerOutput(req_ids=ids)
+    return ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+"""
+
+#: A helper in a file that names none of vLLM's types: read for its version test alone.
+VERSION_HELPER = """
+from packaging.version import Version
+
+
+def vllm_version_ge(v: str) -> bool:
+    import vllm
+
+    return Version(vllm.__version__) >= Version(v)
+"""
+
+
+def test_a_plugins_own_version_helper_guards_like_vllm_version_is() -> None:
+    files = {"npu/runner.py": HELPER_GUARDED, "npu/compat.py": VERSION_HELPER}
+    reading = read_plugin(files)
+    more = frozenset({"npu", "npu.compat"})
+    assert judge(reading, view("0.34.0", more), view("0.33.0", more)).findings == []
+    assert judge(reading, view("0.33.0", more), None).findings == []
