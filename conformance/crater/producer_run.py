@@ -189,18 +189,20 @@ def run_producers(
                 )
             except FetchError as error:
                 outcome = {"not_run": f"the texts of {judged_at}: {error}"}
-        _take(runs, producer, outcome, f"run at {judged_at}{why}")
+        _take(runs, producer, outcome, f"run at {judged_at}{why}", text)
     return runs
 
 
-def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str) -> None:
-    """What one producer's run found, into ``runs``."""
+def _take(
+    runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str, text: str = ""
+) -> None:
+    """What one producer's run found, into ``runs`` (``text``: the producer's module)."""
     if "not_run" in outcome:
         runs.not_run.append(f"{producer.where}: not run, {outcome['not_run']}")
         return
     runs.executed += [m for m in outcome.get("executed", []) if m not in runs.executed]
     failed: dict[str, str] = outcome.get("failed", {})
-    raised = {b: m for b, m in failed.items() if _raised(m)}
+    raised = {b: m for b, m in failed.items() if _raised(m) and not _never_set(m, producer, text)}
     if raised:
         # An exception may come from a stand-in of the plugin's hardware or imports:
         # the plugin's own fault or not, it is not judged.
@@ -219,6 +221,15 @@ def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str)
         )
     raised |= handed
     runtime = "the simulated runtime" if producer.kind == "async-output" else "CPU"
+    inconclusive: dict[str, str] = {
+        b: m for b, m in outcome.get("inconclusive", {}).items() if b not in failed
+    }
+    if inconclusive:
+        # Judged neither way: a device would tell (a pass would say more than was seen).
+        runs.not_run.append(
+            f"{producer.where}: {how}, {len(inconclusive)} behaviours inconclusive on "
+            f"{runtime} ({next(iter(inconclusive.values()))[:160]})"
+        )
     runs.ran.append(f"{producer.where}: {how} on {runtime}")
     for behaviour, message in failed.items():
         if behaviour not in raised:
@@ -359,11 +370,16 @@ def _worker(job: dict) -> dict:
         return {"not_run": f"the suite gave no report (pytest exit {int(code)})"}
     report = json.loads(report_path.read_text(encoding="utf-8"))
     failed: dict[str, str] = {}
+    inconclusive: dict[str, str] = {}
     for record in report.get("tests", []):
+        message = (str(record.get("message") or "").splitlines() or [""])[0][:400]
+        # the plugin's files are laid out under plugin/: name them as it ships them
+        message = _LAID_OUT.sub("", message)
         if record.get("outcome") in ("failed", "error"):
-            message = (str(record.get("message") or "").splitlines() or [""])[0][:200]
             failed.setdefault(str(record.get("behaviour")), message)
-    return {"failed": failed, "executed": executed}
+        elif record.get("skip_cause") == "inconclusive":
+            inconclusive.setdefault(str(record.get("behaviour")), message)
+    return {"failed": failed, "inconclusive": inconclusive, "executed": executed}
 
 
 def _async_output(module: types.ModuleType, job: dict) -> dict | tuple[str, str]:
@@ -644,13 +660,30 @@ _STAND_IN = "_Stub"
 _RAISED = re.compile(r"\braised (\w+\b.*)$")
 
 
+#: Where a worker lays the plugin's modules out, as its messages name them.
+_LAID_OUT = re.compile(r"(?<=[ (`'])plugin/")
+#: ``raised AttributeError ...: 'Class' object has no attribute 'name'``
+_MISSING_ATTRIBUTE = re.compile(r"raised AttributeError\b.*'(\w+)' object has no attribute '(\w+)'")
+
+
 def _raised(message: str) -> bool:
     return _RAISED.search(message) is not None
 
 
+def _never_set(message: str, producer: PluginProducer, text: str) -> bool:
+    """Whether a raise is the producer reading an attribute of its own that its module
+    never sets (``self._event.synchronize()`` where ``self._event = ...`` is commented
+    out): that fails on any hardware, stand-ins or not."""
+    found = _MISSING_ATTRIBUTE.search(message)
+    if found is None or found[1] != producer.name.rpartition(".")[2]:
+        return False
+    attribute = re.escape(found[2])
+    return re.search(rf"^[^#\n]*(?:self\.{attribute}\b[^=\n]*=|setattr\()", text, re.M) is None
+
+
 def _raise_of(message: str) -> str:
     found = _RAISED.search(message)
-    return found[1][:120] if found else message[:120]
+    return found[1][:240] if found else message[:240]
 
 
 def _not_fitting(error: TypeError) -> str:

@@ -163,6 +163,15 @@ def _finding_lines(findings: Sequence[Finding]) -> list[str]:
             lines += [f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})" for f in group]
             continue
         said = [f.vllm_change for f in group]
+        causes = {text.partition(" raised ")[2] for text in said}
+        if len(causes) == 1 and "" not in causes:
+            # A producer's run raising the same at every check: the first, then the count.
+            first = group[0]
+            lines.append(
+                f"  {file}:{line}: {kind} {first.member} ({said[0]}; and {len(group) - 1} "
+                "more behaviours raising the same)"
+            )
+            continue
         heads = {text.partition(": ")[0] for text in said}
         shared = heads.pop() + ": " if len(heads) == 1 and ": " in said[0] else ""
         joined = "; ".join(text.removeprefix(shared) for text in said)

@@ -80,6 +80,7 @@ from conformance.crater.vllm_names import (
     ASYNC_BASE,
     ASYNC_OUTPUT_ATTRIBUTES,
     EMPTY,
+    JUDGED_MODULES,
     JUDGED_TYPES,
     OUTPUTS,
     PRODUCER_CALLS,
@@ -120,6 +121,9 @@ class Use:
     #: ``**kwargs`` keys added where a test names them: passed where the field exists
     tested_keywords: tuple[str, ...] = ()
     top_level: bool = False  #: an import run when the module is (not in a function)
+    #: an import that is a module's attribute read (``outputs.X``): the module's own
+    #: import names its absence
+    as_attribute: bool = False
     #: keywords given, or the field written, an empty ``[]``, ``{}``, ``()``: the same
     #: value under any element type
     empty: tuple[str, ...] = ()
@@ -1088,6 +1092,8 @@ class _ModuleVisitor:
         if isinstance(node.ctx, ast.Store) and (self._class_changed(node) or self._patch(node)):
             return
         kind = "write" if isinstance(node.ctx, ast.Store) else "read"
+        if kind == "read" and self._module_member(node):
+            return
         value = self.assigned.get(id(node))
         empty = (node.attr,) if value is not None and is_empty(value) else ()
         never_none = (node.attr,) if value is not None and self._never_none(value) else ()
@@ -1102,6 +1108,19 @@ class _ModuleVisitor:
             none_tested,
             unpacked=self.unpack.get(id(node)),
         )
+
+    def _module_member(self, node: ast.Attribute) -> bool:
+        """``outputs.RoutedExpertsLists`` of ``import vllm.v1.outputs as outputs``: a name
+        taken from one of vLLM's judged modules where the code runs, as ``from`` imports
+        it (an AttributeError where the module lacks it). Whether it was."""
+        module = self.world.resolve(self.module, node.value)
+        if module is None or module not in JUDGED_MODULES:
+            return False
+        if not node.attr.startswith("__") and not self._tested_present(node.value, node.attr):
+            self._add(
+                "import", node.lineno, module, member=node.attr, top_level=False, as_attribute=True
+            )
+        return True
 
     def _none_tested(self, node: ast.Attribute) -> bool:
         """A read that is itself a test for truth or None, or whose value goes to a name

@@ -35,6 +35,7 @@ from conformance.crater.uses import Reading, Use
 from conformance.crater.vllm_names import (
     ASYNC_BASE,
     EMPTY,
+    JUDGED_MODULES,
     JUDGED_TYPES,
     OUTPUTS,
     PRODUCER_MODULES,
@@ -51,7 +52,6 @@ from conformance.oracle.text_surface import PIECE_OF_CLASS, Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
 #: vLLM's modules whose absence is itself a break (their imports are judged).
-_JUDGED_MODULES = frozenset({OUTPUTS, *PRODUCER_MODULES, *VLLM_ASYNC_OUTPUTS})
 #: vLLM's producer classes a plugin imports by name.
 _PRODUCER_CLASSES = frozenset(
     {"Sampler", "RejectionSampler", *(c for names in VLLM_ASYNC_OUTPUTS.values() for c in names)}
@@ -219,9 +219,9 @@ def files_dead_at(
             continue
         # ``from vllm.v1.worker import gpu_model_runner``: the submodule is imported
         submodule = f"{use.target}.{use.member}"
-        imported = submodule if use.member and submodule in _JUDGED_MODULES else use.target
+        imported = submodule if use.member and submodule in JUDGED_MODULES else use.target
         if (
-            (judged_modules or imported not in _JUDGED_MODULES)
+            (judged_modules or imported not in JUDGED_MODULES)
             and not compiled_or_private(imported)
             and pin.has_module(imported) is False
         ):
@@ -352,6 +352,8 @@ class _Judge:
         if use.handled:
             return None
         present = self.view.has_module(module)
+        if present is False and use.as_attribute:
+            return None  # the module's own import names its absence
         if present is False:
             if module in PRODUCER_MODULES or module == OUTPUTS or module in VLLM_ASYNC_OUTPUTS:
                 return Finding(
@@ -374,7 +376,7 @@ class _Judge:
                 self.result.unjudged += 1
             return None
         submodule = f"{module}.{name}"
-        if submodule in _JUDGED_MODULES and self.view.has_module(submodule) is False:
+        if submodule in JUDGED_MODULES and self.view.has_module(submodule) is False:
             # ``from vllm.v1.worker import gpu_model_runner``
             return Finding(
                 "import-fails", use.file, use.line, submodule, self.module_because(submodule)

@@ -76,3 +76,7 @@ def is_judged(name: str) -> bool:
     if module == OUTPUTS:
         return cls in JUDGED_TYPES
     return cls in VLLM_ASYNC_OUTPUTS.get(module, ()) or name in PRODUCER_CALLS.values()
+
+
+#: The modules whose texts the crater reads: what a plugin takes from them is judged.
+JUDGED_MODULES = frozenset({OUTPUTS, *PRODUCER_MODULES, *VLLM_ASYNC_OUTPUTS})

@@ -361,3 +361,18 @@ def test_several_findings_of_one_call_read_as_one_line() -> None:
         "  npu/r.py:12: read-fails ModelRunnerOutput.req_id_to_index (field removed "
         "ModelRunnerOutput.req_id_to_index)",
     ]
+
+
+def test_a_producer_raising_the_same_at_every_check_reads_as_the_first_and_a_count() -> None:
+    from conformance.crater.report import _finding_lines
+    from conformance.crater.verdicts import Finding
+
+    cause = "raised AttributeError at npu/w.py:9 (`self._e.wait()`): no attribute '_e'"
+    found = [
+        Finding("run-fails", "npu/w.py", 3, "NPUAsyncOutput.get_output", f"{b}: [{b}] x(): {cause}")
+        for b in ("producer.async_output", "producer.async_output:waits-for-device")
+    ]
+    assert _finding_lines(found) == [
+        "  npu/w.py:3: run-fails NPUAsyncOutput.get_output (producer.async_output: "
+        f"[producer.async_output] x(): {cause}; and 1 more behaviours raising the same)"
+    ]

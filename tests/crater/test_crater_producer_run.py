@@ -292,3 +292,58 @@ def test_a_helper_of_its_own_package_runs_a_stand_in_result_is_not_judged(
     runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=120)
     assert not runs.findings
     assert "its result holds a stand-in for its hardware or imports" in " ".join(runs.not_run)
+
+
+def test_a_run_whose_checks_were_inconclusive_says_so_beside_its_pass() -> None:
+    from conformance.crater.producer_run import PluginProducer, ProducerRuns, _take
+
+    runs = ProducerRuns()
+    producer = PluginProducer("async-output", "npu/worker.py", 12, "NPUAsyncOutput")
+    outcome = {
+        "failed": {},
+        "inconclusive": {
+            "producer.async_output:waits-for-device": "race check inconclusive: the device "
+            "was already idle when make_async_output returned (it may block)"
+        },
+    }
+    _take(runs, producer, outcome, "run at 0.11.0")
+    assert runs.findings == []
+    assert runs.not_run == [
+        "NPUAsyncOutput (npu/worker.py:12): run at 0.11.0, 1 behaviours inconclusive on the "
+        "simulated runtime (race check inconclusive: the device was already idle when "
+        "make_async_output returned (it may block))"
+    ]
+
+
+def test_an_attribute_the_producer_never_sets_is_its_own_failure() -> None:
+    from conformance.crater.producer_run import PluginProducer, ProducerRuns, _take
+
+    text = (
+        "class NPUAsyncOutput:\n"
+        "    def __init__(self, out):\n"
+        "        # self._ready = torch.npu.Event()\n"
+        "        self._copied: bool = True\n"
+        "    def get_output(self):\n"
+        "        self._ready.synchronize()\n"
+    )
+    raised = "get_output(): raised AttributeError at npu/worker.py:6 (`{}`): 'NPUAsyncOutput' "
+    outcome = {
+        "failed": {
+            "producer.async_output": raised.format("self._ready.synchronize()")
+            + "object has no attribute '_ready'",
+            "producer.async_output:waits-for-device": raised.format("self._copied")
+            + "object has no attribute '_copied'",
+        }
+    }
+    runs = ProducerRuns()
+    _take(
+        runs,
+        PluginProducer("async-output", "npu/worker.py", 1, "NPUAsyncOutput"),
+        outcome,
+        "run",
+        text,
+    )
+    # '_ready' is set nowhere but in a comment: it fails on any device. '_copied' is set,
+    # so its absence comes of what stood in: not judged.
+    assert [f.vllm_change.partition(":")[0] for f in runs.findings] == ["producer.async_output"]
+    assert "1 behaviours not judged" in runs.not_run[0]

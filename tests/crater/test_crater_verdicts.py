@@ -1342,3 +1342,46 @@ def test_a_plugins_own_version_helper_guards_like_vllm_version_is() -> None:
     more = frozenset({"npu", "npu.compat"})
     assert judge(reading, view("0.34.0", more), view("0.33.0", more)).findings == []
     assert judge(reading, view("0.33.0", more), None).findings == []
+
+
+MODULE_MEMBERS = """
+import vllm.v1.outputs as vllm_outputs
+from vllm.v1 import outputs
+
+ROUTED = getattr(vllm_outputs, "RoutedExpertsLists", None)
+
+
+def routed(routing, slots):
+    if hasattr(outputs, "RoutedExpertsLists"):
+        outputs.RoutedExpertsLists(routing, slots)
+    return vllm_outputs.RoutedExpertsLists(routing, slots), outputs.SamplerOutput
+"""
+
+
+def test_a_name_taken_from_vllms_module_as_an_attribute_is_judged_as_imported() -> None:
+    found = breaks({"npu/routed.py": MODULE_MEMBERS}, "0.31.0", pin="0.30.0")
+    # The read under a hasattr test, getattr with a default and a name 0.31.0 has hold.
+    assert found == {
+        (
+            "import-fails",
+            "routed.py",
+            "vllm.v1.outputs.RoutedExpertsLists",
+            "type removed RoutedExpertsLists",
+        )
+    }
+    assert breaks({"npu/routed.py": MODULE_MEMBERS}, "0.30.0") == set()
+
+
+def test_a_gone_modules_attributes_add_nothing_to_its_import() -> None:
+    code = (
+        "import vllm.v1.worker.gpu_model_runner\n"
+        "import vllm.v1.sample.sampler as sampler\n"
+        "vllm.v1.worker.gpu_model_runner.GPUModelRunner.x = 1\n"
+        "ORIGINAL = sampler.Sampler.forward, sampler.__file__\n"
+    )
+    reading = read_plugin({"npu/patch.py": code})
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    assert [(f.line, f.kind, f.member) for f in found] == [
+        (1, "import-fails", "vllm.v1.worker.gpu_model_runner"),
+        (2, "import-fails", "vllm.v1.sample.sampler"),
+    ]
