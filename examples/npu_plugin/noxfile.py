@@ -36,10 +36,17 @@ BACKEND = "example_npu_plugin.conformance_backend:BACKEND"
 #: Where to get the suite; any pip requirement.  Pin it to a commit or a version in CI.
 SUITE = os.environ.get("OUTPUTS_SUITE", "vllm-outputs-suite[reports]")
 #: Extra pip arguments for the virtualenvs the sessions make.  Default: the constraints
-#: file that keeps torch a CPU build (a simulated runtime judges the async output, and an
-#: unpinned torch pulls a multi-GB CUDA build).  On a machine whose interpreter has the
-#: torch its device needs (a GPU or NPU runner), run ``nox --no-venv``: nothing replaces it.
-PIP_ARGS = os.environ.get("OUTPUTS_SUITE_PIP_ARGS", f"-c {HERE / 'constraints.txt'}").split()
+#: file pinning torch, and PyTorch's index of CPU builds, which serves that version without
+#: CUDA (a simulated runtime judges the async output; from the package index alone, torch
+#: on Linux is a CUDA build of several GB, whatever pins it).  pip and uv both read the
+#: index from here (uv reads no pip configuration).  Where that index cannot be reached,
+#: name your own source of a CPU torch (``-c constraints.txt --find-links DIR``).  On a
+#: machine whose interpreter has the torch its device needs (a GPU or NPU runner), run
+#: ``nox --no-venv``: nothing replaces it.
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+PIP_ARGS = os.environ.get(
+    "OUTPUTS_SUITE_PIP_ARGS", f"-c {HERE / 'constraints.txt'} --extra-index-url {CPU_TORCH_INDEX}"
+).split()
 #: The release this plugin pins (``example_npu_plugin.outputs.PINNED_RELEASE``): it gates.
 PINNED_RELEASE = "0.12.0"
 #: The CI matrix's releases: the pinned one and its neighbours, the revisions before and
