@@ -31,17 +31,31 @@ def atomic_folder(out: Path) -> Iterator[Path]:
             path=out,
             fix="pass an empty or new --out folder (or one a previous report wrote)",
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as error:
+        raise _unwritable(out, error) from None
     try:
         # mkdtemp makes the folder private (0700); a report is for sharing.
         staging.chmod(0o777 & ~_umask())
         (staging / MARKER).write_text("written by `python -m reports`\n", encoding="utf-8")
         yield staging
-        _swap_into_place(staging, out)
+        try:
+            _swap_into_place(staging, out)
+        except OSError as error:
+            raise _unwritable(out, error) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _unwritable(out: Path, error: OSError) -> ReportInputError:
+    return ReportInputError(
+        f"cannot write the report folder here ({error.strerror or error})",
+        path=out,
+        fix="pass an --out in a folder you can write",
+    )
 
 
 def _umask() -> int:

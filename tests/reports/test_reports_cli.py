@@ -417,3 +417,11 @@ def test_a_mistyped_option_is_one_line_naming_the_option_meant(capsys) -> None:
     assert exited.value.code == 4
     [line] = capsys.readouterr().err.splitlines()
     assert "(did you mean --conformance?)" in line
+
+
+def test_an_out_folder_that_cannot_be_made_is_one_line(asv_project, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    err = _bad(capsys, "--results", asv_project.results, "--out", blocker / "out")
+    assert "cannot write the report folder here" in err and "--out" in err
+    assert blocker.read_text() == "not a folder\n"
