@@ -16,4 +16,10 @@ def module_path(path: str) -> str:
     for root in reversed(roots):
         if absolute.startswith(root):
             return absolute[len(root) :]
-    return path
+    # Imported through a finder, not a folder on the path (an editable install of
+    # setuptools maps each top-level package to its folder): from above its package.
+    folder = os.path.dirname(absolute)
+    top = None
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        top, folder = folder, os.path.dirname(folder)
+    return os.path.relpath(absolute, folder) if top is not None else path

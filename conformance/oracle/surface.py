@@ -124,9 +124,10 @@ def _fields(spec: TypeSpec, cls: Any) -> list[str]:
         detail.append(f"extra {_names(extra)}")
     if not missing and not extra:
         detail.append("same names in another order")
+    # The difference first: a one-line summary cut to its width still shows it.
     return [
-        f"{spec.name}: expected fields {_names(expected)} in this order, found {_names(found)} "
-        f"({'; '.join(detail)})"
+        f"{spec.name}: {'; '.join(detail)}: expected fields {_names(expected)} in this order, "
+        f"found {_names(found)}"
     ]
 
 

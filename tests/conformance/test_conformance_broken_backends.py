@@ -95,7 +95,7 @@ CASES = [
     Broken(
         "draft_token_ids_renamed_field",
         "test_draft_token_ids.py::test_surface[fields]",
-        "missing (draft_token_ids); extra (draft_tokens)",
+        "DraftTokenIds: missing (draft_token_ids); extra (draft_tokens): expected fields",
     ),
     Broken(
         "draft_token_ids_extra_required_field",
@@ -115,7 +115,7 @@ CASES = [
     Broken(
         "model_runner_output_reordered_fields",
         "test_model_runner_output.py::test_surface[fields]",
-        "(same names in another order)",
+        "ModelRunnerOutput: same names in another order: expected fields",
     ),
     Broken(
         "model_runner_output_numpy_annotation",

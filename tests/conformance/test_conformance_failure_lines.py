@@ -203,3 +203,37 @@ def test_a_device_torch_cannot_name_is_inconclusive_not_the_backends_failure() -
 
     with pytest.raises(pytest.fail.Exception, match="raised TypeError"):
         attempt("refuses(ids)", refuses, torch.zeros(2))
+
+
+def test_a_types_fields_come_first_among_its_surface_failures() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    def failed(nodeid: str, message: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            outcome="failed", behaviour="ModelRunnerOutput.surface", message=message,
+            device=None, nodeid=nodeid,
+        )  # fmt: skip
+
+    [line] = failures_by_behaviour([
+        failed("t.py::test_surface[annotation[cudagraph_stats]]", "expected annotation X"),
+        failed("t.py::test_surface[fields]", "ModelRunnerOutput: extra (req_id_to_index): ..."),
+    ])  # fmt: skip
+    assert line.startswith(
+        "FAIL [ModelRunnerOutput.surface] 2 check(s): ModelRunnerOutput: extra (req_id_to_index)"
+    )
+
+
+def test_a_file_of_a_package_off_the_import_path_is_named_from_its_package(tmp_path) -> None:
+    from conformance.source_paths import module_path
+
+    # An editable install's finder maps the package to its folder; no folder of the
+    # import path holds it.
+    module = tmp_path / "my_plugin" / "v1" / "worker.py"
+    module.parent.mkdir(parents=True)
+    for folder in (module.parent, module.parent.parent):
+        (folder / "__init__.py").write_text("")
+    module.write_text("")
+    assert module_path(str(module)) == "my_plugin/v1/worker.py"
+    assert module_path(str(tmp_path / "loose.py")) == str(tmp_path / "loose.py")
