@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,8 @@ def _judged_at_pin(config: pytest.Config, backend: Backend, pin: Judged, to: Jud
     base = Path(config.invocation_params.dir)
     at = str(pin.text.source.path) if pin.text is not None else pin.choice.name
     report = bump.from_report_path(config.getoption("conformance_report"), base)
+    # Without --report the pin's report is read here, then gone with its folder.
+    kept = config.getoption("conformance_report") is not None
     try:
         data = bump.run_from_side(
             backend.source,
@@ -141,11 +144,14 @@ def _judged_at_pin(config: pytest.Config, backend: Backend, pin: Judged, to: Jud
         )
     except bump.BumpError as error:
         raise pytest.UsageError(str(error)) from None
+    finally:
+        if not kept:
+            shutil.rmtree(report.parent, ignore_errors=True)
     changes = bump_changes(
         pin.choice.release, pin.text, pin.revision, to.choice.release, to.text, to.revision
     )
     return bump.Bump(
-        pin.label(), to.label(), data, str(report) if report.is_file() else None, changes
+        pin.label(), to.label(), data, str(report) if kept and report.is_file() else None, changes
     )
 
 

@@ -373,10 +373,12 @@ class ConformanceRun:
         if path is not None:
             terminalreporter.write_line(f"conformance report written to {path}")
         xfails_path = self.config.getoption("conformance_write_xfails")
-        if xfails_path is not None:
+        if xfails_path is not None and self.written_xfails:
             terminalreporter.write_line(
                 f"xfails file with {self.written_xfails} behaviour(s) written to {xfails_path}"
             )
+        elif xfails_path is not None:
+            terminalreporter.write_line(f"no xfails file written to {xfails_path}: nothing failed")
 
     def _deviation_lines(self, terminalreporter: Any) -> None:
         """What the xfails file declared and caught: a deviation stays visible, and one

@@ -237,3 +237,13 @@ def test_a_file_of_a_package_off_the_import_path_is_named_from_its_package(tmp_p
     module.write_text("")
     assert module_path(str(module)) == "my_plugin/v1/worker.py"
     assert module_path(str(tmp_path / "loose.py")) == str(tmp_path / "loose.py")
+
+
+def test_a_run_where_nothing_failed_says_it_wrote_no_xfails_file(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "reference", "-k", "draft_token_ids", "--write-xfails",
+        "xfails.toml", module="conformance", report=False,
+    )  # fmt: skip
+    assert run.exit_code == 0
+    assert "no xfails file written to xfails.toml: nothing failed" in run.output
+    assert not (tmp_path / "xfails.toml").exists()

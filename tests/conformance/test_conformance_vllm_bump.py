@@ -158,3 +158,15 @@ def test_a_bump_to_the_newest_release_says_what_the_hand_over_becomes() -> None:
     assert handover_changes("0.33.0", "0.34.0") == from_first_runner[1:]
     assert handover_changes("0.30.0", "0.33.0") == []  # the same runner, the same step
     assert handover_changes("0.33.0", "/src/vllm") == []  # a tree says no release
+
+
+def test_a_bump_without_a_report_leaves_no_report_of_the_pin_behind(tmp_path) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "reference@0.15.0", "--bump-to", "0.15.1", "-k",
+        "draft_token_ids", report=False, env={"TMPDIR": str(scratch)}, module="conformance",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-2000:]
+    assert "bump from 0.15.0 to 0.15.1" in run.output
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("conformance-bump-")]
