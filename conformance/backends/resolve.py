@@ -195,7 +195,7 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
     try:
         return importlib.import_module(module_path)
     except ModuleNotFoundError as error:
-        if error.name == module_path.split(".")[0] and _working_dir_holds(error.name):
+        if error.name == module_path.split(".")[0] and _working_dir_holds(module_path):
             return _import(module_path, shown_as)
         if error.name and (module_path == error.name or module_path.startswith(error.name + ".")):
             raise BackendResolutionError(
@@ -210,14 +210,21 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
         raise _broken_module(module_path, shown_as) from None
 
 
-def _working_dir_holds(name: str) -> bool:
+def _working_dir_holds(module_path: str) -> bool:
     """Put the working directory on the import path, last, where it holds the backend's
-    package ``name`` and is not there yet: the console command and pytest find a plugin
-    that is not installed as ``python -m conformance`` (the directory first) does, and
-    nothing of the working directory shadows the suite or an installed package.  Child
-    processes (``--isolate``, ``--jobs``) are told too.  False where it changed nothing."""
+    package (or the module itself, through folders without ``__init__.py``: a namespace
+    package) and is not there yet: the console command and pytest find a plugin that is
+    not installed as ``python -m conformance`` (the directory first) does, and nothing of
+    the working directory shadows the suite or an installed package.  Child processes
+    (``--isolate``, ``--jobs``) are told too.  False where it changed nothing."""
     here = Path.cwd()
-    if not ((here / name / "__init__.py").is_file() or (here / f"{name}.py").is_file()):
+    name = module_path.split(".")[0]
+    nested = here.joinpath(*module_path.split("."))
+    if not any(
+        path.is_file()
+        for path in (here / name / "__init__.py", here / f"{name}.py",
+                     nested.with_suffix(".py"), nested / "__init__.py")
+    ):  # fmt: skip
         return False
     if any(Path(entry or ".").resolve() == here.resolve() for entry in sys.path):
         return False

@@ -162,15 +162,18 @@ def test_the_console_command_runs_from_a_folder_holding_a_conformance_py(tmp_pat
     assert "reports" in report.stdout + report.stderr
 
 
-def test_the_console_command_finds_a_backend_of_the_working_directory(tmp_path) -> None:
-    """As ``python -m conformance`` does: a plugin not installed, run from its folder."""
+@pytest.mark.parametrize("package", [True, False], ids=["package", "namespace-package"])
+def test_the_console_command_finds_a_backend_of_the_working_directory(tmp_path, package) -> None:
+    """As ``python -m conformance`` does: a plugin not installed, run from its folder (a
+    folder without ``__init__.py`` too)."""
     bin_folder = tmp_path / "bin"
     bin_folder.mkdir()
     script = bin_folder / "vllm-outputs-suite"
     script.write_text("import sys\nfrom vllm_outputs_suite_command import main\nsys.exit(main())\n")
     plugin = tmp_path / "work" / "my_plugin"
     plugin.mkdir(parents=True)
-    (plugin / "__init__.py").write_text("")
+    if package:
+        (plugin / "__init__.py").write_text("")
     (plugin / "outputs.py").write_text("from reference import *  # noqa: F403\n")
     done = _python(plugin.parent, str(script), "--backend", "my_plugin.outputs",
                    "--report", "report.json")  # fmt: skip
