@@ -98,6 +98,13 @@ _LABELS = {
 _POOLING_PARAMETERS = frozenset({"pooler_output", "raw_pooler_output", "finished_mask"})
 
 
+def async_output_kind(cls: type) -> str:
+    """``pooling`` where the class's constructor takes a pooling step's outputs, else
+    ``sampling``: which steps, and which checks, it is judged on."""
+    parameters = set(inspect.signature(vars(cls).get("__init__", cls)).parameters)
+    return "pooling" if parameters & _POOLING_PARAMETERS else "sampling"
+
+
 def vllm_sources() -> dict[str, str]:
     """``{path: text}`` of the files of the ``vllm`` that imports here that may hold a
     producer (:func:`conformance.releases.sources.output_type_files`)."""
@@ -204,8 +211,7 @@ def _async_output_producer(
     except TypeError as error:
         return None, f"vLLM's {name} ({module}): {error}; it is not judged"
     runner = make.runner  # type: ignore[attr-defined]
-    parameters = set(inspect.signature(vars(cls).get("__init__", cls)).parameters)
-    kind = "pooling" if parameters & _POOLING_PARAMETERS else "sampling"
+    kind = async_output_kind(cls)
     label = _LABELS[(runner, kind)]
     if any(p.label == label for p in taken):
         label = f"{label}-{name}"  # a second class of the same runner and kind

@@ -53,6 +53,9 @@ CHECKS = {
     "async-output": "conformance.checks.test_producer_async_output",
     "gathering": "conformance.checks.test_producer_gather_logprobs",
 }
+#: The checks of a pooling step's async output, and the key that names other checks.
+POOLING_CHECKS = "conformance.checks.test_producer_pooling_output"
+CHECKS_KEY = "checks"
 #: Never stand-ins: the suite itself and what it runs on.
 _NEVER_STUBBED = frozenset({"conformance", "reference", "reports", "torch", "numpy", "pytest"})
 _NOT_TORCH = {
@@ -341,6 +344,7 @@ def _worker(job: dict) -> dict:
         made = (_async_output if job["kind"] == "async-output" else _gathering)(module, job)
         if not isinstance(made, dict):
             return {made[0]: made[1]}
+        checks = made.pop(CHECKS_KEY, CHECKS[job["kind"]])
         backend = Backend(
             name=f"crater:{job['name']}",
             module=outputs,
@@ -358,7 +362,7 @@ def _worker(job: dict) -> dict:
                 "-W",
                 "ignore::pytest.PytestAssertRewriteWarning",
                 "--pyargs",
-                CHECKS[job["kind"]],
+                checks,
                 "--conformance-backend=crater_backend:BACKEND",
                 f"--conformance-revision={job['pin']}",
                 f"--conformance-report={job['report']}",
@@ -385,7 +389,8 @@ def _worker(job: dict) -> dict:
 def _async_output(module: types.ModuleType, job: dict) -> dict | tuple[str, str]:
     """The Backend's fields judging the async output class ``job`` names, or why not
     (``("not_run", phrase)``, or ``("refit", release)`` for an older vLLM's copy)."""
-    from conformance import constructed_like_vllm
+    from conformance import AsyncOutputProducer, constructed_like_vllm
+    from conformance.backends.vllm_producers import async_output_kind
 
     cls = getattr(module, job["name"])
     try:
@@ -397,6 +402,17 @@ def _async_output(module: types.ModuleType, job: dict) -> dict | tuple[str, str]
         if fits is not None:
             return ("refit", fits)
     device = _device_of(Path(job["file"]).read_text(encoding="utf-8"))
+    if async_output_kind(cls) == "pooling":
+        # A pooling step's output (its constructor takes pooler outputs): the pooling
+        # checks judge it, on pooling steps.
+        pooling = AsyncOutputProducer(
+            f"{make.runner}-pooling",
+            make,
+            kind="pooling",
+            judged_class=f"{job['module']}.{job['name']}",
+            runner=make.runner,
+        )
+        return {"devices": (device,), "other_async_outputs": (pooling,), CHECKS_KEY: POOLING_CHECKS}
     return {"devices": (device,), "make_async_output": make}
 
 

@@ -347,3 +347,60 @@ def test_an_attribute_the_producer_never_sets_is_its_own_failure() -> None:
     # so its absence comes of what stood in: not judged.
     assert [f.vllm_change.partition(":")[0] for f in runs.findings] == ["producer.async_output"]
     assert "1 behaviours not judged" in runs.not_run[0]
+
+
+POOLING = """
+import torch
+from vllm.v1.outputs import AsyncModelRunnerOutput
+
+
+class NPUPoolingOutput(AsyncModelRunnerOutput):
+    def __init__(self, model_runner_output, raw_pooler_output, finished_mask,
+                 async_output_copy_stream):
+        self._output = model_runner_output
+        self._raw = raw_pooler_output
+        self._ready = torch.npu.Event()
+        computing = torch.npu.current_stream()
+        with torch.npu.stream(async_output_copy_stream):
+            async_output_copy_stream.wait_stream(computing)
+            self._output.pooler_output = [
+                row.to("cpu", non_blocking=True) if done else None
+                for row, done in zip(raw_pooler_output, finished_mask)
+            ]
+            self._ready.record()
+
+    def get_output(self):
+        self._ready.synchronize()
+        del self._raw
+        return self._output
+
+
+class HastyPoolingOutput(NPUPoolingOutput):
+    def get_output(self):
+        return self._output
+"""
+
+
+def test_a_pooling_async_output_is_judged_by_the_pooling_checks(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("OUTPUTS_VLLM_RELEASES", str(RELEASES))
+    files = {
+        "pyproject.toml": '[project]\nname = "npu-pool"\nversion = "1.0"\n'
+        'dependencies = ["vllm==0.32.0"]\n',
+        "npu_pool/__init__.py": "",
+        "npu_pool/worker.py": POOLING,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    source = plugin_source(str(tmp_path))
+    runs = run_producers(source, read_plugin(source.files), "0.32.0")
+    # Given a sampling step, both raised and went unjudged; on pooling steps the one that
+    # returns before its copies arrived fails, the one that waits passes.
+    assert [r.split(":")[0] for r in runs.ran] == [
+        "NPUPoolingOutput (npu_pool/worker.py",
+        "HastyPoolingOutput (npu_pool/worker.py",
+    ]
+    assert runs.not_run == []
+    failed = {(f.member, f.vllm_change.split(": ", 1)[0]) for f in runs.findings}
+    assert ("HastyPoolingOutput.get_output", "producer.pooling_output:waits-for-device") in failed
+    assert all(member == "HastyPoolingOutput.get_output" for member, _ in failed)
