@@ -326,6 +326,8 @@ def _worker(job: dict) -> dict:
     from conformance.releases.runs import installed_as_vllm
 
     with installed_as_vllm(job["pin"], Path(job["outputs_text"])):
+        if job["kind"] == "async-output":
+            _as_on_the_device()
         text = Path(job["file"]).read_text(encoding="utf-8")
         own = _OwnModuleFinder(job["module"], job.get("modules", {}))
         sys.meta_path.append(own)
@@ -384,6 +386,18 @@ def _worker(job: dict) -> dict:
         elif record.get("skip_cause") == "inconclusive":
             inconclusive.setdefault(str(record.get("behaviour")), message)
     return {"failed": failed, "inconclusive": inconclusive, "executed": executed}
+
+
+def _as_on_the_device() -> None:
+    """vLLM's ``PIN_MEMORY`` as vLLM computes it on a machine with the device: True.
+    An async output copies with ``non_blocking=PIN_MEMORY`` (vllm-omni's): with the stub's
+    False (what vLLM computes without one) its copies would block, and the race check
+    would judge copies the hardware never makes. The simulated runtime pins host memory."""
+    try:
+        torch_utils = importlib.import_module("vllm.utils.torch_utils")
+    except ImportError:
+        return  # a release whose texts import no PIN_MEMORY
+    torch_utils.PIN_MEMORY = True  # type: ignore[attr-defined]
 
 
 def _async_output(module: types.ModuleType, job: dict) -> dict | tuple[str, str]:
