@@ -58,10 +58,8 @@ POOLING_CHECKS = "conformance.checks.test_producer_pooling_output"
 CHECKS_KEY = "checks"
 #: Never stand-ins: the suite itself and what it runs on.
 _NEVER_STUBBED = frozenset({"conformance", "reference", "reports", "torch", "numpy", "pytest"})
-_NOT_TORCH = {
-    "JAX": re.compile(r"^\s*(import jax|from jax\b)", re.MULTILINE),
-    "MLX": re.compile(r"^\s*(import mlx|from mlx\b)", re.MULTILINE),
-}
+#: Frameworks a producer may be written in that the simulated runtime does not run.
+_NOT_TORCH = {"jax": "JAX", "mlx": "MLX"}
 #: A gathering whose module writes kernels: they run on the plugin's device only.
 _TRITON = re.compile(r"^\s*(import triton|from triton\b|from \S*triton\S* import)", re.MULTILINE)
 #: The second parameter of a gathering vLLM's runner could call: how many top logprobs.
@@ -171,7 +169,7 @@ def run_producers(
     for producer in producers:
         text = source.files.get(producer.file, "")
         # Its language first: a JAX gathering is not run whatever its parameters.
-        language = next((n for n, p in _NOT_TORCH.items() if p.search(text)), None)
+        language = _language_of(text, producer.name)
         if language is None and producer.kind == "gathering" and _TRITON.search(text):
             language = "Triton"
         if language is not None:
@@ -591,6 +589,31 @@ def main() -> int:
     sys.stdout.write("\n" + json.dumps(result) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _language_of(text: str, name: str) -> str | None:
+    """``JAX`` or ``MLX`` where the producer ``name`` itself uses a name its module binds
+    to that framework (``jnp.take``); None for torch. A torch gathering in a module that
+    also imports JAX is torch."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    frameworks: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top in _NOT_TORCH:
+                    frameworks[alias.asname or top] = _NOT_TORCH[top]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            top = node.module.split(".")[0]
+            if top in _NOT_TORCH:
+                for alias in node.names:
+                    frameworks[alias.asname or alias.name] = _NOT_TORCH[top]
+    found = _definition(tree.body, name)
+    used = {n.id for n in ast.walk(found) if isinstance(n, ast.Name)} if found else set()
+    return next((frameworks[n] for n in sorted(used) if n in frameworks), None)
 
 
 def _definition(body: list[ast.stmt], qualified: str) -> ast.stmt | None:

@@ -92,7 +92,8 @@ async def awaited_gather(logprobs, num_logprobs, token_ids):
         "npu_run/__init__.py": "",
         "npu_run/worker.py": worker,
         "npu_run/tpu.py": "import jax\nfrom vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
-        "class JaxOutput(AsyncModelRunnerOutput):\n    def get_output(self):\n        return None\n",
+        "class JaxOutput(AsyncModelRunnerOutput):\n    def get_output(self):\n"
+        "        return jax.device_get(self.output)\n",
         "npu_run/kernels.py": "from vllm.triton_utils import triton\n"
         "from vllm.v1.outputs import LogprobsTensors\n\n\n"
         "def fused_gather(logits, num_logprobs, token_ids):\n"
@@ -194,11 +195,17 @@ class NPUSampler:
 
 JAX_GATHERING = """
 import jax
+import torch
 from vllm.v1.outputs import LogprobsTensors
 
 
 def gather_logprobs(logprobs, token_ids, num_logprobs):
-    return LogprobsTensors(logprobs, token_ids, num_logprobs)
+    return LogprobsTensors(jax.numpy.asarray(logprobs), token_ids, num_logprobs)
+
+
+class TorchRunner:
+    def gather_logprobs(self, logits, sampled_tokens):
+        return LogprobsTensors(torch.log_softmax(logits, -1), sampled_tokens, sampled_tokens)
 """
 
 
@@ -218,11 +225,15 @@ def test_a_gathering_is_found_once_and_one_in_jax_is_named_so(tmp_path, monkeypa
     # The sampler's forward gathers through its own gathering: one producer, not two.
     assert sorted(g.name for g in gatherings(source)) == [
         "NPUSampler.gather_logprobs",
+        "TorchRunner.gather_logprobs",
         "gather_logprobs",
     ]
     runs = run_producers(source, read_plugin(source.files), "0.12.0", timeout=60)
-    # Its language is why it is not run, whatever its parameters.
-    assert "gather_logprobs (npu_once/tpu.py:6): not run, written in JAX" in runs.not_run
+    # Its language is why it is not run, whatever its parameters; a torch gathering
+    # beside it in the same module is torch, not run for its parameters.
+    assert "gather_logprobs (npu_once/tpu.py:7): not run, written in JAX" in runs.not_run
+    [torch_one] = [n for n in runs.not_run if n.startswith("TorchRunner.gather_logprobs")]
+    assert "its parameters" in torch_one and "JAX" not in torch_one
 
 
 HELPED_GATHERING = """
