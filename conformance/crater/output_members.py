@@ -48,7 +48,9 @@ def _names_none(node: ast.expr) -> bool:
 
 def output_method_returns() -> dict[tuple[str, str], str]:
     """``{(type, method): output type}`` for each method of an output type whose
-    annotation says it returns one (``LogprobsTensors.to_cpu_nonblocking``)."""
+    annotation says it returns one (``LogprobsTensors.to_cpu_nonblocking``), and
+    ``{("", function): output type}`` for the module's functions
+    (``make_empty_encoder_model_runner_output``)."""
     return _output_member_types()[1]
 
 
@@ -88,7 +90,7 @@ def _output_member_types() -> tuple[dict[tuple[str, str], str], dict[tuple[str, 
     found: tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]] = ({}, {})
     for surface in surfaces:
         for member in surface.values():
-            if member.module != OUTPUTS or member.kind not in ("field", "method"):
+            if member.module != OUTPUTS or member.kind not in ("field", "method", "function"):
                 continue
             annotation = _annotation_of(member.shape, member.kind)
             inner = unwrap_annotation(annotation)

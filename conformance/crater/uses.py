@@ -847,7 +847,7 @@ class _ModuleVisitor:
         return value if isinstance(value, (ast.Name, ast.Attribute)) else func
 
     def _call(self, node: ast.Call) -> None:
-        if self._named_member(node):
+        if self._named_member(node) or self._base_init(node):
             return
         called = self._called(node.func)
         shape = self._shape(node)
@@ -904,6 +904,32 @@ class _ModuleVisitor:
                     unpacked=self.unpack.get(id(node)),
                     **shape,
                 )
+
+    def _base_init(self, node: ast.Call) -> bool:
+        """``super().__init__(...)`` (or ``AsyncOutput.__init__(self, ...)``) in a plugin
+        class right below one of vLLM's judged classes: a construction of vLLM's class
+        with those arguments, as its constructor takes them. Whether it was one."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "__init__" and self.class_stack):
+            return False
+        cls = self.class_stack[-1]
+        parent = cls.bases[0] if cls.bases else None
+        if parent is None or not parent.startswith("vllm.") or not is_judged(parent):
+            return False
+        shape = self._shape(node)
+        if _is_super(func.value):
+            pass
+        elif (
+            self.world.resolve(self.module, func.value) == parent
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == "self"
+        ):
+            shape["positional"] = cast(int, shape["positional"]) - 1  # self
+        else:
+            return False
+        self._add("construct", node.lineno, parent, **shape)
+        return True
 
     def _shape(self, node: ast.Call) -> dict[str, object]:
         """A call's arguments as a use records them."""
@@ -1428,6 +1454,9 @@ class _ModuleVisitor:
             if called.startswith("plugin:"):
                 return called if self.world.chain(called)[1] else None
             return called
+        if called is not None and called.rpartition(".")[0] == OUTPUTS:
+            # a function of the outputs module annotated to return one of the types
+            return output_method_returns().get(("", called.rpartition(".")[2]))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get_output":
             receiver = node.func.value
             typed = self._type_of(receiver)

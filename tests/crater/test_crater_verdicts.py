@@ -1385,3 +1385,36 @@ def test_a_gone_modules_attributes_add_nothing_to_its_import() -> None:
         (1, "import-fails", "vllm.v1.worker.gpu_model_runner"),
         (2, "import-fails", "vllm.v1.sample.sampler"),
     ]
+
+
+BASE_INITS = """
+from vllm.v1.outputs import make_empty_encoder_model_runner_output
+from vllm.v1.worker.gpu.async_utils import AsyncOutput
+
+
+class NPUAsyncOutput(AsyncOutput):
+    def __init__(self, out, sampled, counts, main, copy):
+        super().__init__(out, sampled, counts, main, copy)
+
+
+class ExplicitBase(AsyncOutput):
+    def __init__(self, out, sampled, counts, main, copy):
+        AsyncOutput.__init__(self, out, sampled, counts, main, copy, False, None)
+
+
+def encoder_step(scheduler_output):
+    output = make_empty_encoder_model_runner_output(scheduler_output)
+    return output.req_id_to_index
+"""
+
+
+def test_a_base_init_and_what_a_function_of_the_outputs_module_returns_are_judged() -> None:
+    more = frozenset({"vllm.v1.worker.gpu", "vllm.v1.worker"})
+    reading = read_plugin({"npu/runner.py": BASE_INITS})
+    found = judge(reading, view("0.34.0", more), view("0.33.0", more)).findings
+    lines = {(f.line, f.kind, f.member) for f in found}
+    # 0.31.0 made check_ep_fault and pending_aux_output required: five arguments raise;
+    # seven (self aside) are what AsyncOutput takes.
+    assert (8, "construction-raises", "AsyncOutput.check_ep_fault") in lines
+    assert not any(line == 13 for line, _, _ in lines)
+    assert (18, "read-fails", "ModelRunnerOutput.req_id_to_index") in lines
