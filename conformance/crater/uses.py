@@ -1443,6 +1443,8 @@ class _ModuleVisitor:
         called = self._called(node.func)
         if self._standard(called) in _COPIES and node.args:
             return self._type_of(node.args[0])  # a copy is of its original's type
+        if self._standard(called) == "typing.cast" and node.args:
+            return self._type_of_annotation(node.args[0])  # cast(ModelRunnerOutput, x)
         returned = self._returned_by(node.func, called)
         if returned is not None:
             return returned
@@ -1582,6 +1584,13 @@ class _ModuleVisitor:
                 and target.value.id == "self"
             ):
                 found.setdefault(target.attr, judged)
+        for statement in node.body:
+            # ``output: ModelRunnerOutput`` in the class body: a dataclass field, or an
+            # attribute the class declares
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                judged = self._type_of_annotation(statement.annotation)
+                if judged:
+                    found.setdefault(statement.target.id, judged)
         return found
 
     def _self_attribute_classes(self, node: ast.ClassDef) -> dict[str, str]:

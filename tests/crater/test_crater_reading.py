@@ -350,3 +350,34 @@ def test_an_async_output_subclass_reads_what_vllms_base_holds_and_returns() -> N
         (9, f"{OUTPUTS}.ModelRunnerOutput", "sampled_token_ids"),
         (12, f"{OUTPUTS}.ModelRunnerOutput", "req_ids"),
     ]
+
+
+TYPED_OTHER_WAYS = """
+from dataclasses import dataclass
+from typing import cast
+
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+@dataclass
+class PendingStep:
+    output: ModelRunnerOutput
+    note: str = ""
+
+    def rows(self):
+        return self.output.req_ids, self.note.upper()
+
+
+def handed(result):
+    output = cast(ModelRunnerOutput, result)
+    return output.sampled_token_ids, cast("ModelRunnerOutput", result).logprobs
+"""
+
+
+def test_a_class_body_annotation_and_a_cast_type_what_they_hold() -> None:
+    reads = _uses({"npu/steps.py": TYPED_OTHER_WAYS}, "read")
+    assert sorted((u.line, u.member) for u in reads) == [
+        (14, "req_ids"),
+        (19, "logprobs"),
+        (19, "sampled_token_ids"),
+    ]
