@@ -163,6 +163,23 @@ def present_when(test: ast.expr, holds: bool) -> set[tuple[str, str]]:
     return attributes_tested(test) if holds else set()
 
 
+def absent_when(test: ast.expr, holds: bool) -> set[tuple[str, str]]:
+    """``(receiver, attribute)`` absent where ``test`` is ``holds``: ``not hasattr(x,
+    "a")`` true, ``hasattr(x, "a")`` false; a test of several operands tells nothing."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return absent_when(test.operand, not holds)
+    if (
+        not holds
+        and isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "hasattr"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Constant)
+    ):
+        return {(ast.unparse(test.args[0]), str(test.args[1].value))}
+    return set()
+
+
 def attributes_tested(test: ast.expr) -> set[tuple[str, str]]:
     """``(receiver, attribute)`` a test holds only where the attribute exists, and is
     neither None nor empty where it reads it: ``hasattr(kv, "x")``, ``getattr(kv, "x",

@@ -175,3 +175,30 @@ def catches(handler: ast.ExceptHandler, *errors: str, broadly: bool = True) -> b
 def reraises(handler: ast.ExceptHandler) -> bool:
     """Whether ``handler`` raises again (its own statements, not nested ones)."""
     return any(isinstance(node, ast.Raise) for node in handler.body)
+
+
+def unevaluated_annotations(tree: ast.Module) -> frozenset[int]:
+    """The ids of the nodes of every annotation Python never evaluates: all of them under
+    ``from __future__ import annotations``, else a variable's annotation inside a
+    function (a parameter's and a class or module variable's are evaluated)."""
+    postponed = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    )
+    annotations: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.AnnAssign) and statement is not node:
+                    annotations.append(statement.annotation)
+            if postponed:
+                arguments = node.args
+                every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+                annotations += [a.annotation for a in every if a.annotation is not None]
+                annotations += [node.returns] if node.returns is not None else []
+        elif postponed and isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+    return frozenset(id(n) for annotation in annotations for n in ast.walk(annotation))

@@ -55,6 +55,7 @@ from conformance.crater.output_members import (
     unwrap_annotation,
 )
 from conformance.crater.presence import (
+    absent_when,
     condition_text,
     every_use_tested,
     none_compared,
@@ -74,6 +75,7 @@ from conformance.crater.syntax import (
     strings_in,
     tail_name,
     under_tests,
+    unevaluated_annotations,
     value_bound,
 )
 from conformance.crater.vllm_names import (
@@ -341,6 +343,12 @@ class _ModuleVisitor:
         #: ``(receiver, attribute)`` the ``if`` tests the walk is in find present
         #: (``if hasattr(kv, "x"):``): a use of it there runs only where it exists
         self.attributes_present: list[set[tuple[str, str]]] = []
+        #: ``(receiver, attribute)`` the ``if`` tests the walk is in find absent (``if not
+        #: hasattr(outputs, "X"):``): a name set there is the plugin's polyfill
+        self.attributes_absent: list[set[tuple[str, str]]] = []
+        #: the nodes of annotations Python never evaluates (any, under ``from __future__
+        #: import annotations``; a variable's inside a function)
+        self.unevaluated = unevaluated_annotations(tree)
         #: the module's top-level ``NAME = value`` bindings
         self.constants = {
             target.id: node.value
@@ -424,6 +432,7 @@ class _ModuleVisitor:
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
                 self.attributes_present.append(present_when(node.test, branch))
+                self.attributes_absent.append(absent_when(node.test, branch))
                 narrowed = self._narrowed(node.test) if branch else {}
                 for name in bindings_counted(body):
                     narrowed.pop(name, None)  # rebound in the branch: its own type shows
@@ -431,6 +440,7 @@ class _ModuleVisitor:
                 self._statements(body)
                 self.scope_types.pop()
                 self.attributes_present.pop()
+                self.attributes_absent.pop()
                 self.conditions.pop()
             if test[0] == "other":
                 self.reading.conditions_taken.add((self.path, node.lineno, text))
@@ -1142,10 +1152,16 @@ class _ModuleVisitor:
         module = self.world.resolve(self.module, node.value)
         if module is None or module not in JUDGED_MODULES:
             return False
-        if not node.attr.startswith("__") and not self._tested_present(node.value, node.attr):
-            self._add(
-                "import", node.lineno, module, member=node.attr, top_level=False, as_attribute=True
-            )
+        if (
+            node.attr.startswith("__")
+            or id(node) in self.unevaluated
+            or (module, node.attr) in self.world.vllm_module_stores
+            or self._tested_present(node.value, node.attr)
+        ):
+            return True  # never read, or read where the plugin made sure it is there
+        self._add(
+            "import", node.lineno, module, member=node.attr, top_level=False, as_attribute=True
+        )
         return True
 
     def _none_tested(self, node: ast.Attribute) -> bool:
@@ -1240,7 +1256,9 @@ class _ModuleVisitor:
         owner = self.world.resolve(self.module, node.value)
         if owner is None or not owner.startswith("vllm.") or self._type_of(node.value):
             return False  # an object's field written (``EMPTY_MODEL_RUNNER_OUTPUT.x = ...``)
-        if not self._tested_present(node.value, node.attr):
+        key = (ast.unparse(node.value), node.attr)
+        polyfill = any(key in absent for absent in self.attributes_absent)
+        if not polyfill and not self._tested_present(node.value, node.attr):
             self._add("patch", node.lineno, owner, member=node.attr)
         return True
 

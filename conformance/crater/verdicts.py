@@ -349,7 +349,9 @@ class _Judge:
 
     def import_(self, use: Use) -> Finding | None:
         module, name = use.target, use.member
-        if use.handled:
+        # A name read off a module raises AttributeError, which an ImportError handler
+        # does not catch.
+        if use.missing_handled if use.as_attribute else use.handled:
             return None
         present = self.view.has_module(module)
         if present is False and use.as_attribute:

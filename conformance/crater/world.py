@@ -13,6 +13,7 @@ from conformance.crater.guards import Test, imports_taking
 from conformance.crater.syntax import catches, decorated, identifier, tail_name
 from conformance.crater.vllm_names import (
     EMPTY,
+    JUDGED_MODULES,
     JUDGED_TYPES,
     OUTPUTS,
     PRODUCER_CALLS,
@@ -87,6 +88,9 @@ class World:
                 module, tree, module in packages, bound
             )
         self._bind_star_imports(packages)
+        #: ``(vLLM module, name)`` the plugin sets on one of vLLM's judged modules itself
+        #: (``outputs.RoutedExpertsLists = _Own``): its reads of them are its own
+        self.vllm_module_stores = self._vllm_module_stores()
         for module, (path, tree) in trees.items():
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
@@ -125,6 +129,27 @@ class World:
                         changed = True
             if not changed:
                 return
+
+    def _vllm_module_stores(self) -> frozenset[tuple[str, str]]:
+        found = set()
+        for module, (_, tree) in self.trees.items():
+            for node in ast.walk(tree):
+                stored: list[tuple[ast.expr, str]] = []
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    stored = [(t.value, t.attr) for t in targets if isinstance(t, ast.Attribute)]
+                elif (
+                    isinstance(node, ast.Call)
+                    and tail_name(node.func) == "setattr"
+                    and len(node.args) >= 2
+                    and isinstance(node.args[1], ast.Constant)
+                ):
+                    stored = [(node.args[0], str(node.args[1].value))]
+                for owner, name in stored:
+                    resolved = self.resolve(module, owner)
+                    if resolved is not None and resolved in JUDGED_MODULES:
+                        found.add((resolved, name))
+        return frozenset(found)
 
     def builds_output(self, forwarder: Forwarder) -> bool:
         """Whether a forwarder hands its keywords to one of the judged types, or to a

@@ -1418,3 +1418,40 @@ def test_a_base_init_and_what_a_function_of_the_outputs_module_returns_are_judge
     assert (8, "construction-raises", "AsyncOutput.check_ep_fault") in lines
     assert not any(line == 13 for line, _, _ in lines)
     assert (18, "read-fails", "ModelRunnerOutput.req_id_to_index") in lines
+
+
+MODULE_MEMBERS_HANDLED = """
+from __future__ import annotations
+
+import vllm.v1.outputs as outputs
+
+if not hasattr(outputs, "RoutedExpertsLists"):
+    outputs.RoutedExpertsLists = tuple  # the plugin's own polyfill
+
+
+def keep(routed: outputs.RoutedExpertsTensors | None) -> outputs.RoutedExpertsTensors:
+    local: outputs.RoutedExpertsTensors = routed  # never evaluated
+    return local, outputs.RoutedExpertsLists(routed)
+
+
+def fallback():
+    try:
+        return outputs.RoutedExpertsTensors
+    except AttributeError:
+        return None
+
+
+def hidden_by_the_wrong_handler():
+    try:
+        return outputs.RoutedExpertsTensors
+    except ImportError:
+        return None
+"""
+
+
+def test_a_module_name_the_plugin_sets_handles_or_never_evaluates_holds() -> None:
+    found = judge(
+        read_plugin({"npu/routed.py": MODULE_MEMBERS_HANDLED}), view("0.31.0"), view("0.30.0")
+    ).findings
+    # Only the read an ImportError handler cannot catch raises.
+    assert [(f.line, f.member) for f in found] == [(24, "vllm.v1.outputs.RoutedExpertsTensors")]
