@@ -18,6 +18,9 @@ class Forwarder:
     keywords: tuple[str, ...]  #: keywords the function itself passes or adds
     removed: frozenset[str]  #: keys it takes out of the caller's
     open_ended: bool  #: the call also takes ``*args`` or another ``**dict``
+    #: its own named parameters: a caller's keyword of one of these binds it, and never
+    #: reaches ``**kwargs``
+    parameters: frozenset[str] = frozenset()
 
 
 def forwarder_of(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Forwarder | None:
@@ -56,6 +59,9 @@ def forwarder_of(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> F
             tuple(dict.fromkeys([*own, *added])),
             frozenset(removed),
             bool(others) or any(isinstance(a, ast.Starred) for a in call.args),
+            frozenset(
+                a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+            ),
         )
     return None
 

@@ -10,6 +10,10 @@ import re
 #: How many lines one file may have replaced before it counts as not Python at all.
 _MOST_REPLACED = 20
 _DEFINITION = re.compile(r"(?:async\s+)?def\b|class\b")
+_KEYWORD = re.compile(r"[a-z]+\b")
+#: The statements whose placeholder must do to the flow what they do.
+_FLOW = {"return": "return None", "raise": "raise RuntimeError", "yield": "yield None",
+         "elif": "elif True:"}  # fmt: skip
 
 
 def parse_leniently(text: str) -> tuple[ast.Module, tuple[int, ...]] | None:
@@ -33,10 +37,16 @@ def parse_leniently(text: str) -> tuple[ast.Module, tuple[int, ...]] | None:
 
 
 def _placeholder(line: str) -> str:
-    """A line that parses where ``line`` stood: a block's header still opens a block
-    (a def's body stays a function's), anything else is ``pass``."""
+    """A line that parses where ``line`` stood and keeps what it does to the flow: a
+    ``return`` still returns (the code after it stays unreached), a ``raise`` raises, an
+    ``elif`` stays one branch of its ``if``, a block's header still opens a block (a
+    def's body stays a function's); anything else is ``pass``."""
     stripped = line.strip()
     indent = line[: len(line) - len(line.lstrip())]
+    keyword = _KEYWORD.match(stripped)
+    flow = _FLOW.get(keyword[0]) if keyword else None
+    if flow is not None:
+        return f"{indent}{flow}"
     if not stripped.endswith(":"):
         return f"{indent}pass"
     if _DEFINITION.match(stripped):

@@ -210,8 +210,8 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
     if reading.placeholders:
         count = len(reading.placeholders)
         notes.append(
-            f"{count} line{'s' if count != 1 else ''} this Python does not parse, each read as "
-            f"a placeholder (a newer Python's syntax?): {', '.join(reading.placeholders[:5])}"
+            f"{count} line{'s' if count != 1 else ''} {PLACEHOLDERS}, each read as a "
+            f"placeholder (a newer Python's syntax?): {', '.join(reading.placeholders[:5])}"
         )
     if source.unreadable:
         notes.append(f"{len(source.unreadable)} files Python cannot read as text")
@@ -237,6 +237,8 @@ MISSING_MODULES = "also imports"
 #: The note of a plugin release whose code imports nothing of vLLM.
 #: A file that no Python parses (nor does with its newer syntax read as placeholders).
 UNPARSED = "files not parsed"
+#: Lines of a newer Python's syntax, read as placeholders: what they did is not judged.
+PLACEHOLDERS = "this Python does not parse"
 NOTHING_USED = (
     "its code imports nothing of vLLM: it uses none of vLLM's output types or producers, so "
     "nothing of it is judged"

@@ -23,6 +23,7 @@ from conformance.crater.records import (
     NONE_JUDGED,
     NOTHING_USED,
     PIN,
+    PLACEHOLDERS,
     TARGET,
     UNPARSED,
     PluginVerdict,
@@ -83,6 +84,9 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 unparsed = [n for n in record.not_judged if UNPARSED in n]
                 if unparsed:
                     target_cell += f" in the files it parses ({unparsed[0].split(':')[0]})"
+            placeholders = [n for n in record.not_judged if PLACEHOLDERS in n]
+            if placeholders:
+                target_cell += f" ({placeholders[0].split(' this ')[0]} read as placeholders)"
         rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [

@@ -1668,9 +1668,10 @@ def _is_super(node: ast.expr) -> bool:
 
 def _forwarded(shape: dict[str, object], forwarder: Forwarder) -> dict[str, object]:
     """What the call a :class:`Forwarder` makes gets, from its caller's ``shape``: the
-    caller's keywords less those it removes, with its own; its own positional arguments."""
+    caller's keywords less those it removes or that bind its own parameters, with its
+    own; its own positional arguments."""
     given = cast(tuple[str, ...], shape["keywords"])
-    kept = [k for k in given if k not in forwarder.removed]
+    kept = [k for k in given if k not in forwarder.removed and k not in forwarder.parameters]
     return {
         **shape,
         "positional": forwarder.positional,

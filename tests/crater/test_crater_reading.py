@@ -381,3 +381,27 @@ def test_a_class_body_annotation_and_a_cast_type_what_they_hold() -> None:
         (19, "logprobs"),
         (19, "sampled_token_ids"),
     ]
+
+
+def test_a_placeholder_does_to_the_flow_what_its_line_did() -> None:
+    import ast
+
+    from conformance.crater.lenient_parse import parse_leniently
+
+    code = (
+        "def build(x):\n"
+        "    if old:\n"
+        '        return new(f"{x["k"]}")\n'  # PEP 701: the code after it stays unreached
+        '    elif f"{x["y"]}":\n'  # an elif stays one branch of the same if
+        "        pass\n"
+        "    else:\n"
+        "        raise ValueError(x)\n"
+    )
+    parsed = parse_leniently(code)
+    assert parsed is not None
+    tree, replaced = parsed
+    assert replaced == (3, 4)
+    [branch] = tree.body[0].body  # type: ignore[attr-defined]
+    assert isinstance(branch.body[0], ast.Return)
+    assert isinstance(branch.orelse[0], ast.If)
+    assert isinstance(branch.orelse[0].orelse[0], ast.Raise)

@@ -1254,7 +1254,7 @@ def _make_output(**fields) -> ModelRunnerOutput:
     return ModelRunnerOutput(**fields)
 
 
-def _strip(**fields):
+def _strip(device=None, **fields):
     fields.pop("req_id_to_index", None)
     return ModelRunnerOutput(**fields)
 
@@ -1272,7 +1272,7 @@ class Runner:
     def step(self, ids):
         a = _make_output(req_ids=ids, req_id_to_index={})
         b = _make_output(req_ids=ids)
-        c = _strip(req_ids=ids, req_id_to_index={})
+        c = _strip(req_ids=ids, req_id_to_index={}, device="npu")
         d = _chosen(req_ids=ids)
         e = self._output(req_ids=ids, req_id_to_index={})
         f = build(req_ids=ids, req_id_to_index={})
@@ -1296,9 +1296,9 @@ def test_a_helper_handing_its_kwargs_to_a_type_is_judged_at_each_call() -> None:
     more = frozenset({"npu", "npu.helpers"})
     at_target = judge(reading, view("0.34.0", more), view("0.33.0", more)).findings
     # Each call passing req_id_to_index through a helper breaks where the helper builds
-    # the output: the helper's added, removed and own keywords counted, in the same
-    # module, as a method and from another module; a helper that tests its kwargs is
-    # unknown, and judged by nothing.
+    # the output: the helper's added, removed and own keywords counted (a keyword naming
+    # its own parameter binds it), in the same module, as a method and from another
+    # module; a helper that tests its kwargs is unknown, and judged by nothing.
     assert sorted((f.line, f.member) for f in at_target) == [
         (27, "ModelRunnerOutput.req_id_to_index"),
         (31, "ModelRunnerOutput.req_id_to_index"),
