@@ -194,9 +194,7 @@ def run_producers(
     return runs
 
 
-def _take(
-    runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str, text: str = ""
-) -> None:
+def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str, text: str) -> None:
     """What one producer's run found, into ``runs`` (``text``: the producer's module)."""
     if "not_run" in outcome:
         runs.not_run.append(f"{producer.where}: not run, {outcome['not_run']}")
@@ -724,14 +722,64 @@ def _raised(message: str) -> bool:
 
 
 def _never_set(message: str, producer: PluginProducer, text: str) -> bool:
-    """Whether a raise is the producer reading an attribute of its own that its module
-    never sets (``self._event.synchronize()`` where ``self._event = ...`` is commented
-    out): that fails on any hardware, stand-ins or not."""
+    """Whether a raise is the producer reading an attribute of its own that nothing can
+    set (``self._event.synchronize()`` where ``self._event = ...`` is commented out):
+    that fails on any hardware, stand-ins or not.  Only where the class and its bases in
+    its module set it nowhere, rest on vLLM's classes alone (a stand-in base, or one of
+    another module, might set it) and hand ``self`` to no call but ``super()``'s (a
+    stand-in handed the instance might have set it)."""
     found = _MISSING_ATTRIBUTE.search(message)
     if found is None or found[1] != producer.name.rpartition(".")[2]:
         return False
-    attribute = re.escape(found[2])
-    return re.search(rf"^[^#\n]*(?:self\.{attribute}\b[^=\n]*=|setattr\()", text, re.M) is None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    from_vllm = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "vllm"
+        for alias in node.names
+    }
+    chain, todo = [], [found[1]]
+    while todo:
+        cls = classes.get(todo.pop())
+        if cls is None or cls in chain:
+            continue
+        chain.append(cls)
+        for base in cls.bases:
+            name = base.id if isinstance(base, ast.Name) else None
+            if name in classes:
+                todo.append(name)
+            elif name not in from_vllm:
+                return False
+    if not chain:
+        return False
+    for node in (n for cls in chain for n in ast.walk(cls)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == found[2]
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+        ):
+            return False
+        if isinstance(node, ast.Call) and not _calls_super(node):
+            handed = [*node.args, *(k.value for k in node.keywords)]
+            if any(isinstance(a, ast.Name) and a.id == "self" for a in handed):
+                return False
+            if isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return False
+    return True
+
+
+def _calls_super(node: ast.Call) -> bool:
+    """``super().m(...)`` or ``super(C, self).m(...)``."""
+    return (
+        isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "super"
+    ) or (isinstance(node.func, ast.Name) and node.func.id == "super")
 
 
 def _raise_of(message: str) -> str:

@@ -317,7 +317,7 @@ def test_a_run_whose_checks_were_inconclusive_says_so_beside_its_pass() -> None:
             "was already idle when make_async_output returned (it may block)"
         },
     }
-    _take(runs, producer, outcome, "run at 0.11.0")
+    _take(runs, producer, outcome, "run at 0.11.0", "")
     assert runs.findings == []
     assert runs.not_run == [
         "NPUAsyncOutput (npu/worker.py:12): run at 0.11.0, 1 behaviours inconclusive on the "
@@ -358,6 +358,17 @@ def test_an_attribute_the_producer_never_sets_is_its_own_failure() -> None:
     # so its absence comes of what stood in: not judged.
     assert [f.vllm_change.partition(":")[0] for f in runs.findings] == ["producer.async_output"]
     assert "1 behaviours not judged" in runs.not_run[0]
+    # Handed to a stand-in, or on a base the module does not define, the instance may
+    # have been given '_ready' by what stood in: not judged either.
+    mixed_in = "from npu_runtime import EventMixin\n" + text.replace(
+        "NPUAsyncOutput:", "NPUAsyncOutput(EventMixin):"
+    )
+    for other in (text.replace("self._copied: bool = True", "attach_ready(self)"), mixed_in):
+        runs = ProducerRuns()
+        producer = PluginProducer("async-output", "npu/worker.py", 1, "NPUAsyncOutput")
+        first = dict(list(outcome["failed"].items())[:1])
+        _take(runs, producer, {"failed": first}, "run", other)
+        assert runs.findings == [] and "1 behaviours not judged" in runs.not_run[0]
 
 
 POOLING = """
