@@ -189,16 +189,18 @@ class GuardReader:
         self,
         tests: Mapping[str, Test],
         version_names: frozenset[str],
-        helpers: Mapping[str, str] = _KNOWN_HELPERS,
+        helpers: VersionHelpers | None = None,
         tuple_names: Mapping[str, int | None] | None = None,
+        resolve: Callable[[ast.expr], str | None] | None = None,
     ) -> None:
         self.tests = tests
         self.version_names = version_names
-        #: ``{function name: symbol}``: plugin helpers comparing vLLM's version with
-        #: their one argument (``vllm_version_is(v)``: ``==``)
-        self.helpers = helpers
+        #: the plugin's functions comparing vLLM's version with their one argument
+        self.helpers = helpers or VersionHelpers({}, frozenset())
         #: ``{name: components}``: names bound to vLLM's release as a tuple of ints
         self.tuple_names = tuple_names or {}
+        #: what a called expression names in the plugin (``plugin:mod.f``)
+        self.resolve = resolve
 
     def test_of(self, node: ast.expr, members: MemberTests | None = None) -> Test:
         """``node``'s test; ``members`` tells the member tests among its parts."""
@@ -212,14 +214,9 @@ class GuardReader:
         if isinstance(node, ast.BoolOp):
             head = "and" if isinstance(node.op, ast.And) else "or"
             return (head, tuple(self.test_of(value, members) for value in node.values))
-        if (
-            isinstance(node, ast.Call)
-            and _called_name(node.func) in self.helpers
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            symbol = self.helpers[str(_called_name(node.func))]
-            named = str(node.args[0].value)
+        symbol = self._helper_symbol(node)
+        if symbol is not None:
+            named = str(node.args[0].value)  # type: ignore[attr-defined]
             return ("eq", named) if symbol == "==" else ("cmp", symbol, named)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             found = self._comparison(node)
@@ -229,6 +226,21 @@ class GuardReader:
             return self.tests[node.id]
         found = members(node) if members is not None else None
         return found if found is not None else ("other", _text(node))
+
+    def _helper_symbol(self, node: ast.expr) -> str | None:
+        """The comparison ``helper("0.33.0")`` makes, where ``helper`` is a version helper:
+        ``vllm_version_is`` wherever it is defined, any other by what the name resolves to."""
+        if not (
+            isinstance(node, ast.Call)
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            return None
+        name = _called_name(node.func)
+        if name in _KNOWN_HELPERS:
+            return _KNOWN_HELPERS[name]
+        qualified = self.resolve(node.func) if self.resolve is not None else None
+        return self.helpers.symbol_of(qualified) if qualified is not None else None
 
     def _comparison(self, node: ast.Compare) -> Test | None:
         left, right = node.left, node.comparators[0]
@@ -339,10 +351,15 @@ def _text(node: ast.expr) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def module_tests(tree: ast.Module, helpers: Mapping[str, str] = _KNOWN_HELPERS) -> GuardReader:
+def module_tests(
+    tree: ast.Module,
+    helpers: VersionHelpers | None = None,
+    resolve: Callable[[ast.expr], str | None] | None = None,
+) -> GuardReader:
     """The guard reader of a module: its top-level names bound to vLLM's version, to its
     release as a tuple or to a version test, in order (a later binding may use an earlier
-    one); ``helpers`` are the plugin's version helpers (:func:`version_helpers`)."""
+    one); ``helpers`` are the plugin's version helpers (:func:`version_helpers`), and
+    ``resolve`` what a called name is in the plugin."""
     version_names: set[str] = set()
     tuple_names: dict[str, int | None] = {}
     tests: dict[str, Test] = {}
@@ -359,7 +376,7 @@ def module_tests(tree: ast.Module, helpers: Mapping[str, str] = _KNOWN_HELPERS) 
             targets, value = [node.target], node.value
         if value is None:
             continue
-        reader = GuardReader(tests, frozenset(version_names), helpers, tuple_names)
+        reader = GuardReader(tests, frozenset(version_names), helpers, tuple_names, resolve)
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
@@ -373,22 +390,44 @@ def module_tests(tree: ast.Module, helpers: Mapping[str, str] = _KNOWN_HELPERS) 
             test = reader.test_of(value)
             if test[0] != "other" and _kind(test) == "version":
                 tests[target.id] = test
-    return GuardReader(tests, frozenset(version_names), helpers, tuple_names)
+    return GuardReader(tests, frozenset(version_names), helpers, tuple_names, resolve)
 
 
-def version_helpers(trees: Iterable[ast.Module]) -> dict[str, str]:
-    """``{name: symbol}`` of the plugin's functions of one parameter that return vLLM's
-    version compared with it (``def vllm_version_ge(v): return Version(vllm.__version__)
-    >= Version(v)``), whatever they are named; each call of one with a literal is a
-    version test, as ``vllm_version_is("0.11.0")`` is."""
-    found = dict(_KNOWN_HELPERS)
-    for tree in trees:
+@dataclass(frozen=True)
+class VersionHelpers:
+    """The plugin's functions of one parameter that return vLLM's version compared with
+    it (``def vllm_version_ge(v): return Version(vllm.__version__) >= Version(v)``),
+    whatever they are named: each call of one with a literal is a version test, as
+    ``vllm_version_is("0.11.0")`` is."""
+
+    symbols: Mapping[str, str]  #: ``{plugin:module.function: symbol}``
+    scanned: frozenset[str]  #: the modules read for them
+
+    def symbol_of(self, qualified: str) -> str | None:
+        """The comparison of the function ``qualified`` names, where it is a helper; a name
+        a module the reading did not scan re-exports (``pkg.vllm_version_ge`` of
+        ``pkg/__init__.py``) is the one helper of that name."""
+        if qualified in self.symbols:
+            return self.symbols[qualified]
+        module, _, name = qualified.rpartition(".")
+        if module.removeprefix("plugin:") in self.scanned:
+            return None  # a function of a module read: not a helper
+        named = [symbol for key, symbol in self.symbols.items() if key.endswith(f".{name}")]
+        return named[0] if len(named) == 1 else None
+
+
+def version_helpers(modules: Iterable[tuple[str, ast.Module]]) -> VersionHelpers:
+    """The :class:`VersionHelpers` that ``(module, tree)`` define."""
+    found: dict[str, str] = {}
+    scanned = []
+    for module, tree in modules:
+        scanned.append(module)
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 symbol = _helper_symbol(node)
                 if symbol is not None:
-                    found[node.name] = symbol
-    return found
+                    found[f"plugin:{module}.{node.name}"] = symbol
+    return VersionHelpers(found, frozenset(scanned))
 
 
 def _helper_symbol(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

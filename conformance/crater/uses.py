@@ -197,8 +197,8 @@ def read_plugin(files: dict[str, str]) -> Reading:
     unparsed: list[str] = []
     placeholders: list[str] = []
     helpers = version_helpers(
-        parsed[0]
-        for text in files.values()
+        (module_name(path), parsed[0])
+        for path, text in files.items()
         if _READS_VERSION.search(text) and (parsed := parse_leniently(text)) is not None
     )
     pending = dict(files)
@@ -318,7 +318,9 @@ class _ModuleVisitor:
         self.path = path
         self.tree = tree
         self.reading = reading
-        self.guards: GuardReader = module_tests(tree, world.version_helpers)
+        self.guards: GuardReader = module_tests(
+            tree, world.version_helpers, lambda called: world.resolve(module, called)
+        )
         self.conditions: list[Guard] = []
         self.handled = 0
         self.missing_handled = 0

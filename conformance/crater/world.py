@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from conformance.crater.forwarders import Forwarder, forwarder_of
-from conformance.crater.guards import Test, imports_taking
+from conformance.crater.guards import Test, VersionHelpers, imports_taking
 from conformance.crater.syntax import catches, decorated, identifier, tail_name
 from conformance.crater.vllm_names import (
     EMPTY,
@@ -62,7 +62,7 @@ class World:
     def __init__(
         self,
         trees: dict[str, tuple[str, ast.Module]],
-        version_helpers: dict[str, str] | None = None,
+        version_helpers: VersionHelpers | None = None,
     ) -> None:
         self.trees = trees
         self.bindings: dict[str, dict[str, str]] = {}
@@ -73,7 +73,7 @@ class World:
         self.forwarders: dict[str, Forwarder] = {}
         #: ``{name: symbol}`` of its functions comparing vLLM's version with their
         #: argument (:func:`~conformance.crater.guards.version_helpers`)
-        self.version_helpers = version_helpers or {}
+        self.version_helpers = version_helpers
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
         #: ``{module: {fallback target: Fallback}}``: a name bound by ``try: from a import
