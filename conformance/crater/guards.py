@@ -282,16 +282,35 @@ class GuardReader:
             and _called_name(node.func) == "tuple"
             and len(node.args) == 1
             and any(isinstance(n, ast.Name) and n.id == "int" for n in ast.walk(node.args[0]))
-            and any(
-                self.is_vllm_version(n) for n in ast.walk(node.args[0]) if isinstance(n, ast.expr)
-            )
         ):
-            ends = [
-                _slice_end(n.slice)
-                for n in ast.walk(node.args[0])
-                if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice)
-            ]
-            return ends[0] if len(ends) == 1 else None
+            return self._split_components(node.args[0])
+        return False
+
+    def _split_components(self, node: ast.expr) -> int | Literal[False] | None:
+        """How many components ``int`` of each part of ``version.split(".")`` keeps, in
+        what ``tuple(...)`` is given: ``[:n]`` of it n, none all (None); any other shape
+        of the version (a regular expression's groups, another slice) is not told."""
+        splits = [
+            n
+            for n in ast.walk(node)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "split"
+            and len(n.args) == 1
+            and isinstance(n.args[0], ast.Constant)
+            and n.args[0].value == "."
+            and self.is_vllm_version(n.func.value)
+        ]
+        if len(splits) != 1:
+            return False
+        sliced = [
+            n for n in ast.walk(node) if isinstance(n, ast.Subscript) and n.value is splits[0]
+        ]
+        if not sliced:
+            return None
+        if len(sliced) == 1 and isinstance(sliced[0].slice, ast.Slice):
+            end = _slice_end(sliced[0].slice)
+            return end if end is not None else False
         return False
 
     def is_vllm_version(self, node: ast.expr) -> bool:

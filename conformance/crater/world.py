@@ -109,8 +109,9 @@ class World:
 
     def _bind_star_imports(self, packages: set[str]) -> None:
         """``from M import *`` at a module's top: the names M makes public, where the
-        module binds them no other way. vLLM's outputs module and runner modules give
-        the names the crater judges; a plugin module gives its own public names (a
+        module binds them no other way; of two stars, the later one's, as Python binds
+        them. vLLM's outputs module and runner modules give the names the crater judges; a
+        plugin module gives its ``__all__`` (a literal list), else its own public names (a
         package re-exporting its modules this way), followed to a fixed point."""
         stars = [
             (module, source)
@@ -119,12 +120,17 @@ class World:
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
             if (source := _from_module(node, _package_of(module, module in packages)))
         ]
+        exported = {module: _literal_all(tree) for module, (_, tree) in self.trees.items()}
+        explicit = {module: set(self.bindings[module]) for module, _ in stars}
         for _ in range(len(stars) + 1):
+            starred: dict[str, dict[str, str]] = {module: {} for module, _ in stars}
+            for module, source in stars:  # in statement order: a later star wins
+                starred[module].update(_public_names(source, self.bindings, exported))
             changed = False
-            for module, source in stars:
+            for module, names in starred.items():
                 bound = self.bindings[module]
-                for name, target in _public_names(source, self.bindings).items():
-                    if name not in bound:
+                for name, target in names.items():
+                    if name not in explicit[module] and bound.get(name) != target:
                         bound[name] = target
                         changed = True
             if not changed:
@@ -364,14 +370,36 @@ def _package_of(module: str, is_package: bool) -> str:
     return module if is_package else module.rpartition(".")[0]
 
 
-def _public_names(source: str, bindings: dict[str, dict[str, str]]) -> dict[str, str]:
+def _public_names(
+    source: str, bindings: dict[str, dict[str, str]], exported: dict[str, set[str] | None]
+) -> dict[str, str]:
     """What ``from source import *`` binds, where the crater can know it."""
     if source == OUTPUTS:
         return {name: f"{OUTPUTS}.{name}" for name in (*JUDGED_TYPES, EMPTY)}
     if source in VLLM_ASYNC_OUTPUTS:
         return {name: f"{source}.{name}" for name in VLLM_ASYNC_OUTPUTS[source]}
-    own = bindings.get(source.removeprefix("plugin:")) if source.startswith("plugin:") else None
-    return {k: v for k, v in (own or {}).items() if not k.startswith("_")}
+    module = source.removeprefix("plugin:")
+    own = bindings.get(module, {}) if source.startswith("plugin:") else {}
+    listed = exported.get(module)
+    return {
+        k: v
+        for k, v in own.items()
+        if (k in listed if listed is not None else not k.startswith("_"))
+    }
+
+
+def _literal_all(tree: ast.Module) -> set[str] | None:
+    """A module's ``__all__`` where it is one literal list or tuple of strings."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, (ast.List, ast.Tuple))
+        ):
+            names = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+            if len(names) == len(node.value.elts):
+                return {str(n) for n in names}
+    return None
 
 
 def _imported(body: list[ast.stmt], package: str) -> dict[str, str]:

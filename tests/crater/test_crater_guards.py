@@ -108,3 +108,16 @@ def test_only_a_function_that_always_compares_vllms_version_with_its_argument_is
     torch_compat = ast.parse("def vllm_version_ge(v):\n    return torch.__version__ >= v\n")
     both = version_helpers([("npu.compat", ast.parse(HELPERS)), ("npu.torch", torch_compat)])
     assert both.symbol_of("plugin:npu.torch.vllm_version_ge") is None
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        r"tuple(map(int, re.match(r'(\d+)\.(\d+)', vllm.__version__).groups())) == (0, 33)",
+        "tuple(int(p) for p in vllm.__version__.split('.')[1:3]) >= (34, 0)",
+    ],
+)
+def test_a_tuple_of_the_version_in_a_shape_not_known_is_no_version_test(condition) -> None:
+    # Compared as all of the release's components, (0, 33, 0) == (0, 33) would be False
+    # at 0.33.0: better taken (both branches judged) than decided wrongly.
+    assert _guard("import vllm\n", condition).holds("0.33.0") is None

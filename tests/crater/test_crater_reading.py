@@ -405,3 +405,26 @@ def test_a_placeholder_does_to_the_flow_what_its_line_did() -> None:
     assert isinstance(branch.body[0], ast.Return)
     assert isinstance(branch.orelse[0], ast.If)
     assert isinstance(branch.orelse[0].orelse[0], ast.Raise)
+
+
+def test_the_later_star_import_binds_a_name_and_all_says_what_a_module_exports() -> None:
+    files = {
+        "npu/__init__.py": "from vllm.v1.outputs import *\nfrom npu.own import *\n",
+        "npu/own.py": (
+            "from vllm.v1.outputs import ModelRunnerOutput as _Base\n"
+            "__all__ = ['ModelRunnerOutput']\n"
+            "class ModelRunnerOutput(_Base):\n    pass\n"
+            "class Hidden(_Base):\n    pass\n"
+        ),
+        "npu/runner.py": (
+            "from npu import ModelRunnerOutput, Hidden\n"
+            "def step(ids):\n"
+            "    return ModelRunnerOutput(req_ids=ids), Hidden(req_ids=ids)\n"
+        ),
+    }
+    built = [u for u in read_plugin(files).uses if u.kind == "construct"]
+    # The package's second star binds its own subclass; Hidden, outside __all__, is no
+    # name of the package.
+    assert [(u.file, u.via) for u in built if u.file == "npu/runner.py"] == [
+        ("npu/runner.py", "ModelRunnerOutput")
+    ]
