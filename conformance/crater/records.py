@@ -234,11 +234,11 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
 
 #: How the note naming the other vLLM modules a plugin imports that a vLLM lacks begins.
 MISSING_MODULES = "also imports"
-#: The note of a plugin release whose code imports nothing of vLLM.
 #: A file that no Python parses (nor does with its newer syntax read as placeholders).
 UNPARSED = "files not parsed"
 #: Lines of a newer Python's syntax, read as placeholders: what they did is not judged.
 PLACEHOLDERS = "this Python does not parse"
+#: The note of a plugin release whose code imports nothing of vLLM.
 NOTHING_USED = (
     "its code imports nothing of vLLM: it uses none of vLLM's output types or producers, so "
     "nothing of it is judged"

@@ -51,7 +51,6 @@ from conformance.oracle.annotations import normalise
 from conformance.oracle.text_surface import PIECE_OF_CLASS, Member
 from conformance.oracle.vllm_changes import Change, changes_between
 
-#: vLLM's modules whose absence is itself a break (their imports are judged).
 #: vLLM's producer classes a plugin imports by name.
 _PRODUCER_CLASSES = frozenset(
     {"Sampler", "RejectionSampler", *(c for names in VLLM_ASYNC_OUTPUTS.values() for c in names)}

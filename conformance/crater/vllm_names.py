@@ -27,14 +27,14 @@ EMPTY = "EMPTY_MODEL_RUNNER_OUTPUT"
 #: vLLM's modules that hold its producers (the files the suite reads from each wheel).
 PRODUCER_MODULES = frozenset(p.removesuffix(".py").replace("/", ".") for p in TAKEN)
 
-#: vLLM's async output classes, by module: a plugin that builds or subclasses one leans
-#: on vLLM's own producer.
 #: What vLLM's async output classes store in ``__init__`` and a plugin subclass reads:
 #: the first runner's ``_model_runner_output``, Model Runner V2's ``model_runner_output``.
 ASYNC_OUTPUT_ATTRIBUTES = {
     "_model_runner_output": f"{OUTPUTS}.ModelRunnerOutput",
     "model_runner_output": f"{OUTPUTS}.ModelRunnerOutput",
 }
+#: vLLM's async output classes, by module: a plugin that builds or subclasses one leans
+#: on vLLM's own producer.
 VLLM_ASYNC_OUTPUTS = {
     "vllm.v1.worker.gpu_model_runner": (
         "AsyncGPUModelRunnerOutput",

@@ -47,6 +47,10 @@ CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 PIP_ARGS = os.environ.get(
     "OUTPUTS_SUITE_PIP_ARGS", f"-c {HERE / 'constraints.txt'} --extra-index-url {CPU_TORCH_INDEX}"
 ).split()
+# uv takes each package from the first index that has it, and that index also serves
+# old builds of numpy and others; as pip does, take the best version of any index (for
+# torch==2.13.0 that is 2.13.0+cpu).
+os.environ.setdefault("UV_INDEX_STRATEGY", "unsafe-best-match")
 #: The release this plugin pins (``example_npu_plugin.outputs.PINNED_RELEASE``): it gates.
 PINNED_RELEASE = "0.12.0"
 #: The CI matrix's releases: the pinned one and its neighbours, the revisions before and
