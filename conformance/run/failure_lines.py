@@ -83,10 +83,14 @@ def _followers_line(cause: str, followers: list[Any]) -> str:
     )
 
 
+def representative(records: list[Any]) -> Any:
+    """The failure of a behaviour that says the most: the first, except that a type's
+    fields (one added, removed or renamed) explain its other surface failures."""
+    return min(records, key=lambda r: not str(getattr(r, "nodeid", "")).endswith("[fields]"))
+
+
 def _first_line(behaviour: str, records: list[Any]) -> str:
-    # A type's fields (one added, removed or renamed) explain its other surface failures.
-    shown = min(records, key=lambda r: not str(getattr(r, "nodeid", "")).endswith("[fields]"))
-    first = shown.message.removeprefix(f"[{behaviour}] ").splitlines()[0]
+    first = representative(records).message.removeprefix(f"[{behaviour}] ").splitlines()[0]
     first = _compact(first)
     # Where the backend raised is never cut: the exception's own words may be.  A cause
     # says what was read early, where, and what to wait for: it gets the room.

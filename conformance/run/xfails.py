@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.report.schema import XFAIL_PLACEHOLDER
+from conformance.run.failure_lines import representative
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -227,13 +228,13 @@ def write_entries(path: Path, records: Any, header: str) -> int:
     Each reason quotes the first failure, to be replaced by why the backend differs.
     Written only when something failed; never over an existing file.
     """
-    first: dict[str, tuple[int, str]] = {}
+    failed: dict[str, list[Any]] = {}
     for record in records:
         if record.outcome in ("failed", "error") and record.behaviour:
-            count, message = first.get(record.behaviour, (0, record.message))
-            first[record.behaviour] = (count + 1, message)
-    if not first:
+            failed.setdefault(record.behaviour, []).append(record)
+    if not failed:
         return 0
+    first = {b: (len(rs), representative(rs).message) for b, rs in failed.items()}
     lines = [
         f"# Known deviations of {header}, written by the conformance suite.",
         "# One entry per behaviour that failed: replace each reason with why, then run with",

@@ -247,3 +247,24 @@ def test_a_run_where_nothing_failed_says_it_wrote_no_xfails_file(tmp_path) -> No
     assert run.exit_code == 0
     assert "no xfails file written to xfails.toml: nothing failed" in run.output
     assert not (tmp_path / "xfails.toml").exists()
+
+
+def test_the_written_xfail_quotes_the_failure_the_summary_shows(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.xfails import write_entries
+
+    def failed(nodeid: str, message: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            outcome="failed", behaviour="ModelRunnerOutput.surface", message=message,
+            nodeid=nodeid,
+        )  # fmt: skip
+
+    path = tmp_path / "xfails.toml"
+    write_entries(path, [
+        failed("t.py::test_surface[annotation[x]]", "expected annotation X"),
+        failed("t.py::test_surface[fields]", "ModelRunnerOutput: extra (req_id_to_index): ..."),
+    ], "my_plugin")  # fmt: skip
+    assert "2 check(s) failed, first: ModelRunnerOutput: extra (req_id_to_index)" in (
+        path.read_text()
+    )
