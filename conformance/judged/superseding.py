@@ -186,11 +186,12 @@ def _suite_path() -> str:
 
 
 def _cache_file(judged: Any, check_timeout: float | None) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    from conformance.releases.fetch import cache_home
+
     key = hashlib.sha256(
         f"{judged.source.digest}\0{judged.base}\0{check_timeout}\0{_suite_digest()}".encode()
     ).hexdigest()[:24]
-    return Path(base) / "vllm-outputs-suite" / "self-runs" / f"{key}.json"
+    return cache_home() / "self-runs" / f"{key}.json"
 
 
 @functools.cache

@@ -57,10 +57,16 @@ class FetchError(ReleaseTextError):
     """A release's texts cannot be had; the one-line message names why and the fix."""
 
 
-def cache_folder() -> Path:
-    """``$XDG_CACHE_HOME/vllm-outputs-suite/vllm-releases`` (``~/.cache`` without it)."""
+def cache_home() -> Path:
+    """``$XDG_CACHE_HOME/vllm-outputs-suite`` (``~/.cache`` without it): every cache of
+    the suite's lives here."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "vllm-outputs-suite" / "vllm-releases"
+    return Path(base) / "vllm-outputs-suite"
+
+
+def cache_folder() -> Path:
+    """``$XDG_CACHE_HOME/vllm-outputs-suite/vllm-releases``."""
+    return cache_home() / "vllm-releases"
 
 
 def texts_folder() -> Path:

@@ -469,3 +469,14 @@ def test_a_shadow_outside_python_m_is_not_sent_to_the_console_command(tmp_path) 
     line = _one_error_line(_python(tmp_path, "-c", code, path=[tmp_path, CHECKOUT]))
     assert str(tmp_path / "reference.py") in line
     assert "off the import path" in line and "vllm-outputs-suite, which" not in line
+
+
+def test_a_run_leaves_nothing_in_the_folder_it_runs_from(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    work.mkdir()
+    # Hypothesis draws (logprobs lists) and pytest's cache would each leave a folder.
+    done = _python(work, "-m", "conformance", "--backend", "reference", "-k", "logprobs_lists")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted(p.name for p in work.iterdir()) == []
