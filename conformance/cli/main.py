@@ -19,6 +19,7 @@ Two more jobs:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 from typing import NoReturn
@@ -246,14 +247,6 @@ def isolation_arguments(args: argparse.Namespace, pytest_args: list[str]) -> lis
     return extra
 
 
-#: pytest's options that read or write its cache.
-_CACHE_OPTIONS = frozenset({
-    "--lf", "--last-failed", "--ff", "--failed-first", "--nf", "--new-first", "--sw",
-    "--stepwise", "--sw-skip", "--stepwise-skip", "--sw-reset", "--stepwise-reset",
-    "--cache-show", "--cache-clear", "--lfnf", "--last-failed-no-failures",
-})  # fmt: skip
-
-
 def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
     import pytest
 
@@ -261,13 +254,19 @@ def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # rewriting; the checks do not rely on rewriting, so that warning is noise.
     forwarded = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--pyargs", "conformance"]
     # A run leaves nothing in the folder it runs from (the console command runs from any):
-    # pytest's cache only where an option of it asks for one, Hypothesis's files under
-    # the suite's cache.
-    if not any(a.partition("=")[0] in _CACHE_OPTIONS or "cacheprovider" in a for a in pytest_args):
-        forwarded += ["-p", "no:cacheprovider"]
+    # pytest's cache (``--lf`` still works) and Hypothesis's files live in the suite's
+    # cache, one pytest cache per folder run from.
     from conformance.releases.fetch import cache_home
 
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(cache_home() / "hypothesis"))
+    try:
+        home = cache_home()
+    except RuntimeError:  # no home directory: pytest's and Hypothesis's own defaults
+        home = None
+    if home is not None:
+        if not any("cache_dir" in a for a in pytest_args):
+            folder = hashlib.sha256(os.getcwd().encode()).hexdigest()[:16]
+            forwarded += ["-o", f"cache_dir={home / 'pytest' / folder}"]
+        os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(home / "hypothesis"))
     isolation = isolation_arguments(args, pytest_args)
     return int(pytest.main([*forwarded, *isolation, *pytest_args, *suite_arguments(args)]))
 

@@ -18,8 +18,8 @@ class Forwarder:
     keywords: tuple[str, ...]  #: keywords the function itself passes or adds
     removed: frozenset[str]  #: keys it takes out of the caller's
     open_ended: bool  #: the call also takes ``*args`` or another ``**dict``
-    #: its own named parameters: a caller's keyword of one of these binds it, and never
-    #: reaches ``**kwargs``
+    #: its own parameters a keyword can name: a caller's keyword of one of these binds it,
+    #: and never reaches ``**kwargs`` (a positional-only one's name does)
     parameters: frozenset[str] = frozenset()
 
 
@@ -59,9 +59,7 @@ def forwarder_of(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> F
             tuple(dict.fromkeys([*own, *added])),
             frozenset(removed),
             bool(others) or any(isinstance(a, ast.Starred) for a in call.args),
-            frozenset(
-                a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
-            ),
+            frozenset(a.arg for a in (*node.args.args, *node.args.kwonlyargs)),
         )
     return None
 

@@ -196,7 +196,7 @@ class GuardReader:
         self.tests = tests
         self.version_names = version_names
         #: the plugin's functions comparing vLLM's version with their one argument
-        self.helpers = helpers or VersionHelpers({}, frozenset())
+        self.helpers = helpers or VersionHelpers({}, {})
         #: ``{name: components}``: names bound to vLLM's release as a tuple of ints
         self.tuple_names = tuple_names or {}
         #: what a called expression names in the plugin (``plugin:mod.f``)
@@ -420,33 +420,36 @@ class VersionHelpers:
     ``vllm_version_is("0.11.0")`` is."""
 
     symbols: Mapping[str, str]  #: ``{plugin:module.function: symbol}``
-    scanned: frozenset[str]  #: the modules read for them
+    #: ``{module: the functions it defines at its top}`` of every module of the plugin
+    defines: Mapping[str, frozenset[str]]
 
     def symbol_of(self, qualified: str) -> str | None:
-        """The comparison of the function ``qualified`` names, where it is a helper; a name
-        a module the reading did not scan re-exports (``pkg.vllm_version_ge`` of
-        ``pkg/__init__.py``) is the one helper of that name."""
+        """The comparison of the function ``qualified`` names, where it is a helper.  A
+        name another module of the plugin re-exports (``pkg.vllm_version_ge`` of
+        ``pkg/__init__.py``) is the one helper of that name; a function a module defines
+        itself, or a module not the plugin's (``torch_npu.utils``), is none."""
         if qualified in self.symbols:
             return self.symbols[qualified]
-        module, _, name = qualified.rpartition(".")
-        if module.removeprefix("plugin:") in self.scanned:
-            return None  # a function of a module read: not a helper
+        module, _, name = qualified.removeprefix("plugin:").rpartition(".")
+        if module not in self.defines or name in self.defines[module]:
+            return None
         named = [symbol for key, symbol in self.symbols.items() if key.endswith(f".{name}")]
         return named[0] if len(named) == 1 else None
 
 
-def version_helpers(modules: Iterable[tuple[str, ast.Module]]) -> VersionHelpers:
-    """The :class:`VersionHelpers` that ``(module, tree)`` define."""
+def version_helpers(
+    modules: Iterable[tuple[str, ast.Module]], defines: Mapping[str, frozenset[str]]
+) -> VersionHelpers:
+    """The :class:`VersionHelpers` that ``(module, tree)`` define, among the plugin's
+    modules and what each defines (``defines``)."""
     found: dict[str, str] = {}
-    scanned = []
     for module, tree in modules:
-        scanned.append(module)
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 symbol = _helper_symbol(node)
                 if symbol is not None:
                     found[f"plugin:{module}.{node.name}"] = symbol
-    return VersionHelpers(found, frozenset(scanned))
+    return VersionHelpers(found, defines)
 
 
 def _helper_symbol(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

@@ -43,7 +43,7 @@ from conformance.crater.sources import PluginSource
 from conformance.crater.syntax import decorated
 from conformance.crater.uses import Reading, Use
 from conformance.crater.verdicts import Finding
-from conformance.crater.vllm_names import ASYNC_BASE, VLLM_ASYNC_OUTPUTS
+from conformance.crater.vllm_names import ASYNC_BASE, JUDGED_MODULES, VLLM_ASYNC_OUTPUTS
 from conformance.crater.world import module_name
 
 #: A class's run may take this long (its steps on the simulated runtime, the race).
@@ -736,10 +736,11 @@ def _never_set(message: str, producer: PluginProducer, text: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    # vLLM's modules whose texts the run has: any other of vLLM's is a stand-in too
     from_vllm = {
         alias.asname or alias.name
         for node in tree.body
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "vllm"
+        if isinstance(node, ast.ImportFrom) and node.module in JUDGED_MODULES
         for alias in node.names
     }
     chain, todo = [], [found[1]]
@@ -763,10 +764,12 @@ def _never_set(message: str, producer: PluginProducer, text: str) -> bool:
             and isinstance(node.ctx, (ast.Store, ast.Del))
         ):
             return False
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return False  # self.__dict__.update(...) sets any attribute
         if isinstance(node, ast.Call) and not _calls_super(node):
             handed = [*node.args, *(k.value for k in node.keywords)]
             if any(isinstance(a, ast.Name) and a.id == "self" for a in handed):
-                return False
+                return False  # setattr(self, ...), vars(self), a stand-in given self
             if isinstance(node.func, ast.Name) and node.func.id == "setattr":
                 return False
     return True

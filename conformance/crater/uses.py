@@ -197,9 +197,12 @@ def read_plugin(files: dict[str, str]) -> Reading:
     unparsed: list[str] = []
     placeholders: list[str] = []
     helpers = version_helpers(
-        (module_name(path), parsed[0])
-        for path, text in files.items()
-        if _READS_VERSION.search(text) and (parsed := parse_leniently(text)) is not None
+        (
+            (module_name(path), parsed[0])
+            for path, text in files.items()
+            if _READS_VERSION.search(text) and (parsed := parse_leniently(text)) is not None
+        ),
+        {module_name(p): frozenset(_TOP_LEVEL_DEF.findall(t)) for p, t in files.items()},
     )
     pending = dict(files)
     wanted = _FIRST_PASS
@@ -276,6 +279,8 @@ _FIRST_PASS = re.compile(
     + "|".join(sorted(map(re.escape, _NAMED_IN_USES)))
     + r")\b"
 )
+#: A function a module defines at its top.
+_TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 #: What a file defining a version helper holds (:func:`version_helpers`): any other
 #: file is not parsed for them.
 _READS_VERSION = re.compile(r"__version__|version\(\s*[\"']vllm")

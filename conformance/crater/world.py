@@ -389,7 +389,23 @@ def _public_names(
 
 
 def _literal_all(tree: ast.Module) -> set[str] | None:
-    """A module's ``__all__`` where it is one literal list or tuple of strings."""
+    """A module's ``__all__`` where it is one literal list or tuple of strings, bound once
+    and never changed after (``+=``, ``.append``: then it is not known)."""
+    mentions = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id == "__all__"
+        and not isinstance(node.ctx, ast.Load)
+    ]
+    changed = any(
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "__all__"
+        for node in ast.walk(tree)
+    )
+    if len(mentions) != 1 or changed:
+        return None
     for node in tree.body:
         if (
             isinstance(node, ast.Assign)

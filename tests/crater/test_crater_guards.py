@@ -35,13 +35,21 @@ def mixed(target):
 """
 
 
+#: The test plugin's modules and what each defines at its top.
+_DEFINES = {
+    "npu": frozenset(),
+    "npu.compat": frozenset({"vllm_version_ge", "is_older_than", "not_a_helper", "mixed"}),
+    "npu.torch": frozenset({"vllm_version_ge"}),
+}
+
+
 def _own(called: ast.expr) -> str | None:
     """What a name resolves to in the test's plugin: the helpers' module's functions."""
     return f"plugin:npu.compat.{called.id}" if isinstance(called, ast.Name) else None
 
 
 def _guard(module: str, condition: str, branch: bool = True) -> Guard:
-    helpers = version_helpers([("npu.compat", ast.parse(HELPERS))])
+    helpers = version_helpers([("npu.compat", ast.parse(HELPERS))], _DEFINES)
     reader = module_tests(ast.parse(module), helpers, _own)
     return Guard(reader.test_of(ast.parse(condition, mode="eval").body), branch, condition)
 
@@ -97,17 +105,17 @@ def test_type_checking_never_runs_and_other_conditions_are_taken() -> None:
 
 
 def test_only_a_function_that_always_compares_vllms_version_with_its_argument_is_a_helper() -> None:
-    helpers = version_helpers([("npu.compat", ast.parse(HELPERS))])
+    helpers = version_helpers([("npu.compat", ast.parse(HELPERS))], _DEFINES)
     assert helpers.symbols == {
         "plugin:npu.compat.vllm_version_ge": ">=",
         "plugin:npu.compat.is_older_than": "<",
     }
-    # One a package re-exports from a module the reading did not scan is the helper; a
-    # function of the same name in another module read is not.
+    # One a package of the plugin re-exports is the helper; a function of the same name
+    # another module defines (scanned for helpers or not), or another distribution's,
+    # is not.
     assert helpers.symbol_of("plugin:npu.vllm_version_ge") == ">="
-    torch_compat = ast.parse("def vllm_version_ge(v):\n    return torch.__version__ >= v\n")
-    both = version_helpers([("npu.compat", ast.parse(HELPERS)), ("npu.torch", torch_compat)])
-    assert both.symbol_of("plugin:npu.torch.vllm_version_ge") is None
+    assert helpers.symbol_of("plugin:npu.torch.vllm_version_ge") is None
+    assert helpers.symbol_of("plugin:torch_npu.utils.vllm_version_ge") is None
 
 
 @pytest.mark.parametrize(

@@ -428,3 +428,25 @@ def test_the_later_star_import_binds_a_name_and_all_says_what_a_module_exports()
     assert [(u.file, u.via) for u in built if u.file == "npu/runner.py"] == [
         ("npu/runner.py", "ModelRunnerOutput")
     ]
+
+
+def test_an_all_changed_after_it_is_bound_is_not_known() -> None:
+    files = {
+        "npu/__init__.py": "from vllm.v1.outputs import *\nfrom npu.own import *\n",
+        "npu/own.py": (
+            "from vllm.v1.outputs import ModelRunnerOutput as _Base\n"
+            "__all__ = ['helper']\n"
+            "__all__ += ['ModelRunnerOutput']\n"
+            "class ModelRunnerOutput(_Base):\n    pass\n"
+            "def helper():\n    pass\n"
+        ),
+        "npu/runner.py": (
+            "from npu import ModelRunnerOutput\n"
+            "def step(ids):\n"
+            "    return ModelRunnerOutput(req_ids=ids)\n"
+        ),
+    }
+    built = [u for u in read_plugin(files).uses if u.file == "npu/runner.py"]
+    assert [(u.kind, u.via) for u in built if u.kind == "construct"] == [
+        ("construct", "ModelRunnerOutput")
+    ]

@@ -1455,3 +1455,16 @@ def test_a_module_name_the_plugin_sets_handles_or_never_evaluates_holds() -> Non
     ).findings
     # Only the read an ImportError handler cannot catch raises.
     assert [(f.line, f.member) for f in found] == [(24, "vllm.v1.outputs.RoutedExpertsTensors")]
+
+
+def test_a_positional_only_parameter_of_a_forwarder_leaves_its_name_to_kwargs() -> None:
+    code = (
+        "from vllm.v1.outputs import ModelRunnerOutput\n"
+        "def make(req_id_to_index, /, **fields):\n"
+        "    return ModelRunnerOutput(**fields)\n"
+        "def step(ids):\n"
+        "    return make(1, req_ids=ids, req_id_to_index={})\n"
+    )
+    found = breaks({"npu/runner.py": code}, "0.34.0", pin="0.33.0")
+    assert ("construction-raises", "runner.py", "ModelRunnerOutput.req_id_to_index",
+            "field removed ModelRunnerOutput.req_id_to_index") in found  # fmt: skip
