@@ -188,17 +188,23 @@ def unevaluated_annotations(tree: ast.Module) -> frozenset[int]:
         for node in tree.body
     )
     annotations: list[ast.expr] = []
-    for node in ast.walk(tree):
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, ast.AnnAssign) and (in_function or postponed):
+            annotations.append(node.annotation)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for statement in ast.walk(node):
-                if isinstance(statement, ast.AnnAssign) and statement is not node:
-                    annotations.append(statement.annotation)
             if postponed:
                 arguments = node.args
                 every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                 every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-                annotations += [a.annotation for a in every if a.annotation is not None]
-                annotations += [node.returns] if node.returns is not None else []
-        elif postponed and isinstance(node, ast.AnnAssign):
-            annotations.append(node.annotation)
+                annotations.extend(a.annotation for a in every if a.annotation is not None)
+                annotations.extend([node.returns] if node.returns is not None else [])
+            in_function = True
+        elif isinstance(node, ast.ClassDef):
+            in_function = False  # a class body's annotations are evaluated as it runs
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):  # annotations sit in statements only
+                visit(child, in_function)
+
+    visit(tree, False)
     return frozenset(id(n) for annotation in annotations for n in ast.walk(annotation))

@@ -4,6 +4,7 @@ re-exports, and every class it defines followed up to its bases."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -88,9 +89,6 @@ class World:
                 module, tree, module in packages, bound
             )
         self._bind_star_imports(packages)
-        #: ``(vLLM module, name)`` the plugin sets on one of vLLM's judged modules itself
-        #: (``outputs.RoutedExpertsLists = _Own``): its reads of them are its own
-        self.vllm_module_stores = self._vllm_module_stores()
         for module, (path, tree) in trees.items():
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
@@ -120,7 +118,11 @@ class World:
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
             if (source := _from_module(node, _package_of(module, module in packages)))
         ]
-        exported = {module: _literal_all(tree) for module, (_, tree) in self.trees.items()}
+        exported = {
+            module: _literal_all(self.trees[module][1])
+            for module in {source.removeprefix("plugin:") for _, source in stars}
+            if module in self.trees
+        }
         explicit = {module: set(self.bindings[module]) for module, _ in stars}
         for _ in range(len(stars) + 1):
             starred: dict[str, dict[str, str]] = {module: {} for module, _ in stars}
@@ -136,7 +138,10 @@ class World:
             if not changed:
                 return
 
-    def _vllm_module_stores(self) -> frozenset[tuple[str, str]]:
+    @functools.cached_property
+    def vllm_module_stores(self) -> frozenset[tuple[str, str]]:
+        """``(vLLM module, name)`` the plugin sets on one of vLLM's judged modules itself
+        (``outputs.RoutedExpertsLists = _Own``): its reads of them are its own."""
         found = set()
         for module, (_, tree) in self.trees.items():
             for node in ast.walk(tree):

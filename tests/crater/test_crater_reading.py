@@ -450,3 +450,21 @@ def test_an_all_changed_after_it_is_bound_is_not_known() -> None:
     assert [(u.kind, u.via) for u in built if u.kind == "construct"] == [
         ("construct", "ModelRunnerOutput")
     ]
+
+
+def test_only_annotations_python_never_evaluates_are_left_unread() -> None:
+    import ast
+
+    from conformance.crater.syntax import unevaluated_annotations
+
+    code = (
+        "def f(x: A) -> B:\n    y: C = x\n    class Inner:\n        z: D\nclass Outer:\n    w: E\n"
+    )
+    tree = ast.parse(code)
+    never = unevaluated_annotations(tree)
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) in never}
+    assert named == {"C"}  # a variable's inside a function; a class body's runs with it
+    postponed = ast.parse("from __future__ import annotations\n" + code)
+    never = unevaluated_annotations(postponed)
+    named = {n.id for n in ast.walk(postponed) if isinstance(n, ast.Name) and id(n) in never}
+    assert named == {"A", "B", "C", "D", "E"}
