@@ -37,15 +37,14 @@ def forwarder_of(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> F
     for statement in node.body:
         if not _mentions(statement, name):
             continue
-        key = _key_added(statement, name)
-        if key is not None:
-            added.append(key)
-            removed.discard(key)
-            continue
-        key = _key_removed(statement, name)
-        if key is not None:
-            removed.add(key)
-            added = [k for k in added if k != key]
+        change = _key_change(statement, name)
+        if change is not None:
+            key, added_here = change
+            added = [k for k in added if k != key] + ([key] if added_here else [])
+            if added_here:
+                removed.discard(key)
+            else:
+                removed.add(key)
             continue
         call = _forwarding_call(statement, name)
         if call is None:
@@ -76,47 +75,27 @@ def _string(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _key_added(statement: ast.stmt, name: str) -> str | None:
-    """``d.setdefault("k", v)`` or ``d["k"] = v`` (a value not naming ``d``)."""
+def _key_change(statement: ast.stmt, name: str) -> tuple[str, bool] | None:
+    """``(key, True)`` for ``d.setdefault("k", v)`` or ``d["k"] = v`` (a value not naming
+    ``d``), ``(key, False)`` for ``d.pop("k"[, default])`` or ``del d["k"]``."""
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         call = statement.value
-        if (
-            isinstance(call.func, ast.Attribute)
-            and call.func.attr == "setdefault"
-            and _is_name(call.func.value, name)
-            and len(call.args) == 2
-            and not _mentions(call.args[1], name)
-        ):
-            return _string(call.args[0])
-    if (
-        isinstance(statement, ast.Assign)
-        and len(statement.targets) == 1
-        and isinstance(target := statement.targets[0], ast.Subscript)
-        and _is_name(target.value, name)
-        and not _mentions(statement.value, name)
-    ):
-        return _string(target.slice)
-    return None
-
-
-def _key_removed(statement: ast.stmt, name: str) -> str | None:
-    """``d.pop("k"[, default])`` as a statement, or ``del d["k"]``."""
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        call = statement.value
-        if (
-            isinstance(call.func, ast.Attribute)
-            and call.func.attr == "pop"
-            and _is_name(call.func.value, name)
-            and call.args
-        ):
-            return _string(call.args[0])
-    if (
-        isinstance(statement, ast.Delete)
-        and len(statement.targets) == 1
-        and isinstance(target := statement.targets[0], ast.Subscript)
-        and _is_name(target.value, name)
-    ):
-        return _string(target.slice)
+        if isinstance(call.func, ast.Attribute) and _is_name(call.func.value, name) and call.args:
+            method, key = call.func.attr, _string(call.args[0])
+            if method == "setdefault" and len(call.args) == 2 and not _mentions(call.args[1], name):
+                return (key, True) if key is not None else None
+            if method == "pop":
+                return (key, False) if key is not None else None
+        return None
+    if isinstance(statement, (ast.Assign, ast.Delete)) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if not (isinstance(target, ast.Subscript) and _is_name(target.value, name)):
+            return None
+        key = _string(target.slice)
+        if isinstance(statement, ast.Delete):
+            return (key, False) if key is not None else None
+        if not _mentions(statement.value, name):
+            return (key, True) if key is not None else None
     return None
 
 

@@ -459,12 +459,13 @@ def _helper_symbol(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | No
     if len(parameters) != 1 or function.args.vararg or function.args.kwonlyargs:
         return None
     parameter = parameters[0].arg
+    sources = GuardReader({}, frozenset())
     local = {
         target.id
         for node in ast.walk(function)
-        if isinstance(node, ast.Assign)
+        if isinstance(node, ast.Assign) and sources.is_vllm_version(node.value)
         for target in node.targets
-        if isinstance(target, ast.Name) and GuardReader({}, frozenset()).is_vllm_version(node.value)
+        if isinstance(target, ast.Name)
     }
     reader = GuardReader({}, frozenset(local))
     symbols = set()

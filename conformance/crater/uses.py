@@ -36,6 +36,7 @@ from conformance.crater.guards import (
     Guard,
     GuardReader,
     Test,
+    VersionHelpers,
     imports_taking,
     module_tests,
     version_helpers,
@@ -196,11 +197,18 @@ def read_plugin(files: dict[str, str]) -> Reading:
     trees: dict[str, tuple[str, ast.Module]] = {}
     unparsed: list[str] = []
     placeholders: list[str] = []
+    parsed_files: dict[str, tuple[ast.Module, tuple[int, ...]] | None] = {}
+
+    def parsed(path: str) -> tuple[ast.Module, tuple[int, ...]] | None:
+        if path not in parsed_files:
+            parsed_files[path] = parse_leniently(files[path])
+        return parsed_files[path]
+
     helpers = version_helpers(
         (
-            (module_name(path), parsed[0])
+            (module_name(path), read[0])
             for path, text in files.items()
-            if _READS_VERSION.search(text) and (parsed := parse_leniently(text)) is not None
+            if _READS_VERSION.search(text) and (read := parsed(path)) is not None
         ),
         {module_name(p): frozenset(_TOP_LEVEL_DEF.findall(t)) for p, t in files.items()},
     )
@@ -209,15 +217,15 @@ def read_plugin(files: dict[str, str]) -> Reading:
     names: frozenset[str] = frozenset()
     while True:
         found = {p: t for p, t in pending.items() if wanted.search(t)}
-        for path, text in sorted(found.items()):
+        for path in sorted(found):
             del pending[path]
-            parsed = parse_leniently(text)
-            if parsed is None:
+            read = parsed(path)
+            if read is None:
                 unparsed.append(path)
                 continue
-            trees[module_name(path)] = (path, parsed[0])
-            placeholders += [f"{path}:{line}" for line in parsed[1]]
-        world = World(trees, helpers)
+            trees[module_name(path)] = (path, read[0])
+            placeholders += [f"{path}:{line}" for line in read[1]]
+        world = World(trees)
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
         }
@@ -225,7 +233,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
         new |= {
             qualified.rpartition(".")[2]
             for qualified, forwarder in world.forwarders.items()
-            if world.builds_output(forwarder)
+            if world.constructs(world.resolve(forwarder.module, forwarder.called))
         }
         # ``from vllm.v1.outputs import ModelRunnerOutput as Out`` in a compat module:
         # a file importing ``Out`` from it names none of vLLM's names.
@@ -240,7 +248,9 @@ def read_plugin(files: dict[str, str]) -> Reading:
         names = new
         wanted = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
     reading = Reading([], unparsed, set(), set(), placeholders=placeholders)
-    visitors = [_ModuleVisitor(world, m, path, tree, reading) for m, (path, tree) in trees.items()]
+    visitors = [
+        _ModuleVisitor(world, helpers, m, path, tree, reading) for m, (path, tree) in trees.items()
+    ]
     for visitor in visitors:
         visitor.type_attributes()
     for visitor in visitors:
@@ -316,7 +326,13 @@ class _ModuleVisitor:
     """Walks one module, keeping the conditions and ``try`` blocks a node sits in."""
 
     def __init__(
-        self, world: World, module: str, path: str, tree: ast.Module, reading: Reading
+        self,
+        world: World,
+        helpers: VersionHelpers,
+        module: str,
+        path: str,
+        tree: ast.Module,
+        reading: Reading,
     ) -> None:
         self.world = world
         self.module = module
@@ -324,7 +340,7 @@ class _ModuleVisitor:
         self.tree = tree
         self.reading = reading
         self.guards: GuardReader = module_tests(
-            tree, world.version_helpers, lambda called: world.resolve(module, called)
+            tree, helpers, lambda called: world.resolve(module, called)
         )
         self.conditions: list[Guard] = []
         self.handled = 0
@@ -982,28 +998,22 @@ class _ModuleVisitor:
     def _construct(self, node: ast.Call, called: str | None, shape: dict[str, object]) -> bool:
         """Records the call as building ``called`` where that is one of the judged types
         or a plugin class resting on one; whether it was."""
-        if called is not None and called.startswith("plugin:"):
+        if called is None or not self.world.constructs(called):
+            return False
+        if called.startswith("plugin:"):
             chain, vllm_base = self.world.chain(called)
-            if vllm_base is not None and chain:
-                self._add(
-                    "construct",
-                    node.lineno,
-                    vllm_base,
-                    via=chain[0].name,
-                    own_init=any("__init__" in c.methods for c in chain),
-                    own_fields=_fields_of(chain),
-                    **shape,
-                )
-                return True
-        if (
-            called is not None
-            and called.startswith("vllm.")
-            and is_judged(called)
-            and called not in PRODUCER_CALLS.values()
-        ):
+            self._add(
+                "construct",
+                node.lineno,
+                str(vllm_base),
+                via=chain[0].name,
+                own_init=any("__init__" in c.methods for c in chain),
+                own_fields=_fields_of(chain),
+                **shape,
+            )
+        else:
             self._add("construct", node.lineno, called, **shape)
-            return True
-        return False
+        return True
 
     def _forwarder(self, func: ast.expr, called: str | None) -> Forwarder | None:
         """The plugin function a call calls, where it hands its ``**kwargs`` on: by its

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from conformance.crater.forwarders import Forwarder, forwarder_of
-from conformance.crater.guards import Test, VersionHelpers, imports_taking
+from conformance.crater.guards import Test, imports_taking
 from conformance.crater.syntax import catches, decorated, identifier, tail_name
 from conformance.crater.vllm_names import (
     EMPTY,
@@ -60,11 +60,7 @@ def module_name(path: str) -> str:
 class World:
     """Every module's bindings and classes, to resolve a name across the plugin."""
 
-    def __init__(
-        self,
-        trees: dict[str, tuple[str, ast.Module]],
-        version_helpers: VersionHelpers | None = None,
-    ) -> None:
+    def __init__(self, trees: dict[str, tuple[str, ast.Module]]) -> None:
         self.trees = trees
         self.bindings: dict[str, dict[str, str]] = {}
         self.classes: dict[str, PluginClass] = {}
@@ -72,9 +68,6 @@ class World:
         self.returns: dict[str, tuple[str, ast.expr]] = {}
         #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` handing their ``**kwargs`` on
         self.forwarders: dict[str, Forwarder] = {}
-        #: ``{name: symbol}`` of its functions comparing vLLM's version with their
-        #: argument (:func:`~conformance.crater.guards.version_helpers`)
-        self.version_helpers = version_helpers
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
         #: ``{module: {fallback target: Fallback}}``: a name bound by ``try: from a import
@@ -162,10 +155,9 @@ class World:
                         found.add((resolved, name))
         return frozenset(found)
 
-    def builds_output(self, forwarder: Forwarder) -> bool:
-        """Whether a forwarder hands its keywords to one of the judged types, or to a
-        plugin class resting on one."""
-        called = self.resolve(forwarder.module, forwarder.called)
+    def constructs(self, called: str | None) -> bool:
+        """Whether calling ``called`` builds one of the judged types (not a producer), or
+        a plugin class resting on one."""
         if called is None:
             return False
         if called.startswith("plugin:"):
