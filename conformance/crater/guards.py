@@ -21,7 +21,7 @@ import ast
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -46,7 +46,8 @@ class VllmMembers(Protocol):
         """Whether ``from module import name`` succeeds."""
 
 
-_OPERATORS: dict[type[ast.cmpop], tuple[str, Callable[[Version, Version], bool]]] = {
+#: Each comparison's symbol and function (of versions, or of tuples of their components).
+_OPERATORS: dict[type[ast.cmpop], tuple[str, Callable[[Any, Any], bool]]] = {
     ast.Eq: ("==", operator.eq),
     ast.NotEq: ("!=", operator.ne),
     ast.Lt: ("<", operator.lt),
@@ -55,10 +56,6 @@ _OPERATORS: dict[type[ast.cmpop], tuple[str, Callable[[Version, Version], bool]]
     ast.GtE: (">=", operator.ge),
 }
 _BY_SYMBOL = {symbol: compare for symbol, compare in _OPERATORS.values()}
-_TUPLE_COMPARE: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
-    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-}  # fmt: skip
 #: The plugin helpers every plugin is known to call by this name, and their comparison.
 _KNOWN_HELPERS = {"vllm_version_is": "=="}
 #: Calls that read a version string as a version.
@@ -136,7 +133,7 @@ def evaluate(test: Test, version: str | None, vllm: VllmMembers | None = None) -
         count = cast("int | None", test[3])
         release = parsed.release[:count] if count is not None else parsed.release
         named_tuple = tuple(int(part) for part in str(test[2]).split("."))
-        return _TUPLE_COMPARE[str(test[1])](release, named_tuple)
+        return _BY_SYMBOL[str(test[1])](release, named_tuple)
     return None
 
 
