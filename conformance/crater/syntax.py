@@ -208,3 +208,18 @@ def unevaluated_annotations(tree: ast.Module) -> frozenset[int]:
 
     visit(tree, False)
     return frozenset(id(n) for annotation in annotations for n in ast.walk(annotation))
+
+
+def module_imported(value: ast.expr) -> str | None:
+    """The module ``importlib.import_module("vllm.x")`` (or a bare ``import_module``)
+    imports, where its name is written out; None for any other value."""
+    if (
+        isinstance(value, ast.Call)
+        and tail_name(value.func) == "import_module"
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Constant)
+        and isinstance(value.args[0].value, str)
+    ):
+        return value.args[0].value
+    return None

@@ -71,6 +71,7 @@ from conformance.crater.syntax import (
     exits,
     is_empty,
     literal_not_none,
+    module_imported,
     own_statements,
     reraises,
     strings_in,
@@ -849,16 +850,17 @@ class _ModuleVisitor:
 
     def _called(self, func: ast.expr) -> str | None:
         """What a call calls; ``cls(...)`` and ``type(self)(...)`` in a plugin class call
-        that class."""
+        that class, ``type(output)(...)`` the class ``output`` is of."""
+        instance = _instance_whose_class(func)
         own = (isinstance(func, ast.Name) and func.id == "cls") or (
-            isinstance(func, ast.Call)
-            and tail_name(func.func) == "type"
-            and len(func.args) == 1
-            and isinstance(func.args[0], ast.Name)
-            and func.args[0].id == "self"
+            isinstance(instance, ast.Name) and instance.id == "self"
         )
         if own and self.class_stack:
             return self.class_stack[-1].qualified
+        if instance is not None:
+            # ``type(output)(...)``, ``output.__class__(...)``: the class the value is of
+            held = self._type_of(instance)
+            return held if self.world.constructs(held) else None
         return self.world.resolve(self.module, self._class_held(func))
 
     def _class_held(self, func: ast.expr) -> ast.expr:
@@ -882,8 +884,18 @@ class _ModuleVisitor:
     def _call(self, node: ast.Call) -> None:
         if self._named_member(node) or self._base_init(node):
             return
+        imported = module_imported(node)
+        if imported is not None and (imported == "vllm" or imported.startswith("vllm.")):
+            self._add("import", node.lineno, imported, top_level=self.functions == 0)
+            return
         called = self._called(node.func)
         shape = self._shape(node)
+        if self._standard(called) == "functools.partial" and node.args:
+            # ``partial(ModelRunnerOutput, req_ids=...)``: the rest comes at its call
+            first = node.args[0]
+            shape = {**shape, "positional": cast(int, shape["positional"]) - 1}
+            self._construct(node, self._called(first), {**shape, "open_ended": True})
+            return
         forwarder = self._forwarder(node.func, called)
         if forwarder is not None:
             # ``make_output(req_ids=...)`` handing its keywords to ``ModelRunnerOutput``
@@ -1674,6 +1686,21 @@ _FIELD_TABLES = frozenset({"__dataclass_fields__", "_fields", "__annotations__"}
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
 _REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
 _COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
+
+
+def _instance_whose_class(func: ast.expr) -> ast.expr | None:
+    """``x`` of ``type(x)(...)`` and of ``x.__class__(...)``."""
+    instance: ast.expr | None = None
+    if (
+        isinstance(func, ast.Call)
+        and tail_name(func.func) == "type"
+        and len(func.args) == 1
+        and not func.keywords
+    ):
+        instance = func.args[0]
+    elif isinstance(func, ast.Attribute) and func.attr == "__class__":
+        instance = func.value
+    return instance
 
 
 def _is_super(node: ast.expr) -> bool:

@@ -11,7 +11,13 @@ from pathlib import PurePosixPath
 
 from conformance.crater.forwarders import Forwarder, forwarder_of
 from conformance.crater.guards import Test, imports_taking
-from conformance.crater.syntax import catches, decorated, identifier, tail_name
+from conformance.crater.syntax import (
+    catches,
+    decorated,
+    identifier,
+    module_imported,
+    tail_name,
+)
 from conformance.crater.vllm_names import (
     EMPTY,
     JUDGED_MODULES,
@@ -299,6 +305,11 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
                     found.setdefault(head, _absolute(head))
         elif isinstance(node, ast.ImportFrom):
             found.update(_imported([node], package))
+        elif isinstance(node, ast.Assign) and (imported := module_imported(node.value)):
+            # ``outputs = importlib.import_module("vllm.v1.outputs")``: ``import ... as``
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = _absolute(imported)
     aliases: dict[str, str | None] = {}
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):

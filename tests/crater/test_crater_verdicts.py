@@ -1468,3 +1468,44 @@ def test_a_positional_only_parameter_of_a_forwarder_leaves_its_name_to_kwargs() 
     found = breaks({"npu/runner.py": code}, "0.34.0", pin="0.33.0")
     assert ("construction-raises", "runner.py", "ModelRunnerOutput.req_id_to_index",
             "field removed ModelRunnerOutput.req_id_to_index") in found  # fmt: skip
+
+
+BUILT_INDIRECTLY = """
+import functools
+import importlib
+
+from vllm.v1.outputs import ModelRunnerOutput
+
+outputs = importlib.import_module("vllm.v1.outputs")
+
+
+def partly(ids):
+    make = functools.partial(ModelRunnerOutput, req_id_to_index={})
+    return make(req_ids=ids)
+
+
+def like(out: ModelRunnerOutput):
+    return type(out)(req_ids=[], req_id_to_index={}), out.__class__([], req_id_to_index={})
+
+
+def by_module(ids):
+    return outputs.ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+
+
+def runner_module():
+    return importlib.import_module("vllm.v1.worker.gpu_model_runner")
+"""
+
+
+def test_partial_type_of_a_value_and_import_module_build_and_import_as_written() -> None:
+    found = judge(
+        read_plugin({"npu/runner.py": BUILT_INDIRECTLY}), view("0.34.0"), view("0.33.0")
+    ).findings
+    removed = "field removed ModelRunnerOutput.req_id_to_index"
+    raises = [(f.line, f.vllm_change.split("; ")[0]) for f in found
+              if f.kind == "construction-raises"]  # fmt: skip
+    assert raises == [(11, removed), (16, removed), (20, removed)]
+    imports = [(f.line, f.member) for f in found if f.kind == "import-fails"]
+    assert imports == [(24, "vllm.v1.worker.gpu_model_runner")]
+    pin = judge(read_plugin({"npu/runner.py": BUILT_INDIRECTLY}), view("0.33.0"), None)
+    assert pin.findings == []
