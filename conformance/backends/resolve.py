@@ -23,10 +23,12 @@ is present but wrong is *not* a resolution error: the checks report it.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import importlib.metadata
 import os
+import pkgutil
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -125,8 +127,11 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
         for part in attribute.split("."):
             value = getattr(value, part)
     except AttributeError:
+        public = [name for name in dir(module) if not name.startswith("_")]
+        close = difflib.get_close_matches(attribute, public, n=1, cutoff=0.8)
         raise BackendResolutionError(
-            f"backend {shown_as}: module {module_path!r} has no attribute {attribute!r}; "
+            f"backend {shown_as}: module {module_path!r} has no attribute {attribute!r}"
+            f"{_did_you_mean(f'{module_path}:{close[0]}') if close else ''}; "
             "define it there or fix the name"
         ) from None
     if callable(value) and not isinstance(value, (Backend, type)):
@@ -199,15 +204,41 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
             return _import(module_path, shown_as)
         if error.name and (module_path == error.name or module_path.startswith(error.name + ".")):
             raise BackendResolutionError(
-                f"backend {shown_as}: no module named {error.name!r}; install the package that "
-                "provides it or fix the module path (entry-point names: "
-                f"{', '.join(_entry_point_names()) or 'none'})"
+                f"backend {shown_as}: no module named {error.name!r}"
+                f"{_module_meant(module_path, error.name)}; "
+                "install the package that provides it or fix the module path (entry-point "
+                f"names: {', '.join(_entry_point_names()) or 'none'})"
             ) from None
         raise _broken_module(module_path, shown_as) from None
     except BackendResolutionError:
         raise  # e.g. a Backend(...) at module level that targets an unknown revision
     except Exception:
         raise _broken_module(module_path, shown_as) from None
+
+
+def _module_meant(module_path: str, missing: str) -> str:
+    """`` (did you mean 'my_plugin.outputs'?)`` where the missing part of the path is
+    one typo away from a module beside it (its package's submodules, or the top-level
+    modules and entry points); empty otherwise."""
+    package, _, name = missing.rpartition(".")
+    if package:
+        try:
+            path = getattr(importlib.import_module(package), "__path__", None)
+        except Exception:  # a broken package: no suggestion, the fix is named anyway
+            path = None
+        candidates = [m.name for m in pkgutil.iter_modules(path)] if path is not None else []
+    else:
+        candidates = [m.name for m in pkgutil.iter_modules()] + _entry_point_names()
+        candidates += [n for n in sys.modules if "." not in n]  # editable finders too
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.8)
+    if not close:
+        return ""
+    meant = f"{package}.{close[0]}" if package else close[0]
+    return _did_you_mean(meant + module_path[len(missing) :])
+
+
+def _did_you_mean(meant: str) -> str:
+    return f" (did you mean {meant!r}?)"
 
 
 def _working_dir_holds(module_path: str) -> bool:

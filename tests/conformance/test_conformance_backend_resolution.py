@@ -32,6 +32,19 @@ BAD_SPECS = {
     ),
     "no-such-attribute": ("reference:NO_SUCH_BACKEND", "has no attribute 'NO_SUCH_BACKEND'"),
     "malformed-attribute-spec": ("reference:", "is not of the form module:attribute"),
+    "mistyped-module": (
+        "broken_backends.missing_spec_nam",
+        "no module named 'broken_backends.missing_spec_nam' "
+        "(did you mean 'broken_backends.missing_spec_name'?); install",
+    ),
+    "mistyped-package": (
+        "broken_backend.not_a_backend",
+        "(did you mean 'broken_backends.not_a_backend'?)",
+    ),
+    "mistyped-attribute": (
+        "broken_backends.not_a_backend:BACKND",
+        "has no attribute 'BACKND' (did you mean 'broken_backends.not_a_backend:BACKEND'?)",
+    ),
 }
 
 
@@ -68,7 +81,7 @@ def test_python_m_conformance_reports_a_bad_backend_the_same_way(tmp_path) -> No
     run = suite_runner.subprocess_run(
         tmp_path, "--backend", "no_such_backend_module", module="conformance", report=False
     )
-    _assert_usage_error(run, "no module named 'no_such_backend_module'")
+    _assert_usage_error(run, "no module named 'no_such_backend_module'; install")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
