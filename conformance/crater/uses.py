@@ -907,6 +907,12 @@ class _ModuleVisitor:
         ):
             self._replace(node, shape)
             return
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
+            # ``tensors._replace(cu_num_generated_tokens=...)`` on vLLM's NamedTuple
+            held = self._type_of(node.func.value)
+            if held is not None and held.startswith(f"{OUTPUTS}."):
+                self._add("construct", node.lineno, held, member="replace", **shape)
+                return
         if self._construct(node, called, shape):
             return
         if (

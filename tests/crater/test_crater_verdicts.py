@@ -1509,3 +1509,16 @@ def test_partial_type_of_a_value_and_import_module_build_and_import_as_written()
     assert imports == [(24, "vllm.v1.worker.gpu_model_runner")]
     pin = judge(read_plugin({"npu/runner.py": BUILT_INDIRECTLY}), view("0.33.0"), None)
     assert pin.findings == []
+
+
+def test_replace_on_vllms_named_tuple_takes_only_the_fields_of_that_release() -> None:
+    code = (
+        "from vllm.v1.outputs import LogprobsTensors\n"
+        "def shift(t: LogprobsTensors, cu):\n"
+        "    return t._replace(cu_num_generated_tokens=cu)\n"
+    )
+    assert breaks({"npu/ops.py": code}, "0.16.0") == set()
+    assert breaks({"npu/ops.py": code}, "0.15.0", pin="0.16.0") == {
+        ("construction-raises", "ops.py", "LogprobsTensors.cu_num_generated_tokens",
+         "field LogprobsTensors.cu_num_generated_tokens is newer than vLLM 0.15.0")
+    }  # fmt: skip
