@@ -506,6 +506,8 @@ class _ModuleVisitor:
                     isinstance(e, ast.Starred) for e in target.elts
                 ):
                     self.unpack[id(node.value)] = len(target.elts)
+        for target, value in _unpackings(node):
+            self._value_unpacked(target, value, node.lineno)
         if isinstance(node, ast.Assign):
             self.assigned.update((id(t), node.value) for t in node.targets)
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -1342,6 +1344,14 @@ class _ModuleVisitor:
             unpacked=unpacked,
         )
 
+    def _value_unpacked(self, target: ast.Tuple | ast.List, value: ast.expr, line: int) -> None:
+        """``ids, logprobs, ranks = tensors`` (or ``for ... in``) of a value holding one of
+        vLLM's types: the names must be as many as its fields (a NamedTuple's)."""
+        held = self._type_of(value) if value is not None else None
+        if held is None or not held.startswith(f"{OUTPUTS}."):
+            return
+        self._add("read", line, held, unpacked=len(target.elts))
+
     # --- types --------------------------------------------------------------------
 
     def _standard(self, called: str | None) -> str | None:
@@ -1692,6 +1702,23 @@ _FIELD_TABLES = frozenset({"__dataclass_fields__", "_fields", "__annotations__"}
 #: Calls that hand back a copy of their first argument (``replace`` with changes).
 _REPLACES = frozenset({"dataclasses.replace", "copy.replace"})
 _COPIES = _REPLACES | {"copy.copy", "copy.deepcopy"}
+
+
+def _unpackings(node: ast.stmt) -> Iterator[tuple[ast.Tuple | ast.List, ast.expr]]:
+    """The ``a, b, c = value`` of an assignment and a ``for`` loop's target and the value
+    each name comes from (a loop's element: ``elements[0]`` stands for it), where no name
+    is starred. Calls and field reads unpacked are counted where they are read."""
+    pairs: list[tuple[ast.expr, ast.expr]] = []
+    if isinstance(node, ast.Assign) and not isinstance(node.value, (ast.Call, ast.Attribute)):
+        pairs = [(target, node.value) for target in node.targets]
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        element = ast.Subscript(node.iter, ast.Constant(0), ast.Load())
+        pairs = [(node.target, element)]
+    for target, value in pairs:
+        if isinstance(target, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in target.elts
+        ):
+            yield target, value
 
 
 def _instance_whose_class(func: ast.expr) -> ast.expr | None:

@@ -612,7 +612,24 @@ class _Judge:
         return [Finding("behaviour-changed", use.file, use.line, f"{where}.{name}", fact)]
 
     def read(self, use: Use) -> list[Finding]:
+        if not use.member and use.unpacked is not None:
+            return self._value_unpacked(use)
         return self._attribute(use, "read-fails")
+
+    def _value_unpacked(self, use: Use) -> list[Finding]:
+        """A value holding one of vLLM's NamedTuples unpacked into another number of
+        names than it has fields here."""
+        fields = self._tuple_fields(use.type_name)
+        if fields is None or use.unpacked is None or use.unpacked == len(fields):
+            return []
+        fact = (
+            f"{use.type_name} of {self.view.named} has {len(fields)} fields; "
+            f"the plugin unpacks {use.unpacked}"
+        )
+        extra = fields[use.unpacked].name if use.unpacked < len(fields) else ""
+        kinds = ("field added", "field removed")
+        because = self.because(use.type_name, extra, fact, kinds)
+        return [Finding("read-fails", use.file, use.line, use.type_name, because)]
 
     def write(self, use: Use) -> list[Finding]:
         return self._attribute(use, "behaviour-changed")

@@ -12,11 +12,14 @@ from pathlib import PurePosixPath
 from conformance.crater.forwarders import Forwarder, forwarder_of
 from conformance.crater.guards import Test, imports_taking
 from conformance.crater.syntax import (
+    bindings_counted,
     catches,
     decorated,
     identifier,
     module_imported,
+    own_statements,
     tail_name,
+    value_bound,
 )
 from conformance.crater.vllm_names import (
     EMPTY,
@@ -89,9 +92,10 @@ class World:
             )
         self._bind_star_imports(packages)
         for module, (path, tree) in trees.items():
+            aliased = _bases_aliased_in_functions(tree)
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
-                    made = self._plugin_class(module, path, node)
+                    made = self._plugin_class(module, path, node, aliased.get(id(node), {}))
                     self.classes.setdefault(made.qualified, made)
             for owner, body in _function_bodies(module, tree):
                 for node in body:
@@ -213,7 +217,9 @@ class World:
             return f"{found}.{tail}"
         return name
 
-    def _plugin_class(self, module: str, path: str, node: ast.ClassDef) -> PluginClass:
+    def _plugin_class(
+        self, module: str, path: str, node: ast.ClassDef, aliased: dict[str, ast.expr]
+    ) -> PluginClass:
         methods = {
             n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
@@ -229,7 +235,8 @@ class World:
             and isinstance(n.target, ast.Name)
             and "ClassVar" not in ast.unparse(n.annotation)
         ]
-        bases = [b for b in (self.resolve(module, base) for base in node.bases) if b]
+        named = [aliased.get(b.id, b) if isinstance(b, ast.Name) else b for b in node.bases]
+        bases = [b for b in (self.resolve(module, base) for base in named) if b]
         return PluginClass(
             module,
             node.name,
@@ -307,9 +314,9 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
             found.update(_imported([node], package))
         elif isinstance(node, ast.Assign) and (imported := module_imported(node.value)):
             # ``outputs = importlib.import_module("vllm.v1.outputs")``: ``import ... as``
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    found[target.id] = _absolute(imported)
+            for bound in node.targets:
+                if isinstance(bound, ast.Name):
+                    found[bound.id] = _absolute(imported)
     aliases: dict[str, str | None] = {}
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -324,6 +331,28 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
     for name, dotted in aliases.items():
         if dotted is not None:
             found[name] = dotted
+    return found
+
+
+def _bases_aliased_in_functions(tree: ast.Module) -> dict[int, dict[str, ast.expr]]:
+    """``{id(class): {base name: what it names}}`` for a class defined in a function on a
+    name the function binds once to another (``base = async_utils.AsyncOutput``, then
+    ``class BeamAsyncOutput(base)``)."""
+    found: dict[int, dict[str, ast.expr]] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        statements = list(own_statements(function.body))
+        counted: dict[str, int] | None = None
+        for cls in statements:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            counted = counted if counted is not None else bindings_counted(function.body)
+            for base in cls.bases:
+                if isinstance(base, ast.Name) and counted.get(base.id) == 1:
+                    value = value_bound(statements, base)
+                    if isinstance(value, (ast.Name, ast.Attribute)):
+                        found.setdefault(id(cls), {})[base.id] = value
     return found
 
 

@@ -468,3 +468,27 @@ def test_only_annotations_python_never_evaluates_are_left_unread() -> None:
     never = unevaluated_annotations(postponed)
     named = {n.id for n in ast.walk(postponed) if isinstance(n, ast.Name) and id(n) in never}
     assert named == {"A", "B", "C", "D", "E"}
+
+
+def test_a_class_made_in_a_function_on_a_local_alias_rests_on_what_it_names() -> None:
+    code = (
+        "def patch():\n"
+        "    from vllm.v1.worker.gpu import async_utils\n"
+        "    original = async_utils.AsyncOutput\n"
+        "    class BeamAsyncOutput(original):\n"
+        "        def __init__(self, out, sampler_output, num_sampled, main, copy):\n"
+        "            super().__init__(out, sampler_output, num_sampled, main, copy)\n"
+        "    async_utils.AsyncOutput = BeamAsyncOutput\n"
+        "def rebound(flag):\n"
+        "    base = object\n"
+        "    if flag:\n"
+        "        base = dict\n"
+        "    class Other(base):\n"
+        "        pass\n"
+    )
+    reading = read_plugin({"beam/scheduler.py": code})
+    assert [(u.line, u.target) for u in reading.uses if u.kind == "subclass"] == [
+        (4, "vllm.v1.worker.gpu.async_utils.AsyncOutput")
+    ]
+    built = [(u.line, u.target, u.positional) for u in reading.uses if u.kind == "construct"]
+    assert built == [(6, "vllm.v1.worker.gpu.async_utils.AsyncOutput", 5)]

@@ -1522,3 +1522,26 @@ def test_replace_on_vllms_named_tuple_takes_only_the_fields_of_that_release() ->
         ("construction-raises", "ops.py", "LogprobsTensors.cu_num_generated_tokens",
          "field LogprobsTensors.cu_num_generated_tokens is newer than vLLM 0.15.0")
     }  # fmt: skip
+
+
+def test_a_value_of_vllms_named_tuple_unpacks_into_as_many_names_as_its_fields() -> None:
+    code = (
+        "from vllm.v1.outputs import LogprobsTensors\n"
+        "def rows(t: LogprobsTensors, many: list[LogprobsTensors]):\n"
+        "    ids, logprobs, ranks = t\n"
+        "    for ids, logprobs, ranks in many:\n"
+        "        pass\n"
+        "    for ids, logprobs, *rest in many:  # as many as there are\n"
+        "        pass\n"
+        "    return ids\n"
+    )
+    assert breaks({"npu/ops.py": code}, "0.15.0") == set()
+    added = "field added LogprobsTensors.cu_num_generated_tokens"
+    found = judge(read_plugin({"npu/ops.py": code}), view("0.16.0"), view("0.15.0")).findings
+    assert [(f.kind, f.line, f.member, f.vllm_change.split(": ")[0]) for f in found] == [
+        ("read-fails", 3, "LogprobsTensors", added),
+        ("read-fails", 4, "LogprobsTensors", added),
+    ]
+    assert (
+        "LogprobsTensors of vLLM 0.16.0 has 4 fields; the plugin unpacks 3" in found[0].vllm_change
+    )
