@@ -47,6 +47,8 @@ STEP_KINDS: dict[str, str] = {
     "async scheduling",
     "pooling-outputs": "pooling outputs: steps of a pooling model",
     "empty-batch": "an empty batch: a step with no requests",
+    "nan-counts": "NaN counts: a runner counting the NaN logits of each request on the device "
+    "(vLLM's VLLM_COMPUTE_NANS_IN_LOGITS)",
 }
 
 
@@ -224,6 +226,8 @@ def constructed_like_vllm(cls: Callable[..., Any]) -> Callable[[Step], Any]:
 
     make_async_output.__qualname__ = f"constructed_like_vllm({name})"
     make_async_output.runner = MODEL_RUNNER_V2 if mrv2 else FIRST_RUNNER  # type: ignore[attr-defined]
+    # A constructor without them is a runner that never hands NaN counts over.
+    make_async_output.takes_nan_counts = mrv2 or "num_nans" in wanted  # type: ignore[attr-defined]
     make_async_output.judged_class = (  # type: ignore[attr-defined]
         f"{getattr(cls, '__module__', '?')}.{name}"
     )

@@ -202,6 +202,48 @@ def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_d
     _expect_output(backend, found, expected, where, exact_rows=True)
 
 
+def _hands_nan_counts(backend, async_producer) -> bool:
+    """Whether the producer's runner hands NaN counts over: declared (``steps``), and
+    taken by the constructor where the suite builds it like vLLM's."""
+    return backend.declares_steps(["nan-counts"]) and getattr(
+        async_producer.make, "takes_nan_counts", True
+    )
+
+
+def _skip_unless_nan_counts(backend, async_producer) -> None:
+    if not backend.declares_steps(["nan-counts"]):
+        skip("step-not-declared", "the backend declares its runner never counts NaN logits")
+    if not getattr(async_producer.make, "takes_nan_counts", True):
+        skip(
+            "step-not-declared",
+            f"{async_producer.make.__qualname__}: the constructor takes no num_nans, so its "
+            "runner hands no NaN counts over (vLLM's takes them from 0.28.0)",
+        )
+
+
+@pytest.mark.behaviour("producer.async_output:nan-counts")
+def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, step_device) -> None:
+    _skip_unless_nan_counts(backend, async_producer)
+    case = _rows_case(backend, revision)
+    # Counts that differ from request to request, so a count given to another request shows.
+    counts = (torch.arange(case.num_reqs, dtype=torch.int64) * 3 + 1) % 7
+    step = build_step(
+        backend, revision, case, step_device, num_nans=step_device.tensor(counts, "num_nans")
+    )
+    req_ids = list(step.model_runner_output.req_ids)
+    where = f"{_where(case, step_device)}.get_output()"
+    found = _run(backend, async_producer, step, _where(case, step_device))
+    nans = getattr(found, "num_nans_in_logits", None)
+    want = dict(zip(req_ids, counts.tolist(), strict=True))
+    if not isinstance(nans, dict) or nans != want:
+        fail(
+            f"{where}.num_nans_in_logits: expected each request id mapped to the NaN logits "
+            f"the runner counted for it (num_nans, handed over on the device), {want}, found "
+            f"{nans!r}: vLLM's async output of this release sets "
+            "dict(zip(req_ids, num_nans.tolist())), which the scheduler reads by request id"
+        )
+
+
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
 def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -> None:
     case = _rows_case(backend, revision)
@@ -375,11 +417,13 @@ def _late_logprobs(backend, revision, case: StepCase, runtime):
     return attempt("LogprobsTensors(<step logprobs, written late>)", cls, *parts, **extra)
 
 
-def _late_extras(backend, revision, case: StepCase, runtime) -> dict:
+def _late_extras(backend, async_producer, revision, case: StepCase, runtime) -> dict:
     """What else the revision's runner may hand its async output on the device, written
     late: NaN counts per request, and the routed experts where the revision has them."""
     extras = {}
-    if "num_nans_in_logits" in revision.types["ModelRunnerOutput"].field_names:
+    if "num_nans_in_logits" in revision.types["ModelRunnerOutput"].field_names and (
+        _hands_nan_counts(backend, async_producer)
+    ):
         counts = torch.arange(case.num_reqs, dtype=torch.int32) % 2
         extras["num_nans"] = _late_device_tensor(runtime, "num_nans", counts)
     routed = getattr(backend.module, "RoutedExpertsTensors", None)
@@ -400,7 +444,7 @@ def _late_extras(backend, revision, case: StepCase, runtime) -> dict:
     return extras
 
 
-def _race_step(backend, revision, step_device, case: StepCase):
+def _race_step(backend, async_producer, revision, step_device, case: StepCase):
     """The step of ``case`` on a busy device, and a probe saying whether it is still busy."""
     simulated = step_device.simulated
     late = simulated if simulated is not None else LateOnDevice(step_device.kind)
@@ -411,7 +455,7 @@ def _race_step(backend, revision, step_device, case: StepCase):
         step_device,
         sampled_token_ids=_late_device_tensor(late, "sampled_token_ids", case.padded()),
         logprobs_tensors=_late_logprobs(backend, revision, case, late),
-        **_late_extras(backend, revision, case, late),
+        **_late_extras(backend, async_producer, revision, case, late),
     )
     if isinstance(late, LateOnDevice):
         # Queued only now: building the step waits on the host for nothing of it.
@@ -475,7 +519,7 @@ def test_get_output_waits_for_the_device(
         warm = build_step(backend, revision, race_case, step_device)
         attempt(f"make_async_output(<step {case.name}, a first call>).get_output()",
                 lambda: make(warm).get_output())  # fmt: skip
-    step, busy = _race_step(backend, revision, step_device, case)
+    step, busy = _race_step(backend, async_producer, revision, step_device, case)
     expected = expected_output(revision, step.model_runner_output, case)
     where = (
         f"make_async_output(<step {case.name} of {case.num_reqs} requests on "

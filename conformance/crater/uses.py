@@ -120,6 +120,7 @@ class Use:
     own_init: bool = False  #: the plugin class defines ``__init__`` itself
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
     handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
+    handles_nans: bool = False  #: a subclass: its classes' code names NaN counts
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
     guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
     #: ``**kwargs`` keys added where a test names them: passed where the field exists
@@ -848,6 +849,7 @@ class _ModuleVisitor:
             own_init=own_init,
             own_fields=tuple(fields),
             handles_logprobs=any(c.handles_logprobs for c in chain),
+            handles_nans=any(c.handles_nans for c in chain),
         )
 
     def _called(self, func: ast.expr) -> str | None:

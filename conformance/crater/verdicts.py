@@ -567,8 +567,10 @@ class _Judge:
             b
             for b in after - before
             if b.startswith(ASYNC_OUTPUT_BEHAVIOURS)
-            # A class that never touches logprobs leaves them to its runner.
+            # A class that never touches logprobs leaves them to its runner; one that
+            # takes no NaN counts is made by a runner that counts none.
             and (use.handles_logprobs or "logprobs" not in b)
+            and (use.handles_nans or not b.endswith(":nan-counts"))
         )
 
         from reference.revisions.behaviours import PRODUCER_BEHAVIOURS

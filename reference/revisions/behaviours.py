@@ -155,6 +155,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "request reads its own logprobs rows as vLLM's consumer reads them, "
     "slice_request(i, len(sampled_token_ids[i])), whatever the layout (vLLM's two runners "
     "lay them out differently and read the same)",
+    "producer.async_output:nan-counts": "a step whose runner hands over the NaN logits it "
+    "counted per request on the device (num_nans) gets num_nans_in_logits mapping each "
+    "request id to its count",
     "producer.pooling_output": "a pooling async output's get_output() returns the runner's "
     "ModelRunnerOutput with pooler_output a CPU tensor per request (an empty batch: none)",
     "producer.pooling_output:invalid-rows": "a pooling step's rows without output this step "

@@ -190,6 +190,10 @@ class AsyncOutputContract:
     no row is filtered (a filtering output is read alike by request).  With
     one token per row every rule but ``runner`` is ``tolists()``; the logprobs of a
     discarded request stay (only its sampled ids are emptied).
+    ``nan_counts``: where the runner counts NaN logits on the device and hands the counts
+    over (``num_nans``; Model Runner V2's ``sampler_output.num_nans``), get_output()
+    sets ``num_nans_in_logits`` to each request's count by request id (0.28.0 on; before,
+    the first runner counted them on the host itself, and only Model Runner V2 did so).
     """
 
     runner_arguments: tuple[str, ...] = RUNNER_ARGUMENTS_0_11_1
@@ -200,6 +204,7 @@ class AsyncOutputContract:
     #: (the first runner's AsyncGPUPoolingModelRunnerOutput, 0.14.0 on; Model Runner V2's
     #: AsyncPoolingOutput, 0.17.0 on).
     pooling_output: bool = False
+    nan_counts: bool = False
 
     @property
     def logprobs_with_multi_token_rows(self) -> bool:
@@ -230,6 +235,8 @@ class AsyncOutputContract:
             named.add("producer.async_output:logprobs-read-by-request")
         if self.pooling_output:
             named |= POOLING_BEHAVIOURS
+        if self.nan_counts:
+            named.add("producer.async_output:nan-counts")
         return frozenset(named)
 
 

@@ -438,6 +438,11 @@ R_0_28_0 = derive(
     summary="SamplingMaskLists and ModelRunnerOutput.sampling_masks, with_ec_conn_output(_only), "
     "ECConnectorOutput.is_empty",
     types=[SAMPLING_MASK_LISTS_0_28_0, EC_CONNECTOR_OUTPUT_0_28_0, MODEL_RUNNER_OUTPUT_0_28_0],
+    # The first runner's AsyncGPUModelRunnerOutput takes num_nans and maps them by request
+    # (vllm/v1/worker/gpu_model_runner.py), as Model Runner V2's AsyncOutput does.
+    async_output=AsyncOutputContract(
+        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True, nan_counts=True
+    ),
     add=[
         "ModelRunnerOutput.with_ec_conn_output",
         "ECConnectorOutput.is_empty",
@@ -579,7 +584,7 @@ R_0_34_0 = derive(
     # Model Runner V2's AsyncOutput keeps a logprobs row per logits row, read by the cu of
     # the logits (vllm/v1/worker/gpu/async_utils.py): nothing filters them any more.
     async_output=AsyncOutputContract(
-        rows="lists", logprobs="every-logits-row", pooling_output=True
+        rows="lists", logprobs="every-logits-row", pooling_output=True, nan_counts=True
     ),
     types=[
         TypeSpec(

@@ -60,6 +60,7 @@ def test_steps_a_runner_never_builds_are_not_applicable_not_failed(tmp_path) -> 
         "discarded-rows",
         "prompt-logprobs",
         "pooling-outputs",
+        "nan-counts",
     ]
     assert undeclared[0]["unsupported"] == MULTI_TOKEN
     html = _html(tmp_path, run)
@@ -111,5 +112,41 @@ def test_each_step_kind_says_what_it_leaves_unsupported() -> None:
         "prompt-logprobs",
         "pooling-outputs",
         "empty-batch",
+        "nan-counts",
     }
     assert STEP_KINDS["multi-token-rows"] == MULTI_TOKEN
+
+
+NANS = "broken_backends.async_output_drops_nan_counts"
+
+
+@pytest.mark.parametrize(
+    ("attribute", "outcome"),
+    [("BACKEND", "failed"), ("REVERSED", "failed"), ("NOT_TAKEN", "skipped")],
+)
+def test_nan_counts_handed_over_are_mapped_by_request(tmp_path, attribute, outcome) -> None:
+    run = suite_runner.in_process(
+        tmp_path,
+        ASYNC_OUTPUT,
+        "--conformance-backend",
+        f"{NANS}:{attribute}",
+        "-k",
+        "nan_counts or waits_for_the_device",
+    )
+    assert run.report is not None
+    tests = run.report["tests"]
+    nans = [
+        t
+        for t in tests
+        if t["behaviour"] == "producer.async_output:nan-counts"
+        and t["skip_cause"] != "device-not-present"
+    ]
+    assert nans and {t["outcome"] for t in nans} == {outcome}, nans
+    if outcome == "failed":
+        assert "num_nans_in_logits: expected each request id mapped" in nans[0]["message"]
+    else:
+        assert {t["skip_cause"] for t in nans} == {"step-not-declared"}
+        assert "takes no num_nans" in nans[0]["message"]
+    # Dropped or not taken, the counts never make the race check fail.
+    races = [t for t in tests if t["behaviour"] == "producer.async_output:waits-for-device"]
+    assert races and all(t["outcome"] != "failed" for t in races), races

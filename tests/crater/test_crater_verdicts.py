@@ -1545,3 +1545,21 @@ def test_a_value_of_vllms_named_tuple_unpacks_into_as_many_names_as_its_fields()
     assert (
         "LogprobsTensors of vLLM 0.16.0 has 4 fields; the plugin unpacks 3" in found[0].vllm_change
     )
+
+
+def test_nan_counts_are_news_only_to_an_async_output_that_takes_them() -> None:
+    from reference.revisions import canonical_name, revision
+
+    code = {
+        "p/outputs.py": "from vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
+        "class IdsOnly(AsyncModelRunnerOutput):\n    def get_output(self):\n        return 1\n\n"
+        "    def get_kv_connector_output(self):\n        return None\n\n\n"
+        "class Counting(IdsOnly):\n    def __init__(self, num_nans=None):\n"
+        "        self.num_nans = num_nans\n",
+    }
+    behaviours = tuple(
+        revision(canonical_name(r)).async_output.behaviours for r in ("0.27.0", "0.28.0")
+    )
+    found = judge(read_plugin(code), view("0.28.0"), view("0.27.0"), behaviours).findings
+    added = {f.member for f in found if "producer.async_output:nan-counts" in f.vllm_change}
+    assert added == {"Counting.get_output"}
