@@ -17,7 +17,7 @@ from conformance.checks._samples import sample_tensors
 from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type, fields_of, on
 from conformance.oracle.compare import Members
-from conformance.oracle.failing import attempt
+from conformance.oracle.failing import attempt, fail
 
 pytestmark = [
     pytest.mark.spec_type("LogprobsTensors"),
@@ -56,6 +56,22 @@ def test_filter_keeps_the_rows_the_mask_selects(
     expect_type(result, LogprobsTensors, where)
     expected = Members(zip(FIELDS, (t[on(device, selects)] for t in tensors), strict=True))
     expect_same(fields_of(result, FIELDS), expected, where)
+    _expect_no_request_boundaries(result, where)
+
+
+def _expect_no_request_boundaries(result, where: str) -> None:
+    """vLLM's filter builds its result of the three tensors alone: the fields later
+    releases add after them (``cu_num_generated_tokens``, its tensor) keep their
+    defaults, None, so that ``tolists()`` of the result takes one row per request."""
+    extra = [n for n in getattr(type(result), "_fields", ()) if n not in FIELDS]
+    kept = {n: getattr(result, n) for n in extra if getattr(result, n) is not None}
+    if kept:
+        named = ", ".join(f"{n}={v!r}" for n, v in kept.items())
+        fail(
+            f"{where}: expected the fields after the three tensors to be None, as vLLM's "
+            f"filter leaves them (its result is LogprobsTensors(ids, logprobs, ranks)), "
+            f"found {named}"
+        )
 
 
 def test_filter_of_empty_tensors(LogprobsTensors) -> None:
