@@ -207,7 +207,11 @@ def _annotation(spec: TypeSpec, cls: Any, f: FieldSpec) -> list[str]:
     where = f"{spec.name}.{f.name}"
     found = _found_annotation(cls, f.name)
     if found is None:
-        return [f"{where}: expected annotation {f.annotation}, found no such field"]
+        # A field with a value but no annotation (a collections.namedtuple's, a plain
+        # class's attribute) is not missing: what it lacks is the annotation.
+        has = f.name in getattr(cls, "_fields", ()) or hasattr(cls, f.name)
+        missing = "none (the field is not annotated)" if has else "no such field"
+        return [f"{where}: expected annotation {f.annotation}, found {missing}"]
     expected_text, found_text = (
         normalise(f.annotation),
         normalise(found, globals_declaring(cls, f.name)),

@@ -98,6 +98,24 @@ def test_2025_10_describes_the_seven_types_and_the_reference_matches_it() -> Non
     assert deviations == []
 
 
+def test_a_field_without_an_annotation_is_told_apart_from_a_missing_one() -> None:
+    import collections
+
+    spec = revisions.revision("2025.10").types["LogprobsTensors"]
+    checks = {c.id: c for c in surface_checks(spec)}
+    plain = collections.namedtuple(
+        "LogprobsTensors", ["logprob_token_ids", "logprobs", "selected_token_ranks"]
+    )
+    assert checks["annotation[logprobs]"].run(plain) == [
+        "LogprobsTensors.logprobs: expected annotation torch.Tensor, "
+        "found none (the field is not annotated)"
+    ]
+    two = collections.namedtuple("LogprobsTensors", ["logprob_token_ids", "logprobs"])
+    assert checks["annotation[selected_token_ranks]"].run(two) == [
+        "LogprobsTensors.selected_token_ranks: expected annotation torch.Tensor, found no such field"
+    ]
+
+
 def test_every_revision_names_only_known_behaviours() -> None:
     for revision in revisions.all_revisions():
         unknown = sorted(b for b in revision.all_behaviours if not is_known(b))
