@@ -210,6 +210,7 @@ class RunnerAsyncOutputCopies:
         vocab_size: int | None = None,
         device: str | None = None,
         num_nans: torch.Tensor | None = None,
+        routed_experts: Any = None,
     ) -> None:
         self._model_runner_output = model_runner_output
         # Held as handed over, as vLLM's own does (the runner makes a new one each step).
@@ -221,17 +222,21 @@ class RunnerAsyncOutputCopies:
         self._runtime = device_runtime(kind)
         # Holding the device tensors keeps the caching allocator from reusing their
         # memory while the copy stream may still read it.
-        self._device_tensors: Any = (sampled_token_ids, logprobs_tensors, num_nans)
-        # The NaN counts only where the release's async output maps them by request.
-        nans = num_nans if self.contract.nan_counts else None
+        self._device_tensors: Any = (sampled_token_ids, logprobs_tensors, num_nans, routed_experts)
+        # The NaN counts and routed experts only where the release's async output hands
+        # them over.
+        extras = (
+            num_nans if self.contract.nan_counts else None,
+            routed_experts if self.contract.routed_experts else None,
+        )
         if kind == "cpu":
             self._host = (sampled_token_ids, logprobs_tensors)
-            self._host_nans = nans
+            self._host_extras = extras
         elif self._runtime is None:
             # No stream API (MPS): queue the copies where the data is produced;
             # get_output() waits for the whole device.
             self._host = _copy_to_host(sampled_token_ids, logprobs_tensors)
-            self._host_nans = _nans_to_host(nans)
+            self._host_extras = _extras_to_host(*extras)
         else:
             runtime = self._runtime
             copy_stream = async_output_copy_stream or runtime.Stream()
@@ -239,7 +244,7 @@ class RunnerAsyncOutputCopies:
             copy_stream.wait_stream(runtime.current_stream())
             with runtime.stream(copy_stream):
                 self._host = _copy_to_host(sampled_token_ids, logprobs_tensors)
-                self._host_nans = _nans_to_host(nans)
+                self._host_extras = _extras_to_host(*extras)
                 self._event = runtime.Event()
                 self._event.record(copy_stream)
         self._kind = kind
@@ -257,10 +262,13 @@ class RunnerAsyncOutputCopies:
                 self._vocab_size,
                 self.contract,
             )
-            if self._host_nans is not None:
+            nans, routed = self._host_extras
+            if nans is not None:
                 self._output.num_nans_in_logits = dict(
-                    zip(self._output.req_ids, self._host_nans.tolist(), strict=False)
+                    zip(self._output.req_ids, nans.tolist(), strict=False)
                 )
+            if routed is not None:
+                self._output.routed_experts = routed.tolists()
         return self._output
 
     def get_kv_connector_output(self) -> Any:
@@ -275,8 +283,12 @@ class RunnerAsyncOutputCopies:
             getattr(torch, self._kind).synchronize()
 
 
-def _nans_to_host(nans: torch.Tensor | None) -> torch.Tensor | None:
-    return nans.to("cpu", non_blocking=True) if nans is not None else None
+def _extras_to_host(nans: torch.Tensor | None, routed_experts: Any) -> tuple[Any, Any]:
+    """The NaN counts and the routed experts (a ``RoutedExpertsTensors``) on the host."""
+    return (
+        nans.to("cpu", non_blocking=True) if nans is not None else None,
+        routed_experts.to_cpu_nonblocking() if routed_experts is not None else None,
+    )
 
 
 def _copy_to_host(token_ids: torch.Tensor, logprobs: Any) -> tuple[torch.Tensor, Any]:

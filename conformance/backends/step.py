@@ -49,6 +49,8 @@ STEP_KINDS: dict[str, str] = {
     "empty-batch": "an empty batch: a step with no requests",
     "nan-counts": "NaN counts: a runner counting the NaN logits of each request on the device "
     "(vLLM's VLLM_COMPUTE_NANS_IN_LOGITS)",
+    "routed-experts": "routed experts: a runner recording the experts each token was routed to "
+    "(vLLM's enable_return_routed_experts, 0.22.0 to 0.30.0)",
 }
 
 
@@ -171,17 +173,19 @@ _MRV2_ARGUMENTS: dict[str, Callable[[Step], Any]] = {
     "check_ep_fault": lambda step: False,
     # The aux-output connector (0.31+): none configured.
     "pending_aux_output": lambda step: None,
+    "routed_experts": lambda step: step.routed_experts,
     "pooler_output": lambda step: step.pooler_output,
     "is_valid": lambda step: step.is_valid,
     "finished_mask": lambda step: step.finished_mask,
 }
 #: Names only Model Runner V2's constructors take: one of them picks that shape (the
-#: first runner's take check_ep_fault and finished_mask too, with defaults).
+#: first runner's take check_ep_fault, finished_mask and routed_experts too).
 _MRV2_ONLY = frozenset(_MRV2_ARGUMENTS) - {
     "model_runner_output",
     "check_ep_fault",
     "pending_aux_output",
     "finished_mask",
+    "routed_experts",
 }
 
 
@@ -228,6 +232,7 @@ def constructed_like_vllm(cls: Callable[..., Any]) -> Callable[[Step], Any]:
     make_async_output.runner = MODEL_RUNNER_V2 if mrv2 else FIRST_RUNNER  # type: ignore[attr-defined]
     # A constructor without them is a runner that never hands NaN counts over.
     make_async_output.takes_nan_counts = mrv2 or "num_nans" in wanted  # type: ignore[attr-defined]
+    make_async_output.takes_routed_experts = "routed_experts" in wanted  # type: ignore[attr-defined]
     make_async_output.judged_class = (  # type: ignore[attr-defined]
         f"{getattr(cls, '__module__', '?')}.{name}"
     )

@@ -202,28 +202,36 @@ def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_d
     _expect_output(backend, found, expected, where, exact_rows=True)
 
 
-def _hands_nan_counts(backend, async_producer) -> bool:
-    """Whether the producer's runner hands NaN counts over: declared (``steps``), and
-    taken by the constructor where the suite builds it like vLLM's."""
-    return backend.declares_steps(["nan-counts"]) and getattr(
-        async_producer.make, "takes_nan_counts", True
-    )
+#: What a runner may hand its async output beside the step's rows, by step kind: the
+#: constructor parameter a class built like vLLM's takes it by, and what vLLM's takes.
+_HANDED_OVER = {
+    "nan-counts": ("num_nans", "takes_nan_counts", "NaN counts", "0.28.0"),
+    "routed-experts": ("routed_experts", "takes_routed_experts", "routed experts", "0.22.0"),
+}
 
 
-def _skip_unless_nan_counts(backend, async_producer) -> None:
-    if not backend.declares_steps(["nan-counts"]):
-        skip("step-not-declared", "the backend declares its runner never counts NaN logits")
-    if not getattr(async_producer.make, "takes_nan_counts", True):
+def _hands_over(backend, async_producer, kind: str) -> bool:
+    """Whether the producer's runner hands over the step's ``kind``: declared
+    (``steps``), and taken by the constructor where the suite builds it like vLLM's."""
+    taken = getattr(async_producer.make, _HANDED_OVER[kind][1], True)
+    return backend.declares_steps([kind]) and taken
+
+
+def _skip_unless_handed_over(backend, async_producer, kind: str) -> None:
+    parameter, taken, what, since = _HANDED_OVER[kind]
+    if not backend.declares_steps([kind]):
+        skip("step-not-declared", f"the backend declares its runner hands over no {what}")
+    if not getattr(async_producer.make, taken, True):
         skip(
             "step-not-declared",
-            f"{async_producer.make.__qualname__}: the constructor takes no num_nans, so its "
-            "runner hands no NaN counts over (vLLM's takes them from 0.28.0)",
+            f"{async_producer.make.__qualname__}: the constructor takes no {parameter}, so "
+            f"its runner hands no {what} over (vLLM's takes them from {since})",
         )
 
 
 @pytest.mark.behaviour("producer.async_output:nan-counts")
 def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, step_device) -> None:
-    _skip_unless_nan_counts(backend, async_producer)
+    _skip_unless_handed_over(backend, async_producer, "nan-counts")
     case = _rows_case(backend, revision)
     # Counts that differ from request to request, so a count given to another request shows.
     counts = (torch.arange(case.num_reqs, dtype=torch.int64) * 3 + 1) % 7
@@ -242,6 +250,34 @@ def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, ste
             f"{nans!r}: vLLM's async output of this release sets "
             "dict(zip(req_ids, num_nans.tolist())), which the scheduler reads by request id"
         )
+
+
+@pytest.mark.behaviour("producer.async_output:routed-experts")
+def test_routed_experts_reach_the_output(backend, async_producer, revision, step_device) -> None:
+    _skip_unless_handed_over(backend, async_producer, "routed-experts")
+    case = _rows_case(backend, revision)
+    tokens = case.num_reqs * len(case.rows[0])
+    routing = (torch.arange(tokens * 4, dtype=torch.int32).reshape(tokens, 2, 2) * 5) % 11
+    slots = torch.arange(tokens, dtype=torch.int64) * 2 + 1
+    tensors = attempt(
+        "RoutedExpertsTensors(<routed experts on the device>)",
+        backend.module.RoutedExpertsTensors,
+        step_device.tensor(routing, "routed_experts.routing_data"),
+        step_device.tensor(slots, "routed_experts.slot_mapping"),
+    )
+    step = build_step(backend, revision, case, step_device, routed_experts=tensors)
+    where = f"{_where(case, step_device)}.get_output()"
+    found = getattr(_run(backend, async_producer, step, _where(case, step_device)),
+                    "routed_experts", None)  # fmt: skip
+    expect_type(found, backend.module.RoutedExpertsLists, f"{where}.routed_experts")
+    for name, want in (("routing_data", routing), ("slot_mapping", slots)):
+        value = getattr(found, name, None)
+        if not (isinstance(value, np.ndarray) and np.array_equal(value, want.numpy())):
+            fail(
+                f"{where}.routed_experts.{name}: expected the step's values as a numpy array "
+                f"(vLLM's async output of this release hands over "
+                f"routed_experts.to_cpu_nonblocking().tolists()), found {value!r}"
+            )
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
@@ -422,12 +458,16 @@ def _late_extras(backend, async_producer, revision, case: StepCase, runtime) -> 
     late: NaN counts per request, and the routed experts where the revision has them."""
     extras = {}
     if "num_nans_in_logits" in revision.types["ModelRunnerOutput"].field_names and (
-        _hands_nan_counts(backend, async_producer)
+        _hands_over(backend, async_producer, "nan-counts")
     ):
         counts = torch.arange(case.num_reqs, dtype=torch.int32) % 2
         extras["num_nans"] = _late_device_tensor(runtime, "num_nans", counts)
     routed = getattr(backend.module, "RoutedExpertsTensors", None)
-    if routed is not None and getattr(routed, "_fields", None) == ("routing_data", "slot_mapping"):
+    if (
+        routed is not None
+        and getattr(routed, "_fields", None) == ("routing_data", "slot_mapping")
+        and _hands_over(backend, async_producer, "routed-experts")
+    ):
         tokens = case.num_reqs * len(case.rows[0])
         extras["routed_experts"] = attempt(
             "RoutedExpertsTensors(<step routed experts, written late>)",

@@ -121,6 +121,7 @@ class Use:
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
     handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
     handles_nans: bool = False  #: a subclass: its classes' code names NaN counts
+    handles_routed: bool = False  #: a subclass: its classes' code names routed experts
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
     guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
     #: ``**kwargs`` keys added where a test names them: passed where the field exists
@@ -850,6 +851,7 @@ class _ModuleVisitor:
             own_fields=tuple(fields),
             handles_logprobs=any(c.handles_logprobs for c in chain),
             handles_nans=any(c.handles_nans for c in chain),
+            handles_routed=any(c.handles_routed for c in chain),
         )
 
     def _called(self, func: ast.expr) -> str | None:

@@ -568,9 +568,10 @@ class _Judge:
             for b in after - before
             if b.startswith(ASYNC_OUTPUT_BEHAVIOURS)
             # A class that never touches logprobs leaves them to its runner; one that
-            # takes no NaN counts is made by a runner that counts none.
+            # takes no NaN counts or routed experts is made by a runner that has none.
             and (use.handles_logprobs or "logprobs" not in b)
             and (use.handles_nans or not b.endswith(":nan-counts"))
+            and (use.handles_routed or not b.endswith(":routed-experts"))
         )
 
         from reference.revisions.behaviours import PRODUCER_BEHAVIOURS

@@ -48,6 +48,7 @@ class PluginClass:
     abstract: bool
     handles_logprobs: bool = False  #: its code names logprobs at all
     handles_nans: bool = False  #: its code names NaN counts (``num_nans``) at all
+    handles_routed: bool = False  #: its code names routed experts at all
     attribute_types: dict[str, str] = field(default_factory=dict)
     #: ``self.x`` holding an instance of one plugin class, by ``x``
     attribute_classes: dict[str, str] = field(default_factory=dict)
@@ -250,6 +251,7 @@ class World:
             abstract,
             any("logprob" in identifier(n) for n in ast.walk(node)),
             any("nans" in identifier(n) for n in ast.walk(node)),
+            any("routed" in identifier(n) for n in ast.walk(node)),
         )
 
     def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:

@@ -158,6 +158,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.async_output:nan-counts": "a step whose runner hands over the NaN logits it "
     "counted per request on the device (num_nans) gets num_nans_in_logits mapping each "
     "request id to its count",
+    "producer.async_output:routed-experts": "a step whose runner hands over the experts "
+    "each token was routed to (routed_experts, a RoutedExpertsTensors on the device) gets "
+    "ModelRunnerOutput.routed_experts, their tolists()",
     "producer.pooling_output": "a pooling async output's get_output() returns the runner's "
     "ModelRunnerOutput with pooler_output a CPU tensor per request (an empty batch: none)",
     "producer.pooling_output:invalid-rows": "a pooling step's rows without output this step "

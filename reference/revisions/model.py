@@ -194,6 +194,9 @@ class AsyncOutputContract:
     over (``num_nans``; Model Runner V2's ``sampler_output.num_nans``), get_output()
     sets ``num_nans_in_logits`` to each request's count by request id (0.28.0 on; before,
     the first runner counted them on the host itself, and only Model Runner V2 did so).
+    ``routed_experts``: where the runner records the experts each token was routed to
+    (``routed_experts``, a ``RoutedExpertsTensors`` on the device), get_output() sets
+    ``routed_experts`` to its ``tolists()`` (0.22.0 to 0.30.0).
     """
 
     runner_arguments: tuple[str, ...] = RUNNER_ARGUMENTS_0_11_1
@@ -205,6 +208,7 @@ class AsyncOutputContract:
     #: AsyncPoolingOutput, 0.17.0 on).
     pooling_output: bool = False
     nan_counts: bool = False
+    routed_experts: bool = False
 
     @property
     def logprobs_with_multi_token_rows(self) -> bool:
@@ -237,6 +241,8 @@ class AsyncOutputContract:
             named |= POOLING_BEHAVIOURS
         if self.nan_counts:
             named.add("producer.async_output:nan-counts")
+        if self.routed_experts:
+            named.add("producer.async_output:routed-experts")
         return frozenset(named)
 
 

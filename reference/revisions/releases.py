@@ -11,6 +11,8 @@ new rule, a behaviour (``behaviours.py``), its reference implementation
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reference.revisions import rev_2025_10 as seed
 from reference.revisions.model import (
     RUNNER_ARGUMENTS_0_10_2,
@@ -342,6 +344,9 @@ R_0_22_0 = derive(
     summary="routed_experts_dict replaced by routed_experts: RoutedExpertsLists",
     types=[MODEL_RUNNER_OUTPUT_0_22_0, ROUTED_EXPERTS_TENSORS, ROUTED_EXPERTS_LISTS],
     add=["RoutedExpertsTensors.to_lists"],
+    # The first runner's AsyncGPUModelRunnerOutput takes routed_experts and hands over
+    # their tolists() (vllm/v1/worker/gpu_model_runner.py).
+    async_output=replace(R_0_21_0.async_output, routed_experts=True),
 )
 
 _WITH_KV_ONLY = _static(
@@ -440,9 +445,7 @@ R_0_28_0 = derive(
     types=[SAMPLING_MASK_LISTS_0_28_0, EC_CONNECTOR_OUTPUT_0_28_0, MODEL_RUNNER_OUTPUT_0_28_0],
     # The first runner's AsyncGPUModelRunnerOutput takes num_nans and maps them by request
     # (vllm/v1/worker/gpu_model_runner.py), as Model Runner V2's AsyncOutput does.
-    async_output=AsyncOutputContract(
-        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True, nan_counts=True
-    ),
+    async_output=replace(R_0_27_0.async_output, nan_counts=True),
     add=[
         "ModelRunnerOutput.with_ec_conn_output",
         "ECConnectorOutput.is_empty",
@@ -540,6 +543,7 @@ R_0_31_0 = derive(
         ),
     ],
     drop_types=["RoutedExpertsTensors", "RoutedExpertsLists"],
+    async_output=replace(R_0_30_0.async_output, routed_experts=False),
     remove=["RoutedExpertsTensors.to_lists"],
 )
 

@@ -61,6 +61,7 @@ def test_steps_a_runner_never_builds_are_not_applicable_not_failed(tmp_path) -> 
         "prompt-logprobs",
         "pooling-outputs",
         "nan-counts",
+        "routed-experts",
     ]
     assert undeclared[0]["unsupported"] == MULTI_TOKEN
     html = _html(tmp_path, run)
@@ -113,40 +114,53 @@ def test_each_step_kind_says_what_it_leaves_unsupported() -> None:
         "pooling-outputs",
         "empty-batch",
         "nan-counts",
+        "routed-experts",
     }
     assert STEP_KINDS["multi-token-rows"] == MULTI_TOKEN
 
 
 NANS = "broken_backends.async_output_drops_nan_counts"
+ROUTED = "broken_backends.async_output_drops_routed_experts"
 
 
 @pytest.mark.parametrize(
-    ("attribute", "outcome"),
-    [("BACKEND", "failed"), ("REVERSED", "failed"), ("NOT_TAKEN", "skipped")],
+    ("spec", "behaviour", "outcome", "words"),
+    [
+        (f"{NANS}:BACKEND", "nan-counts", "failed", "num_nans_in_logits: expected each request id"),
+        (
+            f"{NANS}:REVERSED",
+            "nan-counts",
+            "failed",
+            "num_nans_in_logits: expected each request id",
+        ),
+        (f"{NANS}:NOT_TAKEN", "nan-counts", "skipped", "takes no num_nans"),
+        (f"{ROUTED}:BACKEND", "routed-experts", "failed", "routed_experts.routing_data: expected"),
+        (f"{ROUTED}:NOT_TAKEN", "routed-experts", "skipped", "takes no routed_experts"),
+    ],
 )
-def test_nan_counts_handed_over_are_mapped_by_request(tmp_path, attribute, outcome) -> None:
+def test_what_the_runner_hands_over_beside_the_rows_reaches_the_output(
+    tmp_path, spec, behaviour, outcome, words
+) -> None:
     run = suite_runner.in_process(
         tmp_path,
         ASYNC_OUTPUT,
         "--conformance-backend",
-        f"{NANS}:{attribute}",
+        spec,
         "-k",
-        "nan_counts or waits_for_the_device",
+        "nan_counts or routed_experts or waits_for_the_device",
     )
     assert run.report is not None
     tests = run.report["tests"]
-    nans = [
+    judged = [
         t
         for t in tests
-        if t["behaviour"] == "producer.async_output:nan-counts"
+        if t["behaviour"] == f"producer.async_output:{behaviour}"
         and t["skip_cause"] != "device-not-present"
     ]
-    assert nans and {t["outcome"] for t in nans} == {outcome}, nans
-    if outcome == "failed":
-        assert "num_nans_in_logits: expected each request id mapped" in nans[0]["message"]
-    else:
-        assert {t["skip_cause"] for t in nans} == {"step-not-declared"}
-        assert "takes no num_nans" in nans[0]["message"]
-    # Dropped or not taken, the counts never make the race check fail.
+    assert judged and {t["outcome"] for t in judged} == {outcome}, judged
+    assert words in judged[0]["message"]
+    if outcome == "skipped":
+        assert {t["skip_cause"] for t in judged} == {"step-not-declared"}
+    # Dropped or not taken, they never make the race check fail.
     races = [t for t in tests if t["behaviour"] == "producer.async_output:waits-for-device"]
     assert races and all(t["outcome"] != "failed" for t in races), races

@@ -1547,7 +1547,7 @@ def test_a_value_of_vllms_named_tuple_unpacks_into_as_many_names_as_its_fields()
     )
 
 
-def test_nan_counts_are_news_only_to_an_async_output_that_takes_them() -> None:
+def test_nan_counts_and_routed_experts_are_news_only_to_a_class_that_takes_them() -> None:
     from reference.revisions import canonical_name, revision
 
     code = {
@@ -1562,4 +1562,14 @@ def test_nan_counts_are_news_only_to_an_async_output_that_takes_them() -> None:
     )
     found = judge(read_plugin(code), view("0.28.0"), view("0.27.0"), behaviours).findings
     added = {f.member for f in found if "producer.async_output:nan-counts" in f.vllm_change}
+    assert added == {"Counting.get_output"}
+    # Routed experts (0.22.0), likewise: news only to the class that takes them.
+    routed = code["p/outputs.py"].replace("num_nans", "routed_experts")
+    behaviours = tuple(
+        revision(canonical_name(r)).async_output.behaviours for r in ("0.21.0", "0.22.0")
+    )
+    found = judge(
+        read_plugin({"p/outputs.py": routed}), view("0.22.0"), view("0.21.0"), behaviours
+    ).findings
+    added = {f.member for f in found if "producer.async_output:routed-experts" in f.vllm_change}
     assert added == {"Counting.get_output"}
