@@ -69,9 +69,10 @@ def test_every_tensor_of_a_real_race_step_is_written_after_the_work(
     backend = load_backend(f"reference@{release}")
     revision = revisions.revision(release)
     case = race._race_cases(revision)[0]
-    step, busy = race._race_step(backend, revision, StepDevice("cpu"), case)
+    producer = backend.async_output_producers("sampling")[0]
+    step, busy = race._race_step(backend, producer, revision, StepDevice("cpu"), case)
     (before,) = started
-    assert len(before) >= 4  # the ids and the logprobs' three parts at least
+    assert len(before) >= 5  # the ids, the logprobs' three parts and the NaN counts
     assert all(not tensor.any() for tensor in before), "written before the work"
     assert step.sampled_token_ids.tolist() == case.padded().tolist()
     assert step.sampler_output.sampled_token_ids is step.sampled_token_ids
