@@ -119,6 +119,22 @@ def test_pooling_output_leaves_rows_without_output_none(
         pytest.xfail(f"{defect}: {failure}")
 
 
+def _same_with_the_device_idle(backend, pooling_producer, revision, step_device, raced) -> bool:
+    """Whether the producer gives the raced rows for the same step with nothing late on
+    the device: then they differ from the device's by a wrong value, not a race."""
+    step = build_pooling_step(backend, revision, RACE_CASE, step_device)
+    try:
+        idle = pooling_producer.make(step).get_output().pooler_output
+    except Exception:
+        return False  # it raised on the idle step: the race's failure stands
+    rows = [torch.Tensor(r.detach().cpu()) if r is not None else None for r in idle]
+    return len(rows) == len(raced) and all(
+        (a is None and b is None)
+        or (a is not None and b is not None and a.shape == b.shape and torch.equal(a, b))
+        for a, b in zip(rows, raced, strict=True)
+    )
+
+
 @pytest.mark.behaviour("producer.pooling_output:waits-for-device")
 @pytest.mark.accelerator_only
 def test_pooling_output_waits_for_the_device(
@@ -147,6 +163,15 @@ def test_pooling_output_waits_for_the_device(
         for row, want in zip(rows_found, values, strict=False)
         if row is None or not torch.equal(row, want)
     )
+    if (stale or len(rows_found) != len(values)) and _same_with_the_device_idle(
+        backend, pooling_producer, revision, step_device, rows_found
+    ):
+        skip(
+            "inconclusive",
+            f"race check inconclusive on {step_device.describe()}: get_output() gives other "
+            "rows than the device computed, the same with the device idle, so the "
+            "difference is no race (the producer's other checks name it)",
+        )
     if stale or len(rows_found) != len(values):
         # What the simulated runtime saw: a read before a copy arrived, a copy ordered
         # after none of the work computing its rows.

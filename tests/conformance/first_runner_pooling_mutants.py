@@ -4,7 +4,8 @@ to race.
 ``make()``: a backend judging two mutants of the class side by side (the pooling race
 check's self-test for that runner): ``without-wait``, whose ``get_output()`` no longer waits
 for its copy event, and ``copy-first``, whose copy no longer waits for the compute stream
-(its ``async_output_copy_stream.wait_stream(default_stream)`` gone).  ``unchanged()``: the
+(its ``async_output_copy_stream.wait_stream(default_stream)`` gone).  ``swapped()``: one
+that waits but hands the first two requests each other's rows.  ``unchanged()``: the
 class as vLLM ships it, declared by a plugin.  Import it only with a release (installed or
 a stub tree) first on the path.
 """
@@ -34,6 +35,15 @@ class CopyFirst(AsyncGPUPoolingModelRunnerOutput):
         super().__init__(*args, **kwargs)
 
 
+class SwapsRows(AsyncGPUPoolingModelRunnerOutput):
+    def get_output(self):
+        output = super().get_output()
+        rows = output.pooler_output
+        if rows is not None and len(rows) >= 2:
+            rows[0], rows[1] = rows[1], rows[0]
+        return output
+
+
 def _backend(name: str, *classes: tuple[str, type]) -> Backend:
     producers = []
     for label, cls in classes:
@@ -61,3 +71,7 @@ def unchanged() -> Backend:
     return _backend(
         "plugin-with-first-runner-pooling", ("pooling", AsyncGPUPoolingModelRunnerOutput)
     )
+
+
+def swapped() -> Backend:
+    return _backend("vllm-first-runner-pooling-swapped", ("swaps-rows", SwapsRows))

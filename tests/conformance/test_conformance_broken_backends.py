@@ -373,3 +373,26 @@ def test_a_device_copy_judged_on_the_simulated_runtime_fails_only_for_the_backen
     assert {r["skip_cause"] if r["outcome"] == "skipped" else r["outcome"] for r in records} == {
         skipped or "passed"
     }
+
+
+def test_a_wrong_value_the_same_with_the_device_idle_is_no_race(tmp_path) -> None:
+    # The race check sees the padding kept on the busy step too; the same step with the
+    # device idle gives the same rows, so it names no race and folds nothing under one.
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path("test_producer_async_output.py"),
+        "--conformance-backend",
+        "broken_backends.async_output_keeps_padding:BACKEND",
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED
+    tests = run.report["tests"]
+    races = [t for t in tests if t["behaviour"] == "producer.async_output:waits-for-device"
+             and t["skip_cause"] != "device-not-present"]  # fmt: skip
+    assert races and "failed" not in {t["outcome"] for t in races}, races
+    several = [t for t in races if "multi-token" in t["nodeid"]]  # one token: nothing kept
+    assert several and all(
+        t["skip_cause"] == "inconclusive" and "no race" in t["message"] for t in several
+    )
+    failed = {t["behaviour"] for t in tests if t["outcome"] == "failed"}
+    assert "producer.async_output:unpads-multi-token-rows" in failed
+    assert "values read before they arrived" not in run.output

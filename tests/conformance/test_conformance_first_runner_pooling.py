@@ -89,6 +89,29 @@ def test_the_first_runners_pooling_output_racing_fails_waits_for_device(
 
 
 @needs_texts
+def test_rows_handed_to_other_requests_are_a_wrong_value_not_a_race(tmp_path) -> None:
+    tree = write_stub_tree(RELEASES / "outputs-0.17.0.py.txt", "0.17.0", tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "first_runner_pooling_mutants:swapped",
+        "-k",
+        "pooling",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    assert run.report is not None, run.output[-2000:]
+    outcomes = {(t["behaviour"], t["outcome"]) for t in run.report["tests"]}
+    assert ("producer.pooling_output", "failed") in outcomes
+    [race] = [
+        t for t in run.report["tests"]
+        if t["behaviour"] == "producer.pooling_output:waits-for-device"
+    ]  # fmt: skip
+    assert race["outcome"] == "skipped" and race["skip_cause"] == "inconclusive", race
+    assert "the same with the device idle, so the difference is no race" in race["message"]
+
+
+@needs_texts
 def test_a_plugin_declaring_the_first_runners_pooling_class_unchanged_passes(tmp_path) -> None:
     tree = write_stub_tree(RELEASES / "outputs-0.22.0.py.txt", "0.22.0", tmp_path / "tree")
     run = suite_runner.subprocess_run(
