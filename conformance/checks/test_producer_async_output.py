@@ -109,8 +109,16 @@ def _run(backend, async_producer, step, where: str):
     return attempt(f"{where}.get_output()", async_output.get_output)
 
 
-def _where(case: StepCase, step_device) -> str:
-    return f"make_async_output(<step {case.name} on {step_device.describe()}>)"
+def _maker(backend, async_producer) -> str:
+    """How messages name the producer: ``make_async_output``, or the label of another
+    declared async output (``model-runner-v2``)."""
+    if async_producer.make is backend.make_async_output:
+        return "make_async_output"
+    return async_producer.label
+
+
+def _where(backend, async_producer, case: StepCase, step_device) -> str:
+    return f"{_maker(backend, async_producer)}(<step {case.name} on {step_device.describe()}>)"
 
 
 def _plain_rows(rows) -> object:
@@ -165,7 +173,7 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
     _skip_unless_built(backend, async_producer, revision, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
-    where = _where(case, step_device)
+    where = _where(backend, async_producer, case, step_device)
     found = _run(backend, async_producer, step, where)
     _expect_output(backend, found, expected, f"{where}.get_output()")
 
@@ -198,8 +206,8 @@ def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_d
     case = _rows_case(backend, revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
-    where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(case, step_device))
+    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
+    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
     _expect_output(backend, found, expected, where, exact_rows=True)
 
 
@@ -240,8 +248,8 @@ def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, ste
         backend, revision, case, step_device, num_nans=step_device.tensor(counts, "num_nans")
     )
     req_ids = list(step.model_runner_output.req_ids)
-    where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(case, step_device))
+    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
+    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
     nans = getattr(found, "num_nans_in_logits", None)
     want = dict(zip(req_ids, counts.tolist(), strict=True))
     if not isinstance(nans, dict) or nans != want:
@@ -267,8 +275,8 @@ def test_routed_experts_reach_the_output(backend, async_producer, revision, step
         step_device.tensor(slots, "routed_experts.slot_mapping"),
     )
     step = build_step(backend, revision, case, step_device, routed_experts=tensors)
-    where = f"{_where(case, step_device)}.get_output()"
-    found = getattr(_run(backend, async_producer, step, _where(case, step_device)),
+    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
+    found = getattr(_run(backend, async_producer, step, _where(backend, async_producer, case, step_device)),
                     "routed_experts", None)  # fmt: skip
     expect_type(found, backend.module.RoutedExpertsLists, f"{where}.routed_experts")
     for name, want in (("routing_data", routing), ("slot_mapping", slots)):
@@ -286,8 +294,8 @@ def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -
     case = _rows_case(backend, revision)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
-    where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(case, step_device))
+    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
+    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
     _expect_output(backend, found, expected, where)
     for i, row in enumerate(found.sampled_token_ids):
         if not isinstance(row, np.ndarray):
@@ -303,8 +311,8 @@ def _logprobs_outputs(backend, async_producer, revision, step_device, case: Step
     _skip_unless_built(backend, async_producer, revision, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
-    where = f"{_where(case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(case, step_device))
+    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
+    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
     _expect_output(backend, found, expected, where)
     return found, expected, where
 
@@ -543,7 +551,7 @@ def _same_with_the_device_idle(
     late on the device: then a difference from the device's values is a wrong value, not
     a read before the copy arrived (and is the other checks' to name)."""
     step, _ = _race_step(backend, async_producer, revision, step_device, case, landed=True)
-    where = f"make_async_output(<step {case.name} with the device idle>)"
+    where = f"{_maker(backend, async_producer)}(<step {case.name} with the device idle>)"
     try:
         idle = async_producer.make(step).get_output()
     except Exception:
@@ -600,12 +608,12 @@ def test_get_output_waits_for_the_device(
         # may load by synchronizing the device.  vLLM's runner is past them at steady
         # state.  (LateOnDevice rehearses its own writes for the same reason.)
         warm = build_step(backend, revision, race_case, step_device)
-        attempt(f"make_async_output(<step {case.name}, a first call>).get_output()",
+        attempt(f"{_maker(backend, async_producer)}(<step {case.name}, a first call>).get_output()",
                 lambda: make(warm).get_output())  # fmt: skip
     step, busy = _race_step(backend, async_producer, revision, step_device, case)
     expected = expected_output(revision, step.model_runner_output, case)
     where = (
-        f"make_async_output(<step {case.name} of {case.num_reqs} requests on "
+        f"{_maker(backend, async_producer)}(<step {case.name} of {case.num_reqs} requests on "
         f"{step_device.describe(busy=True)}>)"
     )
     async_output = attempt(where, make, step)

@@ -68,7 +68,12 @@ def _expect_rows(found, case: PoolingCase, where: str) -> None:
         if row.device.type != "cpu":
             fail(f"{where}.pooler_output[{i}]: expected a CPU tensor, found one on {row.device}")
         plain = torch.Tensor(row.detach().cpu()) if type(row) is not torch.Tensor else row
-        if plain.shape != want.shape or not torch.equal(plain.to(want.dtype), want):
+        if plain.dtype != want.dtype:
+            fail(
+                f"{where}.pooler_output[{i}]: expected {want.dtype}, the dtype the device "
+                f"computed (vLLM's copy keeps it), found {plain.dtype}"
+            )
+        if plain.shape != want.shape or not torch.equal(plain, want):
             fail(
                 f"{where}.pooler_output[{i}]: expected request {i}'s pooled row "
                 f"{want.tolist()}, found {plain.tolist()}"

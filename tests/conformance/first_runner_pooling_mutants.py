@@ -5,7 +5,8 @@ to race.
 check's self-test for that runner): ``without-wait``, whose ``get_output()`` no longer waits
 for its copy event, and ``copy-first``, whose copy no longer waits for the compute stream
 (its ``async_output_copy_stream.wait_stream(default_stream)`` gone).  ``swapped()``: one
-that waits but hands the first two requests each other's rows.  ``unchanged()``: the
+that waits but hands the first two requests each other's rows; ``cast()``: one that hands
+them over in float16.  ``unchanged()``: the
 class as vLLM ships it, declared by a plugin.  Import it only with a release (installed or
 a stub tree) first on the path.
 """
@@ -44,6 +45,16 @@ class SwapsRows(AsyncGPUPoolingModelRunnerOutput):
         return output
 
 
+class CastsRows(AsyncGPUPoolingModelRunnerOutput):
+    def get_output(self):
+        output = super().get_output()
+        if output.pooler_output is not None:
+            output.pooler_output = [
+                row.half() if row is not None else None for row in output.pooler_output
+            ]
+        return output
+
+
 def _backend(name: str, *classes: tuple[str, type]) -> Backend:
     producers = []
     for label, cls in classes:
@@ -75,3 +86,7 @@ def unchanged() -> Backend:
 
 def swapped() -> Backend:
     return _backend("vllm-first-runner-pooling-swapped", ("swaps-rows", SwapsRows))
+
+
+def cast() -> Backend:
+    return _backend("vllm-first-runner-pooling-cast", ("casts-rows", CastsRows))

@@ -112,6 +112,25 @@ def test_rows_handed_to_other_requests_are_a_wrong_value_not_a_race(tmp_path) ->
 
 
 @needs_texts
+def test_rows_in_another_dtype_than_the_device_computed_fail(tmp_path) -> None:
+    tree = write_stub_tree(RELEASES / "outputs-0.17.0.py.txt", "0.17.0", tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend",
+        "first_runner_pooling_mutants:cast",
+        "-k",
+        "pooling_output_gives",
+        module="conformance",
+        env={"PYTHONPATH": str(tree)},
+    )
+    assert run.report is not None, run.output[-2000:]
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert failed, run.output[-2000:]
+    assert all("expected torch.float32, the dtype the device computed" in t["message"]
+               for t in failed)  # fmt: skip
+
+
+@needs_texts
 def test_a_plugin_declaring_the_first_runners_pooling_class_unchanged_passes(tmp_path) -> None:
     tree = write_stub_tree(RELEASES / "outputs-0.22.0.py.txt", "0.22.0", tmp_path / "tree")
     run = suite_runner.subprocess_run(
