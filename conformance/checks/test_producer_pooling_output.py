@@ -83,13 +83,32 @@ def _expect_rows(found, case: PoolingCase, where: str) -> None:
 def _check(backend, pooling_producer, revision, step_device, case: PoolingCase) -> None:
     step = build_pooling_step(backend, revision, case, step_device)
     where = f"{pooling_producer.label}(<pooling step {case.name} on {step_device.describe()}>)"
+    handed = step.model_runner_output
+    fields = [n for n in revision.types["ModelRunnerOutput"].field_names if n != "pooler_output"]
+    # What the runner put on its output, before the producer finishes it (in place, as
+    # vLLM's does, or on a copy).
+    before = {name: getattr(handed, name, None) for name in fields}
     found = attempt(
         f"{where}.get_output()", _output(backend, pooling_producer, step, where).get_output
     )
     expect_type(found, backend.module.ModelRunnerOutput, f"{where}.get_output()")
     if list(found.req_ids) != list(step.model_runner_output.req_ids):
         fail(f"{where}.get_output().req_ids: expected the runner's, found {found.req_ids!r}")
+    for name, value in before.items():
+        kept = getattr(found, name, None)
+        if kept is not value and not _same(kept, value):
+            fail(
+                f"{where}.get_output().{name}: expected the runner's ModelRunnerOutput with "
+                f"its {name} as handed over ({value!r}), found {kept!r}"
+            )
     _expect_rows(found, case, f"{where}.get_output()")
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # tensors and other values that refuse a truth value
+        return False
 
 
 @pytest.mark.behaviour("producer.pooling_output")

@@ -6,7 +6,8 @@ check's self-test for that runner): ``without-wait``, whose ``get_output()`` no 
 for its copy event, and ``copy-first``, whose copy no longer waits for the compute stream
 (its ``async_output_copy_stream.wait_stream(default_stream)`` gone).  ``swapped()``: one
 that waits but hands the first two requests each other's rows; ``cast()``: one that hands
-them over in float16.  ``unchanged()``: the
+them over in float16; ``rebuilt()``: one that returns a new ModelRunnerOutput of the request
+ids and rows alone.  ``unchanged()``: the
 class as vLLM ships it, declared by a plugin.  Import it only with a release (installed or
 a stub tree) first on the path.
 """
@@ -55,6 +56,16 @@ class CastsRows(AsyncGPUPoolingModelRunnerOutput):
         return output
 
 
+class RebuildsOutput(AsyncGPUPoolingModelRunnerOutput):
+    def get_output(self):
+        output = super().get_output()
+        return outputs.ModelRunnerOutput(
+            req_ids=output.req_ids,
+            req_id_to_index=output.req_id_to_index,
+            pooler_output=output.pooler_output,
+        )
+
+
 def _backend(name: str, *classes: tuple[str, type]) -> Backend:
     producers = []
     for label, cls in classes:
@@ -90,3 +101,7 @@ def swapped() -> Backend:
 
 def cast() -> Backend:
     return _backend("vllm-first-runner-pooling-cast", ("casts-rows", CastsRows))
+
+
+def rebuilt() -> Backend:
+    return _backend("vllm-first-runner-pooling-rebuilt", ("rebuilds", RebuildsOutput))

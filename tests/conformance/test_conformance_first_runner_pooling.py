@@ -112,12 +112,21 @@ def test_rows_handed_to_other_requests_are_a_wrong_value_not_a_race(tmp_path) ->
 
 
 @needs_texts
-def test_rows_in_another_dtype_than_the_device_computed_fail(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("mutant", "words"),
+    [
+        ("cast", "expected torch.float32, the dtype the device computed"),
+        ("rebuilt", ".kv_connector_output: expected the runner's ModelRunnerOutput with its"),
+    ],
+)
+def test_a_pooling_output_hands_over_the_runners_output_and_rows_as_computed(
+    tmp_path, mutant: str, words: str
+) -> None:
     tree = write_stub_tree(RELEASES / "outputs-0.17.0.py.txt", "0.17.0", tmp_path / "tree")
     run = suite_runner.subprocess_run(
         tmp_path,
         "--backend",
-        "first_runner_pooling_mutants:cast",
+        f"first_runner_pooling_mutants:{mutant}",
         "-k",
         "pooling_output_gives",
         module="conformance",
@@ -126,8 +135,7 @@ def test_rows_in_another_dtype_than_the_device_computed_fail(tmp_path) -> None:
     assert run.report is not None, run.output[-2000:]
     failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
     assert failed, run.output[-2000:]
-    assert all("expected torch.float32, the dtype the device computed" in t["message"]
-               for t in failed)  # fmt: skip
+    assert all(words in t["message"] for t in failed), [t["message"] for t in failed]
 
 
 @needs_texts
