@@ -139,7 +139,9 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             continue
         if name == "prompt_logprobs_dict":  # tensors: compared by value, not by ==
             expect_same(
-                getattr(found, name, "<missing>"), expected.prompt_logprobs_dict, f"{where}.{name}"
+                _host_values(getattr(found, name, "<missing>")),
+                expected.prompt_logprobs_dict,
+                f"{where}.{name}",
             )
             continue
         if getattr(found, name, "<missing>") != getattr(expected, name):
@@ -173,9 +175,60 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
     _skip_unless_built(backend, async_producer, revision, case)
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
+    on_device = async_producer.runner == MODEL_RUNNER_V2 and step_device.kind != "cpu"
+    if on_device and step.model_runner_output.prompt_logprobs_dict:
+        # Model Runner V2 computes prompt logprobs on the device and its async output
+        # copies them to the host (to_cpu_nonblocking); the first runner's are host ones.
+        step.model_runner_output.prompt_logprobs_dict = {
+            req_id: _on_the_device(backend, step_device, tensors, f"prompt_logprobs.{req_id}")
+            for req_id, tensors in step.model_runner_output.prompt_logprobs_dict.items()
+        }
     where = _where(backend, async_producer, case, step_device)
     found = _run(backend, async_producer, step, where)
+    if on_device:
+        _expect_prompt_logprobs_on_the_host(found, f"{where}.get_output()")
     _expect_output(backend, found, expected, f"{where}.get_output()")
+
+
+def _host_values(prompt_logprobs):
+    """The prompt logprobs with host copies as plain tensors (a runtime's copy, a simulated
+    one too, may be a subclass of its own): what is compared is their values; where they
+    are is checked on its own."""
+    if not isinstance(prompt_logprobs, dict):
+        return prompt_logprobs
+    plain = {}
+    for req_id, tensors in prompt_logprobs.items():
+        fields = getattr(tensors, "_fields", None)
+        if fields is None or not hasattr(tensors, "_replace"):
+            plain[req_id] = tensors
+            continue
+        plain[req_id] = tensors._replace(**{
+            name: torch.Tensor(value.detach().cpu())
+            for name, value in zip(fields, tensors, strict=False)
+            if isinstance(value, torch.Tensor) and type(value) is not torch.Tensor
+            and value.device.type == "cpu"
+        })  # fmt: skip
+    return plain
+
+
+def _on_the_device(backend, step_device, tensors, label: str):
+    return attempt(
+        f"LogprobsTensors(<{label} on the device>)",
+        type(tensors),
+        *(step_device.tensor(t, f"{label}.{i}") if isinstance(t, torch.Tensor) else t
+          for i, t in enumerate(tensors)),
+    )  # fmt: skip
+
+
+def _expect_prompt_logprobs_on_the_host(found, where: str) -> None:
+    for req_id, tensors in (getattr(found, "prompt_logprobs_dict", None) or {}).items():
+        for name, value in zip(getattr(tensors, "_fields", ()), tensors or (), strict=False):
+            if isinstance(value, torch.Tensor) and value.device.type != "cpu":
+                fail(
+                    f"{where}.prompt_logprobs_dict[{req_id!r}].{name}: expected a CPU tensor "
+                    f"(Model Runner V2's async output copies the prompt logprobs it is "
+                    f"handed on the device to the host), found one on {value.device}"
+                )
 
 
 @pytest.mark.parametrize("case", [_step_param(c, _one_token_behaviour(c)) for c in ONE_TOKEN_CASES])

@@ -127,8 +127,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.async_output:step-discarded-rows": "make_async_output(step).get_output() of a "
     "step that discards some requests' tokens (invalid_req_indices) empties exactly their rows",
     "producer.async_output:step-prompt-logprobs": "make_async_output(step).get_output() of a "
-    "step carrying prompt logprobs (prompt_logprobs_dict, CPU tensors) hands them over as the "
-    "runner put them",
+    "step carrying prompt logprobs (prompt_logprobs_dict) hands them over on the host with "
+    "the runner's values (the first runner's are CPU tensors; Model Runner V2's runner "
+    "computes them on the device and its async output copies them)",
     "producer.async_output:rows-as-lists": "get_output() gives sampled_token_ids as lists of "
     "Python ints, a discarded request's row an empty list",
     "producer.async_output:rows-as-arrays": "get_output() gives sampled_token_ids as one numpy "

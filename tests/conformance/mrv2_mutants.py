@@ -48,6 +48,19 @@ class FiltersPlaceholders(AsyncOutput):
         return output
 
 
+class LeavesPromptLogprobsOnTheDevice(AsyncOutput):
+    """Hands over the prompt logprobs as the runner computed them, on the device."""
+
+    def __init__(self, *args, **kwargs):
+        self._as_computed = dict(kwargs["model_runner_output"].prompt_logprobs_dict)
+        super().__init__(*args, **kwargs)
+
+    def get_output(self):
+        output = super().get_output()
+        output.prompt_logprobs_dict = self._as_computed
+        return output
+
+
 class WaitsOnAnIdleStream(AsyncOutput):
     """Its copies wait on a new stream that ran nothing, not on the runner's main stream."""
 
@@ -126,6 +139,10 @@ def as_the_readme_declares() -> Backend:
 
 def unpads_by_value() -> Backend:
     return _one(FiltersPlaceholders, "vllm-mrv2-unpads-by-value")
+
+
+def leaves_prompt_logprobs_on_the_device() -> Backend:
+    return _one(LeavesPromptLogprobsOnTheDevice, "vllm-mrv2-prompt-logprobs-on-the-device")
 
 
 def waits_on_an_idle_stream() -> Backend:

@@ -165,6 +165,17 @@ def test_an_async_output_that_unpads_by_value_keeps_what_the_device_left(tmp_pat
 
 
 @needs_texts
+def test_prompt_logprobs_computed_on_the_device_are_handed_over_on_the_host(tmp_path) -> None:
+    run = _judge_mutant(tmp_path, "leaves_prompt_logprobs_on_the_device")
+    assert run.exit_code == 1, run.output[-2000:]
+    failed = {t["behaviour"]: t["message"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    assert set(failed) == {"producer.async_output:step-prompt-logprobs"}, failed
+    assert "prompt_logprobs_dict['req-0'].logprob_token_ids: expected a CPU tensor" in "".join(
+        failed.values()
+    )
+
+
+@needs_texts
 def test_copies_ordered_after_an_idle_stream_read_before_the_work_is_done(tmp_path) -> None:
     run = _judge_mutant(tmp_path, "waits_on_an_idle_stream")
     assert run.exit_code == 1, run.output[-2000:]
