@@ -183,11 +183,40 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
             req_id: _on_the_device(backend, step_device, tensors, f"prompt_logprobs.{req_id}")
             for req_id, tensors in step.model_runner_output.prompt_logprobs_dict.items()
         }
+    token_id_logprobs = None
+    fields = revision.types["ModelRunnerOutput"].field_names
+    if on_device and case.prompt_tokens and "prompt_token_id_logprobs_dict" in fields:
+        # Model Runner V2 (0.31.0 on): the prompt tokens' own logprobs, a device tensor
+        # per request that its async output copies to the host.
+        token_id_logprobs = -torch.arange(case.prompt_tokens - 1, dtype=torch.float32) / 8
+        step.model_runner_output.prompt_token_id_logprobs_dict = {
+            "req-0": step_device.tensor(token_id_logprobs, "prompt_token_id_logprobs.req-0")
+        }
     where = _where(backend, async_producer, case, step_device)
     found = _run(backend, async_producer, step, where)
     if on_device:
         _expect_prompt_logprobs_on_the_host(found, f"{where}.get_output()")
+    if token_id_logprobs is not None:
+        _expect_token_id_logprobs(found, token_id_logprobs, f"{where}.get_output()")
+        # Judged by value just above: the field-by-field comparison takes it as it is.
+        expected.prompt_token_id_logprobs_dict = found.prompt_token_id_logprobs_dict
     _expect_output(backend, found, expected, f"{where}.get_output()")
+
+
+def _expect_token_id_logprobs(found, values: torch.Tensor, where: str) -> None:
+    handed = getattr(found, "prompt_token_id_logprobs_dict", None)
+    row = handed.get("req-0") if isinstance(handed, dict) else None
+    if not isinstance(row, torch.Tensor) or row.device.type != "cpu":
+        fail(
+            f"{where}.prompt_token_id_logprobs_dict['req-0']: expected the runner's prompt "
+            f"token logprobs copied to the host (Model Runner V2's async output copies each "
+            f"to the CPU), found {row!r}"
+        )
+    if not torch.equal(torch.Tensor(row.detach().cpu()), values):
+        fail(
+            f"{where}.prompt_token_id_logprobs_dict['req-0']: expected {values.tolist()}, "
+            f"found {row.tolist()}"
+        )
 
 
 def _host_values(prompt_logprobs):

@@ -61,6 +61,15 @@ class LeavesPromptLogprobsOnTheDevice(AsyncOutput):
         return output
 
 
+class DropsPromptTokenLogprobs(AsyncOutput):
+    """Hands over no prompt token logprobs (0.31.0 on) though the runner computed them."""
+
+    def get_output(self):
+        output = super().get_output()
+        output.prompt_token_id_logprobs_dict = {}
+        return output
+
+
 class WaitsOnAnIdleStream(AsyncOutput):
     """Its copies wait on a new stream that ran nothing, not on the runner's main stream."""
 
@@ -143,6 +152,10 @@ def unpads_by_value() -> Backend:
 
 def leaves_prompt_logprobs_on_the_device() -> Backend:
     return _one(LeavesPromptLogprobsOnTheDevice, "vllm-mrv2-prompt-logprobs-on-the-device")
+
+
+def drops_prompt_token_logprobs() -> Backend:
+    return _one(DropsPromptTokenLogprobs, "vllm-mrv2-drops-prompt-token-logprobs")
 
 
 def waits_on_an_idle_stream() -> Backend:

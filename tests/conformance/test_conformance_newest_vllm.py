@@ -165,14 +165,23 @@ def test_an_async_output_that_unpads_by_value_keeps_what_the_device_left(tmp_pat
 
 
 @needs_texts
-def test_prompt_logprobs_computed_on_the_device_are_handed_over_on_the_host(tmp_path) -> None:
-    run = _judge_mutant(tmp_path, "leaves_prompt_logprobs_on_the_device")
+@pytest.mark.parametrize(
+    ("mutant", "words"),
+    [
+        ("leaves_prompt_logprobs_on_the_device",
+         "prompt_logprobs_dict['req-0'].logprob_token_ids: expected a CPU tensor"),
+        ("drops_prompt_token_logprobs",
+         "prompt_token_id_logprobs_dict['req-0']: expected the runner's prompt token logprobs"),
+    ],
+)  # fmt: skip
+def test_prompt_logprobs_computed_on_the_device_are_handed_over_on_the_host(
+    tmp_path, mutant: str, words: str
+) -> None:
+    run = _judge_mutant(tmp_path, mutant)
     assert run.exit_code == 1, run.output[-2000:]
     failed = {t["behaviour"]: t["message"] for t in run.report["tests"] if t["outcome"] == "failed"}
     assert set(failed) == {"producer.async_output:step-prompt-logprobs"}, failed
-    assert "prompt_logprobs_dict['req-0'].logprob_token_ids: expected a CPU tensor" in "".join(
-        failed.values()
-    )
+    assert words in "".join(failed.values())
 
 
 @needs_texts
