@@ -207,8 +207,15 @@ def _judge_release_texts(args: argparse.Namespace, pytest_args: list[str]) -> in
 def _judged_release(text: str) -> str:
     """``0.13``, ``v0.13.0`` -> ``0.13.0``.  A release without a revision of its own (before
     0.10.2, or newer than the suite) is judged by its text: the types it has."""
-    from conformance.releases.fetch import release_name
+    from conformance.releases.fetch import FetchError, release_name
+    from reference.revisions import DEFAULT_REVISION
 
+    if text.strip() == DEFAULT_REVISION:
+        raise FetchError(
+            f"--vllm-release {text.strip()!r} is the spec's own revision, not a vLLM release: "
+            f"judge a backend at it with --revision {DEFAULT_REVISION}, or name a release "
+            "(python -m conformance --list-revisions)"
+        )
     return release_name(text, "--vllm-release")
 
 

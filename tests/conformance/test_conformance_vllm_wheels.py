@@ -110,3 +110,11 @@ def test_without_a_package_index_the_download_is_refused_in_one_line(tmp_path) -
     [line] = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
     assert line.startswith("ERROR: cannot download vLLM 0.13.0's wheel with pip")
     assert line.endswith("judge a release's outputs.py with --vllm-outputs FILE")
+
+
+def test_the_spec_revision_is_no_release_to_download(tmp_path) -> None:
+    run = _run(tmp_path, "--vllm-release", "2025.10")
+    assert run.exit_code == 4
+    [line] = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
+    assert line.startswith("ERROR: --vllm-release '2025.10' is the spec's own revision")
+    assert "--revision 2025.10" in line and "cannot download" not in run.output
