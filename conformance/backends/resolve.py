@@ -122,16 +122,20 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
             "write e.g. my_plugin.conformance_backend:BACKEND"
         )
     module = _import(module_path, shown_as)
+    value, reached = module, []
     try:
-        value = module
         for part in attribute.split("."):
             value = getattr(value, part)
+            reached.append(part)
     except AttributeError:
-        public = [name for name in dir(module) if not name.startswith("_")]
-        close = difflib.get_close_matches(attribute, public, n=1, cutoff=0.8)
+        # Only the part that is missing is matched, against what holds it.
+        missing = attribute.split(".")[len(reached)]
+        public = [name for name in dir(value) if not name.startswith("_")]
+        close = difflib.get_close_matches(missing, public, n=1, cutoff=0.8)
+        meant = ".".join([*reached, close[0]]) if close else ""
         raise BackendResolutionError(
             f"backend {shown_as}: module {module_path!r} has no attribute {attribute!r}"
-            f"{_did_you_mean(f'{module_path}:{close[0]}') if close else ''}; "
+            f"{_did_you_mean(f'{module_path}:{meant}') if meant else ''}; "
             "define it there or fix the name"
         ) from None
     if callable(value) and not isinstance(value, (Backend, type)):
@@ -228,8 +232,13 @@ def _module_meant(module_path: str, missing: str) -> str:
             path = None
         candidates = [m.name for m in pkgutil.iter_modules(path)] if path is not None else []
     else:
-        candidates = [m.name for m in pkgutil.iter_modules()] + _entry_point_names()
-        candidates += [n for n in sys.modules if "." not in n]  # editable finders too
+        candidates = [m.name for m in pkgutil.iter_modules()]
+        # Imported through finders pkgutil does not list (editable installs); not one
+        # whose import was blocked (None), nor the name itself.
+        candidates += [n for n, m in sys.modules.items() if "." not in n and m is not None]
+        if module_path == missing:  # the whole spec: an entry point's name is one too
+            candidates += _entry_point_names()
+    candidates = [c for c in candidates if c != name]
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.8)
     if not close:
         return ""

@@ -81,8 +81,9 @@ class StepSamplerOutput:
     ``logprobs_tensors``: the ``LogprobsTensors`` laid out as that runner lays them out
     (a row per logits row, ``cu_num_generated_tokens`` counting them, where the revision
     has the field), or None; ``num_sampled``: :attr:`Step.num_sampled`;
-    ``num_rejected``: rejected draft tokens per request on the device.  The rest are
-    None: the suite's steps carry no NaN counts and no sampling masks.
+    ``num_rejected``: rejected draft tokens per request on the device; ``num_nans``:
+    :attr:`Step.num_nans`.  ``sampling_mask_tensors`` is None: the suite's steps carry no
+    sampling masks.
     """
 
     sampled_token_ids: Any

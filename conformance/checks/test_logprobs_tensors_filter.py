@@ -63,14 +63,15 @@ def _expect_no_request_boundaries(result, where: str) -> None:
     """vLLM's filter builds its result of the three tensors alone: the fields later
     releases add after them (``cu_num_generated_tokens``, its tensor) keep their
     defaults, None, so that ``tolists()`` of the result takes one row per request."""
+    defaults = getattr(type(result), "_field_defaults", {})
     extra = [n for n in getattr(type(result), "_fields", ()) if n not in FIELDS]
-    kept = {n: getattr(result, n) for n in extra if getattr(result, n) is not None}
+    kept = {n: getattr(result, n) for n in extra if getattr(result, n) is not defaults.get(n)}
     if kept:
         named = ", ".join(f"{n}={v!r}" for n, v in kept.items())
         fail(
-            f"{where}: expected the fields after the three tensors to be None, as vLLM's "
-            f"filter leaves them (its result is LogprobsTensors(ids, logprobs, ranks)), "
-            f"found {named}"
+            f"{where}: expected the fields after the three tensors to keep their defaults "
+            f"(None), as vLLM's filter leaves them (its result is LogprobsTensors(ids, "
+            f"logprobs, ranks)), found {named}"
         )
 
 

@@ -210,7 +210,7 @@ def _judged_release(text: str) -> str:
     from conformance.releases.fetch import FetchError, release_name
     from reference.revisions import DEFAULT_REVISION
 
-    if text.strip() == DEFAULT_REVISION:
+    if text.strip().removeprefix("v").removesuffix(".0") == DEFAULT_REVISION:
         raise FetchError(
             f"--vllm-release {text.strip()!r} is the spec's own revision, not a vLLM release: "
             f"judge a backend at it with --revision {DEFAULT_REVISION}, or name a release "

@@ -856,7 +856,7 @@ class _ModuleVisitor:
 
     def _called(self, func: ast.expr) -> str | None:
         """What a call calls; ``cls(...)`` and ``type(self)(...)`` in a plugin class call
-        that class, ``type(output)(...)`` the class ``output`` is of."""
+        that class."""
         instance = _instance_whose_class(func)
         own = (isinstance(func, ast.Name) and func.id == "cls") or (
             isinstance(instance, ast.Name) and instance.id == "self"
@@ -864,9 +864,9 @@ class _ModuleVisitor:
         if own and self.class_stack:
             return self.class_stack[-1].qualified
         if instance is not None:
-            # ``type(output)(...)``, ``output.__class__(...)``: the class the value is of
-            held = self._type_of(instance)
-            return held if self.world.constructs(held) else None
+            # ``type(output)(...)`` keeps whatever subclass ``output`` is, which its
+            # annotation does not tell: not judged.
+            return None
         return self.world.resolve(self.module, self._class_held(func))
 
     def _class_held(self, func: ast.expr) -> ast.expr:

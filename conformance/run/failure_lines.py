@@ -11,6 +11,9 @@ from typing import Any
 #: same producer on the same device that follow from it (wrong values, not an exception
 #: of their own) are counted under it in one line, not listed again.
 CAUSES = ("producer.async_output:waits-for-device", "producer.pooling_output:waits-for-device")
+#: How a race check says that what it found is a wrong value, the same with the device
+#: idle: no cause of other failures.
+NOT_A_RACE = "the same with the device idle: a wrong value, not a race"
 
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
 _WIDTH = 140
@@ -28,7 +31,9 @@ def failures_by_behaviour(
     for record in records:
         if record.outcome in ("failed", "error") and record.behaviour:
             found.setdefault(record.behaviour, []).append(record)
-    causes = [c for c in CAUSES if c in found]
+    causes = [
+        c for c in CAUSES if c in found and any(NOT_A_RACE not in r.message for r in found[c])
+    ]
     followers: dict[str, list[Any]] = {c: [] for c in causes}
     for behaviour, failed in found.items():
         if behaviour in causes:

@@ -193,7 +193,8 @@ class AsyncOutputContract:
     ``nan_counts``: where the runner counts NaN logits on the device and hands the counts
     over (``num_nans``; Model Runner V2's ``sampler_output.num_nans``), get_output()
     sets ``num_nans_in_logits`` to each request's count by request id (0.28.0 on; before,
-    the first runner counted them on the host itself, and only Model Runner V2 did so).
+    the first runner counted them on the host itself, and only Model Runner V2's async
+    output mapped counts from the device).
     ``routed_experts``: where the runner records the experts each token was routed to
     (``routed_experts``, a ``RoutedExpertsTensors`` on the device), get_output() sets
     ``routed_experts`` to its ``tolists()`` (0.22.0 to 0.30.0).

@@ -41,6 +41,10 @@ BAD_SPECS = {
         "broken_backend.not_a_backend",
         "(did you mean 'broken_backends.not_a_backend'?)",
     ),
+    "mistyped-nested-attribute": (
+        "broken_backends.not_a_backend:BACKEND.keyss",
+        "(did you mean 'broken_backends.not_a_backend:BACKEND.keys'?)",
+    ),
     "mistyped-attribute": (
         "broken_backends.not_a_backend:BACKND",
         "has no attribute 'BACKND' (did you mean 'broken_backends.not_a_backend:BACKEND'?)",

@@ -215,3 +215,24 @@ def test_the_guides_release_range_is_read_from_the_release_list(monkeypatch) -> 
     monkeypatch.setattr(oracle, "known_releases", lambda: ("0.10.2", newest, "0.99.0"))
     regenerated = revision_listing.readme_with_tables(readme)
     assert regenerated.count("<!-- release-range -->0.10.2 to 0.99.0<!-- /release-range -->") == 2
+
+
+def test_filter_leaves_a_plugins_own_trailing_fields_at_their_defaults() -> None:
+    from typing import NamedTuple
+
+    import pytest
+    import torch
+
+    from conformance.checks.test_logprobs_tensors_filter import _expect_no_request_boundaries
+
+    class LogprobsTensors(NamedTuple):
+        logprob_token_ids: torch.Tensor
+        logprobs: torch.Tensor
+        selected_token_ranks: torch.Tensor
+        cu_num_generated_tokens: list[int] | None = None
+        layout: str = "rows"  # the plugin's own, with a default that is not None
+
+    t = torch.zeros(1)
+    _expect_no_request_boundaries(LogprobsTensors(t, t, t), "filter(...)")
+    with pytest.raises(pytest.fail.Exception, match=r"found cu_num_generated_tokens=\[0\]"):
+        _expect_no_request_boundaries(LogprobsTensors(t, t, t, [0]), "filter(...)")

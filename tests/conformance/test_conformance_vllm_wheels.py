@@ -118,3 +118,9 @@ def test_the_spec_revision_is_no_release_to_download(tmp_path) -> None:
     [line] = [line for line in run.output.splitlines() if line.startswith("ERROR:")]
     assert line.startswith("ERROR: --vllm-release '2025.10' is the spec's own revision")
     assert "--revision 2025.10" in line and "cannot download" not in run.output
+
+
+def test_the_spec_revision_written_as_a_version_is_no_release_either(tmp_path) -> None:
+    run = _run(tmp_path, "--vllm-release", "v2025.10.0")
+    assert run.exit_code == 4
+    assert "is the spec's own revision, not a vLLM release" in run.output

@@ -1484,8 +1484,8 @@ def partly(ids):
     return make(req_ids=ids)
 
 
-def like(out: ModelRunnerOutput):
-    return type(out)(req_ids=[], req_id_to_index={}), out.__class__([], req_id_to_index={})
+def like(out: ModelRunnerOutput):  # out may be a plugin subclass with fields of its own
+    return type(out)(req_ids=[], npu_stats={}), out.__class__([], npu_stats={})
 
 
 def by_module(ids):
@@ -1497,14 +1497,15 @@ def runner_module():
 """
 
 
-def test_partial_type_of_a_value_and_import_module_build_and_import_as_written() -> None:
+def test_partial_and_import_module_build_and_import_as_written() -> None:
     found = judge(
         read_plugin({"npu/runner.py": BUILT_INDIRECTLY}), view("0.34.0"), view("0.33.0")
     ).findings
     removed = "field removed ModelRunnerOutput.req_id_to_index"
     raises = [(f.line, f.vllm_change.split("; ")[0]) for f in found
               if f.kind == "construction-raises"]  # fmt: skip
-    assert raises == [(11, removed), (16, removed), (20, removed)]
+    # type(out)(...) builds whatever subclass out is: not judged.
+    assert raises == [(11, removed), (20, removed)]
     imports = [(f.line, f.member) for f in found if f.kind == "import-fails"]
     assert imports == [(24, "vllm.v1.worker.gpu_model_runner")]
     pin = judge(read_plugin({"npu/runner.py": BUILT_INDIRECTLY}), view("0.33.0"), None)
