@@ -185,7 +185,11 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
             for req_id, tensors in step.model_runner_output.prompt_logprobs_dict.items()
         }
     token_id_logprobs = None
-    fields = revision.types["ModelRunnerOutput"].field_names
+    # Only onto an output whose type has the field: a runner puts nothing else there (a
+    # type without it fails the surface checks on its own).
+    fields = set(revision.types["ModelRunnerOutput"].field_names) & set(
+        getattr(type(step.model_runner_output), "__dataclass_fields__", ())
+    )
     if on_device and case.prompt_tokens and "prompt_token_id_logprobs_dict" in fields:
         # Model Runner V2 (0.31.0 on): the prompt tokens' own logprobs, a device tensor
         # per request that its async output copies to the host.
