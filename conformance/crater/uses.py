@@ -119,9 +119,8 @@ class Use:
     abstract: bool = False  #: a subclass that declares abstract methods of its own
     own_init: bool = False  #: the plugin class defines ``__init__`` itself
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
-    handles_logprobs: bool = False  #: a subclass: its classes' code names logprobs
-    handles_nans: bool = False  #: a subclass: its classes' code names NaN counts
-    handles_routed: bool = False  #: a subclass: its classes' code names routed experts
+    #: a subclass: the words of ``HANDED_OVER_BY_WORD`` its classes' code names
+    handles: frozenset[str] = frozenset()
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
     guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
     #: ``**kwargs`` keys added where a test names them: passed where the field exists
@@ -849,9 +848,7 @@ class _ModuleVisitor:
             abstract=any(c.abstract for c in chain),
             own_init=own_init,
             own_fields=tuple(fields),
-            handles_logprobs=any(c.handles_logprobs for c in chain),
-            handles_nans=any(c.handles_nans for c in chain),
-            handles_routed=any(c.handles_routed for c in chain),
+            handles=frozenset().union(*(c.handles for c in chain)),
         )
 
     def _called(self, func: ast.expr) -> str | None:

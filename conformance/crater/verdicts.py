@@ -47,6 +47,7 @@ from conformance.crater.vllm_side import (
     known_members,
     release_history,
 )
+from conformance.crater.world import HANDED_OVER_BY_WORD
 from conformance.oracle.annotations import normalise
 from conformance.oracle.text_surface import PIECE_OF_CLASS, Member
 from conformance.oracle.vllm_changes import Change, changes_between
@@ -68,6 +69,9 @@ _INHERENT = {
     "__class__",
     "__dataclass_fields__",
 }
+
+#: The changes that make a NamedTuple unpack into another number of names.
+_FIELDS_CHANGED = ("field added", "field removed")
 
 
 @dataclass(frozen=True)
@@ -567,11 +571,10 @@ class _Judge:
             b
             for b in after - before
             if b.startswith(ASYNC_OUTPUT_BEHAVIOURS)
-            # A class that never touches logprobs leaves them to its runner; one that
-            # takes no NaN counts or routed experts is made by a runner that has none.
-            and (use.handles_logprobs or "logprobs" not in b)
-            and (use.handles_nans or not b.endswith(":nan-counts"))
-            and (use.handles_routed or not b.endswith(":routed-experts"))
+            and not any(
+                asked in b and word not in use.handles
+                for word, asked in HANDED_OVER_BY_WORD.items()
+            )
         )
 
         from reference.revisions.behaviours import PRODUCER_BEHAVIOURS
@@ -622,16 +625,10 @@ class _Judge:
     def _value_unpacked(self, use: Use) -> list[Finding]:
         """A value holding one of vLLM's NamedTuples unpacked into another number of
         names than it has fields here."""
-        fields = self._tuple_fields(use.type_name)
-        if fields is None or use.unpacked is None or use.unpacked == len(fields):
+        held = f"{use.type_name} of {self.view.named} has "
+        because = self._unpacked_into(use.type_name, use.unpacked, held, _FIELDS_CHANGED)
+        if because is None:
             return []
-        fact = (
-            f"{use.type_name} of {self.view.named} has {len(fields)} fields; "
-            f"the plugin unpacks {use.unpacked}"
-        )
-        extra = fields[use.unpacked].name if use.unpacked < len(fields) else ""
-        kinds = ("field added", "field removed")
-        because = self.because(use.type_name, extra, fact, kinds)
         return [Finding("read-fails", use.file, use.line, use.type_name, because)]
 
     def write(self, use: Use) -> list[Finding]:
@@ -734,16 +731,11 @@ class _Judge:
                 )
             )
         named = _returned_name(method.shape) if returns is None else None
-        fields = self._tuple_fields(named) if named else None
-        if use.unpacked is not None and fields is not None and use.unpacked != len(fields):
-            # ``-> LogprobsTensors``: a NamedTuple unpacks into as many names as it has
-            # fields, and vLLM adds fields with defaults (0.29.0 a fifth).
-            fact = (
-                f"{where} of {self.view.named} returns a {named} of {len(fields)} "
-                f"fields; the plugin unpacks {use.unpacked}"
-            )
-            extra = fields[use.unpacked].name if use.unpacked < len(fields) else ""
-            because = self.because(named or "", extra, fact, ("field added",))
+        # ``-> LogprobsTensors``: a NamedTuple unpacks into as many names as it has
+        # fields, and vLLM adds fields with defaults (0.29.0 a fifth).
+        held = f"{where} of {self.view.named} returns a {named} of "
+        because = self._unpacked_into(named, use.unpacked, held, ("field added",))
+        if because is not None:
             found.append(Finding("call-raises", use.file, use.line, where, because))
         # A changed body is what vLLM's own callers of this release get: no break of a
         # call that still binds. Its arguments meaning another thing, or its result
@@ -806,19 +798,26 @@ class _Judge:
     def _unpacked(self, use: Use, type_name: str, member: str) -> Finding | None:
         """A field holding one of vLLM's NamedTuples (``logprobs_tensors``) unpacked into
         another number of names than it has fields here."""
-        names = use.unpacked
-        held = output_field_types().get((type_name, member)) if names is not None else None
+        held = output_field_types().get((type_name, member)) if use.unpacked is not None else None
         named = held.rpartition(".")[2] if held and not held.startswith(SEQUENCE_OF) else None
-        fields = self._tuple_fields(named) if named else None
+        holder = f"{type_name}.{member} of {self.view.named} holds a {named} of "
+        because = self._unpacked_into(named, use.unpacked, holder, _FIELDS_CHANGED)
+        if because is None:
+            return None
+        return Finding("read-fails", use.file, use.line, f"{type_name}.{member}", because)
+
+    def _unpacked_into(
+        self, tuple_name: str | None, names: int | None, holder: str, kinds: tuple[str, ...]
+    ) -> str | None:
+        """Why unpacking vLLM's NamedTuple ``tuple_name`` into ``names`` names fails here
+        (``holder`` says what holds it), with the release that changed its fields; None
+        where it fits or is no NamedTuple of vLLM's."""
+        fields = self._tuple_fields(tuple_name) if tuple_name else None
         if fields is None or names is None or names == len(fields):
             return None
-        fact = (
-            f"{type_name}.{member} of {self.view.named} holds a {named} of {len(fields)} "
-            f"fields; the plugin unpacks {names}"
-        )
+        fact = f"{holder}{len(fields)} fields; the plugin unpacks {names}"
         extra = fields[names].name if names < len(fields) else ""
-        because = self.because(named or "", extra, fact, ("field added", "field removed"))
-        return Finding("read-fails", use.file, use.line, f"{type_name}.{member}", because)
+        return self.because(tuple_name or "", extra, fact, kinds)
 
     def _tuple_fields(self, name: str) -> list[Parameter] | None:
         """The fields of vLLM's NamedTuple ``name`` (of its outputs) here, in order."""

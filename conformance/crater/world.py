@@ -32,6 +32,11 @@ from conformance.crater.vllm_names import (
     output_type_reexported,
 )
 
+#: What an async output may be handed beside its rows, by the word its code names it
+#: with (``num_nans``) and the part of the behaviours' names that asks for it. A class
+#: that never names the word leaves the thing to its runner, or its runner has none.
+HANDED_OVER_BY_WORD = {"logprob": "logprobs", "nans": "nan-counts", "routed": "routed-experts"}
+
 
 @dataclass
 class PluginClass:
@@ -46,9 +51,8 @@ class PluginClass:
     is_dataclass: bool
     fields: list[tuple[str, bool]]
     abstract: bool
-    handles_logprobs: bool = False  #: its code names logprobs at all
-    handles_nans: bool = False  #: its code names NaN counts (``num_nans``) at all
-    handles_routed: bool = False  #: its code names routed experts at all
+    #: the words of :data:`HANDED_OVER_BY_WORD` its code names at all
+    handles: frozenset[str] = frozenset()
     attribute_types: dict[str, str] = field(default_factory=dict)
     #: ``self.x`` holding an instance of one plugin class, by ``x``
     attribute_classes: dict[str, str] = field(default_factory=dict)
@@ -249,9 +253,11 @@ class World:
             any(tail_name(d) == "dataclass" for d in node.decorator_list),
             fields,
             abstract,
-            any("logprob" in identifier(n) for n in ast.walk(node)),
-            any("nans" in identifier(n) for n in ast.walk(node)),
-            any("routed" in identifier(n) for n in ast.walk(node)),
+            frozenset(
+                word
+                for word in HANDED_OVER_BY_WORD
+                if any(word in identifier(n) for n in ast.walk(node))
+            ),
         )
 
     def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
