@@ -4,11 +4,25 @@ the small facts of Python's syntax the crater's reading rests on."""
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Iterable, Iterator
 
 DISPLAYS = (
     ast.List, ast.Dict, ast.Set, ast.Tuple, ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp
 )  # fmt: skip
+
+
+#: Each walked module's and class's nodes, for as long as its tree lives: the crater
+#: reads every one of them several ways (bindings, classes, ``self.x`` types).
+_WALKED: weakref.WeakKeyDictionary[ast.AST, tuple[ast.AST, ...]] = weakref.WeakKeyDictionary()
+
+
+def walked(node: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node under ``node``, itself first, in :func:`ast.walk`'s order."""
+    found = _WALKED.get(node)
+    if found is None:
+        found = _WALKED[node] = tuple(ast.walk(node))
+    return found
 
 
 def literal_not_none(value: ast.expr) -> bool:

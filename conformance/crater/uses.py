@@ -79,6 +79,7 @@ from conformance.crater.syntax import (
     under_tests,
     unevaluated_annotations,
     value_bound,
+    walked,
 )
 from conformance.crater.vllm_names import (
     ASYNC_BASE,
@@ -217,6 +218,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
     pending = dict(files)
     wanted = _FIRST_PASS
     names: frozenset[str] = frozenset()
+    read_before: World | None = None
     while True:
         found = {p: t for p, t in pending.items() if wanted.search(t)}
         for path in sorted(found):
@@ -227,7 +229,7 @@ def read_plugin(files: dict[str, str]) -> Reading:
                 continue
             trees[module_name(path)] = (path, read[0])
             placeholders += [f"{path}:{line}" for line in read[1]]
-        world = World(trees)
+        world = read_before = World(trees, read_before)
         new = _NAMED_IN_USES | {
             c.name for c in world.classes.values() if world.chain(c.qualified)[1]
         }
@@ -386,7 +388,7 @@ class _ModuleVisitor:
     def type_attributes(self) -> None:
         """Each class's ``self.x`` types, before any module is walked: a subclass in
         another file reads what its base's ``__init__`` stored."""
-        for node in ast.walk(self.tree):
+        for node in walked(self.tree):
             if isinstance(node, ast.ClassDef):
                 cls = self.world.classes.get(f"plugin:{self.module}.{node.name}")
                 if cls is not None:
@@ -1634,7 +1636,7 @@ class _ModuleVisitor:
                     of_parameter = typed.get(value.id)
                     if of_parameter:
                         found.setdefault(bound.attr, of_parameter)
-        for inner in ast.walk(node):
+        for inner in walked(node):
             target: ast.expr | None = None
             judged = None
             if isinstance(inner, ast.AnnAssign):
@@ -1662,7 +1664,7 @@ class _ModuleVisitor:
         NPUModelRunner(...)``, or annotated so), wherever the class binds it: what
         ``self.x.f()`` returns is what that class's ``f`` says it does."""
         found: dict[str, str | None] = {}
-        for inner in ast.walk(node):
+        for inner in walked(node):
             target: ast.expr | None = None
             named: str | None = None
             if isinstance(inner, ast.Assign) and len(inner.targets) == 1:

@@ -20,6 +20,7 @@ from conformance.crater.syntax import (
     own_statements,
     tail_name,
     value_bound,
+    walked,
 )
 from conformance.crater.vllm_names import (
     EMPTY,
@@ -75,7 +76,11 @@ def module_name(path: str) -> str:
 class World:
     """Every module's bindings and classes, to resolve a name across the plugin."""
 
-    def __init__(self, trees: dict[str, tuple[str, ast.Module]]) -> None:
+    def __init__(
+        self, trees: dict[str, tuple[str, ast.Module]], known: World | None = None
+    ) -> None:
+        """``known``: a world of some of the same trees, whose per-module facts are
+        taken rather than read again (the plugin's files are read in rounds)."""
         self.trees = trees
         self.bindings: dict[str, dict[str, str]] = {}
         self.classes: dict[str, PluginClass] = {}
@@ -90,29 +95,24 @@ class World:
         self.fallbacks: dict[str, dict[str, Fallback]] = {}
         #: ``{module: {name: where its import takes}}`` of names a ``try`` imports
         self.try_imported: dict[str, dict[str, Test]] = {}
+        self._facts: dict[str, _ModuleFacts] = {}
         packages = _packages(trees)
         for module, (_, tree) in trees.items():
-            bound = self.bindings[module] = module_bindings(module, tree, module in packages)
-            self.fallbacks[module], self.try_imported[module] = _try_imports(
-                module, tree, module in packages, bound
-            )
+            facts = known._facts.get(module) if known is not None else None
+            if facts is None or facts.tree is not tree:
+                facts = _module_facts(module, tree, module in packages)
+            self._facts[module] = facts
+            self.bindings[module] = dict(facts.bindings)
+            self.fallbacks[module], self.try_imported[module] = facts.fallbacks, facts.try_imported
+            for qualified, returned in facts.returns.items():
+                self.returns.setdefault(qualified, (module, returned))
+            for qualified, forwarder in facts.forwarders.items():
+                self.forwarders.setdefault(qualified, forwarder)
         self._bind_star_imports(packages)
-        for module, (path, tree) in trees.items():
-            aliased = _bases_aliased_in_functions(tree)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef):
-                    made = self._plugin_class(module, path, node, aliased.get(id(node), {}))
-                    self.classes.setdefault(made.qualified, made)
-            for owner, body in _function_bodies(module, tree):
-                for node in body:
-                    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        continue
-                    qualified = f"plugin:{owner}.{node.name}"
-                    if node.returns:
-                        self.returns.setdefault(qualified, (module, node.returns))
-                    forwarder = forwarder_of(module, node)
-                    if forwarder is not None:
-                        self.forwarders.setdefault(qualified, forwarder)
+        for module, (path, _) in trees.items():
+            for node, aliased, handles in self._facts[module].classes:
+                made = self._plugin_class(module, path, node, aliased, handles)
+                self.classes.setdefault(made.qualified, made)
 
     def _bind_star_imports(self, packages: set[str]) -> None:
         """``from M import *`` at a module's top: the names M makes public, where the
@@ -153,7 +153,7 @@ class World:
         (``outputs.RoutedExpertsLists = _Own``): its reads of them are its own."""
         found = set()
         for module, (_, tree) in self.trees.items():
-            for node in ast.walk(tree):
+            for node in walked(tree):
                 stored: list[tuple[ast.expr, str]] = []
                 if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -224,7 +224,12 @@ class World:
         return name
 
     def _plugin_class(
-        self, module: str, path: str, node: ast.ClassDef, aliased: dict[str, ast.expr]
+        self,
+        module: str,
+        path: str,
+        node: ast.ClassDef,
+        aliased: dict[str, ast.expr],
+        handles: frozenset[str],
     ) -> PluginClass:
         methods = {
             n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -253,11 +258,7 @@ class World:
             any(tail_name(d) == "dataclass" for d in node.decorator_list),
             fields,
             abstract,
-            frozenset(
-                word
-                for word in HANDED_OVER_BY_WORD
-                if any(word in identifier(n) for n in ast.walk(node))
-            ),
+            handles,
         )
 
     def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:
@@ -303,6 +304,51 @@ def _function_bodies(module: str, tree: ast.Module) -> Iterator[tuple[str, list[
             yield f"{module}.{node.name}", node.body
 
 
+@dataclass(frozen=True)
+class _ModuleFacts:
+    """What one module's tree says on its own, before other modules' names are known."""
+
+    tree: ast.Module
+    bindings: dict[str, str]  #: :func:`module_bindings`, before any star import
+    fallbacks: dict[str, Fallback]
+    try_imported: dict[str, Test]
+    #: every class: its node, its bases aliased in its function, the words it names
+    classes: list[tuple[ast.ClassDef, dict[str, ast.expr], frozenset[str]]]
+    returns: dict[str, ast.expr]  #: ``plugin:mod.f`` -> its return annotation
+    forwarders: dict[str, Forwarder]  #: ``plugin:mod.f`` handing its ``**kwargs`` on
+
+
+def _module_facts(module: str, tree: ast.Module, is_package: bool) -> _ModuleFacts:
+    bindings = module_bindings(module, tree, is_package)
+    fallbacks, try_imported = _try_imports(module, tree, is_package, bindings)
+    aliased = _bases_aliased_in_functions(tree)
+    classes = [
+        (node, aliased.get(id(node), {}), _words_handed_over(node))
+        for node in walked(tree)
+        if isinstance(node, ast.ClassDef)
+    ]
+    returns: dict[str, ast.expr] = {}
+    forwarders: dict[str, Forwarder] = {}
+    for owner, body in _function_bodies(module, tree):
+        for node in body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            qualified = f"plugin:{owner}.{node.name}"
+            if node.returns:
+                returns.setdefault(qualified, node.returns)
+            forwarder = forwarder_of(module, node)
+            if forwarder is not None:
+                forwarders.setdefault(qualified, forwarder)
+    return _ModuleFacts(tree, bindings, fallbacks, try_imported, classes, returns, forwarders)
+
+
+def _words_handed_over(node: ast.ClassDef) -> frozenset[str]:
+    """The words of :data:`HANDED_OVER_BY_WORD` the class's code names."""
+    names = {identifier(n) for n in walked(node)}
+    names.discard("")
+    return frozenset(word for word in HANDED_OVER_BY_WORD if any(word in n for n in names))
+
+
 def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:
     return {m for m, (path, _) in trees.items() if path.endswith("__init__.py")}
 
@@ -312,7 +358,7 @@ def module_bindings(module: str, tree: ast.Module, is_package: bool) -> dict[str
     its top-level classes, functions and aliases."""
     found: dict[str, str] = {}
     package = _package_of(module, is_package)
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -349,7 +395,7 @@ def _bases_aliased_in_functions(tree: ast.Module) -> dict[int, dict[str, ast.exp
     name the function binds once to another (``base = async_utils.AsyncOutput``, then
     ``class BeamAsyncOutput(base)``)."""
     found: dict[int, dict[str, ast.expr]] = {}
-    for function in ast.walk(tree):
+    for function in walked(tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         statements = list(own_statements(function.body))
