@@ -268,3 +268,31 @@ def test_the_written_xfail_quotes_the_failure_the_summary_shows(tmp_path) -> Non
     assert "2 check(s) failed, first: ModelRunnerOutput: extra (req_id_to_index)" in (
         path.read_text()
     )
+
+
+def test_the_written_xfail_of_a_wrong_value_at_the_race_check_still_fails_a_race(
+    tmp_path,
+) -> None:
+    # A producer whose values are wrong fails the race check "not a race": the entry
+    # written for it covers that failure only, so a true race later still fails.
+    from types import SimpleNamespace
+
+    from conformance.run.failure_lines import NOT_A_RACE
+    from conformance.run.xfails import load, write_entries
+
+    def failed(behaviour: str, message: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            outcome="failed", behaviour=behaviour, message=message, nodeid=f"t.py::{behaviour}"
+        )
+
+    race = "producer.async_output:waits-for-device"
+    wrong = f"make_async_output(<step>).get_output(): found other values, {NOT_A_RACE}"
+    stale = "make_async_output(<step>).get_output(): found stale data in sampled_token_ids"
+    path = tmp_path / "xfails.toml"
+    write_entries(path, [failed(race, wrong), failed("producer.async_output", wrong)], "mine")
+    (covering,) = [e for e in load(path) if e.behaviour == race]
+    assert covering.accepts(wrong) and not covering.accepts(stale)
+    mixed = tmp_path / "mixed.toml"
+    write_entries(mixed, [failed(race, wrong), failed(race, stale)], "mine")
+    (entry,) = load(mixed)
+    assert entry.accepts(stale)  # a race seen already: the entry declares the behaviour
