@@ -234,6 +234,15 @@ class World:
         methods = {
             n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
+        # ``get_kv_connector_output = _kv``: a name the class body binds defines it as a
+        # def would (an abstract method so bound is implemented, for ``abc`` too).
+        methods |= {
+            t.id
+            for n in node.body
+            if isinstance(n, ast.Assign)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
         abstract = any(
             decorated(n, "abstractmethod")
             for n in node.body

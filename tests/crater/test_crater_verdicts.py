@@ -59,6 +59,30 @@ def test_a_plugin_building_model_runner_output_holds_at_its_pin_and_breaks_at_0_
     assert not any("not_a_field" in str(item) for item in found)
 
 
+def test_an_abstract_method_bound_by_assignment_in_the_class_is_implemented() -> None:
+    # ``abc`` reads the class's namespace: a function bound there by name implements it.
+    files = {
+        "npu/outputs.py": (
+            "from vllm.v1.outputs import AsyncModelRunnerOutput\n"
+            "def _kv(self):\n"
+            "    return None\n"
+            "class NPUAsyncOutput(AsyncModelRunnerOutput):\n"
+            "    def __init__(self, out):\n"
+            "        self._out = out\n"
+            "    def get_output(self):\n"
+            "        return self._out\n"
+            "    get_kv_connector_output = _kv\n"
+            "def make(out):\n"
+            "    return NPUAsyncOutput(out)\n"
+        )
+    }
+    assert breaks(files, "0.33.0", pin="0.32.0") == set()
+    without = {
+        "npu/outputs.py": files["npu/outputs.py"].replace("    get_kv_connector_output = _kv\n", "")
+    }
+    assert {f[0] for f in breaks(without, "0.33.0", pin="0.32.0")} == {"cannot-instantiate"}
+
+
 def test_an_async_output_without_get_kv_connector_output_cannot_be_made_from_0_33() -> None:
     assert breaks(plugins.ASYNC_OUTPUTS, "0.32.0") == set()
     found = breaks(plugins.ASYNC_OUTPUTS, "0.33.0", pin="0.32.0")
