@@ -27,6 +27,7 @@ from conformance.crater.records import (
     TARGET,
     UNPARSED,
     PluginVerdict,
+    Record,
 )
 from conformance.crater.schema import SCHEMA
 from conformance.crater.verdicts import Finding
@@ -87,6 +88,9 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             placeholders = [n for n in record.not_judged if PLACEHOLDERS in n]
             if placeholders:
                 target_cell += f" ({placeholders[0].split(' this ')[0]} read as placeholders)"
+            if record.verdict == HOLDS and _missing_modules(record):
+                # Of the output types only: a module of vLLM it imports is gone all the same.
+                target_cell += f"; {_missing_modules(record)[0].split(';')[0]}"
         rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [
@@ -99,7 +103,7 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
     ]
     for verdict in verdicts:
         for record in verdict.records:
-            if record.verdict == HOLDS:
+            if record.verdict == HOLDS and not _missing_modules(record):
                 continue
             lines.append("")
             head = (
@@ -111,7 +115,8 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             lines += [
                 f"  not judged: {why}"
                 for why in record.not_judged
-                if not record.findings or why.startswith(MISSING_MODULES)
+                if (not record.findings and record.verdict != HOLDS)
+                or why.startswith(MISSING_MODULES)
             ]
     for verdict in verdicts:
         for record in verdict.records:
@@ -181,3 +186,8 @@ def _finding_lines(findings: Sequence[Finding]) -> list[str]:
         joined = "; ".join(text.removeprefix(shared) for text in said)
         lines.append(f"  {file}:{line}: {kind} {owner} ({shared}{joined})")
     return lines
+
+
+def _missing_modules(record: Record) -> list[str]:
+    """The note naming the other modules of vLLM the plugin imports that it lacks."""
+    return [why for why in record.not_judged if why.startswith(MISSING_MODULES)]

@@ -11,6 +11,7 @@ import pytest
 from vllm_release_texts import MISSING, RELEASES
 
 from conformance.cli.main import main
+from conformance.crater.report import terminal_lines
 from conformance.crater.schema import FINDING_KEYS, RECORD_KEYS, REPORT_KEYS, SCHEMA
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -376,3 +377,25 @@ def test_a_producer_raising_the_same_at_every_check_reads_as_the_first_and_a_cou
         "  npu/w.py:3: run-fails NPUAsyncOutput.get_output (producer.async_output: "
         f"[producer.async_output] x(): {cause}; and 1 more behaviours raising the same)"
     ]
+
+
+def test_a_holding_plugin_that_imports_a_module_the_target_lacks_says_so() -> None:
+    # Its uses of the output types hold, but its worker's import fails all the same: the
+    # matrix cell and the lines below say so, not a bare "holds".
+    from conformance.crater.pins import Pin
+    from conformance.crater.records import HOLDS, PIN, TARGET, PluginVerdict, Record
+
+    gone = (
+        "also imports 1 module the target lacks; not judged here: vllm.v1.worker.cpu_model_runner"
+    )
+    conditions = "3 conditions are not a version test: the code under each branch is judged"
+    records = [
+        Record("cpu-plugin", "1.0", "0.29.0", PIN, HOLDS, not_judged=[conditions]),
+        Record("cpu-plugin", "1.0", "0.34.0", TARGET, HOLDS, not_judged=[conditions, gone]),
+    ]
+    verdict = PluginVerdict("cpu-plugin", "1.0", Pin("0.29.0", "metadata: vllm==0.29.0"), records)
+    lines = terminal_lines("0.34.0", [verdict])
+    assert lines[1].endswith("holds; also imports 1 module the target lacks")
+    assert f"  not judged: {gone}" in lines
+    assert not any(conditions in line for line in lines)
+    assert not any("at vLLM 0.29.0" in line for line in lines)  # the pin holds, says nothing
