@@ -25,6 +25,7 @@ from conformance.oracle.vllm_changes import Change
 from conformance.releases.discovery import FoundProducer, find_producers
 from conformance.releases.sources import VllmSource, read_source
 from conformance.releases.texts import ReleaseTextError, producer_sections
+from conformance.releases.wheels import CALLER_TITLE
 
 
 def vllm_named(label: str) -> str:
@@ -244,14 +245,15 @@ def _made(
     bound = {OUTPUTS_MODULE: runtime_names(source.outputs)}
     whole: dict[str, str] = {}
     for section in producer_sections(source.producers or ""):
-        if section.title != "whole file":
+        if section.title not in ("whole file", CALLER_TITLE):
             continue
         try:
             surface.update(surface_of_module(section.body, section.module))
             bound[section.module] = runtime_names(section.body)
         except SyntaxError:
             continue
-        whole[section.module.replace(".", "/") + ".py"] = section.body
+        if section.title == "whole file":  # a caller holds no producer
+            whole[section.module.replace(".", "/") + ".py"] = section.body
     producers = tuple(find_producers(whole))
     return VllmView(label, version, surface, bound, modules, source.outputs, producers)
 

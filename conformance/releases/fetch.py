@@ -35,7 +35,14 @@ from pathlib import Path
 from conformance.files import write_whole
 from conformance.releases.remote_wheel import WheelFetchError, wheel_texts
 from conformance.releases.texts import MRV2_FOLDER, PRODUCERS_FOLDER, ReleaseTextError
-from conformance.releases.wheels import MRV2_SECTIONS, SECTIONS, found_elsewhere, producer_text
+from conformance.releases.wheels import (
+    CALLER_TITLE,
+    MRV2_SECTIONS,
+    SECTIONS,
+    found_elsewhere,
+    gathering_callers,
+    producer_text,
+)
 
 #: A folder of release texts to read instead of the cache (nothing is fetched into it).
 RELEASES_ENV_VAR = "OUTPUTS_VLLM_RELEASES"
@@ -46,7 +53,7 @@ FETCH_COMMAND = "python -m conformance.cli.fetch_releases --all"
 OLDER_RELEASES = ("0.10.0", "0.10.1", "0.10.1.1")
 
 _MANIFEST_FOLDER = "fetched"
-_FORMAT = "vllm-outputs-suite/fetched/1"
+_FORMAT = "vllm-outputs-suite/fetched/2"
 #: What a wheel is read for: every Python file of ``vllm/v1`` (2 MB of a 240 MB wheel),
 #: so producers are found wherever vLLM keeps them, and the version file.
 _READ_PREFIXES = ("vllm/v1/",)
@@ -279,19 +286,21 @@ def laid_out(version: str, wheel: str, texts: dict[str, str]) -> dict[str, str]:
     whole = {p: t for p, t in texts.items() if p in MRV2_SECTIONS}
     whole.update({p: texts[p] for p in found_elsewhere(texts)})
     if whole:
+        callers = {p: texts[p] for p in gathering_callers(texts, set(whole))}
         files[f"{MRV2_FOLDER}/producers-mrv2-{version}.py.txt"] = _whole_files(
-            version, wheel, whole
+            version, wheel, whole, callers
         )
     return files
 
 
-def _whole_files(version: str, wheel: str, texts: dict[str, str]) -> str:
+def _whole_files(version: str, wheel: str, texts: dict[str, str], callers: dict[str, str]) -> str:
     parts = [
         f"# vLLM {version}: files holding its producers of the vllm.v1.outputs types, verbatim "
         f"from {wheel}",
         "# (Apache-2.0, Copyright contributors to the vLLM project), cut out by vllm-outputs-suite.",
     ]
     parts += [f"\n# ---- {path}: whole file\n{texts[path]}" for path in sorted(texts)]
+    parts += [f"\n# ---- {path}: {CALLER_TITLE}\n{callers[path]}" for path in sorted(callers)]
     return "\n".join(parts) + "\n"
 
 

@@ -45,8 +45,12 @@ def producer_text(version: str, wheel: str, texts: dict[str, str]) -> str:
             continue
         for title, body in _cut(source, wanted):
             parts.append(f"\n# ---- {path}: {title}\n{body}")
-    for path in sorted(found_elsewhere(texts)):
+    elsewhere = found_elsewhere(texts)
+    for path in sorted(elsewhere):
         parts.append(f"\n# ---- {path}: whole file\n{texts[path]}")
+    whole = {p for p, wanted in TAKEN.items() if wanted is None and p in texts} | elsewhere
+    for path in sorted(gathering_callers(texts, whole)):
+        parts.append(f"\n# ---- {path}: {CALLER_TITLE}\n{texts[path]}")
     return "\n".join(parts) + "\n"
 
 
@@ -62,6 +66,56 @@ def found_elsewhere(texts: dict[str, str]) -> set[str]:
     if not has_mrv2 and has_first_runner:
         return set()
     return producer_files(texts) - set(TAKEN)
+
+
+#: The title of a caller's section (:func:`gathering_callers`): read, never loaded.
+CALLER_TITLE = "whole file (a caller, read only)"
+
+
+def gathering_callers(texts: dict[str, str], producers: set[str]) -> set[str]:
+    """Files of ``texts`` that import one of the gatherings in ``producers`` (files) by
+    name: Model Runner V2's ``sample/sampler.py`` imports ``compute_topk_logprobs``, and
+    a plugin replacing the gathering patches the name there.  The crater reads them to
+    tell such a patch still lands; nothing loads them."""
+    from conformance.releases.discovery import find_producers
+
+    gatherings = {
+        (p.module, p.name)
+        for p in find_producers({path: texts[path] for path in producers if path in texts})
+        if p.kind == "gathering" and "." not in p.name
+    }
+    if not gatherings:
+        return set()
+    modules = {module for module, _ in gatherings}
+    found = set()
+    for path, text in texts.items():
+        if (
+            path in producers
+            or path in TAKEN
+            or not any(m.rpartition(".")[2] in text for m in modules)
+        ):
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        package = path.removesuffix(".py").replace("/", ".").rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = _absolute(node, package)
+                if any((module, alias.name) in gatherings for alias in node.names):
+                    found.add(path)
+                    break
+    return found
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module ``from ... import`` names, relative ones resolved from ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join([*base, node.module] if node.module else base)
 
 
 def _cut(source: str, wanted: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -896,6 +896,51 @@ def test_a_patch_of_a_name_vllm_no_longer_has_no_longer_takes() -> None:
     ]  # fmt: skip
 
 
+PATCHES_WHERE_CALLED = """
+from vllm.v1.worker.gpu.sample import prompt_logprob, sampler
+from npu.kernels import topk
+
+sampler.compute_topk_logprobs = topk
+prompt_logprob.compute_topk_logprobs = topk
+"""
+
+
+def test_a_patch_of_a_gathering_where_vllm_calls_it_no_longer_takes_once_renamed() -> None:
+    # Model Runner V2's sampler imports its gathering by name: a plugin replaces it there
+    # (vllm-ascend does). Once vLLM calls compute_topk_scores, vLLM's own kernel runs.
+    package = "vllm.v1.worker.gpu.sample"
+    modules = frozenset({package, f"{package}.sampler", f"{package}.prompt_logprob"})
+    reading = read_plugin({"npu/patch.py": PATCHES_WHERE_CALLED})
+    assert judge(reading, view("0.25.1", modules), None).findings == []
+    found = judge(reading, view("0.30.0", modules), view("0.25.1", modules)).findings
+    assert [(f.kind, f.line, f.member) for f in found] == [
+        ("behaviour-changed", 5, f"{package}.sampler.compute_topk_logprobs"),
+        ("behaviour-changed", 6, f"{package}.prompt_logprob.compute_topk_logprobs"),
+    ]
+    assert all("the plugin's replacement is set and never read" in f.vllm_change for f in found)
+
+
+def test_the_callers_of_a_gathering_are_found_by_their_imports() -> None:
+    from conformance.releases.wheels import gathering_callers
+
+    gathering = (
+        "from vllm.v1.outputs import LogprobsTensors\n"
+        "def topk(logits, num_logprobs, sampled_token_ids):\n"
+        "    return LogprobsTensors(logits, logits, logits)\n"
+    )
+    texts = {
+        "vllm/v1/worker/gpu/sample/logprob.py": gathering,
+        "vllm/v1/worker/gpu/sample/sampler.py": "from .logprob import topk\n",
+        "vllm/v1/worker/gpu/spec/drafter.py": "from ..sample.logprob import topk as k\n",
+        "vllm/v1/worker/gpu/sample/other.py": "from .logprob import LogprobsTensors\n",
+        "vllm/v1/worker/gpu/model_runner.py": "import vllm.v1.worker.gpu.sample.logprob\n",
+    }
+    assert gathering_callers(texts, {"vllm/v1/worker/gpu/sample/logprob.py"}) == {
+        "vllm/v1/worker/gpu/sample/sampler.py",
+        "vllm/v1/worker/gpu/spec/drafter.py",
+    }
+
+
 def test_positional_arguments_that_now_fill_other_parameters_are_a_break() -> None:
     # 0.11.1's slice(start_req_idx, end_req_idx) takes requests, 0.11.0's slice(start,
     # end) rows: the same call, another meaning.
