@@ -757,8 +757,8 @@ def test_get_output_waits_for_the_device(
         backend, async_producer, revision, step_device, case, output
     ):
         fail(
-            f"{where}.get_output() on {step_device.describe()}: expected the values the device "
-            f"computed, found other values in {'; '.join(parts)}, {NOT_A_RACE}"
+            f"{where}.get_output() on {step_device.describe()}: {NOT_A_RACE}: expected the "
+            f"values the device computed, found other values in {'; '.join(parts)}"
         )
     if found != want:
         fail(

@@ -198,8 +198,8 @@ def test_pooling_output_waits_for_the_device(
         and _same_with_the_device_idle(backend, pooling_producer, revision, step_device, rows_found)
     ):
         fail(
-            f"{where}.get_output(): expected the rows the device computed, found other rows "
-            f"({stale} of {len(values)} rows differ), {NOT_A_RACE}"
+            f"{where}.get_output(): {NOT_A_RACE}: expected the rows the device computed, "
+            f"found other rows ({stale} of {len(values)} rows differ)"
         )
     if wrong:
         fail(

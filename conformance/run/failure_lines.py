@@ -13,7 +13,7 @@ from typing import Any
 CAUSES = ("producer.async_output:waits-for-device", "producer.pooling_output:waits-for-device")
 #: How a race check says that what it found is a wrong value, the same with the device
 #: idle: no cause of other failures.
-NOT_A_RACE = "the same with the device idle: a wrong value, not a race"
+NOT_A_RACE = "a wrong value, not a race (the same with the device idle)"
 
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
 _WIDTH = 140

@@ -108,7 +108,7 @@ def test_rows_handed_to_other_requests_are_a_wrong_value_not_a_race(tmp_path) ->
         if t["behaviour"] == "producer.pooling_output:waits-for-device"
     ]  # fmt: skip
     assert race["outcome"] == "failed", race
-    assert "the same with the device idle: a wrong value, not a race" in race["message"]
+    assert "a wrong value, not a race (the same with the device idle)" in race["message"]
     assert "values read before they arrived" not in run.output
 
 
