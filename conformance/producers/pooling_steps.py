@@ -16,7 +16,6 @@ from typing import Any
 import torch
 
 from conformance.backends.step import Step
-from conformance.oracle.failing import attempt
 from conformance.producers.runtime import StepDevice
 from conformance.producers.steps import StepCase, runner_model_runner_output
 
@@ -61,9 +60,7 @@ def build_pooling_step(
     valid = case.valid()
     shaped = StepCase(case.name, tuple((0,) for _ in range(case.num_reqs)))
     return Step(
-        model_runner_output=runner_model_runner_output(
-            backend, revision, shaped, **_connector_output(backend, case)
-        ),
+        model_runner_output=runner_model_runner_output(backend, revision, shaped),
         sampled_token_ids=None,
         logprobs_tensors=None,
         invalid_req_indices=[],
@@ -76,16 +73,6 @@ def build_pooling_step(
         is_valid=device.tensor(torch.tensor(valid, dtype=torch.bool)),
         finished_mask=valid,
     )
-
-
-def _connector_output(backend: Any, case: PoolingCase) -> dict[str, Any]:
-    """A KV connector's output on the step (a transfer finished), so that an output that
-    rebuilds the ModelRunnerOutput rather than finishing the runner's shows what it lost."""
-    cls = getattr(backend.module, "KVConnectorOutput", None)
-    if cls is None or not case.num_reqs:
-        return {}
-    return {"kv_connector_output": attempt("KVConnectorOutput(finished_sending=...)",
-                                           cls, finished_sending={"req-0"})}  # fmt: skip
 
 
 def expected_pooler_output(case: PoolingCase) -> list[torch.Tensor | None]:

@@ -175,6 +175,23 @@ def _prompt_logprobs(backend: Any, case: StepCase) -> dict[str, Any]:
     return {"req-0": made}
 
 
+def _handed_over_beside(backend: Any, revision: SpecRevision, case: StepCase) -> dict[str, Any]:
+    """What else the runner puts on its output before handing it over: a KV transfer
+    finished, the NaN counts it took itself (before 0.28.0).  vLLM's async outputs return
+    that output with them; one that rebuilds it from the ids and rows loses them."""
+    if not case.num_reqs:
+        return {}
+    beside: dict[str, Any] = {}
+    connector = getattr(backend.module, "KVConnectorOutput", None)
+    if connector is not None:
+        beside["kv_connector_output"] = attempt(
+            "KVConnectorOutput(finished_sending=...)", connector, finished_sending={"req-0"}
+        )
+    if not revision.async_output.nan_counts:  # from 0.28.0 get_output() sets them
+        beside["num_nans_in_logits"] = {"req-0": 1}
+    return beside
+
+
 def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepCase, **extra: Any):
     """The backend's ModelRunnerOutput as the revision's runner builds it before handing over."""
     req_ids = [f"req-{i}" for i in range(case.num_reqs)]
@@ -185,6 +202,7 @@ def runner_model_runner_output(backend: Any, revision: SpecRevision, case: StepC
         "logprobs": None,
         "prompt_logprobs_dict": _prompt_logprobs(backend, case),
         "pooler_output": [],
+        **_handed_over_beside(backend, revision, case),
         **extra,
     }
     tensors = host_logprobs(case, revision)

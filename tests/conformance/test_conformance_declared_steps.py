@@ -164,3 +164,23 @@ def test_what_the_runner_hands_over_beside_the_rows_reaches_the_output(
     # Dropped or not taken, they never make the race check fail.
     races = [t for t in tests if t["behaviour"] == "producer.async_output:waits-for-device"]
     assert races and all(t["outcome"] != "failed" for t in races), races
+
+
+def test_an_output_rebuilt_from_the_ids_and_rows_loses_what_the_runner_put_on_it(
+    tmp_path,
+) -> None:
+    run = suite_runner.in_process(
+        tmp_path,
+        ASYNC_OUTPUT,
+        "--conformance-backend",
+        "broken_backends.async_output_rebuilds_output:BACKEND",
+        "-k",
+        "gives_the_runner_output_with_its_rows",
+    )
+    assert run.report is not None
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert failed, run.output
+    assert any(
+        "kv_connector_output: expected the value the runner handed over" in t["message"]
+        for t in failed
+    ), failed
