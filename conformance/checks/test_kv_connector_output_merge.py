@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type, fields_of
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, fail
@@ -104,6 +105,31 @@ def test_merge_without_stats_or_events_gives_none(KVConnectorOutput, revision) -
         found = getattr(result, name, "<missing>")
         if found is not None:
             fail(f"{where}.{name}: expected None (every input has None), found {found!r}")
+
+
+def test_merge_leaves_the_worker_metadata_it_never_names_at_its_default(
+    KVConnectorOutput, revision
+) -> None:
+    # vLLM 0.18-0.19's merge builds its result of the six fields it names: the workers'
+    # connector metadata, set on every input, is not carried (its default, None).
+    if "kv_connector_worker_meta" not in revision.type("KVConnectorOutput").field_names:
+        skip(
+            "not-in-this-vllm",
+            f"revision {revision.name}: KVConnectorOutput has no kv_connector_worker_meta",
+        )
+    outputs = [
+        attempt("KVConnectorOutput(kv_connector_worker_meta=...)", KVConnectorOutput,
+                finished_sending={name}, kv_connector_worker_meta=_Combined(name))
+        for name in ("a", "b")
+    ]  # fmt: skip
+    where = "KVConnectorOutput.merge(<2 outputs with worker metadata>)"
+    result = attempt(where, KVConnectorOutput.merge, *outputs)
+    found = getattr(result, "kv_connector_worker_meta", "<missing>")
+    if found is not None:
+        fail(
+            f"{where}.kv_connector_worker_meta: expected None (vLLM's merge does not carry "
+            f"the workers' metadata), found {found!r}"
+        )
 
 
 class _Combined:

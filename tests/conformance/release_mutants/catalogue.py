@@ -138,6 +138,17 @@ def _merge_keeps_first_stats(m: ModuleType) -> None:
     m.KVConnectorOutput.merge = classmethod(merge)
 
 
+def _merge_carries_worker_meta(m: ModuleType) -> None:
+    original = m.KVConnectorOutput.merge.__func__
+
+    def merge(cls, *outputs):
+        merged = original(cls, *outputs)
+        merged.kv_connector_worker_meta = outputs[0].kv_connector_worker_meta
+        return merged
+
+    m.KVConnectorOutput.merge = classmethod(merge)
+
+
 def _with_kv_writes_shared_empty(m: ModuleType) -> None:
     def with_kv_conn_output_only(kv_connector_output):
         output = m.EMPTY_MODEL_RUNNER_OUTPUT
@@ -350,6 +361,14 @@ MUTANTS: tuple[Mutant, ...] = (
         _checks("kv_connector_output_merge"),
         _merge_keeps_first_recving,
         "merge keeps the first output's finished_recving instead of the union",
+    ),
+    Mutant(
+        "merge_carries_worker_meta",
+        "KVConnectorOutput.merge",
+        "0.18.0",
+        _checks("kv_connector_output_merge"),
+        _merge_carries_worker_meta,
+        "merge carries the first output's kv_connector_worker_meta, which vLLM's leaves None",
     ),
     Mutant(
         "merge_keeps_first_stats",
