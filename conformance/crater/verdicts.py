@@ -324,18 +324,27 @@ class _Judge:
                     found = (change, release)
         return found
 
-    def module_because(self, module: str) -> str:
+    def module_because(self, module: str, name: str = "") -> str:
+        """Why ``module`` (``name`` imported from it) is not there, and where it went."""
         if self.other is None or not self.other.has_module(module):
             said = f"{self.view.named} has no module {module}"
         elif self.backwards:
             said = f"module {module} is newer than {self.view.named}"
         else:
             said = f"module removed {module}"
-        return said + self._successors(module)
+        return said + self._successors(module, name)
 
-    def _successors(self, module: str) -> str:
-        """Where a removed producer module's work went: this vLLM's own producers of
-        its kind, found by what they are (Model Runner V2's ``AsyncOutput``)."""
+    def _successors(self, module: str, name: str) -> str:
+        """Where a removed producer module's work went: the class of the name imported,
+        where this vLLM defines one (Model Runner V2's ``Sampler``), else this vLLM's own
+        producers of the module's kind, found by what they are (its ``AsyncOutput``), for
+        an import of a producer (not of a constant or a runner the module also held)."""
+        if name:
+            homes = sorted(m for (m, c, member) in self.view.surface if (c, member) == (name, ""))
+            if homes:
+                return f"; {self.view.named} has {name} in {', '.join(homes)}"
+            if name not in _PRODUCER_CLASSES:
+                return ""
         if module in VLLM_ASYNC_OUTPUTS:
             kind = "async-output"
         elif module in PRODUCER_MODULES:
@@ -362,7 +371,7 @@ class _Judge:
         if present is False:
             if module in PRODUCER_MODULES or module == OUTPUTS or module in VLLM_ASYNC_OUTPUTS:
                 return Finding(
-                    "import-fails", use.file, use.line, module, self.module_because(module)
+                    "import-fails", use.file, use.line, module, self.module_because(module, name)
                 )
             if module.startswith("vllm.v1.") and (name in JUDGED_TYPES or name == EMPTY):
                 # An output type imported from a module that re-exported it (V0's

@@ -704,6 +704,23 @@ def test_a_producer_module_imported_from_its_package_or_inside_a_function_is_jud
     assert "0.34.0 builds its async outputs in AsyncOutput (vllm.v1.worker.gpu.async_utils)" in (
         found[0].vllm_change
     )
+    # A runner imported from it is no async output: no pointer there.
+    assert found[1].vllm_change == "module removed vllm.v1.worker.gpu_model_runner"
+
+
+def test_a_removed_producer_module_points_to_where_the_name_imported_went() -> None:
+    files = {
+        "npu/sample.py": "from vllm.v1.sample.sampler import Sampler\n"
+        "from vllm.v1.sample.rejection_sampler import PLACEHOLDER_TOKEN_ID\n"
+        "from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput\n",
+    }
+    modules = frozenset({"vllm.v1.worker.gpu.sample", "vllm.v1.worker.gpu.sample.sampler"})
+    reading = read_plugin(files)
+    found = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
+    said = {f.line: f.vllm_change for f in found}
+    assert said[1].endswith("; vLLM 0.34.0 has Sampler in vllm.v1.worker.gpu.sample.sampler")
+    assert said[2] == "module removed vllm.v1.sample.rejection_sampler"  # a constant: no pointer
+    assert "builds its async outputs in AsyncOutput" in said[3]
 
 
 IS_EMPTY = """
