@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from conformance.crater.pins import Pin, pin_of
@@ -47,7 +49,8 @@ class Record:
         if not self.findings:
             return ""
         first = self.findings[0]
-        more = f" (+{len(self.findings) - 1} more)" if len(self.findings) > 1 else ""
+        count = len(breaks_of(self.findings))
+        more = f" (+{count - 1} more)" if count > 1 else ""
         return f"{first.kind} {first.member} at {first.file}:{first.line}{more}"
 
 
@@ -291,3 +294,15 @@ def _release_of(version: str) -> str:
     from packaging.version import Version
 
     return ".".join(str(p) for p in Version(version).release[:3])
+
+
+def breaks_of(findings: Sequence[Finding]) -> list[list[Finding]]:
+    """The findings as the breaks a reader counts: one call's several findings (an
+    ``AsyncOutput(...)`` missing six parameters, a member of one class) are one break."""
+    return [
+        list(group)
+        for (_, _, _, owner), grouped in itertools.groupby(
+            findings, key=lambda f: (f.file, f.line, f.kind, f.member.rpartition(".")[0])
+        )
+        for group in ([list(grouped)] if owner else [[f] for f in grouped])
+    ]

@@ -11,7 +11,6 @@ renders and merges them.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ from conformance.crater.records import (
     UNPARSED,
     PluginVerdict,
     Record,
+    breaks_of,
 )
 from conformance.crater.schema import SCHEMA
 from conformance.crater.verdicts import Finding
@@ -55,7 +55,7 @@ def progress_line(verdict: PluginVerdict) -> str:
         record = at.get(role)
         if record is None:
             continue
-        found = len(record.findings)
+        found = len(breaks_of(record.findings))
         count = f" ({found} break{'s' if found != 1 else ''})" if found else ""
         said = f"{record.verdict} at {record.vllm}{count}"
         if role == TARGET and parts and said == parts[0]:
@@ -164,18 +164,16 @@ def _finding_lines(findings: Sequence[Finding]) -> list[str]:
     """One line a finding, and one for a call's several (``AsyncOutput(...)`` missing six
     parameters): what each says after their common ``X of vLLM V: `` joined."""
     lines = []
-    for (file, line, kind, owner), grouped in itertools.groupby(
-        findings, key=lambda f: (f.file, f.line, f.kind, f.member.rpartition(".")[0])
-    ):
-        group = list(grouped)
-        if len(group) == 1 or not owner:
-            lines += [f"  {f.file}:{f.line}: {f.kind} {f.member} ({f.vllm_change})" for f in group]
+    for group in breaks_of(findings):
+        first = group[0]
+        file, line, kind = first.file, first.line, first.kind
+        if len(group) == 1:
+            lines.append(f"  {file}:{line}: {kind} {first.member} ({first.vllm_change})")
             continue
         said = [f.vllm_change for f in group]
         causes = {text.partition(" raised ")[2] for text in said}
         if len(causes) == 1 and "" not in causes:
             # A producer's run raising the same at every check: the first, then the count.
-            first = group[0]
             lines.append(
                 f"  {file}:{line}: {kind} {first.member} ({said[0]}; and {len(group) - 1} "
                 "more behaviours raising the same)"
@@ -184,6 +182,7 @@ def _finding_lines(findings: Sequence[Finding]) -> list[str]:
         heads = {text.partition(": ")[0] for text in said}
         shared = heads.pop() + ": " if len(heads) == 1 and ": " in said[0] else ""
         joined = "; ".join(text.removeprefix(shared) for text in said)
+        owner = first.member.rpartition(".")[0]
         lines.append(f"  {file}:{line}: {kind} {owner} ({shared}{joined})")
     return lines
 

@@ -362,6 +362,11 @@ def test_several_findings_of_one_call_read_as_one_line() -> None:
         "  npu/r.py:12: read-fails ModelRunnerOutput.req_id_to_index (field removed "
         "ModelRunnerOutput.req_id_to_index)",
     ]
+    # The matrix counts breaks as the lines read them: two, not three findings.
+    from conformance.crater.records import BREAKS, TARGET, Record
+
+    record = Record("npu", "1.0", "0.34.0", TARGET, BREAKS, findings=found)
+    assert record.first_cause().endswith("at npu/r.py:11 (+1 more)")
 
 
 def test_a_producer_raising_the_same_at_every_check_reads_as_the_first_and_a_count() -> None:
