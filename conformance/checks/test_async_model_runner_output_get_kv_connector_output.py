@@ -59,7 +59,7 @@ def _async_output(backend, revision, step_device, **fields):
 def test_producer_get_kv_connector_output_is_none_without_kv(
     backend, revision, step_device
 ) -> None:
-    async_output = _async_output(backend, revision, step_device)
+    async_output = _async_output(backend, revision, step_device, kv_connector_output=None)
     where = "make_async_output(<step without KVConnectorOutput>).get_kv_connector_output()"
     found = attempt(where, async_output.get_kv_connector_output)
     if found is not None:
