@@ -15,6 +15,7 @@ import torch
 from conformance.backends.devices import synchronize
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
 from conformance.checks._samples import sample_tensors
+from conformance.checks._simulated import simulated_kind, simulation_lacks
 from conformance.checks._skips import skip
 from conformance.checks._support import expect_type, on
 from conformance.oracle.failing import attempt, fail
@@ -60,7 +61,7 @@ def test_to_cpu_nonblocking_of_device_tensors_copies_every_field(
 ) -> None:
     from conformance.producers.simulated_device import SimulatedRuntime, installed
 
-    kind = _simulated_kind(backend)
+    kind = simulated_kind(backend)
     fields = revision.type("LogprobsTensors").field_names
     ids, logprobs, ranks = sample_tensors(num_rows, 3)
     values = dict(zip(FIELDS, (ids, logprobs, ranks.to(ranks_dtype)), strict=True))
@@ -79,7 +80,7 @@ def test_to_cpu_nonblocking_of_device_tensors_copies_every_field(
         try:
             result = obj.to_cpu_nonblocking()
         except Exception as error:
-            if _simulation_lacks(error, kind):
+            if simulation_lacks(error, kind):
                 skip(
                     "inconclusive",
                     f"{where}: uses what the simulated {kind} runtime lacks ({error}); "
@@ -92,32 +93,6 @@ def test_to_cpu_nonblocking_of_device_tensors_copies_every_field(
             found_cu = getattr(result, "cu_num_generated_tokens", None)
             if found_cu != cu:
                 fail(f"{where}.cu_num_generated_tokens: expected {cu} as given, found {found_cu!r}")
-
-
-def _simulated_kind(backend) -> str:
-    """The accelerator the backend's types are handed tensors of: its first declared one,
-    cuda for a bare module (which declares none); a backend declaring cpu only is never
-    handed device tensors to copy."""
-    declared = [d for d in backend.devices if d != "cpu"]
-    if declared:
-        return declared[0]
-    if backend.devices_declared:
-        skip(
-            "device-not-declared",
-            "the backend declares cpu only: vLLM hands its to_cpu_nonblocking() no device tensors",
-        )
-    return "cuda"
-
-
-def _simulation_lacks(error: BaseException, kind: str) -> bool:
-    """Whether ``error`` is the simulated runtime's limit, not the backend's: a name its
-    ``torch.<kind>`` lacks, or torch refusing what only real hardware gives (pinned memory,
-    a CUDA build)."""
-    text = str(error)
-    return (isinstance(error, AttributeError) and text.startswith(f"module 'torch.{kind}'")) or any(
-        words in text
-        for words in ("compiled with CUDA", "compiled without CUDA", "pin_memory", "no CUDA GPUs")
-    )
 
 
 def _expect_on_the_host(result, LogprobsTensors, values: dict, where: str) -> None:

@@ -11,6 +11,7 @@ import torch
 from hypothesis import given
 
 from conformance.checks._samples import lists_fields, sample_tensors
+from conformance.checks._simulated import tolists_on_simulated_device
 from conformance.checks._support import expect_same, expect_type, fields_of, on
 from conformance.oracle import strategies
 from conformance.oracle.compare import Members
@@ -41,6 +42,17 @@ def test_tolists_gives_python_lists_of_python_numbers(
     obj = attempt("LogprobsTensors(...)", LogprobsTensors, *tensors)
     where = f"LogprobsTensors(<{num_rows}x{width} on {device}>).tolists()"
     result = attempt(where, obj.tolists)
+    expect_type(result, LogprobsLists, where)
+    names = lists_fields(revision)
+    expect_same(fields_of(result, names), _expected(revision, tensors), where)
+
+
+@pytest.mark.parametrize(("num_rows", "width"), [(0, 3), (4, 3)], ids=["0x3", "4x3"])
+def test_tolists_of_device_tensors_gives_their_values_on_the_host(
+    LogprobsTensors, LogprobsLists, backend, revision, num_rows: int, width: int
+) -> None:
+    tensors = sample_tensors(num_rows, width)
+    result, where = tolists_on_simulated_device(backend, LogprobsTensors, tensors)
     expect_type(result, LogprobsLists, where)
     names = lists_fields(revision)
     expect_same(fields_of(result, names), _expected(revision, tensors), where)

@@ -13,6 +13,7 @@ import torch
 from hypothesis import given
 
 from conformance.checks._samples import sample_tensors
+from conformance.checks._simulated import tolists_on_simulated_device
 from conformance.checks._support import expect_same, expect_type, fields_of, on
 from conformance.oracle import strategies
 from conformance.oracle.compare import Members
@@ -46,6 +47,16 @@ def test_tolists_gives_numpy_arrays_with_the_tensors_dtypes_shapes_and_values(
     obj = attempt("LogprobsTensors(...)", LogprobsTensors, *tensors)
     where = f"LogprobsTensors(<{num_rows}x{width}, ranks {ranks_dtype} on {device}>).tolists()"
     result = attempt(where, obj.tolists)
+    expect_type(result, LogprobsLists, where)
+    expect_same(fields_of(result, ROW_FIELDS), _arrays(tensors), where)
+
+
+@pytest.mark.parametrize(("num_rows", "width"), [(0, 3), (4, 3)], ids=["0x3", "4x3"])
+def test_tolists_of_device_tensors_gives_host_arrays(
+    LogprobsTensors, LogprobsLists, backend, num_rows: int, width: int
+) -> None:
+    tensors = sample_tensors(num_rows, width)
+    result, where = tolists_on_simulated_device(backend, LogprobsTensors, tensors)
     expect_type(result, LogprobsLists, where)
     expect_same(fields_of(result, ROW_FIELDS), _arrays(tensors), where)
 
