@@ -257,6 +257,7 @@ def write_entries(path: Path, records: Any, header: str) -> int:
             # A race check that found the backend's wrong values, not a race: the entry
             # covers those, and a read before the copy arrived still fails.
             lines.append(f"match = {_toml_string(_NOT_A_RACE_MATCH)}")
+    path.parent.mkdir(parents=True, exist_ok=True)  # as the report's folders are made
     with path.open("x", encoding="utf-8") as stream:
         stream.write("\n".join(lines) + "\n")
     return len(first)

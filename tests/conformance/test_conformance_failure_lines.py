@@ -36,18 +36,19 @@ def test_each_failing_behaviour_is_one_terminal_line(tmp_path) -> None:
 
 
 def test_the_written_xfails_file_turns_the_run_green(tmp_path) -> None:
+    # Into a folder not made yet, as --report makes its own.
     first = suite_runner.subprocess_run(
         tmp_path, "--backend", ZERO_BASED, "-k", "producer_gather",
-        "--write-xfails", "xfails.toml", module="conformance", report=False,
+        "--write-xfails", "deviations/xfails.toml", module="conformance", report=False,
     )  # fmt: skip
     assert first.exit_code == 1
-    text = (tmp_path / "xfails.toml").read_text()
+    text = (tmp_path / "deviations" / "xfails.toml").read_text()
     assert text.count("[[xfail]]") == 1
     assert 'behaviour = "producer.gather_logprobs"' in text
-    assert "xfails file with 1 behaviour(s) written to xfails.toml" in first.output
+    assert "xfails file with 1 behaviour(s) written to deviations/xfails.toml" in first.output
     again = suite_runner.subprocess_run(
-        tmp_path, "--backend", ZERO_BASED, "-k", "producer_gather", "--xfails", "xfails.toml",
-        module="conformance",
+        tmp_path, "--backend", ZERO_BASED, "-k", "producer_gather",
+        "--xfails", "deviations/xfails.toml", module="conformance",
     )  # fmt: skip
     assert again.exit_code == 0, again.output[-2000:]
     assert again.report["summary"]["xfailed"] == 10
