@@ -123,7 +123,7 @@ class World:
         stars = [
             (module, source)
             for module, (_, tree) in self.trees.items()
-            for node in tree.body
+            for node in _run_where_imports_take(tree)
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
             if (source := _from_module(node, _package_of(module, module in packages)))
         ]
@@ -356,6 +356,17 @@ def _words_handed_over(node: ast.ClassDef) -> frozenset[str]:
     names = {identifier(n) for n in walked(node)}
     names.discard("")
     return frozenset(word for word in HANDED_OVER_BY_WORD if any(word in n for n in names))
+
+
+def _run_where_imports_take(tree: ast.Module) -> Iterator[ast.stmt]:
+    """A module's top-level statements, with a top-level ``try``'s body in its place: what
+    runs where vLLM is installed (``try: from vllm.v1.outputs import *`` in a plugin's
+    compat module, its ``except ImportError`` a fallback for machines without vLLM)."""
+    for node in tree.body:
+        if isinstance(node, ast.Try):
+            yield from node.body
+        else:
+            yield node
 
 
 def _packages(trees: dict[str, tuple[str, ast.Module]]) -> set[str]:

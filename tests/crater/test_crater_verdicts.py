@@ -83,6 +83,24 @@ def test_an_abstract_method_bound_by_assignment_in_the_class_is_implemented() ->
     assert {f[0] for f in breaks(without, "0.33.0", pin="0.32.0")} == {"cannot-instantiate"}
 
 
+def test_types_star_imported_in_a_try_are_vllms_where_it_is_installed() -> None:
+    # A compat module falling back where vLLM is absent (the suite's own example does).
+    files = {
+        "npu/outputs.py": "try:\n"
+        "    from vllm.v1.outputs import *\n"
+        "except ImportError:\n"
+        "    from npu._fallback import *\n",
+        "npu/worker.py": "from npu.outputs import AsyncModelRunnerOutput\n"
+        "class NPUAsyncOutput(AsyncModelRunnerOutput):\n"
+        "    def get_output(self):\n"
+        "        return None\n"
+        "def make():\n"
+        "    return NPUAsyncOutput()\n",
+    }
+    assert breaks(files, "0.32.0") == set()
+    assert {f[0] for f in breaks(files, "0.33.0", pin="0.32.0")} == {"cannot-instantiate"}
+
+
 def test_an_async_output_without_get_kv_connector_output_cannot_be_made_from_0_33() -> None:
     assert breaks(plugins.ASYNC_OUTPUTS, "0.32.0") == set()
     found = breaks(plugins.ASYNC_OUTPUTS, "0.33.0", pin="0.32.0")
