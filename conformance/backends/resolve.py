@@ -296,10 +296,31 @@ def require_spec_names(module: Any, shown_as: str, absent: tuple[str, ...] = ())
     if missing:
         name = getattr(module, "__name__", None)
         what = f"module {name!r}" if isinstance(name, str) else f"its {type(module).__name__}"
+        declared = _backends_declared_in(module)
+        if isinstance(name, str) and declared:
+            # ``--backend my_plugin.conformance_backend``: the ``:BACKEND`` left out.
+            named = " or ".join(f"{name}:{attribute}" for attribute in declared)
+            raise BackendResolutionError(
+                f"backend {shown_as}: {what} declares conformance.Backend "
+                f"{', '.join(declared)} rather than the spec's types; use --backend {named}"
+            )
         raise BackendResolutionError(
             f"backend {shown_as}: {what} lacks spec name(s) "
             f"{', '.join(missing)}; export all of {', '.join(SPEC_NAMES)} from it"
         )
+
+
+def _backends_declared_in(module: Any) -> list[str]:
+    """The module's public attributes that are a :class:`conformance.Backend`."""
+    from conformance.backends.backend import Backend
+
+    return (
+        sorted(
+            n for n, v in vars(module).items() if isinstance(v, Backend) and not n.startswith("_")
+        )
+        if hasattr(module, "__dict__")
+        else []
+    )
 
 
 def _entry_point_names() -> list[str]:

@@ -22,6 +22,11 @@ BAD_SPECS = {
         "broken_backends.missing_spec_name",
         "lacks spec name(s) DraftTokenIds; export all of",
     ),
+    "backend-attribute-left-out": (
+        "broken_backends.async_output_rebuilds_output",
+        "declares conformance.Backend BACKEND rather than the spec's types; use --backend "
+        "broken_backends.async_output_rebuilds_output:BACKEND",
+    ),
     "attribute-not-a-backend": (
         "broken_backends.not_a_backend:BACKEND",
         "is a dict, not a conformance.Backend",
