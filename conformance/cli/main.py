@@ -68,6 +68,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
             type=option.type,
         )
     parser.add_argument(
+        "--version",
+        action="version",
+        version=_version_line(),
+        help="print the suite's version (and pytest's, which runs the checks), then exit",
+    )
+    parser.add_argument(
         "--isolate",
         action="store_true",
         help="run the checks in a worker process (pytest-xdist -n 1) that is replaced when a "
@@ -115,6 +121,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="with --vllm-outputs FOLDER: releases judged at once (default: the number of CPUs)",
     )
     return parser
+
+
+def _version_line() -> str:
+    import importlib.metadata
+
+    import pytest
+
+    try:
+        version = importlib.metadata.version("vllm-outputs-suite")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout not installed
+        version = "(not installed)"
+    return f"vllm-outputs-suite {version} (pytest {pytest.__version__})"
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:

@@ -36,3 +36,15 @@ def test_the_command_forwards_each_option_as_one_namespaced_word() -> None:
         "--conformance-backend=mine",
         "--conformance-check-timeout=5.0",
     ]
+
+
+def test_version_names_the_suite_not_only_pytest(capsys) -> None:
+    import pytest as _pytest
+
+    from conformance.cli.main import main
+
+    with _pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("vllm-outputs-suite ") and f"(pytest {_pytest.__version__})" in out
