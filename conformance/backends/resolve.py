@@ -93,8 +93,14 @@ def _a_file_path(spec: str) -> BackendResolutionError:
     """A backend is named by module, not by file: say which module name the file has."""
     path = Path(spec.partition(":")[0])
     attribute = spec.partition(":")[2]
-    module = path.stem if path.suffix == ".py" else path.name
-    folder = path.parent if str(path.parent) not in ("", ".") else None
+    parts = [path.stem if path.suffix == ".py" else path.name]
+    root = path.parent
+    # A file of a package is named through its package (its relative imports need it).
+    while str(root) not in ("", ".") and (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    module = ".".join(parts)
+    folder = root if str(root) not in ("", ".") else None
     where = f"with its folder on PYTHONPATH (PYTHONPATH={folder})" if folder else "from its folder"
     return BackendResolutionError(
         f"backend {spec!r} is a file path; a backend is named by its module: "

@@ -114,6 +114,16 @@ def test_a_backend_given_as_a_file_path_gets_its_module_name(tmp_path, spec: str
         assert "PYTHONPATH=plugins" in line
 
 
+def test_a_file_of_a_package_given_as_a_path_is_named_through_its_package(tmp_path) -> None:
+    (tmp_path / "my_plugin").mkdir()
+    (tmp_path / "my_plugin" / "__init__.py").write_text("")
+    run = _conformance(tmp_path, "--backend", "my_plugin/conformance_backend.py:BACKEND")
+    assert run.exit_code == 4
+    assert _error_line(run).endswith(
+        "--backend my_plugin.conformance_backend:BACKEND, run from its folder"
+    )
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs a /proc file system")
 def test_a_folder_no_file_can_be_made_in_is_refused_even_as_root(tmp_path) -> None:
     # Permission bits say yes to root; the file system itself says no.
