@@ -250,9 +250,13 @@ def _not_ours(name: str, found: _Found) -> str | None:
     if others:
         whose = f"the {what} of the distribution {_names(others)}"
         fix = f"install the suite into an environment without {_names(others, versions=False)}"
-    elif found.folder == Path.cwd().resolve() and run_module(getattr(sys, "orig_argv", [])):
+    elif found.folder == Path.cwd().resolve() and (
+        ran := run_module(getattr(sys, "orig_argv", []))
+    ):
         whose = f"a {what} in the working directory (python -m looks there first)"
-        fix = f"rename it, or run the suite's command {COMMAND}, which no folder shadows"
+        # ``python -m reports`` is ``vllm-outputs-suite report``.
+        command = f"{COMMAND} report" if ran.split(".")[0] == "reports" else COMMAND
+        fix = f"rename it, or run the suite's command {command}, which no folder shadows"
     elif found.folder == Path.cwd().resolve():
         # Not python -m: PYTHONPATH, or pytest's rootdir beside a conftest.py, put it there.
         whose = f"a {what} in the working directory, which is on the import path"

@@ -112,6 +112,15 @@ def test_python_m_conformance_names_a_conformance_py_of_the_working_directory(tm
     assert f"is {site / 'conformance'}, the package of the distribution conformance-kit 1.0" in line
 
 
+def test_python_m_reports_beside_a_conformance_py_names_the_report_command(tmp_path) -> None:
+    (tmp_path / "conformance.py").write_text(AUTHORS_FILE)
+    line = _one_error_line(_python(tmp_path, "-m", "reports", "--conformance", "r.json"))
+    assert str(tmp_path / "conformance.py") in line
+    assert line.endswith(
+        "run the suite's command vllm-outputs-suite report, which no folder shadows"
+    )
+
+
 def test_python_m_conformance_names_a_reference_py_of_the_working_directory(tmp_path) -> None:
     (tmp_path / "reference.py").write_text("SPEC_REVISION = 'mine'\n")
     line = _one_error_line(_python(tmp_path, "-m", "conformance", "--help"))
