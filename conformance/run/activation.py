@@ -181,7 +181,11 @@ def _refuse_an_unwritable_report(config: pytest.Config) -> None:
         if why is None and option == "conformance_write_xfails" and path.exists():
             why = "it exists (an xfails file is never overwritten): remove it"
         if why is not None:
-            raise pytest.UsageError(f"cannot write {what} to {value}: {why}; choose another path")
+            # "give a file name, or choose ...": one fix or the other, not two orders.
+            joined = ", or" if why.endswith(("give a file name", "remove it")) else ";"
+            raise pytest.UsageError(
+                f"cannot write {what} to {value}: {why}{joined} choose another path"
+            )
 
 
 def _run_stamp(config: pytest.Config) -> Any:

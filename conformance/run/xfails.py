@@ -197,7 +197,9 @@ def validate(
         if entry.behaviour is not None:
             if entry.behaviour not in known_behaviours:
                 raise XfailsFileError(
-                    f"{where} names no behaviour{_did_you_mean(entry.behaviour, known_behaviours)}"
+                    f"{where} names no behaviour{_did_you_mean(entry.behaviour, known_behaviours)}; "
+                    "use a name a failure shows in brackets ([producer.gather_logprobs]), as "
+                    "the conformance guide lists them"
                 )
             if entry.behaviour not in behaviours:
                 raise XfailsFileError(
