@@ -4,6 +4,7 @@ present too, as the producers are (:mod:`conformance.producers.simulated_device`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -53,13 +54,19 @@ def tolists_on_simulated_device(
     with installed(SimulatedRuntime(kind)) as runtime, runtime.device_factories():
         given = [runtime.device_tensor(t, n) for n, t in zip(names, tensors, strict=True)]
         made = attempt(f"LogprobsTensors(<on a simulated {kind}>)", LogprobsTensors, *given)
-        try:
-            return made.tolists(), where
-        except Exception as error:
-            if simulation_lacks(error, kind):
-                skip(
-                    "inconclusive",
-                    f"{where}: uses what the simulated {kind} runtime lacks ({error}); "
-                    "judged on a real device only",
-                )
-            return attempt(where, made.tolists), where  # fails naming the backend's line
+        return called_on_simulation(made.tolists, kind, where), where
+
+
+def called_on_simulation(call: Callable[[], Any], kind: str, where: str) -> Any:
+    """``call()``: skipped where it needs what the simulated runtime lacks, failed naming
+    the backend's line where it raises otherwise."""
+    try:
+        return call()
+    except Exception as error:
+        if simulation_lacks(error, kind):
+            skip(
+                "inconclusive",
+                f"{where}: uses what the simulated {kind} runtime lacks ({error}); "
+                "judged on a real device only",
+            )
+        return attempt(where, call)

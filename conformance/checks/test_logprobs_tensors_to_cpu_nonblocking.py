@@ -15,8 +15,7 @@ import torch
 from conformance.backends.devices import synchronize
 from conformance.checks._samples import LOGPROBS_TENSORS_FIELDS as FIELDS
 from conformance.checks._samples import sample_tensors
-from conformance.checks._simulated import simulated_kind, simulation_lacks
-from conformance.checks._skips import skip
+from conformance.checks._simulated import called_on_simulation, simulated_kind
 from conformance.checks._support import expect_type, on
 from conformance.oracle.failing import attempt, fail
 
@@ -77,16 +76,7 @@ def test_to_cpu_nonblocking_of_device_tensors_copies_every_field(
         if "cu_num_generated_tokens" in fields:
             given["cu_num_generated_tokens"] = cu
         obj = attempt(f"LogprobsTensors(<{kind}>)", LogprobsTensors, **given)
-        try:
-            result = obj.to_cpu_nonblocking()
-        except Exception as error:
-            if simulation_lacks(error, kind):
-                skip(
-                    "inconclusive",
-                    f"{where}: uses what the simulated {kind} runtime lacks ({error}); "
-                    "judged on a real device only",
-                )
-            result = attempt(where, obj.to_cpu_nonblocking)  # fails naming the backend's line
+        result = called_on_simulation(obj.to_cpu_nonblocking, kind, where)
         attempt(f"{where}, then synchronising", runtime.synchronize)
         _expect_on_the_host(result, LogprobsTensors, values, where)
         if "cu_num_generated_tokens" in fields:
