@@ -57,7 +57,10 @@ def choose_revision(
             given = f"{spelled} {option}"
             if looks_like_path(option):
                 return text_choice(option, "given", given)
-            name = canonical_name(option)
+            try:
+                name = canonical_name(option)
+            except UnknownRevisionError as error:
+                raise JudgedError(f"{spelled}: {error}") from None
             alias = f", the revision of release {option}" if name != option.strip() else ""
             return RevisionChoice(name, "given", f"{given}{alias}", release=_release(option, name))
         if backend.revision_undetectable is not None:

@@ -144,6 +144,15 @@ def test_a_bad_target_is_a_usage_error_before_any_check(tmp_path, option) -> Non
     assert run.exit_code == 4 and run.report is None
 
 
+@pytest.mark.parametrize("option", ["--bump-to", "--revision"])
+def test_an_unknown_release_names_the_option_that_gave_it(tmp_path, option) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "reference", option, "9.9.9", module="conformance", report=False
+    )
+    assert run.exit_code == 4
+    assert f"{option}: unknown spec revision '9.9.9'" in run.output
+
+
 def test_a_bump_to_the_newest_release_says_what_the_hand_over_becomes() -> None:
     from conformance.run.bump import handover_changes
 
