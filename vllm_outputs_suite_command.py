@@ -47,9 +47,10 @@ def _run(package: str, args: list[str]) -> int:
     # python -m reports checks its extra before it imports pandas: run that very module.
     import runpy
 
+    # argv[0] names the command in the reports' usage line and messages (reports.invocation).
     sys.argv = [f"{guard.COMMAND} {REPORT}", *args]
     try:
-        runpy.run_module("reports", run_name="__main__", alter_sys=True)
+        runpy.run_module("reports", run_name="__main__")
     except SystemExit as done:
         return _exit_code(done.code)
     return 0

@@ -31,8 +31,10 @@ if __name__ == "__main__":
     if missing:
         # Installed without the extra (a plain wheel install): say so in one line, with
         # the code of bad input (1 means a regression to scripts comparing runs).
+        from reports.invocation import command
+
         print(
-            f"python -m reports needs {', '.join(missing)}: install the reports extra from "
+            f"{command()} needs {', '.join(missing)}: install the reports extra from "
             "the suite's checkout or wheel (the distribution is on no index), pip install "
             "'/path/to/vllm-outputs-suite[reports]' or 'vllm_outputs_suite-<version>.whl[reports]'",
             file=sys.stderr,

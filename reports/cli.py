@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import pandas as pd
 
-from reports import conformance_matrix, content, plots, render_html, render_markdown
+from reports import conformance_matrix, content, invocation, plots, render_html, render_markdown
 from reports.asv_loader import BASE_COLUMNS, holds_results, load_results_folders
 from reports.compare import Comparison, compare
 from reports.conformance_diff import ConformanceDiff, diff
@@ -54,13 +54,13 @@ class _Parser(argparse.ArgumentParser):
 
         hint = typo_hint(self, message)
         self.exit(
-            EXIT_BAD_REPORT, f"python -m reports: error: {message}{hint} (--help lists them)\n"
+            EXIT_BAD_REPORT, f"{invocation.command()}: error: {message}{hint} (--help lists them)\n"
         )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m reports",
+        prog=invocation.command(),
         description=(
             "Turn asv benchmark results (and conformance reports) into one folder: "
             "results.csv (one row per benchmark, parameters, commit, machine), summary.md "
@@ -168,24 +168,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return _crater(args, progress)
         except ConformanceInputError as exc:
-            print(f"python -m reports: error: {exc}", file=sys.stderr)
+            print(f"{invocation.command()}: error: {exc}", file=sys.stderr)
             return EXIT_BAD_REPORT
         except ReportInputError as exc:  # an --out that is no report folder
-            print(f"python -m reports: error: {exc}", file=sys.stderr)
+            print(f"{invocation.command()}: error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
     try:
         outcome = _run(args, progress)
     except ConformanceInputError as exc:
-        print(f"python -m reports: error: {exc}", file=sys.stderr)
+        print(f"{invocation.command()}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_REPORT
     except ReportInputError as exc:
-        print(f"python -m reports: error: {exc}", file=sys.stderr)
+        print(f"{invocation.command()}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     code = EXIT_OK
     comparison = outcome.comparison
     if comparison is not None and not comparison.regressions.empty:
         print(
-            f"python -m reports: {len(comparison.regressions)} regression(s) from "
+            f"{invocation.command()}: {len(comparison.regressions)} regression(s) from "
             f"{comparison.rev_a} to {comparison.rev_b}; see {args.out}/compare.md",
             file=sys.stderr,
         )
@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     changes = outcome.changes
     if changes is not None and not changes.newly_failing.empty:
         print(
-            f"python -m reports: {len(changes.newly_failing)} behaviour(s) newly failing from "
+            f"{invocation.command()}: {len(changes.newly_failing)} behaviour(s) newly failing from "
             f"{changes.base} to {changes.new}; see {args.out}/conformance-diff.md",
             file=sys.stderr,
         )

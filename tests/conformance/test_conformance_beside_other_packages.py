@@ -201,6 +201,21 @@ def test_the_console_command_names_itself_in_its_help(args, capsys) -> None:
     assert usage in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("args", "first_line"),
+    [
+        (["--help"], "usage: vllm-outputs-suite report [-h]"),
+        (["--no-such-option"], "vllm-outputs-suite report: error: unrecognized arguments"),
+    ],
+)
+def test_the_report_subcommand_names_itself(tmp_path, args, first_line) -> None:
+    code = f"import sys, vllm_outputs_suite_command as c; sys.exit(c.main(['report', *{args!r}]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert (done.stdout + done.stderr).startswith(first_line), done.stdout + done.stderr
+
+
 def test_the_console_commands_usage_error_names_its_own_help(capsys) -> None:
     import vllm_outputs_suite_command
 
