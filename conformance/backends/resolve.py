@@ -285,13 +285,19 @@ def _working_dir_holds(module_path: str) -> bool:
 def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
     kind, value, tb = sys.exc_info()
     assert kind is not None
-    # The backend's own frame, not importlib's: a SyntaxError names its file itself.
-    frames = [f for f in (traceback.extract_tb(tb) if tb else []) if not f.filename.startswith("<")]
-    where = frames[-1] if frames and not isinstance(value, SyntaxError) else None
-    location = f" ({where.filename}:{where.lineno})" if where else ""
+    detail, location = str(value), ""
+    if isinstance(value, SyntaxError) and value.filename:
+        # Its own text names the file without its folder: __init__.py of which package?
+        detail, location = str(value.msg), f" ({value.filename}:{value.lineno})"
+    else:
+        # The backend's own frame, not importlib's.
+        frames = [
+            f for f in (traceback.extract_tb(tb) if tb else []) if not f.filename.startswith("<")
+        ]
+        location = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return BackendResolutionError(
         f"backend {shown_as}: importing {module_path!r} failed with "
-        f"{kind.__name__}: {value}{location}; fix that error in the backend's module"
+        f"{kind.__name__}: {detail}{location}; fix that error in the backend's module"
     )
 
 

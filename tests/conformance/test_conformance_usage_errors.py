@@ -94,12 +94,19 @@ def test_reports_without_its_extra_says_which_to_install() -> None:
     )
 
 
-def test_a_backend_with_a_syntax_error_names_its_file_and_line(tmp_path) -> None:
-    (tmp_path / "half_written.py").write_text("LogprobsLists = (\n")
-    run = _conformance(tmp_path, "--backend", "half_written")
+@pytest.mark.parametrize(
+    ("broken", "backend"),
+    [("half_written.py", "half_written"), ("my_plugin/__init__.py", "my_plugin.outputs")],
+)
+def test_a_backend_with_a_syntax_error_names_its_file_and_line(tmp_path, broken, backend) -> None:
+    (tmp_path / "my_plugin").mkdir()
+    (tmp_path / "my_plugin" / "outputs.py").write_text("")
+    (tmp_path / broken).write_text("import sys\nLogprobsLists = (\n")
+    run = _conformance(tmp_path, "--backend", backend)
     assert run.exit_code == 4
     line = _error_line(run)
-    assert "SyntaxError: '(' was never closed (half_written.py, line 1)" in line
+    # The whole path: an __init__.py alone does not say which package's.
+    assert f"SyntaxError: '(' was never closed ({tmp_path / broken}:2)" in line
     assert "frozen" not in line
 
 
