@@ -473,6 +473,7 @@ def _pyproject(folder: Path) -> tuple[str | None, str | None, list[str]]:
         project = {}  # a table of another meaning: nothing declared
     listed = project.get("dependencies")
     requires = [str(r) for r in listed] if isinstance(listed, list) else []
+    requires += _extras(project.get("optional-dependencies"))
     name, version = project.get("name"), project.get("version")
     return (
         name if isinstance(name, str) else None,
@@ -490,6 +491,13 @@ def _setup_cfg(folder: Path) -> tuple[str | None, str | None, list[str]]:
     except configparser.Error:
         return None, None, []
     requires = _requirement_lines(parser.get("options", "install_requires", fallback=""))
+    if parser.has_section("options.extras_require"):
+        requires += _extras(
+            {
+                extra: _requirement_lines(listed)
+                for extra, listed in parser.items("options.extras_require")
+            }
+        )
     name = parser.get("metadata", "name", fallback=None)
     version = parser.get("metadata", "version", fallback=None)
     return (
@@ -532,14 +540,31 @@ def _setup_py(folder: Path) -> tuple[str | None, str | None, list[str]]:
             name, version, requires = (
                 given.get(k) for k in ("name", "version", "install_requires")
             )
+            listed = requires if isinstance(requires, (list, tuple)) else []
             return (
                 name if isinstance(name, str) else None,
                 version if isinstance(version, str) else None,
-                [r for r in requires if isinstance(r, str)]
-                if isinstance(requires, (list, tuple))
-                else [],
+                [r for r in listed if isinstance(r, str)] + _extras(given.get("extras_require")),
             )
     return None, None, []
+
+
+def _extras(declared: object) -> list[str]:
+    """``{extra: [requirement, ...]}`` as a wheel's metadata lists them, each under its
+    extra's marker (``vllm==0.12.0; extra == "vllm"``): a plugin that leaves installing
+    vLLM to its user still says which it runs on."""
+    if not isinstance(declared, dict):
+        return []
+    found = []
+    for extra, listed in declared.items():
+        for line in listed if isinstance(listed, (list, tuple)) else []:
+            if not isinstance(line, str) or not line.strip():
+                continue
+            requirement, _, marker = line.partition(";")
+            under = f'extra == "{extra}"'
+            marker = f"({marker.strip()}) and {under}" if marker.strip() else under
+            found.append(f"{requirement.strip()}; {marker}")
+    return found
 
 
 def _read_text(path: Path) -> str:

@@ -88,6 +88,31 @@ def test_a_checkout_declaring_itself_in_setup_py_or_setup_cfg_is_pinned(tmp_path
     assert "vllm==0.14.0" in source.requires
 
 
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"pyproject.toml": '[project]\nname = "npu-extra"\nversion = "1.0"\n'
+                           'dependencies = ["torch"]\n[project.optional-dependencies]\n'
+                           'vllm = ["vllm==0.12.0; python_version >= \'3.10\'"]\n'},
+        {"setup.cfg": "[metadata]\nname = npu-extra\nversion = 1.0\n\n[options]\n"
+                      "install_requires =\n    torch\n\n[options.extras_require]\n"
+                      "vllm =\n    vllm==0.12.0\n"},
+        {"setup.py": 'from setuptools import setup\n\nsetup(name="npu-extra", version="1.0", '
+                     'install_requires=["torch"], extras_require={"vllm": ["vllm==0.12.0"]})\n'},
+    ],
+    ids=["pyproject.toml", "setup.cfg", "setup.py"],
+)  # fmt: skip
+def test_a_checkout_requiring_vllm_under_an_extra_is_pinned_by_it(tmp_path, declared) -> None:
+    # A plugin that leaves installing vLLM to its user still says which it runs on, as
+    # its wheel's metadata would (Requires-Dist: vllm==0.12.0; extra == "vllm").
+    files = {**declared, "npu_extra/__init__.py": "from vllm.v1.outputs import ModelRunnerOutput\n"}
+    source = plugin_source(str(plugins.write(files, tmp_path)))
+    requirement = source.vllm_requirement()
+    assert requirement is not None and str(requirement.specifier) == "==0.12.0"
+    assert 'extra == "vllm"' in str(requirement.marker)
+    assert pin_of(source, read_plugin(source.files), None).release == "0.12.0"
+
+
 def test_a_wheel_and_an_sdist_are_read_without_tests(isolated) -> None:
     files = {**_code(plugins.ASYNC_OUTPUTS), "tests/test_it.py": "import vllm\n"}
     wheel = archives.wheel(isolated, "npu-async", "2.0", files, ["vllm>=0.31,<0.33"])

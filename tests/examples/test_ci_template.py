@@ -86,6 +86,19 @@ def _workflow() -> dict:
     return data
 
 
+def test_the_crater_reads_the_examples_pin_from_its_metadata(monkeypatch) -> None:
+    from conformance.crater.pins import pin_of
+    from conformance.crater.sources import plugin_source
+    from conformance.crater.uses import read_plugin
+
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    from example_npu_plugin.outputs import PINNED_RELEASE
+
+    # A plugin's crater run on its own folder judges it at the vLLM it declares.
+    source = plugin_source(str(EXAMPLE))
+    assert pin_of(source, read_plugin(source.files), None).release == PINNED_RELEASE
+
+
 def test_the_matrix_is_the_pinned_release_and_its_neighbours_on_each_runner(template, monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     from example_npu_plugin.outputs import PINNED_RELEASE
