@@ -35,6 +35,10 @@ class PackageIndexError(RuntimeError):
     """No index answered for a distribution; the message names what was asked and why."""
 
 
+class UnknownDistributionError(PackageIndexError):
+    """Every index answered, and none knows the distribution."""
+
+
 @dataclass(frozen=True)
 class IndexFile:
     """One file of a distribution on an index."""
@@ -93,7 +97,7 @@ def project_files(name: str) -> list[IndexFile]:
     if not found:
         if problems:
             raise PackageIndexError(f"{name}: no package index answered ({'; '.join(problems)})")
-        raise PackageIndexError(f"{name}: no such distribution on the package index")
+        raise UnknownDistributionError(f"{name}: no such distribution on the package index")
     return list(found.values())
 
 

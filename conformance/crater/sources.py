@@ -37,6 +37,7 @@ from packaging.version import InvalidVersion, Version
 from conformance.crater.index import (
     IndexFile,
     PackageIndexError,
+    UnknownDistributionError,
     best_file,
     first_uploaded,
     first_uploads,
@@ -232,6 +233,8 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
             pass
     try:
         files = project_files(name)
+    except UnknownDistributionError as error:
+        raise PluginSourceError(f"{error}{_known_plugin_meant(name)}", bad_input=True) from None
     except PackageIndexError as error:
         raise PluginSourceError(str(error), bad_input=True) from None
     record = {"at": time.time(), "format": _LISTING_FORMAT, "files": [f.__dict__ for f in files]}
@@ -547,6 +550,17 @@ def _setup_py(folder: Path) -> tuple[str | None, str | None, list[str]]:
                 [r for r in listed if isinstance(r, str)] + _extras(given.get("extras_require")),
             )
     return None, None, []
+
+
+def _known_plugin_meant(name: str) -> str:
+    """`` (did you mean 'vllm-ascend'?)`` where a known plugin's name is that close."""
+    import difflib
+
+    from conformance.crater.known import known_plugins
+
+    names = [plugin.name for plugin in known_plugins()]
+    close = difflib.get_close_matches(canonicalize_name(name), names, n=1, cutoff=0.8)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _extras(declared: object) -> list[str]:
