@@ -10,7 +10,7 @@ import json
 import os
 import platform
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -107,25 +107,42 @@ def _simulated_devices(backend: Any) -> list[str]:
     ]
 
 
-def unwritable(path: Path) -> str | None:
+@dataclass(frozen=True)
+class Unwritable:
+    """Why a file cannot be written where asked, and the fix that path alone allows."""
+
+    reason: str
+    fix: str | None = None  #: ``give a file name``; None: only another path will do
+
+    def __str__(self) -> str:
+        return f"{self.reason}; {self.fix}" if self.fix else self.reason
+
+    def with_another_path(self) -> str:
+        """Its fix, or the other one: one fix or the other, not two orders."""
+        if self.fix:
+            return f"{self.reason}; {self.fix}, or choose another path"
+        return f"{self.reason}; choose another path"
+
+
+def unwritable(path: Path) -> Unwritable | None:
     """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
     try:
         path = path.resolve() if path.is_symlink() else path  # written where it points
     except (OSError, RuntimeError):  # a loop of links: Python 3.11 raises RuntimeError
-        return "it is a link that leads nowhere (a loop of links); give a file name"
+        return Unwritable("it is a link that leads nowhere (a loop of links)", "give a file name")
     if path.is_dir():
-        return "it is a folder; give a file name"
+        return Unwritable("it is a folder", "give a file name")
     if path.exists() and not path.is_file():
-        return "it is not a regular file (a device, a pipe); give a file name"
+        return Unwritable("it is not a regular file (a device, a pipe)", "give a file name")
     existing = path.parent
     while not existing.exists():
         existing = existing.parent
     if not existing.is_dir():
-        return f"{existing} is a file, not a folder"
+        return Unwritable(f"{existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK) or not _can_create_in(existing):
-        return f"the folder {existing} is not writable"
+        return Unwritable(f"the folder {existing} is not writable")
     if path.exists() and not os.access(path, os.W_OK):
-        return "the file is not writable"
+        return Unwritable("the file is not writable")
     return None
 
 

@@ -167,7 +167,7 @@ def _selection(config: pytest.Config) -> list[str]:
 
 def _refuse_an_unwritable_report(config: pytest.Config) -> None:
     """A file the run cannot write is a usage error now, not a lost run at the end."""
-    from conformance.report.writer import unwritable
+    from conformance.report.writer import Unwritable, unwritable
 
     for option, what in (
         ("conformance_report", "the conformance report"),
@@ -179,13 +179,9 @@ def _refuse_an_unwritable_report(config: pytest.Config) -> None:
         path = Path(config.invocation_params.dir) / value
         why = unwritable(path)
         if why is None and option == "conformance_write_xfails" and path.exists():
-            why = "it exists (an xfails file is never overwritten): remove it"
+            why = Unwritable("it exists (an xfails file is never overwritten)", "remove it")
         if why is not None:
-            # "give a file name, or choose ...": one fix or the other, not two orders.
-            joined = ", or" if why.endswith(("give a file name", "remove it")) else ";"
-            raise pytest.UsageError(
-                f"cannot write {what} to {value}: {why}{joined} choose another path"
-            )
+            raise pytest.UsageError(f"cannot write {what} to {value}: {why.with_another_path()}")
 
 
 def _run_stamp(config: pytest.Config) -> Any:

@@ -243,11 +243,14 @@ def test_a_report_path_that_is_a_link_or_a_device_replaces_nothing(tmp_path) -> 
     assert link.is_symlink() and target.read_text() == "{}\n"
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    assert unwritable(fifo) == "it is not a regular file (a device, a pipe); give a file name"
+    assert str(unwritable(fifo)) == "it is not a regular file (a device, a pipe); give a file name"
     assert unwritable(Path("/dev/null")) is not None
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
-    assert unwritable(loop) == "it is a link that leads nowhere (a loop of links); give a file name"
+    assert (
+        str(unwritable(loop))
+        == "it is a link that leads nowhere (a loop of links); give a file name"
+    )
     # A link planted where the temporary file goes is not followed.
     victim = tmp_path / "victim"
     victim.write_text("mine")
