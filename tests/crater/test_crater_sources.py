@@ -309,6 +309,49 @@ def test_a_pin_not_declared_moves_to_the_release_its_code_imports_from(tmp_path)
     assert "but 0.11.1 lacks vllm.v1.worker.ubatch_splitting" in pin.why
 
 
+_CHECKS_ITS_RANGE = (
+    "import vllm\n"
+    "from packaging.specifiers import SpecifierSet\n"
+    "from vllm.v1.outputs import ModelRunnerOutput\n\n"
+    "TORCH_RANGE = '>=2.5'\n"
+    "SUPPORTED = '{range}'\n\n"
+    "def register():\n"
+    "    if vllm.__version__ not in SpecifierSet(SUPPORTED):\n"
+    "        return None\n"
+    "    return 'cpu_plugin.platform.Platform'\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("requires", "stated", "expected"),
+    [
+        ("", ">=0.25.0,<=0.28.0", "0.28.0"),  # pace-vllm 1.3.0: no requirement on vllm
+        ('dependencies = ["vllm"]\n', ">=0.25.0,<0.27", "0.26.0"),  # a requirement on any
+        ('dependencies = ["vllm==0.30.0"]\n', ">=0.25.0,<=0.28.0", "0.30.0"),  # it says which
+    ],
+)
+def test_a_range_its_code_checks_vllm_against_pins_it(tmp_path, requires, stated, expected):
+    files = {
+        "pyproject.toml": f'[project]\nname = "cpu-plugin"\nversion = "1.3"\n{requires}',
+        "cpu_plugin/__init__.py": _CHECKS_ITS_RANGE.format(range=stated),
+    }
+    source = plugin_source(str(plugins.write(files, tmp_path)))
+    pin = pin_of(source, read_plugin(source.files), None)
+    assert pin.release == expected
+    if "==" not in requires:
+        assert pin.why == f"its code checks vLLM against '{stated}' (cpu_plugin/__init__.py:6)"
+
+
+def test_a_range_no_known_release_fits_or_two_ranges_pin_nothing(tmp_path) -> None:
+    for stated in ("<0.5", ">=0.25.0,<=0.28.0' if True else '>=0.30.0"):
+        files = {
+            "pyproject.toml": '[project]\nname = "cpu-plugin"\nversion = "1.3"\n',
+            "cpu_plugin/__init__.py": _CHECKS_ITS_RANGE.format(range=stated),
+        }
+        source = plugin_source(str(plugins.write(files, tmp_path / str(len(stated)))))
+        assert "its code checks" not in pin_of(source, read_plugin(source.files), None).why
+
+
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 def test_a_plugin_naming_no_vllm_is_pinned_where_its_code_imports(tmp_path) -> None:
     files = {**KUNLUN_LIKE, "pyproject.toml": '[project]\nname = "xpu-free"\nversion = "3.0"\n'}
