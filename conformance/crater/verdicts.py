@@ -660,6 +660,8 @@ class _Judge:
         if member not in members:
             if member not in ever or (use.missing_handled and kind == "read-fails"):
                 return []  # never vLLM's (the plugin's own attribute), or its fallback runs
+            if kind == "behaviour-changed" and self.backwards:
+                return []  # a field newer than this vLLM: nothing of it reads what is lost
             fact = f"{type_name} of {self.view.named} has no {member}"
             if kind == "behaviour-changed":
                 fact += "; the value written is never read"

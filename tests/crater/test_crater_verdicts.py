@@ -1278,6 +1278,20 @@ def test_going_back_to_an_older_vllm_says_what_is_newer_than_it() -> None:
     ]
 
 
+def test_going_back_a_field_newer_than_that_vllm_is_written_to_no_loss() -> None:
+    # vllm-omni of 0.30.0 at 0.26.0 sets sampling_masks (from 0.28.0): 0.26.0 reads no
+    # such thing, so nothing it asks for is lost. Going forward, a field the target
+    # removed is written and never read (routed_experts at 0.31.0).
+    files = {"npu/write.py": "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+             "def f(out: ModelRunnerOutput, masks, experts):\n"
+             "    out.sampling_masks = masks\n    out.routed_experts = experts\n"}  # fmt: skip
+    assert judge(read_plugin(files), view("0.26.0"), view("0.30.0")).findings == []
+    found = judge(read_plugin(files), view("0.31.0"), view("0.30.0")).findings
+    assert [(f.kind, f.member) for f in found] == [
+        ("behaviour-changed", "ModelRunnerOutput.routed_experts")
+    ]
+
+
 def test_lists_from_tolist_fit_a_field_retyped_to_lists() -> None:
     # 0.12.0 made sampled_token_ids lists of lists again (0.11.1: arrays). What
     # tensor.tolist() builds fits it; arrays do not (tpu-inference 0.11.1, vllm-mblt).
