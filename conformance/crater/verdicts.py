@@ -338,13 +338,15 @@ class _Judge:
         """Where a removed producer module's work went: the class of the name imported,
         where this vLLM defines one (Model Runner V2's ``Sampler``), else this vLLM's own
         producers of the module's kind, found by what they are (its ``AsyncOutput``), for
-        an import of a producer (not of a constant or a runner the module also held)."""
-        if name:
-            homes = sorted(m for (m, c, member) in self.view.surface if (c, member) == (name, ""))
-            if homes:
-                return f"; {self.view.named} has {name} in {', '.join(homes)}"
-            if name not in _PRODUCER_CLASSES:
-                return ""
+        an import of a producer (not of a constant or a runner the module also held, nor
+        of the module alone: what of it is used, a runner to patch, is not known)."""
+        if not name:
+            return ""
+        homes = sorted(m for (m, c, member) in self.view.surface if (c, member) == (name, ""))
+        if homes:
+            return f"; {self.view.named} has {name} in {', '.join(homes)}"
+        if name not in _PRODUCER_CLASSES:
+            return ""
         if module in VLLM_ASYNC_OUTPUTS:
             kind = "async-output"
         elif module in PRODUCER_MODULES:

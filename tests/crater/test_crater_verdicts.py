@@ -717,13 +717,9 @@ def test_a_producer_module_imported_from_its_package_or_inside_a_function_is_jud
         ("import-fails", 1, "vllm.v1.worker.gpu_model_runner"),
         ("import-fails", 5, "vllm.v1.worker.gpu_model_runner"),
     ]
-    # Where its work went: 0.34.0's own async output, found by what it is.
-    assert found[0].vllm_change.startswith("module removed vllm.v1.worker.gpu_model_runner; ")
-    assert "0.34.0 builds its async outputs in AsyncOutput (vllm.v1.worker.gpu.async_utils)" in (
-        found[0].vllm_change
-    )
-    # A runner imported from it is no async output: no pointer there.
-    assert found[1].vllm_change == "module removed vllm.v1.worker.gpu_model_runner"
+    # Neither the module alone (a runner to patch, an async output: which is not known)
+    # nor a runner imported from it is an async output: no pointer to 0.34.0's.
+    assert [f.vllm_change for f in found] == ["module removed vllm.v1.worker.gpu_model_runner"] * 2
 
 
 def test_a_removed_producer_module_points_to_where_the_name_imported_went() -> None:
