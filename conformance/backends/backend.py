@@ -41,6 +41,12 @@ class AsyncOutputProducer:
     runner: str = ""
     steps_not_built: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        # Left out, the runner is the one its make was built like (constructed_like_vllm):
+        # the checks that differ by runner and the records naming it read the same.
+        if not self.runner:
+            object.__setattr__(self, "runner", getattr(self.make, "runner", "") or "")
+
     def __repr__(self) -> str:
         return f"AsyncOutputProducer({self.label!r}, {self.describe()})"
 

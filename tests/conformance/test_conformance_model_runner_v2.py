@@ -96,6 +96,20 @@ def test_a_model_runner_v2_shaped_class_is_built_as_that_runner_builds_it() -> N
     assert (pooled["pooler_output"], pooled["is_valid"]) == ("pooled", "valid")
 
 
+def test_a_declared_async_output_is_judged_as_the_runner_it_was_built_like() -> None:
+    # other_async_outputs=(AsyncOutputProducer("mrv2", constructed_like_vllm(C)),) with no
+    # runner= given: the records said Model Runner V2 while the checks that differ by
+    # runner (prompt logprobs handed over on the CPU) judged it as the first runner.
+    from conformance import AsyncOutputProducer
+
+    declared = AsyncOutputProducer("mrv2", constructed_like_vllm(ShapedLike033))
+    assert declared.runner == "model-runner-v2"
+    assert declared.describe().endswith("(model-runner-v2)")
+    assert AsyncOutputProducer("mine", lambda step: step).runner == ""
+    told = AsyncOutputProducer("told", constructed_like_vllm(ShapedLike033), runner="x")
+    assert told.runner == "x"
+
+
 def test_a_constructor_neither_runner_fills_is_refused_naming_both_shapes() -> None:
     class Odd:
         def __init__(self, model_runner_output, sampler_output, my_queue):
