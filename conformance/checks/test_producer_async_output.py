@@ -101,13 +101,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def _run(backend, async_producer, step, where: str):
     """make_async_output(step).get_output(), each failure naming the call."""
+    return attempt(f"{where}.get_output()", _made(backend, async_producer, step, where).get_output)
+
+
+def _made(backend, async_producer, step, where: str):
+    """make_async_output(step), an instance of the backend's AsyncModelRunnerOutput."""
     async_output = attempt(where, async_producer.make, step)
     if not isinstance(async_output, backend.module.AsyncModelRunnerOutput):
         fail(
             f"{where}: expected an instance of the backend's AsyncModelRunnerOutput, "
             f"found {type(async_output).__qualname__}"
         )
-    return attempt(f"{where}.get_output()", async_output.get_output)
+    return async_output
 
 
 def _maker(backend, async_producer) -> str:
@@ -459,19 +464,25 @@ def test_each_request_reads_its_own_logprobs(
     expect_read_alike(revision, found, expected, where)
 
 
-@pytest.mark.behaviour("producer.async_output:independent-outputs")
-def test_an_output_shares_nothing_with_later_steps(
-    backend, async_producer, revision, step_device
-) -> None:
+def _two_steps(backend, revision) -> tuple[StepCase, StepCase]:
+    """Two steps of the same shape with other ids and other logprobs: a producer reusing
+    its host buffers overwrites both."""
     cases = [c for c in logprobs_cases(revision) if c.invalid_req_indices]
     first_case = cases[0].without(_undeclared(backend))
-    # Other ids and other logprobs: a producer reusing its host buffers overwrites both.
     second_case = StepCase(
         "second-step",
         tuple((t + 1,) for (t,) in first_case.rows),
         num_logprobs=first_case.num_logprobs,
         salt=first_case.salt + 1,
     )
+    return first_case, second_case
+
+
+@pytest.mark.behaviour("producer.async_output:independent-outputs")
+def test_an_output_shares_nothing_with_later_steps(
+    backend, async_producer, revision, step_device
+) -> None:
+    first_case, second_case = _two_steps(backend, revision)
     first_step = build_step(backend, revision, first_case, step_device)
     first = _run(backend, async_producer, first_step, "first step")
     kept = copy.deepcopy((_plain_rows(first.sampled_token_ids), first.logprobs))
@@ -493,6 +504,40 @@ def test_an_output_shares_nothing_with_later_steps(
         elif isinstance(row, np.ndarray) and row.size:
             row[...] = -7
     _expect_output(backend, second, expected_second, "second step, after the first was changed")
+
+
+@pytest.mark.behaviour("producer.async_output:independent-outputs")
+def test_a_step_made_before_the_last_was_read_leaves_it_as_it_was(
+    backend, async_producer, revision, step_device
+) -> None:
+    """Async scheduling runs a step ahead: vLLM's runner makes step N+1's async output
+    before step N's get_output() is called, and each of vLLM's copies to the host lands
+    in memory of its own (host buffers reused from step to step hand step N the values
+    of step N+1)."""
+    first_case, second_case = _two_steps(backend, revision)
+    first_step = build_step(backend, revision, first_case, step_device)
+    first_where = _where(backend, async_producer, first_case, step_device)
+    first_made = _made(backend, async_producer, first_step, first_where)
+    second_step = build_step(backend, revision, second_case, step_device)
+    second_where = _where(backend, async_producer, second_case, step_device)
+    second_made = _made(backend, async_producer, second_step, second_where)
+    # Read while the device has done the next step's copies too, as it often has on a
+    # real one: host memory the two share then holds the next step's values.
+    step_device.synchronize()
+    first = attempt(f"{first_where}.get_output()", first_made.get_output)
+    second = attempt(f"{second_where}.get_output()", second_made.get_output)
+    expected_first = expected_output(revision, first_step.model_runner_output, first_case)
+    expected_second = expected_output(revision, second_step.model_runner_output, second_case)
+    stale = _failure_of(
+        lambda: _expect_output(backend, first, expected_first, f"{first_where}.get_output()")
+    )
+    if stale is not None:
+        fail(
+            "host memory shared with the next step, whose async output was made before this "
+            "one was read (async scheduling runs a step ahead; vLLM copies each step into "
+            f"memory of its own): {stale}"
+        )
+    _expect_output(backend, second, expected_second, f"{second_where}.get_output()")
 
 
 # --- the race: get_output() must wait for the device ------------------------------------

@@ -126,6 +126,13 @@ class StepDevice:
         event = getattr(runtime, "Event", None)
         return event() if event is not None else None
 
+    def synchronize(self) -> None:
+        """Wait until every copy and kernel queued on this device is done (its writes landed)."""
+        if self.simulated is not None:
+            self.simulated.synchronize()
+        else:
+            devices.synchronize(self.kind)
+
     def _runtime(self) -> Any:
         if self.simulated is not None:
             return self.simulated

@@ -172,8 +172,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.async_output:waits-for-device": "get_output() waits for the device: called "
     "while the device still computes the sampled values, it returns those values",
     "producer.async_output:independent-outputs": "the output of one step shares nothing with "
-    "the producer's later steps: a later step does not change it, changing it does not "
-    "change a later step's",
+    "the producer's later steps: a later step, made before or after its get_output() (async "
+    "scheduling runs a step ahead), does not change it, changing it does not change a later "
+    "step's",
 }
 
 

@@ -245,6 +245,11 @@ CASES = [
         "first step's sampled_token_ids after a second step",
     ),
     Broken(
+        "async_output_copies_into_one_host_buffer:BACKEND",
+        "test_producer_async_output.py::test_a_step_made_before_the_last_was_read_leaves_it_as_it_was",
+        "host memory shared with the next step, whose async output was made before this one",
+    ),
+    Broken(
         "async_output_reuses_logprobs:BACKEND",
         "test_producer_async_output.py::test_an_output_shares_nothing_with_later_steps",
         "first step's logprobs after a second step",
