@@ -15,6 +15,14 @@ CAUSES = ("producer.async_output:waits-for-device", "producer.pooling_output:wai
 #: idle: no cause of other failures.
 NOT_A_RACE = "a wrong value, not a race (the same with the device idle)"
 
+#: An async output class its producer cannot build: each check of it raises the same
+#: TypeError, which the behaviour of the abstract method it lacks explains (Python 3.12
+#: words it "without an implementation for abstract method 'm'").
+_ABSTRACT = re.compile(
+    r"raised TypeError\b.*Can't instantiate abstract class (\w+) with"
+    r"(?:out an implementation for)? abstract methods? '?(\w+)"
+)
+
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
 _WIDTH = 140
 _CAUSE_WIDTH = 300
@@ -31,15 +39,24 @@ def failures_by_behaviour(
     for record in records:
         if record.outcome in ("failed", "error") and record.behaviour:
             found.setdefault(record.behaviour, []).append(record)
-    causes = [
-        c for c in CAUSES if c in found and any(NOT_A_RACE not in r.message for r in found[c])
+    unbuilt = _unbuildable(found)
+    # A race check whose step raised (the class cannot be built) found no race.
+    races = [
+        c
+        for c in CAUSES
+        if c in found
+        and any(NOT_A_RACE not in r.message and ": raised " not in r.message for r in found[c])
     ]
+    causes = [*unbuilt, *races]
     followers: dict[str, list[Any]] = {c: [] for c in causes}
     for behaviour, failed in found.items():
-        if behaviour in causes:
-            continue
         for record in failed:
-            cause = next((c for c in causes if _follows_from(record, c, found[c])), None)
+            cause = next(
+                (c for c in unbuilt if c != behaviour and _lacking(record.message) == unbuilt[c]),
+                None,
+            )
+            if cause is None and behaviour not in causes:
+                cause = next((c for c in races if _follows_from(record, c, found[c])), None)
             if cause is not None:
                 followers[cause].append(record)
     counted = {id(r) for rs in followers.values() for r in rs}
@@ -48,15 +65,42 @@ def failures_by_behaviour(
         own = [r for r in found[behaviour] if id(r) not in counted]
         if not own:
             continue
-        at = where(behaviour) if where is not None else None
+        # Not the abstract method's declaration where a class lacks it: the class is at fault.
+        at = where(behaviour) if where is not None and behaviour not in unbuilt else None
         located = f" (the backend's, at {at})" if at else ""
         lines.append(
             f"FAIL [{behaviour}] {len(own)} check(s){located}: {_first_line(behaviour, own)}"
         )
 
         if followers.get(behaviour):
-            lines.append(_followers_line(behaviour, followers[behaviour]))
+            lacking = unbuilt.get(behaviour)
+            why = (
+                f"{lacking[0]} cannot be built: it lacks {lacking[1]}"
+                if lacking is not None
+                else "values read before they arrived"
+            )
+            lines.append(_followers_line(behaviour, followers[behaviour], why))
     return lines
+
+
+def _unbuildable(found: dict[str, list[Any]]) -> dict[str, tuple[str, str]]:
+    """``{AsyncModelRunnerOutput.<method>: (class, method)}`` for each class whose checks
+    raise that it lacks the abstract method, where that behaviour failed too."""
+    causes: dict[str, tuple[str, str]] = {}
+    for failed in found.values():
+        for record in failed:
+            lacking = _lacking(record.message)
+            behaviour = f"AsyncModelRunnerOutput.{lacking[1]}" if lacking else ""
+            if lacking is not None and behaviour in found and behaviour not in causes:
+                causes[behaviour] = lacking
+    return causes
+
+
+def _lacking(message: str) -> tuple[str, str] | None:
+    """The class a check could not build and the abstract method it lacks, if that is
+    what it raised."""
+    match = _ABSTRACT.search(message)
+    return (match[1], match[2]) if match is not None else None
 
 
 def _follows_from(record: Any, cause: str, cause_records: list[Any]) -> bool:
@@ -74,7 +118,7 @@ def _follows_from(record: Any, cause: str, cause_records: list[Any]) -> bool:
     )
 
 
-def _followers_line(cause: str, followers: list[Any]) -> str:
+def _followers_line(cause: str, followers: list[Any], why: str) -> str:
     counts: dict[str, int] = {}
     for record in followers:
         counts[record.behaviour] = counts.get(record.behaviour, 0) + 1
@@ -82,10 +126,8 @@ def _followers_line(cause: str, followers: list[Any]) -> str:
     named = ", ".join(
         f"{behaviour.removeprefix(producer + ':')} {n}" for behaviour, n in sorted(counts.items())
     )
-    return (
-        f"     and {len(followers)} more check(s) of the same producer that follow from "
-        f"{cause} (values read before they arrived): {named}"
-    )
+    of = " of the same producer" if cause in CAUSES else ""
+    return f"     and {len(followers)} more check(s){of} that follow from {cause} ({why}): {named}"
 
 
 def representative(records: list[Any]) -> Any:

@@ -119,6 +119,55 @@ def test_a_missing_wait_is_named_first_and_what_follows_is_counted_under_it() ->
     assert len(lines) == 5
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        "with abstract method get_kv_connector_output",  # Python 3.11
+        "without an implementation for abstract method 'get_kv_connector_output'",  # 3.12
+    ],
+)
+def test_a_class_lacking_an_abstract_method_is_one_cause_not_a_race(words) -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    def failed(behaviour: str) -> SimpleNamespace:
+        message = (
+            "make_async_output(<step race-k5>): raised TypeError at w.py:9 (`cls(**kw)`): "
+            f"Can't instantiate abstract class NPUAsyncOutput {words}"
+        )
+        return SimpleNamespace(
+            outcome="failed", behaviour=behaviour, message=message, device="npu-simulated",
+            producer=None,
+        )  # fmt: skip
+
+    lines = failures_by_behaviour(
+        [
+            failed("producer.async_output:waits-for-device"),
+            failed("producer.async_output"),
+            failed("producer.async_output:rows-as-lists"),
+            failed("AsyncModelRunnerOutput.get_kv_connector_output"),
+            SimpleNamespace(
+                outcome="failed",
+                behaviour="LogprobsLists.slice_request",
+                message="off by one",
+                device=None,
+            ),
+        ],
+        lambda behaviour: "outputs.py:233",  # the abstract declaration: not the fault
+    )
+    assert lines[0].startswith("FAIL [AsyncModelRunnerOutput.get_kv_connector_output] 1 check(s): ")
+    assert "outputs.py:233" not in lines[0]
+    assert lines[1] == (
+        "     and 3 more check(s) that follow from AsyncModelRunnerOutput.get_kv_connector_output "
+        "(NPUAsyncOutput cannot be built: it lacks get_kv_connector_output): "
+        "producer.async_output 1, producer.async_output:rows-as-lists 1, "
+        "producer.async_output:waits-for-device 1"
+    )
+    assert lines[2].startswith("FAIL [LogprobsLists.slice_request] 1 check(s) (the backend's, at")
+    assert len(lines) == 3
+
+
 def test_a_behaviour_line_keeps_the_step_name_and_the_backends_line() -> None:
     from types import SimpleNamespace
 
