@@ -78,6 +78,16 @@ def test_the_newest_release_is_judged_with_model_runner_v2_as_ground_truth(tmp_p
     assert not [t for t in records if "not declared" in t["message"]]
     [torch_port] = [t for t in run.report["tests"] if "torch_gathering" in t["check"]]
     assert torch_port["outcome"] == "passed", torch_port
+    # No gathering of the spec's shape: not "not declared" where vLLM gathers otherwise.
+    spec_shaped = {
+        t["message"] for t in run.report["tests"] if "gather_logprobs.py" in t["nodeid"]
+        and t["skip_cause"] == "producer-not-declared"
+    }  # fmt: skip
+    assert spec_shaped == {
+        f"producer gather_logprobs: vLLM {NEWEST} has none of this shape "
+        "(Sampler.gather_logprobs); the gatherings it has are judged by checks of their own "
+        "(the header's 'gatherings found')"
+    }
 
 
 @needs_texts
