@@ -28,6 +28,8 @@ def where_defined(module: Any, behaviour: str) -> str | None:
         if function is None:
             continue
         function = getattr(function, "__func__", function)  # a static or class method
+        if getattr(function, "__isabstractmethod__", False):
+            return None  # a declaration: what fails is a producer's class implementing it
         return _location(function)
     return None
 

@@ -65,8 +65,7 @@ def failures_by_behaviour(
         own = [r for r in found[behaviour] if id(r) not in counted]
         if not own:
             continue
-        # Not the abstract method's declaration where a class lacks it: the class is at fault.
-        at = where(behaviour) if where is not None and behaviour not in unbuilt else None
+        at = where(behaviour) if where is not None else None
         located = f" (the backend's, at {at})" if at else ""
         lines.append(
             f"FAIL [{behaviour}] {len(own)} check(s){located}: {_first_line(behaviour, own)}"
