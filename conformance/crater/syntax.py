@@ -4,6 +4,7 @@ the small facts of Python's syntax the crater's reading rests on."""
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from collections.abc import Iterable, Iterator
 
@@ -90,6 +91,30 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of a body at any depth, not those of nested functions or classes."""
     for node, _ in under_tests(body):
         yield node
+
+
+def asserts_one_token_rows(body: list[ast.stmt]) -> bool:
+    """Whether a function's own statements assert that the sampled ids hold one token
+    per row (``assert sampled_token_ids.shape[-1] == 1``, ``.shape[1]``, ``.size(-1)``):
+    vLLM's first runner did so under async scheduling until its async output unpadded
+    rows of several tokens."""
+    for statement in own_statements(body):
+        if not (isinstance(statement, ast.Assert) and isinstance(statement.test, ast.Compare)):
+            continue
+        test = statement.test
+        if (
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == 1
+            and _ONE_ROW_WIDTH.search(ast.unparse(test.left).replace(" ", ""))
+        ):
+            return True
+    return False
+
+
+#: The width of the sampled ids' rows, as an assertion reads it.
+_ONE_ROW_WIDTH = re.compile(r"sampled_token_ids\.(?:shape\[(?:-1|1)\]|size\((?:-1|1)\))$")
 
 
 def bindings_counted(body: list[ast.stmt]) -> dict[str, int]:

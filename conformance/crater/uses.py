@@ -65,6 +65,7 @@ from conformance.crater.presence import (
     tests_in,
 )
 from conformance.crater.syntax import (
+    asserts_one_token_rows,
     bindings_counted,
     binds,
     catches,
@@ -146,6 +147,9 @@ class Use:
     #: a call of a method through the class (``LogprobsTensors.empty_cpu(...)``): a
     #: method that is neither static nor a classmethod then takes ``self`` first
     on_class: bool = False
+    #: a plugin async output built where its function asserts one token per row
+    #: (``assert sampled_token_ids.shape[-1] == 1``): never handed rows of several
+    one_token_rows: bool = False
 
     @property
     def type_name(self) -> str:
@@ -1032,11 +1036,38 @@ class _ModuleVisitor:
                 via=chain[0].name,
                 own_init=any("__init__" in c.methods for c in chain),
                 own_fields=_fields_of(chain),
+                one_token_rows=self._asserts_one_token_rows(),
                 **shape,
             )
         else:
             self._add("construct", node.lineno, called, **shape)
         return True
+
+    def _asserts_one_token_rows(self) -> bool:
+        """Whether the function the walk is in, or a method of its class it calls on
+        ``self`` (the runner's bookkeeping), asserts one token per row of sampled ids."""
+        if not self.function_bodies:
+            return False
+        body = self.function_bodies[-1]
+        if asserts_one_token_rows(body):
+            return True
+        if not self.class_nodes:
+            return False
+        methods = {
+            n.name: n.body
+            for n in self.class_nodes[-1].body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        called = {
+            node.func.attr
+            for statement in own_statements(body)
+            for node in walked(statement)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        }
+        return any(asserts_one_token_rows(methods[m]) for m in called & set(methods))
 
     def _forwarder(self, func: ast.expr, called: str | None) -> Forwarder | None:
         """The plugin function a call calls, where it hands its ``**kwargs`` on: by its

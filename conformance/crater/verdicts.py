@@ -56,6 +56,13 @@ from conformance.oracle.vllm_changes import Change, changes_between
 _PRODUCER_CLASSES = frozenset(
     {"Sampler", "RejectionSampler", *(c for names in VLLM_ASYNC_OUTPUTS.values() for c in names)}
 )
+#: Async output behaviours about rows of several tokens alone.
+_SEVERAL_TOKENS_ONLY = frozenset(
+    {
+        "producer.async_output:unpads-multi-token-rows",
+        "producer.async_output:logprobs-read-by-request",
+    }
+)
 #: Members every NamedTuple or dataclass instance has beside its fields.
 _INHERENT = {
     "_replace",
@@ -133,6 +140,9 @@ def judge(
         for u in reading.uses
         if u.file not in dead and all(view.runs_under(g) is not False for g in u.guards)
     ]
+    # Plugin async outputs its code builds only where it asserts one token per row.
+    built = [u for u in active if u.kind == "construct" and u.via]
+    one_token = {u.via for u in built if all(b.one_token_rows for b in built if b.via == u.via)}
     # What failed to import: a use of it is no news (its import names the break).
     failed: set[str] = set()
     for use in active:
@@ -169,7 +179,7 @@ def judge(
         for found in getattr(by, use.kind)(use):
             by.add(found)
         if use.kind == "subclass" and async_behaviours is not None:
-            by.add_all(by.async_contract(use, *async_behaviours))
+            by.add_all(by.async_contract(use, *async_behaviours, use.member in one_token))
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
 
@@ -571,9 +581,11 @@ class _Judge:
         return found
 
     def async_contract(
-        self, use: Use, before: frozenset[str], after: frozenset[str]
+        self, use: Use, before: frozenset[str], after: frozenset[str], one_token: bool = False
     ) -> list[Finding]:
-        """What the plugin's async output must hand over now that it did not at the pin."""
+        """What the plugin's async output must hand over now that it did not at the pin;
+        ``one_token``: its code builds it only where it asserts one token per row, so what
+        vLLM asks of rows of several tokens is not asked of it."""
         if use.target != ASYNC_BASE and use.module not in VLLM_ASYNC_OUTPUTS:
             return []
         if use.module in VLLM_ASYNC_OUTPUTS:
@@ -586,6 +598,7 @@ class _Judge:
                 asked in b and word not in use.handles
                 for word, asked in HANDED_OVER_BY_WORD.items()
             )
+            and not (one_token and b in _SEVERAL_TOKENS_ONLY)
         )
 
         from reference.revisions.behaviours import PRODUCER_BEHAVIOURS

@@ -233,6 +233,50 @@ def test_a_layout_of_logprobs_rows_read_alike_is_no_behaviour_added() -> None:
     assert [f for f in found if f.kind == "behaviour-changed"] == []
 
 
+ONE_TOKEN_RUNNER = """
+from vllm.v1.outputs import AsyncModelRunnerOutput
+
+
+class NPUAsyncOutput(AsyncModelRunnerOutput):
+    def __init__(self, model_runner_output, sampled_token_ids):
+        self.output, self.ids = model_runner_output, sampled_token_ids
+
+    def get_output(self):
+        self.output.sampled_token_ids = self.ids.tolist()
+        return self.output
+
+
+class NPURunner:
+    def _bookkeeping(self, sampled_token_ids):
+        ASSERTED
+        return sampled_token_ids
+
+    def execute_model(self, output, sampler_output):
+        ids = self._bookkeeping(sampler_output.sampled_token_ids)
+        return NPUAsyncOutput(output, ids)
+"""
+
+
+@pytest.mark.parametrize(
+    ("asserted", "news"),
+    [
+        ("assert sampled_token_ids.shape[-1] == 1", False),  # vllm-kunlun, vLLM 0.11's runner
+        ("assert sampled_token_ids.size(1) == 1", False),
+        ("assert sampled_token_ids.shape[0] == 1", True),  # one request, not one token
+        ("pass", True),
+    ],
+)
+def test_an_async_output_its_runner_hands_one_token_rows_need_not_unpad(asserted, news) -> None:
+    from conformance.crater.records import _async_behaviours
+
+    code = {"p/runner.py": ONE_TOKEN_RUNNER.replace("ASSERTED", asserted)}
+    behaviours = _async_behaviours("0.11.0", view("0.22.0"))
+    assert behaviours is not None
+    found = judge(read_plugin(code), view("0.22.0"), view("0.11.0"), behaviours).findings
+    unpads = [f for f in found if "unpads-multi-token-rows" in f.vllm_change]
+    assert bool(unpads) is news, found
+
+
 def test_an_output_type_imported_from_a_module_gone_is_an_import_that_fails() -> None:
     mixin = "vllm.v1.worker.kv_connector_model_runner_mixin"
     files = {
