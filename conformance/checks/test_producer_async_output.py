@@ -26,7 +26,7 @@ from conformance.backends.step import MODEL_RUNNER_V2
 from conformance.checks._skips import skip
 from conformance.checks._support import expect_same, expect_type
 from conformance.oracle.compare import Members
-from conformance.oracle.failing import attempt, check, fail
+from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
 from conformance.producers.steps import (
@@ -536,12 +536,12 @@ def test_a_step_made_before_the_last_was_read_leaves_it_as_it_was(
     second = attempt(f"{second_where}.get_output()", second_made.get_output)
     expected_first = expected_output(revision, first_step.model_runner_output, first_case)
     expected_second = expected_output(revision, second_step.model_runner_output, second_case)
-    stale = _failure_of(
+    stale = failure_of(
         lambda: _expect_output(backend, first, expected_first, f"{first_where}.get_output()")
     )
     if stale is not None:
         alone = build_step(backend, revision, first_case, step_device)
-        if _failure_of(
+        if failure_of(
             lambda: _expect_output(
                 backend, _run(backend, async_producer, alone, first_where), expected_first, ""
             )
@@ -718,7 +718,7 @@ def _same_with_the_device_idle(
         return False
     if idle.logprobs is None:
         return True
-    same = _failure_of(
+    same = failure_of(
         lambda: expect_same(
             Members({n: getattr(idle.logprobs, n, None) for n in _LOGPROBS_FIELDS}),
             Members({n: getattr(raced.logprobs, n, None) for n in _LOGPROBS_FIELDS}),
@@ -726,16 +726,6 @@ def _same_with_the_device_idle(
         )
     )
     return same is None
-
-
-def _failure_of(check) -> str | None:
-    """What ``check`` failed with, or None where it passed: so that one failure can name
-    every part of a step that was stale."""
-    try:
-        check()
-    except pytest.fail.Exception as failure:
-        return str(failure.msg)
-    return None
 
 
 def _late_copies(runtime) -> list[str]:
@@ -797,7 +787,7 @@ def test_get_output_waits_for_the_device(
     found, want = _plain_rows(output.sampled_token_ids), _plain_rows(expected.sampled_token_ids)
     logprobs_wrong = None
     if expected.logprobs is not None and output.logprobs is not None:
-        logprobs_wrong = _failure_of(
+        logprobs_wrong = failure_of(
             lambda: _expect_race_logprobs(revision, case, output, expected, where)
         )
     parts = []

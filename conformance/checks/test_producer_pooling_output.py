@@ -10,12 +10,15 @@ values, their device and the None rows are.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
 import torch
 
 from conformance.checks._skips import skip
 from conformance.checks._support import expect_type
-from conformance.oracle.failing import attempt, fail
+from conformance.oracle.failing import attempt, fail, failure_of
 from conformance.producers.known_defects import known_defect
 from conformance.producers.pooling_steps import (
     INVALID_ROW_CASES,
@@ -142,6 +145,39 @@ def test_pooling_output_leaves_rows_without_output_none(
         if defect is None:
             raise
         pytest.xfail(f"{defect}: {failure}")
+
+
+@pytest.mark.behaviour("producer.pooling_output")
+def test_a_pooling_step_made_before_the_last_was_read_leaves_it_as_it_was(
+    backend, pooling_producer, revision, step_device
+) -> None:
+    """Async scheduling runs a step ahead: vLLM's runner makes step N+1's async output
+    before step N's get_output(), and each of its copies lands in host memory of its own
+    (as in ``test_producer_async_output``)."""
+    first_case = POOLING_CASES[0]
+    second_case = dataclasses.replace(first_case, name=f"{first_case.name}-next", offset=1000.0)
+
+    def made(case: PoolingCase) -> tuple[Any, str]:
+        step = build_pooling_step(backend, revision, case, step_device)
+        where = f"{pooling_producer.label}(<pooling step {case.name} on {step_device.describe()}>)"
+        return _output(backend, pooling_producer, step, where), where
+
+    (first_made, first_where), (second_made, second_where) = made(first_case), made(second_case)
+    # Read while the device has done the next step's copies too, as it often has.
+    step_device.synchronize()
+    first = attempt(f"{first_where}.get_output()", first_made.get_output)
+    second = attempt(f"{second_where}.get_output()", second_made.get_output)
+    stale = failure_of(lambda: _expect_rows(first, first_case, f"{first_where}.get_output()"))
+    if stale is not None:
+        alone, where = made(first_case)
+        if failure_of(lambda: _expect_rows(alone.get_output(), first_case, where)) is not None:
+            fail(stale)  # as wrong read alone: a wrong value, which no sharing explains
+        fail(
+            "host memory shared with the next step, whose async output was made before this "
+            "one was read (async scheduling runs a step ahead; vLLM copies each step into "
+            f"memory of its own): {stale}"
+        )
+    _expect_rows(second, second_case, f"{second_where}.get_output()")
 
 
 def _same_with_the_device_idle(backend, pooling_producer, revision, step_device, raced) -> bool:

@@ -46,6 +46,16 @@ def name_copies_not_arrived(deviation: str) -> str:
     )
 
 
+def failure_of(check: Callable[[], object]) -> str | None:
+    """What ``check`` failed with, or None where it passed: to weigh one failure against
+    another (a wrong value, or a race; shared memory, or a value wrong alone)."""
+    try:
+        check()
+    except pytest.fail.Exception as failure:
+        return str(failure.msg)
+    return None
+
+
 def check(deviations: Sequence[str]) -> None:
     if deviations:
         fail(*deviations)

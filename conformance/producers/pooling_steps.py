@@ -28,10 +28,11 @@ class PoolingCase:
     name: str
     num_reqs: int
     invalid: tuple[int, ...] = ()
+    offset: float = 0.0  #: added to every value: another step of the same shape
 
     def values(self) -> torch.Tensor:
         cells = torch.arange(self.num_reqs * HIDDEN, dtype=torch.float32)
-        return (cells / 4 + 0.5).reshape(self.num_reqs, HIDDEN)
+        return (cells / 4 + 0.5 + self.offset).reshape(self.num_reqs, HIDDEN)
 
     def valid(self) -> list[bool]:
         return [i not in self.invalid for i in range(self.num_reqs)]

@@ -7,13 +7,15 @@ for its copy event, and ``copy-first``, whose copy no longer waits for the compu
 (its ``async_output_copy_stream.wait_stream(default_stream)`` gone).  ``swapped()``: one
 that waits but hands the first two requests each other's rows; ``cast()``: one that hands
 them over in float16; ``rebuilt()``: one that returns a new ModelRunnerOutput of the request
-ids and rows alone.  ``unchanged()``: the
+ids and rows alone; ``one_buffer()``: one that copies the rows into one host buffer reused
+step after step.  ``unchanged()``: the
 class as vLLM ships it, declared by a plugin.  Import it only with a release (installed or
 a stub tree) first on the path.
 """
 
 from __future__ import annotations
 
+import torch
 import vllm
 from racing_streams import EventNeverWaitedFor, StreamThatNeverWaits
 from vllm.v1 import outputs
@@ -66,6 +68,30 @@ class RebuildsOutput(AsyncGPUPoolingModelRunnerOutput):
         )
 
 
+_POOLED = {}
+
+
+class PoolsIntoOneBuffer(AsyncGPUPoolingModelRunnerOutput):
+    """Copies the rows into one host buffer kept for their shape, reused step after step."""
+
+    def __init__(
+        self, model_runner_output, raw_pooler_output, finished_mask, async_output_copy_stream
+    ):
+        super().__init__(
+            model_runner_output, raw_pooler_output, finished_mask, async_output_copy_stream
+        )
+        key = (tuple(raw_pooler_output.shape), raw_pooler_output.dtype)
+        if key not in _POOLED:
+            _POOLED[key] = torch.empty(raw_pooler_output.shape, dtype=raw_pooler_output.dtype)
+        buffer = _POOLED[key]
+        with torch.cuda.stream(async_output_copy_stream):
+            buffer.copy_(raw_pooler_output, non_blocking=True)
+            self.async_copy_ready_event.record()
+        model_runner_output.pooler_output = [
+            row if kept else None for row, kept in zip(buffer, finished_mask, strict=True)
+        ]
+
+
 def _backend(name: str, *classes: tuple[str, type]) -> Backend:
     producers = []
     for label, cls in classes:
@@ -105,3 +131,7 @@ def cast() -> Backend:
 
 def rebuilt() -> Backend:
     return _backend("vllm-first-runner-pooling-rebuilt", ("rebuilds", RebuildsOutput))
+
+
+def one_buffer() -> Backend:
+    return _backend("vllm-first-runner-pooling-one-buffer", ("one-buffer", PoolsIntoOneBuffer))
