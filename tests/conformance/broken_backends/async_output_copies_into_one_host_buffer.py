@@ -21,31 +21,18 @@ def _buffer_like(ids: torch.Tensor) -> torch.Tensor:
 
 
 class CopiesIntoOneBuffer(RunnerAsyncModelRunnerOutput):
-    def __init__(
-        self,
-        model_runner_output,
-        sampled_token_ids,
-        logprobs_tensors=None,
-        invalid_req_indices=(),
-        async_output_copy_stream=None,
-        vocab_size=None,
-    ) -> None:
-        super().__init__(
-            model_runner_output,
-            sampled_token_ids,
-            logprobs_tensors,
-            invalid_req_indices,
-            async_output_copy_stream,
-            vocab_size,
-        )
-        buffer = _buffer_like(sampled_token_ids)
+    def __init__(self, **handed_over) -> None:
+        super().__init__(**handed_over)  # built like vLLM's: by keyword
+        ids = handed_over["sampled_token_ids"]
+        buffer = _buffer_like(ids)
         if self._event is None:
-            buffer.copy_(sampled_token_ids)
+            buffer.copy_(ids)
         else:
-            with self._runtime.stream(async_output_copy_stream):
-                buffer.copy_(sampled_token_ids, non_blocking=True)
+            stream = handed_over["async_output_copy_stream"]
+            with self._runtime.stream(stream):
+                buffer.copy_(ids, non_blocking=True)
                 self._event = self._runtime.Event()
-                self._event.record(async_output_copy_stream)
+                self._event.record(stream)
         self._host = (buffer, self._host[1])
 
 
