@@ -31,6 +31,25 @@ settings.register_profile("ci", derandomize=True, deadline=None, database=None, 
 settings.register_profile("dev", deadline=None, max_examples=50)
 settings.register_profile("thorough", deadline=None, max_examples=1000)
 
+
+def _import_the_checks_under_the_suites_profile() -> None:
+    """A Hypothesis check keeps the settings in effect when its module is imported.  The
+    suite's runs in this process (``suite_runner.in_process``) reuse modules a test here
+    may import first (to read the checks' markers or helpers): imported under this
+    file's profile, their checks would keep its health checks and example counts, and a
+    run's verdict would depend on which test ran first on the worker.  Imported here, in
+    every process, they hold the suite's settings, as in a run of the suite."""
+    import importlib
+
+    import conformance.checks
+    from conformance.oracle.strategies import PROFILE
+
+    settings.load_profile(PROFILE)
+    for path in sorted(Path(conformance.checks.__path__[0]).glob("test_*.py")):
+        importlib.import_module(f"conformance.checks.{path.stem}")
+
+
+_import_the_checks_under_the_suites_profile()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
