@@ -99,7 +99,7 @@ class Backend:
     ``steps``: the kinds of step the backend's runner hands its async output
     (:data:`conformance.STEP_KINDS`: ``multi-token-rows``, ``discarded-rows``,
     ``logprobs``, ``prompt-logprobs``, ``pooling-outputs``, ``empty-batch``,
-    ``nan-counts``, ``routed-experts``); one token
+    ``nan-counts``, ``routed-experts``, ``sampling-masks``); one token
     per request is always built.  Default None: every kind the revision's runner builds.
     A check of a step kind not declared is skipped as not applicable
     (``skip_cause`` ``step-not-declared``), never passed.

@@ -51,6 +51,8 @@ STEP_KINDS: dict[str, str] = {
     "(vLLM's VLLM_COMPUTE_NANS_IN_LOGITS)",
     "routed-experts": "routed experts: a runner recording the experts each token was routed to "
     "(vLLM's enable_return_routed_experts, 0.22.0 to 0.30.0)",
+    "sampling-masks": "sampling masks: a sampler recording the tokens each request was "
+    "allowed (Model Runner V2's return_sampling_mask, 0.28.0 on)",
 }
 
 
@@ -82,8 +84,9 @@ class StepSamplerOutput:
     (a row per logits row, ``cu_num_generated_tokens`` counting them, where the revision
     has the field), or None; ``num_sampled``: :attr:`Step.num_sampled`;
     ``num_rejected``: rejected draft tokens per request on the device; ``num_nans``:
-    :attr:`Step.num_nans`.  ``sampling_mask_tensors`` is None: the suite's steps carry no
-    sampling masks.
+    :attr:`Step.num_nans`; ``sampling_mask_tensors``: the tokens each request was allowed
+    (:class:`conformance.producers.sampling_masks.StepSamplingMasks`), only in the step
+    of the check of them, else None.
     """
 
     sampled_token_ids: Any

@@ -29,6 +29,7 @@ from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
+from conformance.producers.sampling_masks import StepSamplingMasks
 from conformance.producers.steps import (
     MULTI_TOKEN_CASES,
     ONE_TOKEN_CASES,
@@ -392,6 +393,46 @@ def test_routed_experts_reach_the_output(backend, async_producer, revision, step
                 f"{where}.routed_experts.{name}: expected the step's values as a numpy array "
                 f"(vLLM's async output of this release hands over "
                 f"routed_experts.to_cpu_nonblocking().tolists()), found {value!r}"
+            )
+
+
+#: One token per request, as vLLM's sampler records masks of (a row per request).
+_SAMPLING_MASKS_CASE = StepCase("sampling-masks", tuple((1000 + 9 * i,) for i in range(5)))
+
+
+@pytest.mark.behaviour("producer.async_output:sampling-masks")
+@pytest.mark.step_kinds("sampling-masks")
+def test_sampling_masks_reach_the_output(backend, async_producer, revision, step_device) -> None:
+    if async_producer.runner != MODEL_RUNNER_V2:
+        skip(
+            "step-not-built",
+            f"not applicable: {async_producer.describe()} is shaped like the first runner, "
+            "whose sampler records no sampling masks (Model Runner V2's alone hands them over)",
+        )
+    lists_type = getattr(backend.module, "SamplingMaskLists", None)
+    if lists_type is None:
+        fail(
+            "the backend's module has no SamplingMaskLists, which the sampling masks a "
+            "runner of this release hands over are held in; export it beside the spec types"
+        )
+    case = _SAMPLING_MASKS_CASE
+    masks, (token_ids, offsets) = StepSamplingMasks.on(step_device, case.num_reqs, lists_type)
+    step = build_step(backend, revision, case, step_device, sampling_mask_tensors=masks)
+    where = _where(backend, async_producer, case, step_device)
+    found = getattr(_run(backend, async_producer, step, where), "sampling_masks", None)
+    how = (
+        "vLLM's async output of this release copies sampler_output.sampling_mask_tensors "
+        "with to_cpu_nonblocking() and, after its wait, sets sampling_masks to the copy's "
+        "tolists()"
+    )
+    if found is None:
+        fail(f"{where}.get_output().sampling_masks: expected the step's masks ({how}), found None")
+    for index, (name, want) in enumerate((("token_ids", token_ids), ("offsets", offsets))):
+        value = found[index] if isinstance(found, tuple) and len(found) > index else None
+        if not (isinstance(value, np.ndarray) and np.array_equal(value, want)):
+            fail(
+                f"{where}.get_output().sampling_masks.{name}: expected {want.tolist()} ({how}), "
+                f"found {value!r}"
             )
 
 

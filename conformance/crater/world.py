@@ -36,7 +36,12 @@ from conformance.crater.vllm_names import (
 #: What an async output may be handed beside its rows, by the word its code names it
 #: with (``num_nans``) and the part of the behaviours' names that asks for it. A class
 #: that never names the word leaves the thing to its runner, or its runner has none.
-HANDED_OVER_BY_WORD = {"logprob": "logprobs", "nans": "nan-counts", "routed": "routed-experts"}
+HANDED_OVER_BY_WORD = {
+    "logprob": "logprobs",
+    "nans": "nan-counts",
+    "routed": "routed-experts",
+    "sampling_mask": "sampling-masks",
+}
 
 
 @dataclass

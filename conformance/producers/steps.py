@@ -305,6 +305,7 @@ def build_step(
     logprobs_tensors: Any = None,
     num_nans: Any = None,
     routed_experts: Any = None,
+    sampling_mask_tensors: Any = None,
     **model_runner_output_fields: Any,
 ) -> Step:
     """The step of ``case`` on ``device``; ``sampled_token_ids`` and ``logprobs_tensors``
@@ -354,6 +355,7 @@ def build_step(
             num_nans=num_nans,
             num_sampled=device_counts,
             num_rejected=device.tensor(rejected, "sampler_output.num_rejected"),
+            sampling_mask_tensors=sampling_mask_tensors,
         ),
         main_stream=device.main_stream(),
         copy_event=device.event(),

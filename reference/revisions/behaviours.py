@@ -162,6 +162,9 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "producer.async_output:routed-experts": "a step whose runner hands over the experts "
     "each token was routed to (routed_experts, a RoutedExpertsTensors on the device) gets "
     "ModelRunnerOutput.routed_experts, their tolists()",
+    "producer.async_output:sampling-masks": "a step whose sampler hands over the tokens each "
+    "request was allowed (sampler_output.sampling_mask_tensors, on the device; Model Runner "
+    "V2) gets ModelRunnerOutput.sampling_masks, the tolists() of their host copy",
     "producer.pooling_output": "a pooling async output's get_output() returns the runner's "
     "ModelRunnerOutput with pooler_output a CPU tensor per request (an empty batch: none)",
     "producer.pooling_output:invalid-rows": "a pooling step's rows without output this step "

@@ -198,6 +198,10 @@ class AsyncOutputContract:
     ``routed_experts``: where the runner records the experts each token was routed to
     (``routed_experts``, a ``RoutedExpertsTensors`` on the device), get_output() sets
     ``routed_experts`` to its ``tolists()`` (0.22.0 to 0.30.0).
+    ``sampling_masks``: where Model Runner V2's sampler records each request's allowed
+    tokens (``sampler_output.sampling_mask_tensors``), its async output copies them to
+    the host and sets ``sampling_masks`` to their ``tolists()`` (0.28.0 on; the first
+    runner's sampler records none).
     """
 
     runner_arguments: tuple[str, ...] = RUNNER_ARGUMENTS_0_11_1
@@ -210,6 +214,7 @@ class AsyncOutputContract:
     pooling_output: bool = False
     nan_counts: bool = False
     routed_experts: bool = False
+    sampling_masks: bool = False
 
     @property
     def logprobs_with_multi_token_rows(self) -> bool:
@@ -244,6 +249,8 @@ class AsyncOutputContract:
             named.add("producer.async_output:nan-counts")
         if self.routed_experts:
             named.add("producer.async_output:routed-experts")
+        if self.sampling_masks:
+            named.add("producer.async_output:sampling-masks")
         return frozenset(named)
 
 

@@ -444,8 +444,9 @@ R_0_28_0 = derive(
     "ECConnectorOutput.is_empty",
     types=[SAMPLING_MASK_LISTS_0_28_0, EC_CONNECTOR_OUTPUT_0_28_0, MODEL_RUNNER_OUTPUT_0_28_0],
     # The first runner's AsyncGPUModelRunnerOutput takes num_nans and maps them by request
-    # (vllm/v1/worker/gpu_model_runner.py), as Model Runner V2's AsyncOutput does.
-    async_output=replace(R_0_27_0.async_output, nan_counts=True),
+    # (vllm/v1/worker/gpu_model_runner.py), as Model Runner V2's AsyncOutput does; Model
+    # Runner V2's also hands its sampler's sampling masks over (gpu/async_utils.py).
+    async_output=replace(R_0_27_0.async_output, nan_counts=True, sampling_masks=True),
     add=[
         "ModelRunnerOutput.with_ec_conn_output",
         "ECConnectorOutput.is_empty",
@@ -588,7 +589,11 @@ R_0_34_0 = derive(
     # Model Runner V2's AsyncOutput keeps a logprobs row per logits row, read by the cu of
     # the logits (vllm/v1/worker/gpu/async_utils.py): nothing filters them any more.
     async_output=AsyncOutputContract(
-        rows="lists", logprobs="every-logits-row", pooling_output=True, nan_counts=True
+        rows="lists",
+        logprobs="every-logits-row",
+        pooling_output=True,
+        nan_counts=True,
+        sampling_masks=True,
     ),
     types=[
         TypeSpec(

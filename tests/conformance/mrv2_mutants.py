@@ -70,6 +70,30 @@ class DropsPromptTokenLogprobs(AsyncOutput):
         return output
 
 
+class DropsSamplingMasks(AsyncOutput):
+    """Hands over no sampling masks (0.28.0 on) though the sampler recorded them."""
+
+    def get_output(self):
+        output = super().get_output()
+        output.sampling_masks = None
+        return output
+
+
+class ListsSamplingMasksBeforeWaiting(AsyncOutput):
+    """Converts the host copy of the sampling masks right after queuing it, before the
+    wait: it reads what has not arrived."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        copied = self.sampling_mask_tensors
+        self._early = copied.tolists() if copied is not None else None
+
+    def get_output(self):
+        output = super().get_output()
+        output.sampling_masks = self._early
+        return output
+
+
 class WaitsOnAnIdleStream(AsyncOutput):
     """Its copies wait on a new stream that ran nothing, not on the runner's main stream."""
 
@@ -156,6 +180,14 @@ def leaves_prompt_logprobs_on_the_device() -> Backend:
 
 def drops_prompt_token_logprobs() -> Backend:
     return _one(DropsPromptTokenLogprobs, "vllm-mrv2-drops-prompt-token-logprobs")
+
+
+def drops_sampling_masks() -> Backend:
+    return _one(DropsSamplingMasks, "vllm-mrv2-drops-sampling-masks")
+
+
+def lists_sampling_masks_before_waiting() -> Backend:
+    return _one(ListsSamplingMasksBeforeWaiting, "vllm-mrv2-lists-sampling-masks-early")
 
 
 def waits_on_an_idle_stream() -> Backend:

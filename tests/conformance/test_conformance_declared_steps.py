@@ -62,6 +62,7 @@ def test_steps_a_runner_never_builds_are_not_applicable_not_failed(tmp_path) -> 
         "pooling-outputs",
         "nan-counts",
         "routed-experts",
+        "sampling-masks",
     ]
     assert undeclared[0]["unsupported"] == MULTI_TOKEN
     html = _html(tmp_path, run)
@@ -115,6 +116,7 @@ def test_each_step_kind_says_what_it_leaves_unsupported() -> None:
         "empty-batch",
         "nan-counts",
         "routed-experts",
+        "sampling-masks",
     }
     assert STEP_KINDS["multi-token-rows"] == MULTI_TOKEN
 

@@ -195,6 +195,23 @@ def test_prompt_logprobs_computed_on_the_device_are_handed_over_on_the_host(
 
 
 @needs_texts
+@pytest.mark.parametrize(
+    ("mutant", "words"),
+    [
+        ("drops_sampling_masks", ".get_output().sampling_masks: expected the step's masks"),
+        # The host copy read before it arrived: the simulated runtime's placeholders.
+        ("lists_sampling_masks_before_waiting", ".get_output().sampling_masks.token_ids: "),
+    ],
+)
+def test_sampling_masks_the_sampler_recorded_reach_the_output(tmp_path, mutant, words) -> None:
+    run = _judge_mutant(tmp_path, mutant)
+    assert run.exit_code == 1, run.output[-2000:]
+    failed = {t["behaviour"]: t["message"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    assert set(failed) == {"producer.async_output:sampling-masks"}, failed
+    assert words in "".join(failed.values())
+
+
+@needs_texts
 def test_copies_ordered_after_an_idle_stream_read_before_the_work_is_done(tmp_path) -> None:
     run = _judge_mutant(tmp_path, "waits_on_an_idle_stream")
     assert run.exit_code == 1, run.output[-2000:]
