@@ -32,7 +32,9 @@ def failures_by_behaviour(
     records: Any, where: Callable[[str], str | None] | None = None
 ) -> list[str]:
     """One line per behaviour that failed: how many checks, and the first message, short;
-    a cause (:data:`CAUSES`) first, with one line counting what follows from it.
+    the causes first, each with one line counting what follows from it: a class lacking
+    an abstract method (every check that could not build it), then a race
+    (:data:`CAUSES`: the same producer's wrong values).
     ``where(behaviour)`` names the backend's line the behaviour is about, where known
     (:func:`conformance.run.definitions.where_defined`)."""
     found: dict[str, list[Any]] = {}
