@@ -286,8 +286,17 @@ def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
     # (Model Runner V2's pooling class joining is no change of the other contracts, and
     # the NaN counts and routed experts are asked only of a class that takes them: a
     # release's own class takes them where its own runner hands them over.)
-    handed_over = {"pooling_output": False, "nan_counts": False, "routed_experts": False}
+    handed_over = {
+        "pooling_output": False,
+        "nan_counts": False,
+        "routed_experts": False,
+        "sampling_masks": False,
+    }
     if replace(own.async_output, **handed_over) != replace(other.async_output, **handed_over):
+        broken.add("AsyncModelRunnerOutput")
+    # Sampling masks are asked of every Model Runner V2 shape (its sampler output holds
+    # them): a release whose own hands none over fails a contract that asks for them.
+    if other.async_output.sampling_masks and not own.async_output.sampling_masks:
         broken.add("AsyncModelRunnerOutput")
     held = {t.name: t.spec_type for r in (own, other) for t in r.types.values()}
     return {held.get(name, name) for name in broken} - {"module"}
