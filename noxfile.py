@@ -486,9 +486,12 @@ def wheel(session: nox.Session) -> None:
     # The crater from the wheel: its known plugins and schema ship, and a checkout is
     # judged (rendering its report needs the reports extra, which this venv lacks).
     session.run("vllm-outputs-suite", "crater", "0.34.0", "--list-plugins")
+    # The example pins vLLM 0.12.0 (its vllm extra) and lacks 0.33.0's abstract
+    # get_kv_connector_output: a break its pin does not have, exit 1, as its
+    # conformance run at 0.34.0 says.
     session.run(
         "vllm-outputs-suite", "crater", "0.34.0", "--plugins", str(ROOT / "examples" / "npu_plugin"),
-        "--report", "crater.json",
+        "--report", "crater.json", success_codes=[1],
     )  # fmt: skip
     _beside_other_packages(session, built, tmp)
 
