@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
@@ -11,7 +11,7 @@ from conformance.backends.backend import Backend
 from conformance.backends.devices import to_device
 from conformance.checks._skips import skip
 from conformance.oracle.compare import Members, differences_between
-from conformance.oracle.failing import check, fail
+from conformance.oracle.failing import check, fail, failure_of
 
 
 def spec_class(backend: Backend, name: str) -> Any:
@@ -52,3 +52,17 @@ def expect_type(obj: Any, cls: Any, where: str) -> None:
 def on(device: str, tensor: torch.Tensor) -> torch.Tensor:
     """``tensor`` moved to ``device`` and the copy finished."""
     return to_device(device, tensor)
+
+
+def fail_read_after_the_next_step(stale: str, read_alone: Callable[[], object]) -> NoReturn:
+    """Fail a step read after the next step's async output was made (async scheduling
+    runs a step ahead) with what was wrong, ``stale``: host memory shared with the next
+    step where ``read_alone`` (the same step made and read by itself) passes, else the
+    wrong value itself, which no sharing explains."""
+    if failure_of(read_alone) is not None:
+        fail(stale)
+    fail(
+        "host memory shared with the next step, whose async output was made before this "
+        "one was read (async scheduling runs a step ahead; vLLM copies each step into "
+        f"memory of its own): {stale}"
+    )

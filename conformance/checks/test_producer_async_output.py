@@ -24,7 +24,7 @@ import torch
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.step import MODEL_RUNNER_V2
 from conformance.checks._skips import skip
-from conformance.checks._support import expect_same, expect_type
+from conformance.checks._support import expect_same, expect_type, fail_read_after_the_next_step
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
@@ -141,7 +141,7 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
     rows = found.sampled_token_ids if exact_rows else _plain_rows(found.sampled_token_ids)
     want = expected.sampled_token_ids if exact_rows else _plain_rows(expected.sampled_token_ids)
     expect_same(rows, want, f"{where}.sampled_token_ids")
-    differing = []
+    differing: dict[str, str] = {}  # {field: how it differs}
     for name in type(expected).__dataclass_fields__:
         if name in ("sampled_token_ids", "logprobs"):
             continue
@@ -153,17 +153,19 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             )
             continue
         if getattr(found, name, "<missing>") != getattr(expected, name):
-            differing.append(
+            differing[name] = (
                 f"{where}.{name}: expected the value the runner handed over, "
                 f"{getattr(expected, name)!r}, found {getattr(found, name, '<missing>')!r}"
             )
+    lines = list(differing.values())
     if len(differing) > 1:
         # Every field lost is named first: the one the scheduler needs may not be first.
-        names = ", ".join(line.split(": ", 1)[0].rsplit(".", 1)[1] for line in differing)
-        differing.insert(
-            0, f"{where}: {len(differing)} fields not as the runner handed them over ({names})"
+        lines.insert(
+            0,
+            f"{where}: {len(differing)} fields not as the runner handed them over "
+            f"({', '.join(differing)})",
         )
-    check(differing)
+    check(lines)
 
 
 def _skip_unless_built(backend, async_producer, revision, case: StepCase) -> None:
@@ -582,16 +584,11 @@ def test_a_step_made_before_the_last_was_read_leaves_it_as_it_was(
     )
     if stale is not None:
         alone = build_step(backend, revision, first_case, step_device)
-        if failure_of(
+        fail_read_after_the_next_step(
+            stale,
             lambda: _expect_output(
                 backend, _run(backend, async_producer, alone, first_where), expected_first, ""
-            )
-        ):
-            fail(stale)  # as wrong read alone: a wrong value, which no sharing explains
-        fail(
-            "host memory shared with the next step, whose async output was made before this "
-            "one was read (async scheduling runs a step ahead; vLLM copies each step into "
-            f"memory of its own): {stale}"
+            ),
         )
     _expect_output(backend, second, expected_second, f"{second_where}.get_output()")
 

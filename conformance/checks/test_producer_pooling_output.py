@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from conformance.checks._skips import skip
-from conformance.checks._support import expect_type
+from conformance.checks._support import expect_type, fail_read_after_the_next_step
 from conformance.oracle.failing import attempt, fail, failure_of
 from conformance.producers.known_defects import known_defect
 from conformance.producers.pooling_steps import (
@@ -170,12 +170,8 @@ def test_a_pooling_step_made_before_the_last_was_read_leaves_it_as_it_was(
     stale = failure_of(lambda: _expect_rows(first, first_case, f"{first_where}.get_output()"))
     if stale is not None:
         alone, where = made(first_case)
-        if failure_of(lambda: _expect_rows(alone.get_output(), first_case, where)) is not None:
-            fail(stale)  # as wrong read alone: a wrong value, which no sharing explains
-        fail(
-            "host memory shared with the next step, whose async output was made before this "
-            "one was read (async scheduling runs a step ahead; vLLM copies each step into "
-            f"memory of its own): {stale}"
+        fail_read_after_the_next_step(
+            stale, lambda: _expect_rows(alone.get_output(), first_case, where)
         )
     _expect_rows(second, second_case, f"{second_where}.get_output()")
 

@@ -9,6 +9,7 @@ the devices; every verdict about them is made here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -78,16 +79,22 @@ def _not_declared(backend: Backend, name: str) -> str:
     """Why a producer's checks do not run: vLLM itself has none of the spec's shape where
     it gathers logprobs otherwise (0.34.0: ``compute_topk_scores`` only, judged by checks
     of their own), else the backend declares none."""
-    if name == "gather_logprobs" and backend.name == "vllm":
-        from conformance.backends.vllm_producers import gatherings_found
-
-        if gatherings_found():
-            return (
-                f"producer gather_logprobs: vLLM {backend.version} has none of this shape "
-                "(Sampler.gather_logprobs); the gatherings it has are judged by checks of "
-                "their own (the header's 'gatherings found')"
-            )
+    if name == "gather_logprobs" and backend.name == "vllm" and _vllm_gathers(backend.version):
+        return (
+            f"producer gather_logprobs: vLLM {backend.version} has none of this shape "
+            "(Sampler.gather_logprobs); the gatherings it has are judged by checks of "
+            "their own (the header's 'gatherings found')"
+        )
     return f"producer {name}: not declared by the backend"
+
+
+@functools.cache
+def _vllm_gathers(version: str | None) -> bool:
+    """Whether the vLLM on the path (of ``version``) has a gathering, found by what it is:
+    its files are read once a run, not for each check skipped."""
+    from conformance.backends.vllm_producers import gatherings_found
+
+    return bool(gatherings_found())
 
 
 def _type_absent(item: pytest.Item, absent: Collection[str]) -> Skip | None:
