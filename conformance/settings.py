@@ -29,7 +29,7 @@ PLUGIN = "the example plugin's nox"
 ENVIRONMENT: tuple[Variable, ...] = (
     Variable("OUTPUTS_BACKEND", f"{CONFORMANCE}, {SUITE}", "the backend, when `--backend` is not given (default `reference`)"),
     Variable("OUTPUTS_VLLM_RELEASES", CONFORMANCE, "a folder of vLLM texts read instead of the cache (nothing is fetched into it)"),
-    Variable("XDG_CACHE_HOME", CONFORMANCE, "where the cache of fetched vLLM texts lives (`~/.cache` by default)"),
+    Variable("XDG_CACHE_HOME", CONFORMANCE, "where the suite's cache lives (`~/.cache` by default): fetched vLLM texts and plugins, and the `vllm` trees laid out from the texts (`trees/`, one per distinct text, removed after 30 days unused)"),
     Variable("HYPOTHESIS_STORAGE_DIRECTORY", CONFORMANCE, "where Hypothesis keeps its files (default: the suite's cache, never the working directory)"),
     Variable("OUTPUTS_MACHINE", f"{CONFORMANCE}, {BENCHMARKS}", "the machine's name in the reports (default: the host name)"),
     Variable("OUTPUTS_RUN_ID", CONFORMANCE, "the run's id in the report (default: made per run)"),

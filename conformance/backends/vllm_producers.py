@@ -15,13 +15,10 @@ left out with a note.
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import importlib.util
 import inspect
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +28,7 @@ from typing import Any
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS, AsyncOutputProducer
 from conformance.backends.step import FIRST_RUNNER, MODEL_RUNNER_V2, constructed_like_vllm
+from conformance.releases.kept_trees import kept_tree
 
 # parse_output drops ids at or above the vocabulary size; "no limit" for unpadding
 # called without one.
@@ -277,10 +275,9 @@ def producers_of_release_text(
     beside = (producer_text_beside(outputs_text, version), mrv2_text_beside(outputs_text, version))
     if beside == (None, None):
         return FoundProducers(notes=(f"no producer text of {version} beside {outputs_text}",))
-    folder = Path(tempfile.mkdtemp(prefix=f"vllm-{version}-producers-"))
-    # Left in place until exit: a producer may import lazily from its tree.
-    atexit.register(shutil.rmtree, folder, True)
-    write_stub_tree(outputs_text, version, folder)
+    folder = kept_tree(
+        f"vllm-{version}-producers", lambda into: write_stub_tree(outputs_text, version, into)
+    )
     with _vllm_imported_from(folder, outputs_module):
         return vllm_producers()
 
@@ -297,9 +294,9 @@ def mrv2_gathering_of_release_text(outputs_text: Path, version: str) -> Callable
     :func:`producers_of_release_text` loads producers; None where the release has none."""
     from conformance.releases.texts import write_stub_tree
 
-    folder = Path(tempfile.mkdtemp(prefix=f"vllm-{version}-mrv2-gathering-"))
-    atexit.register(shutil.rmtree, folder, True)
-    write_stub_tree(outputs_text, version, folder)
+    folder = kept_tree(
+        f"vllm-{version}-producers", lambda into: write_stub_tree(outputs_text, version, into)
+    )
     with _vllm_imported_from(folder, None):
         try:
             module = importlib.import_module(triton_gathering_module())
@@ -350,9 +347,10 @@ def producers_of_texts(
 
     if producers_source is None:
         return FoundProducers(notes=(f"no producer text of vLLM {version}",))
-    folder = Path(tempfile.mkdtemp(prefix="vllm-text-producers-"))
-    atexit.register(shutil.rmtree, folder, True)
-    write_tree(outputs_source, version, folder, producers_source)
+    folder = kept_tree(
+        f"vllm-{version}-text-producers",
+        lambda into: write_tree(outputs_source, version, into, producers_source),
+    )
     with _vllm_imported_from(folder, outputs_module):
         return vllm_producers()
 

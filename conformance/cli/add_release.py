@@ -448,11 +448,12 @@ def _matrix(args: argparse.Namespace, releases: Path, version: str) -> list[str]
     if args.matrix == "none":
         return []
     out = args.report_dir or Path(tempfile.mkdtemp(prefix="add-release-matrix-"))
-    folder = releases
     if args.matrix == "all" and releases == cache_folder():
         fetch_all([v for v in every_release() if v != version], releases)
-    if args.matrix == "new":
-        folder = Path(tempfile.mkdtemp(prefix="add-release-new-"))
+    if args.matrix != "new":
+        return _run_matrix(args, releases, releases, out)
+    with tempfile.TemporaryDirectory(prefix="add-release-new-") as new:
+        folder = Path(new)
         for name in (
             f"outputs-{version}.py.txt",
             f"{PRODUCERS_FOLDER}/producers-{version}.py.txt",
@@ -463,6 +464,11 @@ def _matrix(args: argparse.Namespace, releases: Path, version: str) -> list[str]
                 (folder / name).write_text(
                     (releases / name).read_text(encoding="utf-8"), encoding="utf-8"
                 )
+        return _run_matrix(args, releases, folder, out)
+
+
+def _run_matrix(args: argparse.Namespace, releases: Path, folder: Path, out: Path) -> list[str]:
+    """The releases in ``folder`` judged (``--vllm-outputs``); each failing run as one line."""
     environment = {**os.environ, "PYTHONPATH": str(args.root)}
     if releases != cache_folder():
         # A revision judged by vLLM's own code reads the release's text from there.

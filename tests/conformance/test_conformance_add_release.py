@@ -36,8 +36,12 @@ def _copy_of_checkout(folder: Path) -> Path:
     return root
 
 
-def _python(root: Path, *args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+def _python(
+    root: Path, *args: str, cache: Path, temporary: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(cache)}
+    if temporary is not None:
+        environment["TMPDIR"] = str(temporary)
     environment.pop("PYTEST_ADDOPTS", None)
     return subprocess.run(
         [sys.executable, *args], cwd=root, env=environment, capture_output=True, text=True,
@@ -50,10 +54,11 @@ def _add_release(folder: Path) -> dict[str, str | int]:
     (source.parent / "producers").mkdir()
     (source.parent / "producers" / "producers-0.35.0.py.txt").write_text(vllm_texts.producer_text())
     root = _copy_of_checkout(folder)
+    (folder / "tmp").mkdir()
     done = _python(
         root, "-m", "conformance.cli.add_release", str(source), "--releases",
         str(folder / "releases"), "--matrix", "new", "--report-dir", str(folder / "matrix"),
-        cache=folder / "cache",
+        cache=folder / "cache", temporary=folder / "tmp",
     )  # fmt: skip
     return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
 
@@ -118,6 +123,15 @@ def test_the_matrix_ran_and_what_to_review_is_printed(added) -> None:
     ]
     review = done.stdout.partition("to review:")[2]
     assert 'the summary of R_0_35_0 in reference/revisions/releases.py ("TODO")' in review
+
+
+def test_the_matrix_leaves_no_temporary_folder_behind(added) -> None:
+    """Its processes (the matrix run's supervised child leaves through ``os._exit``) lay
+    out release trees in the cache, and the copy of the new texts goes with the run."""
+    folder, _, _, _, done = added
+    assert done.returncode == 0, done.stdout + done.stderr
+    left = [p.name for p in (folder / "tmp").iterdir()]
+    assert [name for name in left if not name.startswith("torchinductor_")] == []  # torch's own
 
 
 def test_a_release_with_unchanged_types_joins_the_newest_revision(tmp_path) -> None:
