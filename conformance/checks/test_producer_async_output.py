@@ -29,7 +29,7 @@ from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
-from conformance.producers.sampling_masks import StepSamplingMasks
+from conformance.producers.sampling_masks import step_sampling_masks
 from conformance.producers.steps import (
     MULTI_TOKEN_CASES,
     ONE_TOKEN_CASES,
@@ -39,6 +39,7 @@ from conformance.producers.steps import (
     has_logprobs_cu,
     host_logprobs,
     logprobs_cases,
+    num_sampled,
 )
 from conformance.run.activation import current
 from conformance.run.failure_lines import NOT_A_RACE
@@ -398,8 +399,13 @@ def test_routed_experts_reach_the_output(backend, async_producer, revision, step
             )
 
 
-#: One token per request, as vLLM's sampler records masks of (a row per request).
-_SAMPLING_MASKS_CASE = StepCase("sampling-masks", tuple((1000 + 9 * i,) for i in range(5)))
+def _sampling_masks_case(backend, revision) -> StepCase:
+    """A step with discarded rows, of rows of several tokens where the release's masks
+    have a slot per token (0.32.0 on) and the runner hands such rows over."""
+    if revision.async_output.sampling_masks_listed == "request-slots":
+        return _rows_case(backend, revision)
+    one = next(c for c in ONE_TOKEN_CASES if c.invalid_req_indices)
+    return _declared_case(backend, one, ONE_TOKEN_CASES[1])
 
 
 @pytest.mark.behaviour("producer.async_output:sampling-masks")
@@ -417,18 +423,21 @@ def test_sampling_masks_reach_the_output(backend, async_producer, revision, step
             "the backend's module has no SamplingMaskLists, which the sampling masks a "
             "runner of this release hands over are held in; export it beside the spec types"
         )
-    case = _SAMPLING_MASKS_CASE
-    masks, (token_ids, offsets) = StepSamplingMasks.on(step_device, case.num_reqs, lists_type)
+    case = _sampling_masks_case(backend, revision)
+    listed = revision.async_output.sampling_masks_listed
+    slots = len(case.rows[0]) if case.multi_token else 1
+    masks, expected = step_sampling_masks(step_device, listed, num_sampled(case), slots, lists_type)
     step = build_step(backend, revision, case, step_device, sampling_mask_tensors=masks)
     where = _where(backend, async_producer, case, step_device)
     found = getattr(_run(backend, async_producer, step, where), "sampling_masks", None)
     how = (
         "vLLM's async output of this release copies sampler_output.sampling_mask_tensors "
-        "with to_cpu_nonblocking() and, after its wait, sets sampling_masks to the copy's "
-        "tolists()"
+        f"with to_cpu_nonblocking() and, after its wait, sets sampling_masks to the copy's "
+        f"{_MASKS_TOLISTS[listed]}"
     )
     if found is None:
         fail(f"{where}.get_output().sampling_masks: expected the step's masks ({how}), found None")
+    token_ids, offsets, cu = expected
     for index, (name, want) in enumerate((("token_ids", token_ids), ("offsets", offsets))):
         value = found[index] if isinstance(found, tuple) and len(found) > index else None
         if not (isinstance(value, np.ndarray) and np.array_equal(value, want)):
@@ -436,6 +445,23 @@ def test_sampling_masks_reach_the_output(backend, async_producer, revision, step
                 f"{where}.get_output().sampling_masks.{name}: expected {want.tolist()} ({how}), "
                 f"found {value!r}"
             )
+    value = found[2] if isinstance(found, tuple) and len(found) > 2 else None
+    if cu is not None and value != cu:
+        fail(
+            f"{where}.get_output().sampling_masks.cu_num_generated_tokens: expected {cu} "
+            f"({how}), found {value!r}"
+        )
+
+
+#: How the async output of a release lists the masks' host copy
+#: (:attr:`reference.revisions.model.AsyncOutputContract.sampling_masks_listed`).
+_MASKS_TOLISTS = {
+    "sampled-requests": "tolists(<the host copy of num_sampled>), the rows of requests that "
+    "sampled a token",
+    "every-request": "tolists(), a row per request",
+    "request-slots": "tolists(<the host copy of num_sampled>), a row per slot holding a "
+    "sampled token",
+}
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")

@@ -142,6 +142,7 @@ RowsAs = Literal["lists", "arrays"]
 LogprobsBy = Literal[
     "runner", "tolists", "cu-of-kept-tokens", "filtered-to-kept-tokens", "every-logits-row"
 ]
+SamplingMasksListed = Literal["sampled-requests", "every-request", "request-slots"]
 
 #: The constructor of vLLM's own async output: what its runner hands over, in order.
 RUNNER_ARGUMENTS_0_10_2 = (
@@ -202,6 +203,12 @@ class AsyncOutputContract:
     tokens (``sampler_output.sampling_mask_tensors``), its async output copies them to
     the host and sets ``sampling_masks`` to their ``tolists()`` (0.28.0 on; the first
     runner's sampler records none).
+    ``sampling_masks_listed``: how the release's mask class (``gpu/sample/output.py``)
+    lists them: ``sampled-requests``, ``tolists(num_sampled_tokens)`` keeping the rows of
+    requests that sampled a token (0.28.0-0.29.0); ``every-request``, ``tolists()`` with a
+    row per request (0.30.0-0.31.0); ``request-slots``, ``tolists(num_sampled_tokens=None)``
+    with ``rows_per_request`` slots per request, the counts needed where there are several
+    (0.32.0 on).
     """
 
     runner_arguments: tuple[str, ...] = RUNNER_ARGUMENTS_0_11_1
@@ -215,6 +222,7 @@ class AsyncOutputContract:
     nan_counts: bool = False
     routed_experts: bool = False
     sampling_masks: bool = False
+    sampling_masks_listed: SamplingMasksListed = "request-slots"
 
     @property
     def logprobs_with_multi_token_rows(self) -> bool:

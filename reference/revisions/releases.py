@@ -446,7 +446,12 @@ R_0_28_0 = derive(
     # The first runner's AsyncGPUModelRunnerOutput takes num_nans and maps them by request
     # (vllm/v1/worker/gpu_model_runner.py), as Model Runner V2's AsyncOutput does; Model
     # Runner V2's also hands its sampler's sampling masks over (gpu/async_utils.py).
-    async_output=replace(R_0_27_0.async_output, nan_counts=True, sampling_masks=True),
+    async_output=replace(
+        R_0_27_0.async_output,
+        nan_counts=True,
+        sampling_masks=True,
+        sampling_masks_listed="sampled-requests",
+    ),
     add=[
         "ModelRunnerOutput.with_ec_conn_output",
         "ECConnectorOutput.is_empty",
@@ -499,6 +504,7 @@ R_0_30_0 = derive(
         ),
         SAMPLING_MASK_LISTS_0_30_0,
     ],
+    async_output=replace(R_0_29_0.async_output, sampling_masks_listed="every-request"),
     add=[
         "SamplingMaskLists.slice_request:one-position",
         "SamplingMaskLists.to_nested_list:without-offsets",
@@ -553,6 +559,7 @@ R_0_32_0 = derive(
     "0.32.0",
     releases=("0.32.0",),
     summary="SamplingMaskLists.slice_request over several positions again",
+    async_output=replace(R_0_31_0.async_output, sampling_masks_listed="request-slots"),
     add=["SamplingMaskLists.slice_request:offsets-for-several-positions"],
     remove=["SamplingMaskLists.slice_request:one-position"],
 )

@@ -86,11 +86,23 @@ class ListsSamplingMasksBeforeWaiting(AsyncOutput):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         copied = self.sampling_mask_tensors
-        self._early = copied.tolists() if copied is not None else None
+        early = copied.tolists(self.num_sampled_tokens_np) if copied is not None else None
+        self._early = early
 
     def get_output(self):
         output = super().get_output()
         output.sampling_masks = self._early
+        return output
+
+
+class ListsSamplingMasksWithoutCounts(AsyncOutput):
+    """Lists the masks as 0.30.0's async output did, without the sampled counts: with
+    several slots per request (drafts), it cannot tell the slots holding a token."""
+
+    def get_output(self):
+        masks, self.sampling_mask_tensors = self.sampling_mask_tensors, None
+        output = super().get_output()
+        output.sampling_masks = masks.tolists() if masks is not None else None
         return output
 
 
@@ -188,6 +200,10 @@ def drops_sampling_masks() -> Backend:
 
 def lists_sampling_masks_before_waiting() -> Backend:
     return _one(ListsSamplingMasksBeforeWaiting, "vllm-mrv2-lists-sampling-masks-early")
+
+
+def lists_sampling_masks_without_counts() -> Backend:
+    return _one(ListsSamplingMasksWithoutCounts, "vllm-mrv2-lists-sampling-masks-without-counts")
 
 
 def waits_on_an_idle_stream() -> Backend:

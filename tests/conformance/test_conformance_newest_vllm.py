@@ -201,6 +201,8 @@ def test_prompt_logprobs_computed_on_the_device_are_handed_over_on_the_host(
         ("drops_sampling_masks", ".get_output().sampling_masks: expected the step's masks"),
         # The host copy read before it arrived: the simulated runtime's placeholders.
         ("lists_sampling_masks_before_waiting", ".get_output().sampling_masks.token_ids: "),
+        # Several slots per request (rows of several tokens): the counts tell the sampled.
+        ("lists_sampling_masks_without_counts", "needs num_sampled_tokens"),
     ],
 )
 def test_sampling_masks_the_sampler_recorded_reach_the_output(tmp_path, mutant, words) -> None:

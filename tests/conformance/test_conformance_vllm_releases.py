@@ -291,12 +291,17 @@ def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
         "nan_counts": False,
         "routed_experts": False,
         "sampling_masks": False,
+        "sampling_masks_listed": "request-slots",
     }
     if replace(own.async_output, **handed_over) != replace(other.async_output, **handed_over):
         broken.add("AsyncModelRunnerOutput")
     # Sampling masks are asked of every Model Runner V2 shape (its sampler output holds
-    # them): a release whose own hands none over fails a contract that asks for them.
-    if other.async_output.sampling_masks and not own.async_output.sampling_masks:
+    # them): a release whose own hands none over fails a contract that asks for them, and
+    # one that lists them by another release's tolists() fails its call.
+    if other.async_output.sampling_masks and (
+        not own.async_output.sampling_masks
+        or own.async_output.sampling_masks_listed != other.async_output.sampling_masks_listed
+    ):
         broken.add("AsyncModelRunnerOutput")
     held = {t.name: t.spec_type for r in (own, other) for t in r.types.values()}
     return {held.get(name, name) for name in broken} - {"module"}
