@@ -167,6 +167,9 @@ def under_tests(
                 if isinstance(node, ast.If) and name in ("body", "orelse"):
                     inside = (*above, (node.test, name == "body"))
                 yield from under_tests(statements, inside)
+        if isinstance(node, ast.Match):
+            for case in node.cases:
+                yield from under_tests(case.body, above)
 
 
 def exits(body: list[ast.stmt]) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -526,6 +527,10 @@ class _ModuleVisitor:
                 self._statement(child)
             elif isinstance(child, ast.expr):
                 self._expressions(child)
+            elif isinstance(child, ast.match_case):  # ``case X:`` of a ``match``
+                if child.guard is not None:
+                    self._expressions(child.guard)
+                self._statements(child.body)
 
     def _class(self, node: ast.ClassDef) -> None:
         for decorator in node.decorator_list:
@@ -594,13 +599,23 @@ class _ModuleVisitor:
 
     def _names_runner_output(self, arg: ast.arg) -> bool:
         """An unannotated parameter vLLM's way of naming a ``ModelRunnerOutput``, of a
-        method of a class resting on one of vLLM's: what ``update_from_output(self,
-        scheduler_output, model_runner_output)`` of a ``Scheduler`` subclass (and the
-        helpers it passes it to) is handed."""
-        return (
-            arg.arg == _RUNNER_OUTPUT_NAME
-            and bool(self.class_stack)
-            and self.world.rests_on_vllm(self.class_stack[-1].qualified)
+        method of a class resting on one of vLLM's (what ``update_from_output(self,
+        scheduler_output, model_runner_output)`` of a ``Scheduler`` subclass, and the
+        helpers it passes it to, is handed), or in a module naming vLLM's type."""
+        return arg.arg == _RUNNER_OUTPUT_NAME and (
+            (bool(self.class_stack) and self.world.rests_on_vllm(self.class_stack[-1].qualified))
+            or self._names_vllm_runner_output
+        )
+
+    @functools.cached_property
+    def _names_vllm_runner_output(self) -> bool:
+        """Whether the module imports vLLM's ``ModelRunnerOutput`` (under any name): there
+        a ``model_runner_output`` of no type shown (a queue's message, a parameter) is
+        one of vLLM's, as vLLM's own code names them."""
+        wanted = f"{OUTPUTS}.ModelRunnerOutput"
+        return any(
+            self.world.resolve(self.module, ast.Name(id=name)) == wanted
+            for name in self.world.bindings.get(self.module, {})
         )
 
     def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
@@ -1621,6 +1636,14 @@ class _ModuleVisitor:
                 self.scope_types.append(narrowed)
                 judged = self._type_of(value)
                 self.scope_types.pop()
+                if (
+                    judged is None
+                    and isinstance(target, ast.Name)
+                    and target.id == _RUNNER_OUTPUT_NAME
+                    and not isinstance(value, ast.Constant)
+                    and self._names_vllm_runner_output
+                ):
+                    judged = f"{OUTPUTS}.ModelRunnerOutput"  # ``model_runner_output = data``
                 if judged and isinstance(target, ast.Name):
                     into.setdefault(target.id, judged)
 

@@ -516,8 +516,17 @@ class NPUScheduler(Scheduler):
         return model_runner_output.req_id_to_index
 
 
-def unrelated(model_runner_output):
-    return model_runner_output.req_id_to_index  # a function of the plugin's own: untyped
+def helper(model_runner_output):
+    return model_runner_output.req_id_to_index  # vLLM's name, in a module naming its type
+
+
+def worker_loop(connection):
+    while True:
+        command, data = connection.recv()
+        match command:
+            case "update":
+                model_runner_output = data  # a queue's message, named as vLLM names it
+                return model_runner_output.req_id_to_index
 """
 
 
@@ -530,7 +539,15 @@ def test_isinstance_and_vllms_parameter_name_show_the_type() -> None:
         ("read-fails", 23),  # if isinstance(result, ModelRunnerOutput) and ...
         ("read-fails", 29),  # assert isinstance(result, ModelRunnerOutput)
         ("read-fails", 37),  # model_runner_output of a Scheduler subclass's method
+        ("read-fails", 41),  # a parameter named so in a module importing the type
+        ("read-fails", 50),  # a local named so, under a match statement's case
     ]
+
+
+def test_vllms_name_alone_types_nothing_in_a_module_not_naming_the_type() -> None:
+    files = {"npu/own.py": "def unrelated(model_runner_output):\n"
+             "    return model_runner_output.req_id_to_index\n"}  # fmt: skip
+    assert judge(read_plugin(files), view("0.34.0"), view("0.33.0")).findings == []
 
 
 def test_a_file_that_cannot_be_imported_at_the_pin_is_not_judged() -> None:
