@@ -94,10 +94,11 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         return 0
     args = build_parser(prog).parse_args(argv)
     if args.report:
+        from conformance.crater.schema import SCHEMA
         from conformance.report.writer import unwritable
 
         # Before the plugins are fetched and judged, not after.
-        problem = unwritable(Path(args.report))
+        problem = unwritable(Path(args.report), SCHEMA)
         if problem is not None:
             print(f"ERROR: --report {args.report}: {problem}", file=sys.stderr)
             return USAGE_ERROR

@@ -124,8 +124,13 @@ class Unwritable:
         return f"{self.reason}; choose another path"
 
 
-def unwritable(path: Path) -> Unwritable | None:
-    """Why the report cannot be written at ``path`` (checked before any check runs), or None."""
+def unwritable(path: Path, replaces: str | None = None) -> Unwritable | None:
+    """Why the report cannot be written at ``path`` (checked before any check runs), or None.
+
+    ``replaces``: the schema (``conformance-report/1``) of the only file the report may
+    replace there, an earlier report of its kind; any other file is kept (a typo, or the
+    xfails file given to the wrong option, would otherwise lose it).
+    """
     try:
         path = path.resolve() if path.is_symlink() else path  # written where it points
     except (OSError, RuntimeError):  # a loop of links: Python 3.11 raises RuntimeError
@@ -143,7 +148,25 @@ def unwritable(path: Path) -> Unwritable | None:
         return Unwritable(f"the folder {existing} is not writable")
     if path.exists() and not os.access(path, os.W_OK):
         return Unwritable("the file is not writable")
+    if replaces is not None and path.is_file() and not _holds_report(path, replaces):
+        return Unwritable(
+            f"it exists and is no {replaces.partition('/')[0].replace('-', ' ')} (a run replaces only an "
+            "earlier report)",
+            "remove it if it may go",
+        )
     return None
+
+
+def _holds_report(path: Path, schema: str) -> bool:
+    """Whether ``path`` is empty or a JSON report of ``schema``'s kind (any version)."""
+    if path.stat().st_size == 0:
+        return True
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    kind = schema.partition("/")[0] + "/"
+    return isinstance(data, dict) and str(data.get("schema", "")).startswith(kind)
 
 
 def _can_create_in(folder: Path) -> bool:

@@ -167,21 +167,32 @@ def _selection(config: pytest.Config) -> list[str]:
 
 def _refuse_an_unwritable_report(config: pytest.Config) -> None:
     """A file the run cannot write is a usage error now, not a lost run at the end."""
+    from conformance.report.schema import SCHEMA
     from conformance.report.writer import Unwritable, unwritable
 
-    for option, what in (
-        ("conformance_report", "the conformance report"),
-        ("conformance_write_xfails", "the xfails file"),
+    here = Path(config.invocation_params.dir)
+    xfails = config.getoption("conformance_xfails")
+    for option, what, replaces in (
+        ("conformance_report", "the conformance report", SCHEMA),
+        ("conformance_write_xfails", "the xfails file", None),
     ):
         value = config.getoption(option)
         if value is None:
             continue
-        path = Path(config.invocation_params.dir) / value
-        why = unwritable(path)
+        path = here / value
+        why = unwritable(path, replaces)
         if why is None and option == "conformance_write_xfails" and path.exists():
             why = Unwritable("it exists (an xfails file is never overwritten)", "remove it")
+        if why is None and xfails is not None and path.resolve() == (here / xfails).resolve():
+            why = Unwritable("it is the xfails file the run reads (--xfails)")
         if why is not None:
             raise pytest.UsageError(f"cannot write {what} to {value}: {why.with_another_path()}")
+    written = [config.getoption(o) for o in ("conformance_report", "conformance_write_xfails")]
+    if None not in written and (here / written[0]).resolve() == (here / written[1]).resolve():
+        raise pytest.UsageError(
+            f"cannot write the conformance report and the xfails file both to {written[0]}; "
+            "give each a path of its own"
+        )
 
 
 def _run_stamp(config: pytest.Config) -> Any:

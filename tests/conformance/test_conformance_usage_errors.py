@@ -60,6 +60,42 @@ def test_an_unwritable_report_path_is_refused_before_any_check(tmp_path) -> None
     assert "passed" not in run.output  # refused before any check ran
 
 
+@pytest.mark.parametrize(
+    ("kept", "text"),
+    [("xfails.toml", '[xfail]\n"module" = "ours"\n'), ("worker.py", "print(1)\n"),
+     ("crater.json", '{"schema": "crater-report/1"}\n')],
+)  # fmt: skip
+def test_a_file_that_is_no_conformance_report_is_never_overwritten(
+    tmp_path, kept: str, text: str
+) -> None:
+    (tmp_path / kept).write_text(text)
+    run = _conformance(tmp_path, "--report", kept)
+    assert run.exit_code == 4
+    assert _error_line(run) == (
+        f"ERROR: cannot write the conformance report to {kept}: it exists and is no "
+        "conformance report (a run replaces only an earlier report); remove it if it may go, "
+        "or choose another path"
+    )
+    assert (tmp_path / kept).read_text() == text
+
+
+def test_the_report_and_the_xfails_file_at_one_path_are_refused(tmp_path) -> None:
+    run = _conformance(tmp_path, "--write-xfails", "both.toml", "--report", "both.toml")
+    assert run.exit_code == 4
+    assert _error_line(run) == (
+        "ERROR: cannot write the conformance report and the xfails file both to both.toml; "
+        "give each a path of its own"
+    )
+    assert not (tmp_path / "both.toml").exists()
+
+
+def test_an_earlier_report_is_replaced(tmp_path) -> None:
+    (tmp_path / "report.json").write_text('{"schema": "conformance-report/1", "tests": []}\n')
+    run = _conformance(tmp_path, "--report", "report.json", "-k", "test_spec_names_are_classes")
+    assert run.exit_code == 0, run.output[-2000:]
+    assert '"summary"' in (tmp_path / "report.json").read_text()
+
+
 def test_a_folder_as_report_path_is_refused(tmp_path) -> None:
     (tmp_path / "out").mkdir()
     run = _conformance(tmp_path, "--report", "out")

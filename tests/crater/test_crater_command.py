@@ -94,6 +94,14 @@ def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> N
     assert "no-such-plugin-anywhere: no-such-plugin-anywhere" not in err[0]
 
 
+def test_a_file_that_is_no_crater_report_is_never_overwritten(offline, capsys, tmp_path) -> None:
+    kept = tmp_path / "xfails.toml"
+    kept.write_text("[xfail]\n")
+    assert main(["crater", "0.34.0", "--report", str(kept)]) == 4
+    assert "it exists and is no crater report" in capsys.readouterr().err
+    assert kept.read_text() == "[xfail]\n"
+
+
 def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(
     offline, capsys, monkeypatch
 ) -> None:
