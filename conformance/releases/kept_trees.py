@@ -28,6 +28,9 @@ from conformance.releases.fetch import cache_home
 
 #: A kept tree nobody laid out again for this long is removed.
 UNUSED_DAYS = 30
+#: Beyond this many trees, the least recently laid out of those unused for a day go (texts
+#: in temporary folders, as tests write them, each make a tree of their own).
+MOST_TREES = 64
 #: A staging folder older than this was left by a process that died laying it out.
 _STALE_STAGING_S = 3600.0
 
@@ -84,11 +87,18 @@ def _digest(folder: Path) -> str:
 
 def _remove_unused(root: Path) -> None:
     now = time.time()
+    kept: list[tuple[float, Path]] = []
     for entry in root.iterdir():
-        limit = _STALE_STAGING_S if entry.name.startswith(".") else UNUSED_DAYS * 86400.0
         try:
-            unused = now - entry.stat().st_mtime > limit
+            used = entry.stat().st_mtime
         except OSError:
             continue  # removed meanwhile by another process
-        if unused:
+        limit = _STALE_STAGING_S if entry.name.startswith(".") else UNUSED_DAYS * 86400.0
+        if now - used > limit:
+            shutil.rmtree(entry, ignore_errors=True)
+        elif not entry.name.startswith("."):
+            kept.append((used, entry))
+    kept.sort(reverse=True)
+    for used, entry in kept[MOST_TREES:]:
+        if now - used > 86400.0:
             shutil.rmtree(entry, ignore_errors=True)

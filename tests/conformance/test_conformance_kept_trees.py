@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.releases.kept_trees import UNUSED_DAYS, kept_tree, trees_folder
+from conformance.releases.kept_trees import MOST_TREES, UNUSED_DAYS, kept_tree, trees_folder
 
 
 @pytest.fixture
@@ -106,3 +106,16 @@ def test_a_tree_another_process_kept_first_is_taken(
     assert kept_tree("vllm-9.9.9-producers", _writing("A = 1\n")) == kept
     assert len(looks) == 2
     assert [p.name for p in trees_folder().iterdir()] == [kept.name]
+
+
+def test_beyond_the_most_trees_the_least_recently_used_go(cache: Path) -> None:
+    day_ago = time.time() - 2 * 86400
+    trees = []
+    for n in range(MOST_TREES + 2):
+        tree = kept_tree("vllm-9.9.9-producers", _writing(f"A = {n}\n"))
+        os.utime(tree, (day_ago + n, day_ago + n))  # the first made, the least recently used
+        trees.append(tree)
+    newest = kept_tree("vllm-9.9.9-producers", _writing("A = 'new'\n"))
+    left = set(trees_folder().iterdir())
+    assert newest in left and len(left) == MOST_TREES
+    assert not {trees[0], trees[1], trees[2]} & left
