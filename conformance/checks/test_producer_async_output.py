@@ -866,7 +866,8 @@ def test_get_output_waits_for_the_device(
             f"sampled_token_ids ({stale} of {sum(map(len, want))} token ids differ or are missing)"
         )
     if logprobs_wrong is not None:
-        parts.append(logprobs_wrong.replace("\n", "; ").replace(f"{where}.get_output().", ""))
+        said = logprobs_wrong.replace("\n", "; ").replace(f"{where}.get_output().", "")
+        parts.append(said.replace(" (the values the device computed)", ""))
     if parts and _same_with_the_device_idle(
         backend, async_producer, revision, step_device, case, output
     ):

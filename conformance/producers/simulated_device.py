@@ -1441,6 +1441,20 @@ class InFlightHostTensor(torch.Tensor):
     _copy: HostCopy
     _runtime: SimulatedRuntime
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> torch.Tensor:
+        # A plain copy of the values (the checks keep what a step returned): torch's
+        # default refuses a tensor subclass without new_empty.
+        with torch._C.DisableTorchFunctionSubclass():
+            copied = torch.Tensor.clone(self).as_subclass(torch.Tensor)
+        memo[id(self)] = copied
+        return copied
+
+    def __repr__(self, *, tensor_contents: Any = None) -> Any:  # type: ignore[override]
+        # What the backend holds is a torch tensor to it: messages show one, and showing
+        # it is no read of the backend's.
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.__repr__(self.as_subclass(torch.Tensor))
+
     @classmethod
     def __torch_function__(
         cls,

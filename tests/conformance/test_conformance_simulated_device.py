@@ -208,6 +208,23 @@ def test_host_reads_are_plain_tensors_and_device_ops_stay_on_the_device() -> Non
         assert view.tolist() == [6, 7, 8]
 
 
+def test_a_landed_host_copy_deep_copies_and_shows_as_a_torch_tensor() -> None:
+    # The checks keep a deep copy of what a step returned, whatever the backend put
+    # there; a message shows a backend's host copy as the torch tensor it is to it.
+    import copy
+
+    from conformance.oracle.compare import kind_of
+
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        in_flight = _pending_tensor(runtime).to("cpu", non_blocking=True)
+        torch.cuda.synchronize()
+        kept = copy.deepcopy({"ids": in_flight})["ids"]
+        assert type(kept) is torch.Tensor and kept.tolist() == WRITTEN
+        assert repr(in_flight).startswith("tensor([11, 12")
+        assert kind_of(in_flight).startswith("torch.Tensor tensor(")
+        assert runtime.early_reads() == []
+
+
 @pytest.mark.parametrize("device_type", ["cuda", "npu", "xpu"])
 def test_installed_restores_torch_exactly_even_when_the_body_raises(device_type: str) -> None:
     cuda_before = {name: vars(torch.cuda).get(name, _MISSING) for name in _CUDA_NAMES}
