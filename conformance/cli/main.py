@@ -292,6 +292,10 @@ def run_pytest(args: argparse.Namespace, pytest_args: list[str]) -> int:
             folder = hashlib.sha256(os.getcwd().encode()).hexdigest()[:16]
             forwarded += ["-o", f"cache_dir={home / 'pytest' / folder}"]
         os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(home / "hypothesis"))
+    # Each failure is one line naming its cause and the backend's line: the tracebacks
+    # through the suite's own check code are left out unless asked for (--tb=short).
+    if not any(a.startswith("--tb") for a in pytest_args):
+        forwarded.append("--tb=no")
     isolation = isolation_arguments(args, pytest_args)
     return int(pytest.main([*forwarded, *isolation, *pytest_args, *suite_arguments(args)]))
 

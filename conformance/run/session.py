@@ -343,7 +343,11 @@ class ConformanceRun:
                 header=f"{self.backend.name} against spec {self.choice.name}",
             )
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    # The outermost wrapper, so the run ends with the table and one line per failing
+    # behaviour: after pytest's own summary of the failed checks (-r), not before it.
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        yield
         if self.is_worker or not self.results.records:
             return
         from conformance.report.table import table
