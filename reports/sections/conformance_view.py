@@ -239,7 +239,8 @@ def _failing_behaviour_blocks(bad: pd.DataFrame, of: str) -> list[Block]:
     for name, counts, cause in conformance_matrix.failing_behaviours_cause_first(bad):
         follows = f" (may follow from `{cause}`, above)" if cause else ""
         first = bad[conformance_matrix.behaviour_names(bad) == name]["message"].iloc[0]
-        rows.append((f"`{name}`{follows}", counts, one_line(str(first))))
+        # Whole: its end names the backend's file and line, and the fix.
+        rows.append((f"`{name}`{follows}", counts, one_line(str(first), limit=None)))
     return [
         Heading(f"Failing behaviours of {of}, the cause first"),
         Table.of(("behaviour", "checks", "first message"), rows, flagged=[True] * len(rows)),

@@ -72,9 +72,10 @@ def present_or_dash(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
-def one_line(text: str, limit: int = 120) -> str:
+def one_line(text: str, limit: int | None = 120) -> str:
+    """The first line of ``text``, cut to ``limit`` characters (None: whole)."""
     first = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return first if len(first) <= limit else first[: limit - 1] + "…"
+    return first if limit is None or len(first) <= limit else first[: limit - 1] + "…"
 
 
 def sort_key(value: Any) -> tuple[int, Any]:

@@ -84,6 +84,23 @@ def test_failing_behaviours_are_listed_cause_first_as_the_terminal_does(tmp_path
     assert WAITS in first  # the cause's check heads the table too
 
 
+def test_a_failing_behaviours_message_is_shown_whole_with_the_backends_line(tmp_path) -> None:
+    # Its end names the backend's file and line, and what to wait for: the fix.
+    data = report_data(outcomes={WAITS: "failed"})
+    message = (
+        f"[{WAITS}] make_async_output(<step race-k5 of 64 requests on a busy simulated npu "
+        "runtime>).get_output(): sampled_token_ids read at my_plugin/worker.py:51 before its "
+        "copy arrived; wait first for NPUAsyncOutput.copy_event.synchronize()"
+    )
+    for test in data["tests"]:
+        if test["behaviour"] == WAITS:
+            test["message"] = message
+    page, summary = _render(tmp_path, data)
+    section = summary.partition("### Failing behaviours of `example-npu` at 0.12.0")[2]
+    assert "my_plugin/worker.py:51" in section and "copy_event.synchronize()" in section
+    assert "my_plugin/worker.py:51" in page
+
+
 def test_a_symptom_names_the_cause_of_its_producer(tmp_path) -> None:
     behaviours = {
         WAITS: ("module", ("npu-simulated",)),
