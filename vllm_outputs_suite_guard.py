@@ -58,7 +58,8 @@ IMPORTS = {
 SUITE_ARGUMENTS = {
     "conformance": frozenset(
         {"--backend", "--revision", "--bump-to", "--xfails", "--write-xfails",
-         "--list-revisions", "--vllm-release", "--vllm-outputs", "crater"}
+         "--list-revisions", "--vllm-release", "--vllm-outputs", "--report-dir",
+         "--neighbours", "--isolate", "--check-timeout", "crater"}
     ),
     "reports": frozenset({"--conformance", "--crater", "--conformance-diff"}),
 }  # fmt: skip
@@ -249,7 +250,12 @@ def _not_ours(name: str, found: _Found) -> str | None:
         return _reinstall_line(name, found, None)
     if others:
         whose = f"the {what} of the distribution {_names(others)}"
-        fix = f"install the suite into an environment without {_names(others, versions=False)}"
+        entry = _pythonpath_entry(found.folder)
+        fix = (
+            f"take {entry} off PYTHONPATH, which puts it first"
+            if entry is not None
+            else f"install the suite into an environment without {_names(others, versions=False)}"
+        )
     elif found.folder == Path.cwd().resolve() and (
         ran := run_module(getattr(sys, "orig_argv", []))
     ):
@@ -265,6 +271,17 @@ def _not_ours(name: str, found: _Found) -> str | None:
         whose = f"a {what} no installed distribution owns"
         fix = f"take {found.folder} off the import path (PYTHONPATH), or rename the {what}"
     return f"ERROR: the {name} Python imports is {found.path}, {whose}, not {DISTRIBUTION}'s: {fix}"
+
+
+def _pythonpath_entry(folder: Path) -> str | None:
+    """The ``PYTHONPATH`` entry that puts ``folder`` (on the import path) there, or None."""
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        try:
+            if entry and Path(entry).resolve() == folder.resolve():
+                return entry
+        except OSError:
+            continue
+    return None
 
 
 def _mixed(name: str, found: _Found) -> str | None:

@@ -276,6 +276,8 @@ def test_another_distributions_package_first_on_the_path_is_named(tmp_path) -> N
     _install(site, "not-the-suite", FOREIGN_REPORTS)
     line = _one_error_line(_report_command(tmp_path, site))
     assert f"is {site / 'reports'}, the package of the distribution not-the-suite 1.0" in line
+    # Found through PYTHONPATH, not installed beside the suite: that is what to change.
+    assert line.endswith(f"take {site} off PYTHONPATH, which puts it first")
 
 
 def test_another_distributions_files_mixed_into_the_suites_folder_are_named(tmp_path) -> None:
