@@ -393,7 +393,7 @@ class _Judge:
                     use.file,
                     use.line,
                     f"{module}.{name}",
-                    self.module_because(module),
+                    self.module_because(module, name),
                 )
             self.result.missing_modules.add(module)
             return None
