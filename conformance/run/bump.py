@@ -241,13 +241,18 @@ def terminal_lines(key: dict[str, Any]) -> list[str]:
     lines.append(f"  behaviours whose verdict differs: {len(rows)}")
     for row in rows:
         because = f" ({'; '.join(row['vllm_changes'])})" if row["vllm_changes"] else ""
-        more = (
-            f", {row['newly_failing']} check(s) passing at {key['from']} now fail"
-            if row.get("newly_failing")
-            else ""
-        )
+        before, more = row["from"] or "not judged", ""
+        if row.get("newly_failing") and row["from"]:
+            more = f", {row['newly_failing']} check(s) passing at {key['from']} now fail"
+        elif row.get("newly_failing"):
+            # A behaviour the target names anew: its checks were another's at the pin.
+            before = f"not a behaviour at {key['from']}"
+            more = (
+                f", its {row['newly_failing']} check(s) passed at {key['from']} "
+                "under another behaviour"
+            )
         lines.append(
-            f"    {row['change'].upper():<7} {row['behaviour']}: {row['from'] or 'not judged'} -> "
+            f"    {row['change'].upper():<7} {row['behaviour']}: {before} -> "
             f"{row['to'] or 'not judged'}{more}{because}"
         )
     verdict = (

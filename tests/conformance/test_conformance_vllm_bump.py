@@ -84,6 +84,21 @@ def test_a_behaviour_failing_at_both_breaks_where_a_check_passing_at_a_fails_at_
     assert "1 check(s) passing at A now fail" in "\n".join(terminal_lines(key))
 
 
+def test_a_behaviour_the_target_names_anew_is_not_said_to_be_unjudged_at_the_pin() -> None:
+    from conformance.run.bump import terminal_lines
+
+    before = [{"behaviour": "T.old-name", "outcome": "passed", "nodeid": "x::reads"}]
+    after = [SimpleNamespace(behaviour="T.new-name", outcome="failed", nodeid="x::reads")]
+    key = Bump("A", "B", {"tests": before}, None, []).report_key(after)
+    [row] = [r for r in key["behaviours"] if r["behaviour"] == "T.new-name"]
+    assert row["newly_failing"] == 1
+    line = next(line for line in terminal_lines(key) if "T.new-name" in line)
+    assert line.endswith(
+        "T.new-name: not a behaviour at A -> failed, its 1 check(s) passed at A under "
+        "another behaviour"
+    )
+
+
 def test_vllm_0_32_own_types_bumped_to_0_33_break_on_get_kv_connector_output(tmp_path) -> None:
     vllm_texts.release_text("0.32.0")
     run = suite_runner.subprocess_run(
