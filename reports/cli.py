@@ -43,6 +43,9 @@ EXIT_BAD_INPUT = 2
 EXIT_BAD_REPORT = 4
 
 DEFAULT_OUT = "reports-out"
+#: ``--crater``'s own default: rendering a crater run never replaces the conformance and
+#: benchmark report of the same folder.
+CRATER_OUT = "crater-out"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,9 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out",
         metavar="DIR",
-        default=DEFAULT_OUT,
+        default=None,
         help="report folder to write; replaced whole if it holds an earlier report, "
-        "refused if it holds anything else (default: %(default)s, git-ignored)",
+        f"refused if it holds anything else (default: {DEFAULT_OUT}, {CRATER_OUT} with "
+        "--crater; git-ignored)",
     )
     parser.add_argument(
         "--compare",
@@ -163,6 +167,8 @@ DEFAULT_RESULTS = ".asv/results"
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.out is None:
+        args.out = CRATER_OUT if args.crater else DEFAULT_OUT
     progress = _Progress(quiet=args.quiet)
     if args.crater:
         try:

@@ -160,6 +160,22 @@ def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> Non
     assert headline in (out / "crater.md").read_text()
 
 
+def test_a_crater_rendering_leaves_the_conformance_report_folder_alone(
+    offline, monkeypatch
+) -> None:
+    from reports.cli import main as reports_main
+
+    builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
+    main(["crater", "0.34.0", "--plugins", builder, "--report", str(offline / "crater.json")])
+    monkeypatch.chdir(offline)
+    (offline / "reports-out").mkdir()
+    (offline / "reports-out" / ".vllm-outputs-report").write_text("")
+    (offline / "reports-out" / "report.html").write_text("the conformance report")
+    assert reports_main(["--crater", "crater.json", "-q"]) == 0
+    assert (offline / "crater-out" / "crater.html").is_file()
+    assert (offline / "reports-out" / "report.html").read_text() == "the conformance report"
+
+
 def test_plugins_named_in_two_options_are_all_judged(offline, capsys) -> None:
     builder = _checkout(plugins.BUILDS_OUTPUT, offline / "builder")
     platform = _checkout(plugins.USES_NONE, offline / "platform")
