@@ -184,7 +184,7 @@ def _record(
             f"are not judged: {listed}"
         )
     if judged.missing_modules:
-        listed = ", ".join(sorted(judged.missing_modules))
+        listed = ", ".join(f"{m} ({at})" for m, at in sorted(judged.missing_modules.items()))
         count = len(judged.missing_modules)
         not_judged.append(
             f"{MISSING_MODULES} {count} module{'s' if count != 1 else ''} the target lacks; "

@@ -107,7 +107,8 @@ class Judgement:
     """A plugin judged against one vLLM: its breaks, and what could not be judged."""
 
     findings: list[Finding] = field(default_factory=list)
-    missing_modules: set[str] = field(default_factory=set)
+    #: modules of vLLM the plugin imports that this vLLM lacks: {module: its first import}
+    missing_modules: dict[str, str] = field(default_factory=dict)
     unjudged: int = 0  #: uses whose vLLM side the text does not show
     #: files that cannot be imported at the pin: {file: the vLLM module it lacks}
     dead_at_pin: dict[str, str] = field(default_factory=dict)
@@ -395,7 +396,7 @@ class _Judge:
                     f"{module}.{name}",
                     self.module_because(module, name),
                 )
-            self.result.missing_modules.add(module)
+            self.result.missing_modules.setdefault(module, f"{use.file}:{use.line}")
             return None
         if present is None or not name:
             if present is None:
@@ -414,7 +415,8 @@ class _Judge:
             and self.other.has_module(submodule)
             and self.view.has_module(submodule) is False
         ):
-            self.result.missing_modules.add(submodule)  # a submodule gone: listed apart
+            # a submodule gone: listed apart
+            self.result.missing_modules.setdefault(submodule, f"{use.file}:{use.line}")
             return None
         bound = self.view.bound.get(module)
         if bound is not None:
