@@ -9,10 +9,15 @@ from conformance.report.schema import OUTCOMES
 
 
 def row_of(spec_type: str, behaviour: str | None) -> str:
-    """The table's row of a check: its spec type, or for a producer's check the producer
-    (``producer gather_logprobs``), so a producer's failures are counted under it."""
+    """The table's row of a check: its spec type, for a producer's check the producer
+    (``producer gather_logprobs``), so a producer's failures are counted under it, and
+    for a type a spec type's field holds, that type under its holder
+    (``ECConnectorOutput (of ModelRunnerOutput)``), so the holder's count is its own."""
     if behaviour and behaviour.startswith("producer."):
         return "producer " + behaviour.removeprefix("producer.").split(":", 1)[0]
+    owner = (behaviour or "").split(".", 1)[0].split(":", 1)[0]
+    if owner and owner != spec_type and owner[0].isupper() and "." in (behaviour or ""):
+        return f"{owner} (of {spec_type})"
     return spec_type
 
 

@@ -85,6 +85,11 @@ def test_a_producers_checks_are_counted_under_the_producer() -> None:
         "producer async_output"
     )
     assert row_of("LogprobsLists", "LogprobsLists.slice_request") == "LogprobsLists"
+    # A type a spec type's field holds is counted apart, under its holder.
+    assert row_of("ModelRunnerOutput", "ECConnectorOutput.is_empty") == (
+        "ECConnectorOutput (of ModelRunnerOutput)"
+    )
+    assert row_of("ModelRunnerOutput", "ModelRunnerOutput.pickle") == "ModelRunnerOutput"
 
 
 def test_a_missing_wait_is_named_first_and_what_follows_is_counted_under_it() -> None:
