@@ -23,6 +23,15 @@ _ABSTRACT = re.compile(
     r"(?:out an implementation for)? abstract methods? '?(\w+)"
 )
 
+#: A check that could not build the runner's step: the backend's ``ModelRunnerOutput``
+#: refused the revision's fields, which its own surface failure explains.
+_STEP_UNBUILT = re.compile(r"ModelRunnerOutput\(<the runner's step>\): raised ")
+_STEP_CAUSES = ("ModelRunnerOutput.surface", "ModelRunnerOutput.dataclass")
+_STEP_WHY = (
+    "the runner's step cannot be built with the backend's ModelRunnerOutput: its fields "
+    "are not the revision's"
+)
+
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
 _WIDTH = 140
 _CAUSE_WIDTH = 300
@@ -33,7 +42,8 @@ def failures_by_behaviour(
 ) -> list[str]:
     """One line per behaviour that failed: how many checks, and the first message, short;
     the causes first, each with one line counting what follows from it: a class lacking
-    an abstract method (every check that could not build it), then a race
+    an abstract method (every check that could not build it), a ``ModelRunnerOutput``
+    the runner's step cannot be built with (its surface), then a race
     (:data:`CAUSES`: the same producer's wrong values).
     ``where(behaviour)`` names the backend's line the behaviour is about, where known
     (:func:`conformance.run.definitions.where_defined`)."""
@@ -49,7 +59,8 @@ def failures_by_behaviour(
         if c in found
         and any(NOT_A_RACE not in r.message and ": raised " not in r.message for r in found[c])
     ]
-    causes = [*unbuilt, *races]
+    step = _step_cause(found)
+    causes = [*unbuilt, *([step] if step else []), *races]
     followers: dict[str, list[Any]] = {c: [] for c in causes}
     for behaviour, failed in found.items():
         for record in failed:
@@ -57,6 +68,13 @@ def failures_by_behaviour(
                 (c for c in unbuilt if c != behaviour and _lacking(record.message) == unbuilt[c]),
                 None,
             )
+            if (
+                cause is None
+                and step
+                and behaviour != step
+                and _STEP_UNBUILT.search(record.message)
+            ):
+                cause = step
             if cause is None and behaviour not in causes:
                 cause = next((c for c in races if _follows_from(record, c, found[c])), None)
             if cause is not None:
@@ -78,6 +96,8 @@ def failures_by_behaviour(
             why = (
                 f"{lacking[0]} cannot be built: it lacks {lacking[1]}"
                 if lacking is not None
+                else _STEP_WHY
+                if behaviour == step
                 else "values read before they arrived"
             )
             lines.append(_followers_line(behaviour, followers[behaviour], why))
@@ -95,6 +115,14 @@ def _unbuildable(found: dict[str, list[Any]]) -> dict[str, tuple[str, str]]:
             if lacking is not None and behaviour in found and behaviour not in causes:
                 causes[behaviour] = lacking
     return causes
+
+
+def _step_cause(found: dict[str, list[Any]]) -> str | None:
+    """The failing surface behaviour of ``ModelRunnerOutput`` that explains the checks
+    whose runner's step could not be built, where any could not."""
+    if not any(_STEP_UNBUILT.search(r.message) for rs in found.values() for r in rs):
+        return None
+    return next((c for c in _STEP_CAUSES if c in found), None)
 
 
 def _lacking(message: str) -> tuple[str, str] | None:

@@ -172,6 +172,38 @@ def test_a_class_lacking_an_abstract_method_is_one_cause_not_a_race(words) -> No
     assert len(lines) == 3
 
 
+def test_a_step_the_backends_model_runner_output_cannot_hold_is_one_cause() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    def failed(behaviour: str, message: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            outcome="failed", behaviour=behaviour, message=message, device="npu-simulated",
+            producer=None,
+        )  # fmt: skip
+
+    unbuilt = (
+        "ModelRunnerOutput(<the runner's step>): raised TypeError: ModelRunnerOutput.__init__() "
+        "missing 1 required positional argument: 'req_id_to_index'"
+    )
+    lines = failures_by_behaviour([
+        failed("producer.async_output:waits-for-device", unbuilt),
+        failed("producer.async_output", unbuilt),
+        failed("ModelRunnerOutput.surface", "ModelRunnerOutput: extra (req_id_to_index)"),
+        failed("producer.async_output:rows-as-lists", "rows: expected lists, found arrays"),
+    ])  # fmt: skip
+    assert lines[0].startswith("FAIL [ModelRunnerOutput.surface] 1 check(s): ")
+    assert lines[1] == (
+        "     and 2 more check(s) that follow from ModelRunnerOutput.surface (the runner's step "
+        "cannot be built with the backend's ModelRunnerOutput: its fields are not the "
+        "revision's): producer.async_output 1, producer.async_output:waits-for-device 1"
+    )
+    # A failure of its own stays a line of its own.
+    assert lines[2].startswith("FAIL [producer.async_output:rows-as-lists] 1 check(s): rows")
+    assert len(lines) == 3
+
+
 def test_a_behaviour_line_keeps_the_step_name_and_the_backends_line() -> None:
     from types import SimpleNamespace
 
