@@ -32,6 +32,12 @@ _STEP_WHY = (
     "are not the revision's"
 )
 
+#: A sampled id of the wrong type (``expected int 101000, found float 101000.0``): the
+#: rows' own behaviour says so once, for every check of the producer that reads them.
+_ROW_TYPE = re.compile(r"\.sampled_token_ids\[\d+\](?:\[\d+\])?: expected (\S+) .*, found (\S+) ")
+_ROWS_CAUSES = ("producer.async_output:rows-as-lists", "producer.async_output:rows-as-arrays")
+_ROWS_WHY = "the sampled ids are not of the type the rows hold"
+
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
 _WIDTH = 140
 _CAUSE_WIDTH = 300
@@ -60,7 +66,11 @@ def failures_by_behaviour(
         and any(NOT_A_RACE not in r.message and ": raised " not in r.message for r in found[c])
     ]
     step = _step_cause(found)
-    causes = [*unbuilt, *([step] if step else []), *races]
+    rows = next(
+        (c for c in _ROWS_CAUSES if any(_wrong_row_type(r.message) for r in found.get(c, []))),
+        None,
+    )
+    causes = [*unbuilt, *([step] if step else []), *([rows] if rows else []), *races]
     followers: dict[str, list[Any]] = {c: [] for c in causes}
     for behaviour, failed in found.items():
         for record in failed:
@@ -75,6 +85,14 @@ def failures_by_behaviour(
                 and _STEP_UNBUILT.search(record.message)
             ):
                 cause = step
+            if (
+                cause is None
+                and rows
+                and behaviour != rows
+                and behaviour.split(":", 1)[0] == rows.split(":", 1)[0]
+                and _wrong_row_type(record.message)
+            ):
+                cause = rows
             if cause is None and behaviour not in causes:
                 cause = next((c for c in races if _follows_from(record, c, found[c])), None)
             if cause is not None:
@@ -98,6 +116,8 @@ def failures_by_behaviour(
                 if lacking is not None
                 else _STEP_WHY
                 if behaviour == step
+                else _ROWS_WHY
+                if behaviour == rows
                 else "values read before they arrived"
             )
             lines.append(_followers_line(behaviour, followers[behaviour], why))
@@ -115,6 +135,12 @@ def _unbuildable(found: dict[str, list[Any]]) -> dict[str, tuple[str, str]]:
             if lacking is not None and behaviour in found and behaviour not in causes:
                 causes[behaviour] = lacking
     return causes
+
+
+def _wrong_row_type(message: str) -> bool:
+    """Whether a check found a sampled id of another type than the one expected."""
+    match = _ROW_TYPE.search(message)
+    return match is not None and match[1] != match[2]
 
 
 def _step_cause(found: dict[str, list[Any]]) -> str | None:

@@ -204,6 +204,37 @@ def test_a_step_the_backends_model_runner_output_cannot_hold_is_one_cause() -> N
     assert len(lines) == 3
 
 
+def test_sampled_ids_of_the_wrong_type_are_one_cause_under_the_rows_behaviour() -> None:
+    from types import SimpleNamespace
+
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    def failed(behaviour: str, found: str) -> SimpleNamespace:
+        message = (
+            "make_async_output(<step one-token-per-request>).get_output()"
+            f".sampled_token_ids[0][0]: expected int 101000, found {found}"
+        )
+        return SimpleNamespace(
+            outcome="failed", behaviour=behaviour, message=message, device="npu-simulated",
+            producer=None,
+        )  # fmt: skip
+
+    lines = failures_by_behaviour([
+        failed("producer.async_output", "float 101000.0"),
+        failed("producer.async_output:step-discarded-rows", "float 101000.0"),
+        failed("producer.async_output:rows-as-lists", "float 101000.0"),
+        failed("producer.async_output:step-empty-batch", "int 7"),  # a wrong value: its own
+    ])  # fmt: skip
+    assert lines[0].startswith("FAIL [producer.async_output:rows-as-lists] 1 check(s): ")
+    assert lines[1] == (
+        "     and 2 more check(s) that follow from producer.async_output:rows-as-lists (the "
+        "sampled ids are not of the type the rows hold): producer.async_output 1, "
+        "step-discarded-rows 1"
+    )
+    assert lines[2].startswith("FAIL [producer.async_output:step-empty-batch] 1 check(s)")
+    assert len(lines) == 3
+
+
 def test_a_behaviour_line_keeps_the_step_name_and_the_backends_line() -> None:
     from types import SimpleNamespace
 
