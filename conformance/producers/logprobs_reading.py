@@ -67,7 +67,33 @@ def expect_read_alike(revision: SpecRevision, found: Any, expected: Any, where: 
                     f"{where}.logprobs: request {i}{name} reads the wrong logprobs: "
                     f"slice_request({i}, {counts[i]}) row {r} (its sampled token {r}) is "
                     f"{_describe(seen)}, expected {_describe(wanted)}"
+                    + _layout_hint(revision, found.logprobs, expected.logprobs)
                 )
+
+
+#: How each revision's runner lays the logprobs rows out, where rows hold several tokens.
+_LAYOUTS = {
+    "cu-of-kept-tokens": "a row per kept token, cu_num_generated_tokens counting each "
+    "request's kept tokens",
+    "filtered-to-kept-tokens": "the rows of kept tokens only, cu_num_generated_tokens "
+    "counting them",
+    "every-logits-row": "a row per logits row (every draft position), "
+    "cu_num_generated_tokens counting the logits rows",
+}
+
+
+def _layout_hint(revision: SpecRevision, found: Any, expected: Any) -> str:
+    """Where the offsets differ: both, and the layout the revision's runner hands over."""
+    cu_found = getattr(found, "cu_num_generated_tokens", None)
+    cu_wanted = getattr(expected, "cu_num_generated_tokens", None)
+    if cu_wanted is None or _plain(cu_found) == _plain(cu_wanted):
+        return ""
+    layout = _LAYOUTS.get(revision.async_output.logprobs)
+    how = f" ({layout})" if layout else ""
+    return (
+        f"; its cu_num_generated_tokens is {_plain(cu_found)}, the runner's of this revision "
+        f"{_plain(cu_wanted)}{how}"
+    )
 
 
 def _plain(column: Any) -> list[Any]:

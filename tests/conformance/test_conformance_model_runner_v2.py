@@ -228,3 +228,30 @@ def test_0_17_pooling_defect_is_caught(tmp_path) -> None:
     [failed] = [t for t in copied.report["tests"] if t["outcome"] == "failed"]
     assert failed["behaviour"] == "producer.pooling_output:invalid-rows"
     assert "TypeError" in failed["message"], failed
+
+
+def test_logprobs_laid_out_by_another_cu_say_both_and_the_runners_layout() -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from conformance.producers.logprobs_reading import expect_read_alike
+    from reference.revisions import reference_module, revision
+
+    lists = reference_module("0.34.0").LogprobsLists
+    rows = np.arange(4 * 2).reshape(4, 2)
+
+    def output(cu: list[int]) -> SimpleNamespace:
+        logprobs = lists(rows, rows * -1.0, np.arange(4), cu)
+        return SimpleNamespace(
+            sampled_token_ids=[[7], [8, 9]], logprobs=logprobs, req_ids=["a", "b"]
+        )
+
+    # A row per kept token where 0.34.0's runner keeps a row per logits row.
+    with pytest.raises(pytest.fail.Exception) as raised:
+        expect_read_alike(revision("0.34.0"), output([0, 1, 3]), output([0, 2, 4]), "out")
+    assert str(raised.value).endswith(
+        "; its cu_num_generated_tokens is [0, 1, 3], the runner's of this revision [0, 2, 4] "
+        "(a row per logits row (every draft position), cu_num_generated_tokens counting the "
+        "logits rows)"
+    )
