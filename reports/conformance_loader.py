@@ -152,10 +152,11 @@ def _read(path: Path, in_folder: bool) -> dict[str, Any] | None:
         if in_folder:
             return None
         found = f"schema {schema!r}" if isinstance(data, dict) else f"a JSON {type(data).__name__}"
+        crater = isinstance(schema, str) and schema.startswith("crater-report/")
         raise ConformanceInputError(
             f"not a conformance report ({found}, expected {SCHEMA!r})",
             path=path,
-            fix=FIX_NOT_A_REPORT,
+            fix="a crater report renders with --crater" if crater else FIX_NOT_A_REPORT,
         )
     if not isinstance(data.get("tests"), list):
         raise ConformanceInputError(

@@ -216,7 +216,8 @@ def _import(module_path: str, shown_as: str) -> ModuleType:
             raise BackendResolutionError(
                 f"backend {shown_as}: no module named {error.name!r}"
                 f"{_module_meant(module_path, error.name)}; "
-                "install the package that provides it or fix the module path (entry-point "
+                "install the package that provides it, run from the folder that holds it, "
+                "or fix the module path (entry-point "
                 f"names: {', '.join(_entry_point_names()) or 'none'})"
             ) from None
         raise _broken_module(module_path, shown_as) from None

@@ -72,6 +72,14 @@ def test_bad_reports_name_the_file(tmp_path, content, message):
     assert "python -m conformance" in str(info.value) or "--report" in str(info.value)
 
 
+def test_a_crater_report_given_as_a_conformance_one_is_sent_to_crater(tmp_path):
+    path = tmp_path / "crater.json"
+    path.write_text('{"schema": "crater-report/1", "target": "0.34.0", "records": []}')
+    with pytest.raises(ReportInputError, match="not a conformance report") as info:
+        load_conformance(path)
+    assert str(info.value).endswith("a crater report renders with --crater")
+
+
 def test_missing_report(tmp_path):
     with pytest.raises(ReportInputError, match="not found"):
         load_conformance(tmp_path / "absent.json")
