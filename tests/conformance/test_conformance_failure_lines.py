@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import suite_runner
 import torch
@@ -92,15 +94,15 @@ def test_a_producers_checks_are_counted_under_the_producer() -> None:
     assert row_of("ModelRunnerOutput", "ModelRunnerOutput.pickle") == "ModelRunnerOutput"
 
 
+def failed(behaviour: str, message: str, device: str = "npu-simulated") -> SimpleNamespace:
+    """A failed check's record, as failure_lines reads it."""
+    return SimpleNamespace(
+        outcome="failed", behaviour=behaviour, message=message, device=device, producer=None
+    )
+
+
 def test_a_missing_wait_is_named_first_and_what_follows_is_counted_under_it() -> None:
-    from types import SimpleNamespace
-
     from conformance.run.failure_lines import failures_by_behaviour
-
-    def failed(behaviour: str, message: str, device: str = "npu-simulated") -> SimpleNamespace:
-        return SimpleNamespace(
-            outcome="failed", behaviour=behaviour, message=message, device=device, producer=None
-        )
 
     raised = "make_async_output(<step x>): raised AttributeError at w.py:3 (`s.wait_stream(m)`)"
     lines = failures_by_behaviour([
@@ -172,66 +174,53 @@ def test_a_class_lacking_an_abstract_method_is_one_cause_not_a_race(words) -> No
     assert len(lines) == 3
 
 
-def test_a_step_the_backends_model_runner_output_cannot_hold_is_one_cause() -> None:
-    from types import SimpleNamespace
+_UNBUILT = (
+    "ModelRunnerOutput(<the runner's step>): raised TypeError: ModelRunnerOutput.__init__() "
+    "missing 1 required positional argument: 'req_id_to_index'"
+)
+_FLOAT_ID = (
+    "make_async_output(<step one-token-per-request>).get_output().sampled_token_ids[0][0]: "
+    "expected int 101000, found float 101000.0"
+)
 
+
+@pytest.mark.parametrize(
+    ("records", "cause", "follows", "own"),
+    [
+        pytest.param(
+            [("producer.async_output:waits-for-device", _UNBUILT),
+             ("producer.async_output", _UNBUILT),
+             ("ModelRunnerOutput.surface", "ModelRunnerOutput: extra (req_id_to_index)"),
+             ("producer.async_output:rows-as-lists", "rows: expected lists, found arrays")],
+            "ModelRunnerOutput.surface",
+            "(the runner's step cannot be built with the backend's ModelRunnerOutput: its "
+            "fields are not the revision's): producer.async_output 1, "
+            "producer.async_output:waits-for-device 1",
+            "producer.async_output:rows-as-lists",
+            id="a step the backend's ModelRunnerOutput cannot hold",
+        ),
+        pytest.param(
+            [("producer.async_output", _FLOAT_ID),
+             ("producer.async_output:step-discarded-rows", _FLOAT_ID),
+             ("producer.async_output:rows-as-lists", _FLOAT_ID),
+             ("producer.async_output:step-empty-batch", _FLOAT_ID.replace("float 101000.0", "int 7"))],
+            "producer.async_output:rows-as-lists",
+            "(the sampled ids are not of the type the rows hold): producer.async_output 1, "
+            "step-discarded-rows 1",
+            "producer.async_output:step-empty-batch",  # a wrong value: a failure of its own
+            id="sampled ids of the wrong type",
+        ),
+    ],
+)  # fmt: skip
+def test_one_cause_counts_the_checks_it_explains_in_one_line(
+    records, cause: str, follows: str, own: str
+) -> None:
     from conformance.run.failure_lines import failures_by_behaviour
 
-    def failed(behaviour: str, message: str) -> SimpleNamespace:
-        return SimpleNamespace(
-            outcome="failed", behaviour=behaviour, message=message, device="npu-simulated",
-            producer=None,
-        )  # fmt: skip
-
-    unbuilt = (
-        "ModelRunnerOutput(<the runner's step>): raised TypeError: ModelRunnerOutput.__init__() "
-        "missing 1 required positional argument: 'req_id_to_index'"
-    )
-    lines = failures_by_behaviour([
-        failed("producer.async_output:waits-for-device", unbuilt),
-        failed("producer.async_output", unbuilt),
-        failed("ModelRunnerOutput.surface", "ModelRunnerOutput: extra (req_id_to_index)"),
-        failed("producer.async_output:rows-as-lists", "rows: expected lists, found arrays"),
-    ])  # fmt: skip
-    assert lines[0].startswith("FAIL [ModelRunnerOutput.surface] 1 check(s): ")
-    assert lines[1] == (
-        "     and 2 more check(s) that follow from ModelRunnerOutput.surface (the runner's step "
-        "cannot be built with the backend's ModelRunnerOutput: its fields are not the "
-        "revision's): producer.async_output 1, producer.async_output:waits-for-device 1"
-    )
-    # A failure of its own stays a line of its own.
-    assert lines[2].startswith("FAIL [producer.async_output:rows-as-lists] 1 check(s): rows")
-    assert len(lines) == 3
-
-
-def test_sampled_ids_of_the_wrong_type_are_one_cause_under_the_rows_behaviour() -> None:
-    from types import SimpleNamespace
-
-    from conformance.run.failure_lines import failures_by_behaviour
-
-    def failed(behaviour: str, found: str) -> SimpleNamespace:
-        message = (
-            "make_async_output(<step one-token-per-request>).get_output()"
-            f".sampled_token_ids[0][0]: expected int 101000, found {found}"
-        )
-        return SimpleNamespace(
-            outcome="failed", behaviour=behaviour, message=message, device="npu-simulated",
-            producer=None,
-        )  # fmt: skip
-
-    lines = failures_by_behaviour([
-        failed("producer.async_output", "float 101000.0"),
-        failed("producer.async_output:step-discarded-rows", "float 101000.0"),
-        failed("producer.async_output:rows-as-lists", "float 101000.0"),
-        failed("producer.async_output:step-empty-batch", "int 7"),  # a wrong value: its own
-    ])  # fmt: skip
-    assert lines[0].startswith("FAIL [producer.async_output:rows-as-lists] 1 check(s): ")
-    assert lines[1] == (
-        "     and 2 more check(s) that follow from producer.async_output:rows-as-lists (the "
-        "sampled ids are not of the type the rows hold): producer.async_output 1, "
-        "step-discarded-rows 1"
-    )
-    assert lines[2].startswith("FAIL [producer.async_output:step-empty-batch] 1 check(s)")
+    lines = failures_by_behaviour([failed(behaviour, message) for behaviour, message in records])
+    assert lines[0].startswith(f"FAIL [{cause}] 1 check(s): ")
+    assert lines[1] == f"     and 2 more check(s) that follow from {cause} {follows}"
+    assert lines[2].startswith(f"FAIL [{own}] 1 check(s): ")
     assert len(lines) == 3
 
 
