@@ -69,6 +69,10 @@ def header_lines(run: ConformanceRun) -> list[str]:
 
     if b.make_async_output is not None and (unsupported := steps_not_declared_line(b)):
         lines.append(f"conformance: {unsupported}")
+    from conformance.run.fitting_revision import fitting_revision_line
+
+    if run.bump is None and (fitting := fitting_revision_line(b.module, run.revision)):
+        lines.append(f"conformance: {fitting}")
     lines += _runners_header(run)
     lines += _text_header(run)
     if run.bump is not None:
