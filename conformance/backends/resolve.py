@@ -23,6 +23,7 @@ is present but wrong is *not* a resolution error: the checks report it.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import importlib
@@ -100,12 +101,32 @@ def _a_file_path(spec: str) -> BackendResolutionError:
         parts.insert(0, root.name)
         root = root.parent
     module = ".".join(parts)
+    attribute = attribute or _backend_declared_in(path)
     folder = root if str(root) not in ("", ".") else None
     where = f"with its folder on PYTHONPATH (PYTHONPATH={folder})" if folder else "from its folder"
     return BackendResolutionError(
         f"backend {spec!r} is a file path; a backend is named by its module: "
         f"--backend {module}{':' + attribute if attribute else ''}, run {where}"
     )
+
+
+def _backend_declared_in(path: Path) -> str:
+    """The name a file binds to a ``Backend(...)`` at its top, or "" (none, or unreadable):
+    so the module named in its place is the declaration, not the types."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return ""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", getattr(node.value.func, "attr", "")) == "Backend"
+        ):
+            return node.targets[0].id
+    return ""
 
 
 def _entry_point(name: str) -> importlib.metadata.EntryPoint | None:

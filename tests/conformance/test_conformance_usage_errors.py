@@ -167,6 +167,20 @@ def test_a_file_of_a_package_given_as_a_path_is_named_through_its_package(tmp_pa
     )
 
 
+def test_a_declaration_file_given_as_a_path_is_named_with_its_backend(tmp_path) -> None:
+    (tmp_path / "my_plugin").mkdir()
+    (tmp_path / "my_plugin" / "__init__.py").write_text("")
+    (tmp_path / "my_plugin" / "conformance_backend.py").write_text(
+        "from conformance import Backend\nfrom my_plugin import outputs\n\n"
+        "NPU = Backend(name='npu', module=outputs)\n"
+    )
+    run = _conformance(tmp_path, "--backend", "my_plugin/conformance_backend.py")
+    assert run.exit_code == 4
+    assert _error_line(run).endswith(
+        "--backend my_plugin.conformance_backend:NPU, run from its folder"
+    )
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs a /proc file system")
 def test_a_folder_no_file_can_be_made_in_is_refused_even_as_root(tmp_path) -> None:
     # Permission bits say yes to root; the file system itself says no.
