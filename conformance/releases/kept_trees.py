@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -48,6 +49,7 @@ def kept_tree(name: str, lay_out: Callable[[Path], object]) -> Path:
     process and the first one to finish keeps it.
     """
     root = trees_folder()
+    name = re.sub(r"[^A-Za-z0-9._+-]", "_", name)  # a text's version may say anything
     try:
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))

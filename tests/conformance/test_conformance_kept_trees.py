@@ -119,3 +119,9 @@ def test_beyond_the_most_trees_the_least_recently_used_go(cache: Path) -> None:
     left = set(trees_folder().iterdir())
     assert newest in left and len(left) == MOST_TREES
     assert not {trees[0], trees[1], trees[2]} & left
+
+
+def test_a_name_from_a_texts_version_stays_one_folder_name(cache: Path) -> None:
+    tree = kept_tree("vllm-0.35.0.dev1/../x y-producers", _writing("A = 1\n"))
+    assert tree.parent == trees_folder()
+    assert tree.name.startswith("vllm-0.35.0.dev1_.._x_y-producers-")
