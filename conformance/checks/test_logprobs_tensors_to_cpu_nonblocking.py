@@ -75,7 +75,7 @@ def test_to_cpu_nonblocking_of_device_tensors_copies_every_field(
         given: dict[str, object] = {n: runtime.device_tensor(t, n) for n, t in values.items()}
         if "cu_num_generated_tokens" in fields:
             given["cu_num_generated_tokens"] = cu
-        obj = attempt(f"LogprobsTensors(<{kind}>)", LogprobsTensors, **given)
+        obj = attempt(f"LogprobsTensors(<on a simulated {kind}>)", LogprobsTensors, **given)
         result = called_on_simulation(obj.to_cpu_nonblocking, kind, where)
         attempt(f"{where}, then synchronising", runtime.synchronize)
         _expect_on_the_host(result, LogprobsTensors, values, where)
