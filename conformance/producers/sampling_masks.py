@@ -59,20 +59,31 @@ class StepSamplingMasks:
         token_ids, offsets = _csr(self.token_ids.cpu().numpy(), self.counts.cpu().numpy(), rows)
         return self._lists_type(token_ids, offsets, *([cu] if cu is not None else []))
 
+    def rows_listed(self, num_sampled: np.ndarray | None) -> tuple[np.ndarray, list[int] | None]:
+        """The rows the release's ``tolists`` lists given the step's counts, and the
+        ``cu_num_generated_tokens`` it sets."""
+        raise NotImplementedError
+
 
 class _SampledRequestsMasks(StepSamplingMasks):
     """0.28.0-0.29.0: a row per request; those of requests that sampled a token are listed."""
 
     def tolists(self, num_sampled_tokens: np.ndarray) -> Any:
-        counts = np.asarray(num_sampled_tokens)
-        return self._listed(np.flatnonzero(counts), _cu_of(counts))
+        return self._listed(*self.rows_listed(np.asarray(num_sampled_tokens)))
+
+    def rows_listed(self, num_sampled: np.ndarray | None) -> tuple[np.ndarray, list[int] | None]:
+        counts = np.asarray(num_sampled)
+        return np.flatnonzero(counts), _cu_of(counts)
 
 
 class _EveryRequestMasks(StepSamplingMasks):
     """0.30.0-0.31.0: a row per request, every one listed (empty where none was sampled)."""
 
     def tolists(self) -> Any:
-        return self._listed(np.arange(len(self.counts)), None)
+        return self._listed(*self.rows_listed(None))
+
+    def rows_listed(self, num_sampled: np.ndarray | None) -> tuple[np.ndarray, list[int] | None]:
+        return np.arange(len(self.counts)), None
 
 
 class _RequestSlotsMasks(StepSamplingMasks):
@@ -80,15 +91,18 @@ class _RequestSlotsMasks(StepSamplingMasks):
     slots hold a sampled token."""
 
     def tolists(self, num_sampled_tokens: np.ndarray | None = None) -> Any:
-        if self.rows_per_request == 1:
-            return self._listed(np.arange(len(self.counts)), None)
-        if num_sampled_tokens is None:
+        if self.rows_per_request > 1 and num_sampled_tokens is None:
             raise AssertionError(
                 "tolists() of masks with several slots per request needs num_sampled_tokens "
                 "(vLLM's asserts it), the host copy of the step's num_sampled"
             )
-        counts = np.asarray(num_sampled_tokens)
-        return self._listed(_active_slots(counts, self.rows_per_request), _cu_of(counts))
+        return self._listed(*self.rows_listed(num_sampled_tokens))
+
+    def rows_listed(self, num_sampled: np.ndarray | None) -> tuple[np.ndarray, list[int] | None]:
+        if self.rows_per_request == 1:
+            return np.arange(len(self.counts)), None
+        counts = np.asarray(num_sampled)
+        return _active_slots(counts, self.rows_per_request), _cu_of(counts)
 
 
 _MASKS_LISTED: dict[str, type[StepSamplingMasks]] = {
@@ -122,18 +136,15 @@ def step_sampling_masks(
     counts = torch.tensor(
         [r % _WIDTH + 1 if active[r] else 0 for r in range(rows)], dtype=torch.int32
     )
-    masks = _MASKS_LISTED[listed](
+    kind = _MASKS_LISTED[listed]
+    masks = kind(
         device.tensor(ids, "sampling_mask_tensors.token_ids"),
         device.tensor(counts, "sampling_mask_tensors.counts"),
         rows_per_request,
         lists_type,
     )
-    if listed == "every-request" or (listed == "request-slots" and rows_per_request == 1):
-        listed_rows, cu = np.arange(rows), None
-    elif listed == "sampled-requests":
-        listed_rows, cu = np.flatnonzero(sampled), _cu_of(sampled)
-    else:
-        listed_rows, cu = np.flatnonzero(active), _cu_of(sampled)
+    # What the release's tolists lists, given the step's own counts.
+    listed_rows, cu = kind(ids, counts, rows_per_request, lists_type).rows_listed(sampled)
     return masks, (*_csr(ids.numpy(), counts.numpy(), listed_rows), cu)
 
 
