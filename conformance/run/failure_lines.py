@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 #: Behaviours whose failure explains others: an async output that reads its copies
@@ -47,59 +49,31 @@ def failures_by_behaviour(
     records: Any, where: Callable[[str], str | None] | None = None
 ) -> list[str]:
     """One line per behaviour that failed: how many checks, and the first message, short;
-    the causes first, each with one line counting what follows from it: a class lacking
-    an abstract method (every check that could not build it), a ``ModelRunnerOutput``
-    the runner's step cannot be built with (its surface), then a race
-    (:data:`CAUSES`: the same producer's wrong values).
+    the causes first (:data:`_CAUSE_KINDS`, in that order), each with one line counting
+    the failures that follow from it.
     ``where(behaviour)`` names the backend's line the behaviour is about, where known
     (:func:`conformance.run.definitions.where_defined`)."""
     found: dict[str, list[Any]] = {}
     for record in records:
         if record.outcome in ("failed", "error") and record.behaviour:
             found.setdefault(record.behaviour, []).append(record)
-    unbuilt = _unbuildable(found)
-    # A race check whose step raised (the class cannot be built) found no race.
-    races = [
-        c
-        for c in CAUSES
-        if c in found
-        and any(NOT_A_RACE not in r.message and ": raised " not in r.message for r in found[c])
-    ]
-    step = _step_cause(found)
-    rows = next(
-        (c for c in _ROWS_CAUSES if any(_wrong_row_type(r.message) for r in found.get(c, []))),
-        None,
-    )
-    causes = [*unbuilt, *([step] if step else []), *([rows] if rows else []), *races]
-    followers: dict[str, list[Any]] = {c: [] for c in causes}
+    causes: list[_Cause] = []
+    for kind in _CAUSE_KINDS:
+        named = {c.behaviour for c in causes}
+        causes += [c for c in kind(found) if c.behaviour not in named]
+    followers: dict[str, list[Any]] = {c.behaviour: [] for c in causes}
     for behaviour, failed in found.items():
         for record in failed:
             cause = next(
-                (c for c in unbuilt if c != behaviour and _lacking(record.message) == unbuilt[c]),
+                (c for c in causes if c.behaviour != behaviour and c.explains(record, followers)),
                 None,
             )
-            if (
-                cause is None
-                and step
-                and behaviour != step
-                and _STEP_UNBUILT.search(record.message)
-            ):
-                cause = step
-            if (
-                cause is None
-                and rows
-                and behaviour != rows
-                and behaviour.split(":", 1)[0] == rows.split(":", 1)[0]
-                and _wrong_row_type(record.message)
-            ):
-                cause = rows
-            if cause is None and behaviour not in causes:
-                cause = next((c for c in races if _follows_from(record, c, found[c])), None)
             if cause is not None:
-                followers[cause].append(record)
+                followers[cause.behaviour].append(record)
     counted = {id(r) for rs in followers.values() for r in rs}
+    why = {c.behaviour: c.why for c in causes}
     lines = []
-    for behaviour in [*causes, *sorted(b for b in found if b not in causes)]:
+    for behaviour in [*why, *sorted(b for b in found if b not in why)]:
         own = [r for r in found[behaviour] if id(r) not in counted]
         if not own:
             continue
@@ -108,47 +82,111 @@ def failures_by_behaviour(
         lines.append(
             f"FAIL [{behaviour}] {len(own)} check(s){located}: {_first_line(behaviour, own)}"
         )
-
         if followers.get(behaviour):
-            lacking = unbuilt.get(behaviour)
-            why = (
-                f"{lacking[0]} cannot be built: it lacks {lacking[1]}"
-                if lacking is not None
-                else _STEP_WHY
-                if behaviour == step
-                else _ROWS_WHY
-                if behaviour == rows
-                else "values read before they arrived"
-            )
-            lines.append(_followers_line(behaviour, followers[behaviour], why))
+            lines.append(_followers_line(behaviour, followers[behaviour], why[behaviour]))
     return lines
 
 
-def _unbuildable(found: dict[str, list[Any]]) -> dict[str, tuple[str, str]]:
-    """``{AsyncModelRunnerOutput.<method>: (class, method)}`` for each class whose checks
-    raise that it lacks the abstract method, where that behaviour failed too."""
-    causes: dict[str, tuple[str, str]] = {}
+@dataclass(frozen=True)
+class _Cause:
+    """A failing behaviour that explains failures of others: ``explains(record,
+    causes)`` (``causes``: every cause found, by behaviour) says whether ``record`` fails
+    only through it, ``why`` says how, in the line that counts them."""
+
+    behaviour: str
+    why: str
+    explains: Callable[[Any, dict[str, list[Any]]], bool]
+
+
+def _abstract_methods_lacking(found: dict[str, list[Any]]) -> list[_Cause]:
+    """A class its producer cannot build, where the behaviour of the abstract method it
+    lacks failed too: every check that raised the same TypeError follows from it."""
+    causes: dict[str, _Cause] = {}
     for failed in found.values():
         for record in failed:
             lacking = _lacking(record.message)
             behaviour = f"AsyncModelRunnerOutput.{lacking[1]}" if lacking else ""
             if lacking is not None and behaviour in found and behaviour not in causes:
-                causes[behaviour] = lacking
-    return causes
+                causes[behaviour] = _Cause(
+                    behaviour,
+                    f"{lacking[0]} cannot be built: it lacks {lacking[1]}",
+                    partial(_raised_lacking, lacking),
+                )
+    return list(causes.values())
+
+
+def _step_unbuildable(found: dict[str, list[Any]]) -> list[_Cause]:
+    """The failing surface behaviour of ``ModelRunnerOutput`` that explains the checks
+    whose runner's step could not be built, where any could not."""
+    if not any(_STEP_UNBUILT.search(r.message) for rs in found.values() for r in rs):
+        return []
+    behaviour = next((c for c in _STEP_CAUSES if c in found), None)
+    if behaviour is None:
+        return []
+    return [_Cause(behaviour, _STEP_WHY, lambda r, _: bool(_STEP_UNBUILT.search(r.message)))]
+
+
+def _rows_of_wrong_type(found: dict[str, list[Any]]) -> list[_Cause]:
+    """The rows' own behaviour, where it found a sampled id of the wrong type: every
+    check of the same producer that found one follows from it."""
+    behaviour = next(
+        (c for c in _ROWS_CAUSES if any(_wrong_row_type(r.message) for r in found.get(c, []))),
+        None,
+    )
+    if behaviour is None:
+        return []
+    producer = behaviour.split(":", 1)[0]
+    return [
+        _Cause(
+            behaviour,
+            _ROWS_WHY,
+            lambda r, _: r.behaviour.split(":", 1)[0] == producer and _wrong_row_type(r.message),
+        )
+    ]
+
+
+def _races(found: dict[str, list[Any]]) -> list[_Cause]:
+    """A producer that read its copies before they arrived (:data:`CAUSES`): the same
+    producer's wrong values on the same device follow from it, unless they are failures
+    of a cause of their own.  A race check whose step raised (the class cannot be built)
+    or found a wrong value with the device idle found no race."""
+    return [
+        _Cause(
+            c,
+            "values read before they arrived",
+            partial(_race_follower, c, found[c]),
+        )
+        for c in CAUSES
+        if c in found
+        and any(NOT_A_RACE not in r.message and ": raised " not in r.message for r in found[c])
+    ]
+
+
+#: The kinds of cause, in the order their lines come: a class lacking an abstract method
+#: (every check that could not build it), a ``ModelRunnerOutput`` the runner's step cannot
+#: be built with (its surface), sampled ids of the wrong type, then a race.
+_CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
+    _abstract_methods_lacking,
+    _step_unbuildable,
+    _rows_of_wrong_type,
+    _races,
+)
+
+
+def _raised_lacking(lacking: tuple[str, str], record: Any, _: dict[str, list[Any]]) -> bool:
+    return _lacking(record.message) == lacking
+
+
+def _race_follower(
+    cause: str, cause_records: list[Any], record: Any, causes: dict[str, list[Any]]
+) -> bool:
+    return record.behaviour not in causes and _follows_from(record, cause, cause_records)
 
 
 def _wrong_row_type(message: str) -> bool:
     """Whether a check found a sampled id of another type than the one expected."""
     match = _ROW_TYPE.search(message)
     return match is not None and match[1] != match[2]
-
-
-def _step_cause(found: dict[str, list[Any]]) -> str | None:
-    """The failing surface behaviour of ``ModelRunnerOutput`` that explains the checks
-    whose runner's step could not be built, where any could not."""
-    if not any(_STEP_UNBUILT.search(r.message) for rs in found.values() for r in rs):
-        return None
-    return next((c for c in _STEP_CAUSES if c in found), None)
 
 
 def _lacking(message: str) -> tuple[str, str] | None:
