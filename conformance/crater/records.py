@@ -48,7 +48,9 @@ class Record:
         """The first break, as a matrix cell names it."""
         if not self.findings:
             return ""
-        first = self.findings[0]
+        # A break on every path names the row before one under a condition of the
+        # plugin's own (a setting) that may never hold.
+        first = min(self.findings, key=lambda f: bool(f.condition))
         count = len(breaks_of(self.findings))
         more = f" (+{count - 1} more)" if count > 1 else ""
         return f"{first.kind} {first.member} at {first.file}:{first.line}{more}"

@@ -166,16 +166,16 @@ def _finding_lines(findings: Sequence[Finding]) -> list[str]:
     lines = []
     for group in breaks_of(findings):
         first = group[0]
-        file, line, kind = first.file, first.line, first.kind
+        where, kind = first.where, first.kind
         if len(group) == 1:
-            lines.append(f"  {file}:{line}: {kind} {first.member} ({first.vllm_change})")
+            lines.append(f"  {where}: {kind} {first.member} ({first.vllm_change})")
             continue
         said = [f.vllm_change for f in group]
         causes = {text.partition(" raised ")[2] for text in said}
         if len(causes) == 1 and "" not in causes:
             # A producer's run raising the same at every check: the first, then the count.
             lines.append(
-                f"  {file}:{line}: {kind} {first.member} ({said[0]}; and {len(group) - 1} "
+                f"  {where}: {kind} {first.member} ({said[0]}; and {len(group) - 1} "
                 "more behaviours raising the same)"
             )
             continue
@@ -183,7 +183,7 @@ def _finding_lines(findings: Sequence[Finding]) -> list[str]:
         shared = heads.pop() + ": " if len(heads) == 1 and ": " in said[0] else ""
         joined = "; ".join(text.removeprefix(shared) for text in said)
         owner = first.member.rpartition(".")[0]
-        lines.append(f"  {file}:{line}: {kind} {owner} ({shared}{joined})")
+        lines.append(f"  {where}: {kind} {owner} ({shared}{joined})")
     return lines
 
 

@@ -618,9 +618,10 @@ class _ModuleVisitor:
             for name in self.world.bindings.get(self.module, {})
         )
 
-    def _guard(self, test: ast.expr, branch: bool) -> Guard | None:
-        guard = Guard(self.guards.test_of(test, self._member_test), branch, condition_text(test))
-        return guard if guard.is_decided else None
+    def _guard(self, test: ast.expr, branch: bool) -> Guard:
+        # A condition the vLLM judged does not decide is kept too, as an ``if``'s is:
+        # code under it runs, and a break there names it.
+        return Guard(self.guards.test_of(test, self._member_test), branch, condition_text(test))
 
     def _member_test(self, node: ast.expr) -> Test | None:
         """A test of what vLLM has: ``hasattr(x, "a")`` of an output type or of a value

@@ -91,15 +91,27 @@ class Finding:
     line: int
     member: str
     vllm_change: str
+    #: the plugin's condition the line runs under that no vLLM decides (a setting, an
+    #: attribute of its own), as written; "" where it runs whatever the plugin's state
+    condition: str = ""
 
     def to_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "kind": self.kind,
             "file": self.file,
             "line": self.line,
             "member": self.member,
             "vllm_change": self.vllm_change,
         }
+        if self.condition:
+            data["condition"] = self.condition
+        return data
+
+    @property
+    def where(self) -> str:
+        """``file:line``, and the condition it runs under where one is not decided."""
+        under = f" (if {self.condition})" if self.condition else ""
+        return f"{self.file}:{self.line}{under}"
 
 
 @dataclass
@@ -177,12 +189,23 @@ def judge(
         use = changed
         runs_at_other = other is None or all(other.runs_under(g) is not False for g in use.guards)
         by = judge_ if runs_at_other else alone
-        for found in getattr(by, use.kind)(use):
-            by.add(found)
+        condition = _undecided_condition(use)
+        found_here = list(getattr(by, use.kind)(use))
         if use.kind == "subclass" and async_behaviours is not None:
-            by.add_all(by.async_contract(use, *async_behaviours, use.member in one_token))
+            found_here += by.async_contract(use, *async_behaviours, use.member in one_token)
+        by.add_all([dataclasses.replace(f, condition=condition) for f in found_here])
     judge_.result.findings.sort(key=lambda f: (f.file, f.line, f.kind, f.member))
     return judge_.result
+
+
+def _undecided_condition(use: Use) -> str:
+    """The innermost condition ``use`` sits under that no vLLM decides ("" where none)."""
+    texts = [
+        g.text if g.branch else f"not ({g.text})"
+        for g in use.guards
+        if not g.is_decided and not g.is_type_checking
+    ]
+    return texts[-1] if texts else ""
 
 
 def _as_the_plugin_changed_it(use: Use, reading: Reading, view: VllmView) -> Use | None:

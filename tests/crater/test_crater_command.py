@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -158,6 +159,32 @@ def test_reports_merges_the_jobs_reports_into_one_matrix(offline, capsys) -> Non
     assert (offline / "elsewhere" / "notes.txt").read_text() == "mine"
     headline = "with a break at a target their pin does not have (npu-builder 1.0)"
     assert headline in (out / "crater.md").read_text()
+
+
+def test_a_break_under_the_plugins_own_condition_names_it_in_the_report(offline, capsys) -> None:
+    from reports.cli import main as reports_main
+
+    files = dict(plugins.BUILDS_OUTPUT)
+    files["npu_builder/graphs.py"] = (
+        "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def replay(self, out: ModelRunnerOutput):\n"
+        "    if self.use_npu_graph:\n"
+        "        return out.req_id_to_index\n"
+    )
+    builder = _checkout(files, offline / "builder")
+    report = offline / "crater.json"
+    main(["crater", "0.34.0", "--plugins", builder, "--report", str(report)])
+    assert (
+        "  npu_builder/graphs.py:6 (if self.use_npu_graph): read-fails " in capsys.readouterr().out
+    )
+    [target] = [r for r in json.loads(report.read_text())["records"] if r["role"] == "target"]
+    [graphs] = [f for f in target["findings"] if f["file"].endswith("graphs.py")]
+    assert graphs["condition"] == "self.use_npu_graph"
+    assert reports_main(["--crater", str(report), "--out", str(offline / "out"), "-q"]) == 0
+    assert (
+        "`npu_builder/graphs.py:6 (if self.use_npu_graph)` read-fails"
+        in (offline / "out" / "crater.md").read_text()
+    )
 
 
 def test_a_crater_rendering_leaves_the_conformance_report_folder_alone(
@@ -391,6 +418,17 @@ def test_several_findings_of_one_call_read_as_one_line() -> None:
 
     record = Record("npu", "1.0", "0.34.0", TARGET, BREAKS, findings=found)
     assert record.first_cause().endswith("at npu/r.py:11 (+1 more)")
+    # A break on every path names the row before one under the plugin's own condition.
+    conditional = [dataclasses.replace(f, condition="self.use_npu_graph") for f in found[:2]]
+    record = Record("npu", "1.0", "0.34.0", TARGET, BREAKS, findings=[*conditional, found[2]])
+    assert record.first_cause() == (
+        "read-fails ModelRunnerOutput.req_id_to_index at npu/r.py:12 (+1 more)"
+    )
+    assert _finding_lines(conditional)[0].startswith(
+        "  npu/r.py:11 (if self.use_npu_graph): construction-raises AsyncOutput ("
+    )
+    assert record.to_json()["findings"][0]["condition"] == "self.use_npu_graph"
+    assert "condition" not in record.to_json()["findings"][2]
 
 
 def test_a_producer_raising_the_same_at_every_check_reads_as_the_first_and_a_count() -> None:

@@ -1753,3 +1753,39 @@ def test_nan_counts_and_routed_experts_are_news_only_to_a_class_that_takes_them(
     ).findings
     added = {f.member for f in found if "producer.async_output:routed-experts" in f.vllm_change}
     assert added == {"Counting.get_output"}
+
+
+def test_a_break_under_a_condition_of_the_plugins_own_names_that_condition() -> None:
+    code = {
+        "p/sched.py": "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+        "def update(self, out: ModelRunnerOutput):\n"
+        "    if getattr(self, 'enable_return_routed_experts', False) and out.routed_experts:\n"
+        "        pass\n"
+        "    first = out.req_id_to_index if self.is_pooling else None\n"
+        "    if self.async_scheduling:\n"
+        "        pass\n"
+        "    else:\n"
+        "        return out.req_id_to_index, first\n"
+        "    return out.req_id_to_index\n",
+    }
+    found = judge(read_plugin(code), view("0.34.0"), view("0.30.0")).findings
+    conditions = {f.line: f.condition for f in found}
+    # The later operand of ``and`` runs where the earlier held, a side of ``a if t else
+    # b`` where the test did; an ``else`` where its test did not; the rest always.
+    assert conditions == {
+        5: "getattr(self, 'enable_return_routed_experts', False)",
+        7: "self.is_pooling",
+        11: "not (self.async_scheduling)",
+        12: "",
+    }
+    assert [f.where for f in found if f.line in (5, 12)] == [
+        "p/sched.py:5 (if getattr(self, 'enable_return_routed_experts', False))",
+        "p/sched.py:12",
+    ]
+    # A version test is decided, never named as a condition: at 0.34.0 its ``else``
+    # returns, and what follows runs only before 0.31.
+    guarded = code["p/sched.py"].replace("self.async_scheduling", "vllm.__version__ < '0.31'")
+    guarded = "import vllm\n" + guarded
+    found = judge(read_plugin({"p/sched.py": guarded}), view("0.34.0"), view("0.30.0")).findings
+    assert {f.line for f in found} == {6, 8, 12}
+    assert not any("__version__" in f.condition for f in found)
