@@ -159,7 +159,7 @@ def crater_report(reports: CraterReports) -> Report:
         if record["verdict"] == "holds":
             continue
         lines = [
-            f"`{_where(f)}` {f['kind']} `{f['member']}` ({f['vllm_change']})"
+            f"`{f['file']}:{f['line']}` {f['kind']} `{f['member']}` ({f['vllm_change']})"
             for f in record["findings"]
         ]
         lines += [f"not judged: {why}" for why in record["not_judged"]]
@@ -176,12 +176,12 @@ def _cell(record: dict[str, Any] | None, with_vllm: bool = False) -> GridCell | 
     text = f"{record['vllm']}: {record['verdict']}" if with_vllm else record["verdict"]
     findings = record["findings"]
     if findings:
-        # A break on every path before one under a condition of the plugin's own.
-        first = min(findings, key=lambda f: bool(f.get("condition")))
+        first = findings[0]
         more = f" +{len(findings) - 1}" if len(findings) > 1 else ""
         text += f": {first['kind']} {first['member']}{more}"
     details = tuple(
-        f"{_where(f)} {f['kind']} {f['member']} ({f['vllm_change']})" for f in findings[:_DETAILS]
+        f"{f['file']}:{f['line']} {f['kind']} {f['member']} ({f['vllm_change']})"
+        for f in findings[:_DETAILS]
     )
 
     if not details and record["verdict"] == "unknown":
@@ -199,10 +199,3 @@ def _new_breaks(pin: dict | None, target: dict) -> bool:
         return {(f["kind"], f["file"], f["line"], f["member"]) for f in record["findings"]}
 
     return bool(places(target) - places(pin))
-
-
-def _where(finding: dict[str, Any]) -> str:
-    """``file:line``, and the plugin's condition it runs under where the crater named one."""
-    condition = finding.get("condition")
-    under = f" (if {condition})" if isinstance(condition, str) and condition else ""
-    return f"{finding['file']}:{finding['line']}{under}"

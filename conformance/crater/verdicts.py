@@ -96,16 +96,15 @@ class Finding:
     condition: str = ""
 
     def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = {
+        # The report's keys are a contract (DESIGN section 3): the condition is said in
+        # the terminal's lines only.
+        return {
             "kind": self.kind,
             "file": self.file,
             "line": self.line,
             "member": self.member,
             "vllm_change": self.vllm_change,
         }
-        if self.condition:
-            data["condition"] = self.condition
-        return data
 
     @property
     def where(self) -> str:
