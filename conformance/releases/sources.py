@@ -171,29 +171,35 @@ def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> 
             "(the folder holding vllm/), or vLLM's outputs.py itself"
         )
     texts = {name: _read(root / name) for name in (*TAKEN, OUTPUTS_FILE) if (root / name).is_file()}
-    texts.update(
-        (name, text) for name, text in output_type_files(root).items() if name not in texts
-    )
+    # Every file of vllm/v1, as a wheel's: a caller of a gathering that names no output
+    # type (Model Runner V2's sampler) is part of what a plugin can patch.
+    texts.update((name, text) for name, text in _v1_files(root).items() if name not in texts)
     version = version or _tree_version(root)
     return VllmSource(
         path, origin, texts[OUTPUTS_FILE], _producers_of(texts, version, str(path)), version
     )
 
 
+def _v1_files(root: Path) -> dict[str, str]:
+    """``{path: text}`` of every readable Python file under ``root``'s ``vllm/v1``."""
+    found = {}
+    for path in sorted((root / "vllm" / "v1").rglob("*.py")):
+        try:
+            found[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
 def output_type_files(root: Path) -> dict[str, str]:
     """``{path: text}`` of the ``vllm/v1`` files under ``root`` (the folder holding
     ``vllm/``) that mention an output type: the only ones that can hold a producer,
     wherever vLLM moved it (:mod:`conformance.releases.discovery` tells which do)."""
-    found = {}
-    for path in sorted((root / "vllm" / "v1").rglob("*.py")):
-        name = path.relative_to(root).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "AsyncModelRunnerOutput" in text or "LogprobsTensors" in text:
-            found[name] = text
-    return found
+    return {
+        name: text
+        for name, text in _v1_files(root).items()
+        if "AsyncModelRunnerOutput" in text or "LogprobsTensors" in text
+    }
 
 
 def _tree_version(root: Path) -> str | None:

@@ -209,6 +209,32 @@ def test_a_source_tree_is_read_with_its_producers(tmp_path) -> None:
     assert text_revision(tree / "vllm").changes == ()
 
 
+def test_a_tree_reads_the_callers_of_a_gathering_as_its_wheel_does(tmp_path) -> None:
+    """Model Runner V2's sampler imports its gathering and names no output type: a
+    plugin patching the name there is judged from a checkout as from the wheel."""
+    import zipfile
+
+    from vllm_release_texts import RELEASES
+
+    from conformance.releases.texts import write_tree
+
+    mrv2 = (RELEASES / "producers-mrv2" / "producers-mrv2-0.32.0.py.txt").read_text()
+    caller = "vllm/v1/worker/gpu/sample/sampler.py: whole file (a caller, read only)"
+    assert caller in mrv2
+    tree = write_tree(vllm_texts.release_text("0.32.0"), "0.32.0", tmp_path / "checkout", mrv2)
+    # The laid-out tree stands in for what nothing loads; a checkout has the file itself.
+    sampler = mrv2.split(f"# ---- {caller}\n", 1)[1].split("\n# ---- ", 1)[0]
+    assert "LogprobsTensors" not in sampler and "AsyncModelRunnerOutput" not in sampler
+    (tree / "vllm/v1/worker/gpu/sample/sampler.py").write_text(sampler)
+    wheel = tmp_path / "vllm-0.32.0-cp38-abi3-manylinux1_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path in (tree / "vllm").rglob("*.py"):
+            archive.write(path, path.relative_to(tree).as_posix())
+    from_tree, from_wheel = read_source(tree).producers, read_source(wheel).producers
+    assert from_tree is not None and caller in from_tree
+    assert from_wheel is not None and caller in from_wheel
+
+
 def test_a_producer_changed_in_a_tree_is_a_change_of_that_producer(tmp_path) -> None:
     producers = vllm_texts.producer_text()
     marker = "        return LogprobsTensors(indices, logprobs, token_ranks)"
