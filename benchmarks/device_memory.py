@@ -12,6 +12,7 @@ the floor's track is then skipped, naming the variable that states it.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import torch
@@ -36,6 +37,7 @@ RATED_GBPS = {
     "A100 80GB PCIe": 1935.0,
     "A100": 1555.0,
     "L40S": 864.0,
+    "L40": 864.0,
     "L4": 300.0,
     "MI300X": 5300.0,
     "MI325X": 6000.0,
@@ -56,9 +58,8 @@ def memory_limit(device: str) -> tuple[float | None, str]:
         return None, f"no rated memory bandwidth for {device} (set ${MEMORY_ENV_VAR})"
     properties = torch.cuda.get_device_properties(torch.cuda.current_device())
     name = properties.name
-    matches = [part for part in RATED_GBPS if part.lower() in name.lower()]
-    if matches:
-        part = max(matches, key=len)
+    part = rated_part(name)
+    if part is not None:
         return RATED_GBPS[part], f"the rating of the {part} ({name})"
     clock_khz = getattr(properties, "memory_clock_rate", 0)
     bus_bits = getattr(properties, "memory_bus_width", 0)
@@ -66,6 +67,17 @@ def memory_limit(device: str) -> tuple[float | None, str]:
         # Double data rate: two transfers a clock, bus_bits / 8 bytes each.
         return 2 * clock_khz * 1e3 * bus_bits / 8 / 1e9, f"{name}'s memory clock and bus width"
     return None, f"no rated memory bandwidth known for {name} (set ${MEMORY_ENV_VAR})"
+
+
+def rated_part(name: str) -> str | None:
+    """The key of :data:`RATED_GBPS` naming the device ``name``: the longest that stands
+    in it as a word of its own (an L40 is no L4, a GH200 no H200)."""
+    matches = [
+        part
+        for part in RATED_GBPS
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(part)}(?![A-Za-z0-9])", name, re.I)
+    ]
+    return max(matches, key=len) if matches else None
 
 
 def memory_gbps(device: str) -> float:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 import re
 
-#: Throughputs and speed-ups grow when things get better; times, sizes and
-#: costs per element shrink.  asv itself treats every number as lower-is-better.
+#: Throughputs, speed-ups and a share of a limit reached (``fraction``: of the link,
+#: of a pinned copy) grow when things get better; times, sizes, costs per element and
+#: ratios of times shrink.  asv itself treats every number as lower-is-better.
 _HIGHER_IS_BETTER = re.compile(
-    r"(/s(ec(ond)?)?\b|per[ _]?s(ec(ond)?)?\b|speed-?up|^x$|times)", re.I
+    r"(/s(ec(ond)?)?\b|per[ _]?s(ec(ond)?)?\b|speed-?up|^x$|times|^fraction$)", re.I
 )
 
 TIME_UNITS = {"seconds", "second", "s"}

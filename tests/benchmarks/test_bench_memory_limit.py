@@ -30,6 +30,10 @@ def test_a_cpu_has_no_rated_bandwidth_unless_one_is_stated(monkeypatch: pytest.M
         ("NVIDIA H100 PCIe", 2000.0, "H100 PCIe"),
         ("NVIDIA H100 80GB HBM3", 3350.0, "H100"),
         ("NVIDIA GH200 480GB", 4000.0, "GH200"),
+        # A name is matched as a word of its own: an L40 is no L4, an H20 no H200.
+        ("NVIDIA L40", 864.0, "L40"),
+        ("NVIDIA L4", 300.0, "L4"),
+        ("NVIDIA H20", 4000.0, "H20"),
     ],
 )
 def test_a_gpu_is_known_by_the_longest_part_of_its_name(

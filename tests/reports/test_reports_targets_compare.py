@@ -180,6 +180,8 @@ def test_a_plain_copys_own_payload_is_kept_beside_the_logprobs_ones():
         ("seconds", False),
         ("ns/element", False),
         ("ratio", False),
+        # A share of the link, or of a pinned copy, reached: less is a regression.
+        ("fraction", True),
         (None, False),
     ],
 )
