@@ -32,11 +32,14 @@ def failed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def is_gbps(frame: pd.DataFrame) -> pd.Series:
-    return frame["unit"].fillna("").str.match(catalog.GBPS_UNIT)
+    """Device-to-host throughputs: GB/s of a transfer benchmark (a rating recorded in
+    GB/s, such as the memory bandwidth a gathering's floor uses, moves nothing)."""
+    in_gbps = frame["unit"].fillna("").str.match(catalog.GBPS_UNIT)
+    return in_gbps & frame["benchmark"].str.contains(catalog.TRANSFER.pattern, na=False)
 
 
 def gbps(frame: pd.DataFrame) -> pd.DataFrame:
-    """Measured throughputs in GB/s (the bandwidth table and plot)."""
+    """Measured device-to-host throughputs in GB/s (the bandwidth table and plot)."""
     return measured(frame[is_gbps(frame)])
 
 

@@ -65,7 +65,7 @@ def bandwidth_section(current: pd.DataFrame) -> Section:
                 device,
                 f"`{short_name(benchmark)}`" + (f" {variant}" if variant else ""),
                 f"{best['value']:.2f}",
-                format_bytes(float(best[x])) if x else shape_text(best),
+                format_bytes(float(best[x])) if x and not pd.isna(best[x]) else shape_text(best),
                 share,
             )
         )

@@ -34,3 +34,16 @@ def test_benchmarks_with_different_parameters_each_get_their_peak() -> None:
     assert rows["`TransferBandwidth.track_bandwidth` method=pinned"][3] == "20.50"
     assert rows["`TransferBandwidth.track_bandwidth` method=cpu"][3] == "9.10"
     assert len(rows) == 4
+
+
+def test_a_rating_in_gb_s_is_no_transfer() -> None:
+    """The gathering's floor records the memory bandwidth it assumed (4800 GB/s on an
+    H200): no device-to-host throughput, never the table's peak."""
+    frame = pd.DataFrame(
+        [
+            _gbps("link.LinkBandwidth.track_gbps", 54.9, payload_bytes=67108864, memory="pinned"),
+            _gbps("gather.GatherAtTheMemoryLimit.track_memory_gbps", 4800.0, num_tokens=64),
+        ]
+    )
+    (table,) = bandwidth_section(frame).blocks
+    assert [row[3] for row in table.frame.itertuples(index=False)] == ["54.90"]
