@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 from result_rows import result_row
 
+from benchmarks.gather import GatherAtTheMemoryLimit
 from reports.sections.throughput import bandwidth_section
 
 
@@ -45,5 +46,6 @@ def test_a_rating_in_gb_s_is_no_transfer() -> None:
             _gbps("gather.GatherAtTheMemoryLimit.track_memory_gbps", 4800.0, num_tokens=64),
         ]
     )
+    frame.loc[1, "unit"] = GatherAtTheMemoryLimit.track_memory_gbps.unit
     (table,) = bandwidth_section(frame).blocks
     assert [row[3] for row in table.frame.itertuples(index=False)] == ["54.90"]
