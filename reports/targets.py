@@ -248,6 +248,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         "status",
         "too_close_shapes",
         "at_floor_shapes",
+        "timed_apart",
     ]
     if pair_rows.empty:
         return pd.DataFrame(columns=columns)
@@ -282,6 +283,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
                 "status": _status(rows["passed"].astype(bool), close),
                 "too_close_shapes": list(rows.loc[close, "shape"]),
                 "at_floor_shapes": list(rows.loc[at_floor, "shape"]),
+                "timed_apart": _timed_apart(rows),
             }
         )
     return pd.DataFrame(out, columns=columns)
@@ -330,6 +332,14 @@ def _status(passed: pd.Series, too_close: pd.Series) -> str:
     if (~passed & ~too_close).any():
         return FAILED
     return PASSED if passed.all() and not too_close.any() else UNDECIDED
+
+
+def _timed_apart(rows: pd.DataFrame) -> bool:
+    """Whether every ratio is two medians asv timed apart (``time_`` benchmarks, each in
+    processes of its own), not a ``track_`` that timed both sides interleaved: such a
+    ratio carries the machine's drift between them, and has no interval."""
+    names = [*rows["subject"], *rows["baseline"]]
+    return bool(names) and all(_method(n).startswith("time_") for n in names)
 
 
 def _method(benchmark: str) -> str:

@@ -75,7 +75,7 @@ def targets_section(current: pd.DataFrame) -> Section:
                         r.shapes,
                         r.failing,
                         fmt_ratio(r.worst_ratio),
-                        fmt_interval(r.worst_ci) or "-",
+                        "none: timed apart" if r.timed_apart else fmt_interval(r.worst_ci) or "-",
                         r.worst_shape,
                         *([len(r.at_floor_shapes)] if target.floor else []),
                         *(

@@ -37,11 +37,11 @@ def verdict_section(data: ReportInput) -> Section:
         where = "; ".join(
             f"{_where_measured(r, named)}: {r.failing}/{r.shapes} shapes "
             f"{'over the limit' if r.status == targets.UNDECIDED else 'miss it'}, worst "
-            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)} at {r.worst_shape}"
+            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r)} at {r.worst_shape}"
             f"{_shape_notes(r, target)}"
             if r.failing
             else f"{_where_measured(r, named)}: all {r.shapes} shapes, worst "
-            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r.worst_ci)}{_shape_notes(r, target)}"
+            f"{fmt_ratio(r.worst_ratio)}{_interval_note(r)}{_shape_notes(r, target)}"
             for r in verdict.itertuples()
         )
         where += _overhead_note(data.current, target)
@@ -161,10 +161,17 @@ def _where_measured(row: Any, with_backend: bool) -> str:
     return f"{row.device}@{row.machine}" + (f" ({row.backend})" if with_backend else "")
 
 
-def _interval_note(interval: tuple[float, float]) -> str:
-    """' (99% CI 0.98-1.02)' where the ratio was measured with its spread."""
-    text = fmt_interval(interval)
+def _interval_note(verdict: Any) -> str:
+    """' (99% CI 0.98-1.02)' where the ratio was measured with its spread; where it is
+    two medians timed apart, that it has none."""
+    if verdict.timed_apart:
+        return f" ({TIMED_APART})"
+    text = fmt_interval(verdict.worst_ci)
     return f" (99% CI {text})" if text else ""
+
+
+#: What a ratio of two medians timed apart is (:func:`reports.targets._timed_apart`).
+TIMED_APART = "two medians timed apart, not side by side: no interval"
 
 
 #: What a shape's note says of it, and why: a verdict one run cannot decide, and

@@ -73,6 +73,8 @@ def test_unpad_pairs_our_time_with_vllms_on_the_same_shape():
         "status": targets.FAILED,
         "too_close_shapes": [],
         "at_floor_shapes": [],
+        # Two time_ benchmarks paired: their medians were timed apart.
+        "timed_apart": True,
     }
 
 
@@ -103,6 +105,9 @@ def test_direct_ratio_track_is_preferred_over_separate_timings():
     # Without the track, the timings pair up (ratio 1.0: passes).
     fallback = targets.measurements(frame.iloc[:2], TOLISTS)
     assert list(fallback["ratio"]) == [1.0] and list(fallback["passed"]) == [True]
+    # The verdict says which it is: the track timed both sides, the fallback did not.
+    assert list(targets.verdicts(measured, TOLISTS)["timed_apart"]) == [False]
+    assert list(targets.verdicts(fallback, TOLISTS)["timed_apart"]) == [True]
 
 
 def test_a_track_with_samples_says_how_steady_its_ratio_is():
