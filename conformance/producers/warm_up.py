@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -62,26 +62,44 @@ def _unpad(unpad: Callable[..., Any]) -> None:
 
 
 @contextmanager
-def _async_output_call(backend: Backend, revision: Any) -> Iterator[Callable[[], None] | None]:
-    """The async output's warm-up call, its device (a simulated runtime) held meanwhile.
+def _async_output_calls(backend: Backend, revision: Any) -> Iterator[dict[str, Callable[[], None]]]:
+    """Each async output's warm-up call (``make_async_output`` and every one of
+    ``other_async_outputs``, a pooling one on a pooling step), by the name its header
+    gives it; their device (a simulated runtime) held meanwhile.
 
-    The runtime is entered here, not in the warm-up thread, so it is taken down even
-    when the producer never returns.
+    The runtime is entered here, not in the warm-up threads, so it is taken down even
+    when a producer never returns.
     """
+    from conformance.producers.pooling_steps import POOLING_CASES, build_pooling_step
     from conformance.producers.runtime import producer_devices, step_device
     from conformance.producers.steps import ONE_TOKEN_CASES, build_step
 
-    make = backend.make_async_output
+    producers = [
+        *backend.async_output_producers("sampling"),
+        *backend.async_output_producers("pooling"),
+    ]
     usable = [d for d in producer_devices(backend) if d.skip is None]
-    if make is None or not usable:
-        yield None
+    if not producers or not usable:
+        yield {}
         return
     with step_device(usable[0].value) as device:
 
-        def call() -> None:
-            make(build_step(backend, revision, ONE_TOKEN_CASES[1], device)).get_output()
+        def call(producer: Any) -> None:
+            step = (
+                build_pooling_step(backend, revision, POOLING_CASES[0], device)
+                if producer.kind == "pooling"
+                else build_step(backend, revision, ONE_TOKEN_CASES[1], device)
+            )
+            producer.make(step).get_output()
 
-        yield call
+        yield {
+            (
+                "make_async_output"
+                if producer.make is backend.make_async_output
+                else f"other_async_outputs {producer.label}"
+            ): partial(call, producer)
+            for producer in producers
+        }
 
 
 def warm_up(backend: Backend, revision: Any, check_timeout: float) -> WarmUp:
@@ -97,13 +115,9 @@ def warm_up(backend: Backend, revision: Any, check_timeout: float) -> WarmUp:
         producer = getattr(backend, name)
         if producer is not None:
             _timed(result, name, partial(operation, producer), bound)
-    with (
-        _async_output_call(backend, revision)
-        if backend.make_async_output
-        else nullcontext() as call
-    ):
-        if call is not None:
-            _timed(result, "make_async_output", call, bound)
+    with _async_output_calls(backend, revision) as calls:
+        for name, call in calls.items():
+            _timed(result, name, call, bound)
     return result
 
 
