@@ -103,3 +103,19 @@ def test_transfer_payload_is_the_three_tensors_bytes() -> None:
     assert payload_bytes(bench.tensors) == 256 * 6 * 4 + 256 * 6 * 4 + 256 * 8
     # On CPU the spec's to_cpu_nonblocking returns the very same object.
     assert bench.tensors.to_cpu_nonblocking() is bench.tensors
+
+
+def test_vllms_own_parse_output_is_timed_without_the_suites_adapter() -> None:
+    """The target against vLLM's own ``parse_output`` times that call alone: the suite's
+    adapter (rows to lists again, for its checks) would add a pass to vLLM's side only."""
+    from vllm_release_texts import MISSING
+
+    from benchmarks.padding import vllm_parse_output
+
+    if MISSING is not None:
+        pytest.skip(MISSING)
+    parse_output = vllm_parse_output()
+    assert parse_output is not None and parse_output.__name__ == "parse_output"
+    sampled = torch.tensor([[5, 200, -1], [300, -1, -1]], dtype=torch.int32)
+    rows, logprobs = parse_output(sampled, 250)  # vLLM's own result: (rows, logprobs)
+    assert (rows, logprobs) == ([[5, 200], []], None)
