@@ -170,6 +170,12 @@ def overhead_us(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     return grouped.agg(low_us="min", high_us="max").reset_index()[columns]
 
 
+def _is_vllm_release(backend: str) -> bool:
+    from reports.releases import release_of
+
+    return release_of(backend) is not None
+
+
 def _backend_of(rows: pd.DataFrame) -> pd.Series:
     if "backend" in rows.columns:
         return rows["backend"].fillna("").astype(str)
@@ -254,6 +260,9 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     out = []
     pair_rows = pair_rows.assign(backend=_backend_of(pair_rows))
+    # A target is the backend's, measured against vLLM: a vLLM release timed beside the
+    # others (nox -s bench-releases) is no backend it judges.
+    pair_rows = pair_rows[~pair_rows["backend"].map(_is_vllm_release)]
     for (machine, device, backend), rows in pair_rows.groupby(
         ["machine", "device", "backend"], sort=True
     ):

@@ -265,6 +265,20 @@ def test_unpad_is_held_against_each_of_vllms_ways_separately():
     assert list(targets.measurements(frame, parse_output)["ratio"]) == [4.0]
 
 
+def test_a_vllm_release_timed_beside_the_backends_is_not_judged_by_the_targets():
+    """nox -s bench-releases times vLLM's releases beside the reference: a release timed
+    against vLLM's own way cannot be 2x faster than it, and is no backend under test."""
+    track = "padding.Unpad.track_unpad_speedup_over_vllm"
+    frame = _frame(
+        _row(track, 2.5, kind="track", unit="speedup", backend="reference", num_reqs=16),
+        _row(track, 1.0, kind="track", unit="speedup", backend="vllm-release:0.10.2",
+             num_reqs=16),
+    )  # fmt: skip
+    verdict = targets.verdicts(targets.measurements(frame, UNPAD), UNPAD)
+    assert list(verdict["backend"]) == ["reference"]
+    assert list(verdict["status"]) == [targets.PASSED]
+
+
 @pytest.mark.parametrize(
     ("ratios", "status"),
     [
