@@ -174,6 +174,17 @@ def released(name: str, version: str | None, cache: Path | None = None) -> Plugi
         version = str(Version(version))
     except InvalidVersion:
         raise PluginSourceError(f"{name}=={version}: not a version", bad_input=True) from None
+    kept = _spellings(version, _kept_versions(folder))
+    if len(kept) == 1:
+        version = kept[0]
+    else:
+        try:
+            listing = listing or _listing(name, folder)
+        except PluginSourceError:
+            if version not in kept:
+                raise
+        else:
+            version = next(iter(_spellings(version, [f.version for f in listing])), version)
     if not fetch.is_fetched(version, folder):
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -196,6 +207,27 @@ def released(name: str, version: str | None, cache: Path | None = None) -> Plugi
             published = None
         source = dataclasses.replace(source, published=published)
     return source
+
+
+def _spellings(version: str, versions: Iterable[str]) -> list[str]:
+    """Those of ``versions`` that name release ``version`` (``0.8.0`` for ``0.8``): one
+    release, one row, whichever way a command line wrote it."""
+    wanted = Version(version)
+    found = []
+    for candidate in sorted(set(versions)):
+        try:
+            if Version(candidate) == wanted:
+                found.append(candidate)
+        except InvalidVersion:
+            continue
+    return found
+
+
+def _kept_versions(folder: Path) -> list[str]:
+    """The versions of a plugin already in the cache."""
+    if not folder.is_dir():
+        return []
+    return [k.name for k in folder.iterdir() if k.is_dir() and fetch.is_fetched(k.name, folder)]
 
 
 def release_dates(name: str, cache: Path | None = None) -> dict[str, datetime.datetime]:

@@ -139,6 +139,15 @@ def test_a_release_is_fetched_from_the_index_once_and_kept_with_its_hashes(
     again = plugin_source("npu-async==2.0")
     assert again.files == source.files
     assert plugin_source("npu-async").version == "2.0"  # the listing is kept a day
+    # Another spelling of the same version is the same release: one row, as released.
+    assert plugin_source("npu-async==2.0.0").version == "2.0"
+
+
+def test_a_version_spelt_otherwise_names_the_release_as_the_index_spells_it(isolated) -> None:
+    packed = archives.sdist(isolated, "npu-async", "0.8.0", _code(plugins.ASYNC_OUTPUTS))
+    archives.index(isolated / "index", {"npu-async": [packed]})
+    assert plugin_source("npu-async==0.8").version == "0.8.0"
+    assert plugin_source("npu-async==0.8.0").version == "0.8.0"
 
 
 def test_a_file_that_does_not_match_the_indexs_hash_is_refused(isolated) -> None:
