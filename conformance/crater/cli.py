@@ -82,7 +82,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         terminal_lines,
         write_report,
     )
-    from conformance.crater.sources import PluginSourceError, plugin_source
+    from conformance.crater.sources import PluginSource, PluginSourceError, plugin_source
     from conformance.crater.vllm_side import VllmViewError, view_of
     from conformance.releases.remote_wheel import INDEX_UNREACHABLE
 
@@ -137,7 +137,10 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         return USAGE_ERROR
     verdicts: list[PluginVerdict] = []
     for spec, source in zip(named, sources, strict=True):
-        rule = known(spec).pin if known(spec) is not None else None  # type: ignore[union-attr]
+        # A known plugin keeps its rule however it is given: by name, or as its wheel,
+        # its sdist or a checkout (the name its metadata declares).
+        known_as = known(spec) or (known(source.name) if isinstance(source, PluginSource) else None)
+        rule = known_as.pin if known_as is not None else None
         if isinstance(source, PluginSourceError):
             name, _, version = spec.partition("==")
             verdict = unknown_plugin(name, version or "?", target, f"cannot be read: {source}")

@@ -181,6 +181,18 @@ def test_a_break_under_the_plugins_own_condition_names_it(offline, capsys) -> No
     assert list(graphs) == list(FINDING_KEYS)
 
 
+def test_a_known_plugin_given_as_its_checkout_keeps_its_pin_rule(offline, capsys) -> None:
+    """tpu-inference declares no vLLM: it pairs with vLLM's release of its own version,
+    given by name or as a folder (its metadata names it), not by the rule of any code."""
+    files = dict(plugins.USES_NONE)
+    files["pyproject.toml"] = '[project]\nname = "tpu-inference"\nversion = "0.33.0"\n'
+    checkout = _checkout(files, offline / "tpu-inference")
+    main(["crater", "0.34.0", "--plugins", checkout])
+    assert "  tpu-inference 0.33.0: 0.33.0 (pairs with vLLM 0.33.0 (its own version))" in (
+        capsys.readouterr().out.splitlines()
+    )
+
+
 def test_a_crater_rendering_leaves_the_conformance_report_folder_alone(
     offline, monkeypatch
 ) -> None:
