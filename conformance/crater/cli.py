@@ -82,7 +82,12 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         terminal_lines,
         write_report,
     )
-    from conformance.crater.sources import PluginSource, PluginSourceError, plugin_source
+    from conformance.crater.sources import (
+        INDEX_FIX,
+        PluginSource,
+        PluginSourceError,
+        plugin_source,
+    )
     from conformance.crater.vllm_side import VllmViewError, view_of
     from conformance.releases.remote_wheel import INDEX_UNREACHABLE
 
@@ -129,11 +134,13 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
     for spec, source in zip(named, sources, strict=True):
         if isinstance(source, PluginSourceError) and source.bad_input and args.plugins:
             said = str(source)  # most messages name the plugin already (a path as read)
-            names_it = said.startswith((spec, str(Path(spec))))
+            names_it = said.startswith((spec, str(Path(spec)), Path(spec).name))
             print(f"ERROR: --plugins {said if names_it else f'{spec}: {said}'}", file=sys.stderr)
             return USAGE_ERROR
     if all(isinstance(s, PluginSourceError) and s.bad_input for s in sources):
-        print(f"ERROR: {sources[0]}; check your network or pip's index settings", file=sys.stderr)
+        said = str(sources[0])
+        fix = "" if INDEX_FIX in said else f"; {INDEX_FIX}"
+        print(f"ERROR: {said}{fix}", file=sys.stderr)
         return USAGE_ERROR
     verdicts: list[PluginVerdict] = []
     for spec, source in zip(named, sources, strict=True):

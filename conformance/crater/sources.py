@@ -209,6 +209,10 @@ def released(name: str, version: str | None, cache: Path | None = None) -> Plugi
     return source
 
 
+#: What to do where no package index answered.
+INDEX_FIX = "check your network or pip's index settings"
+
+
 def _spellings(version: str, versions: Iterable[str]) -> list[str]:
     """Those of ``versions`` that name release ``version`` (``0.8.0`` for ``0.8``): one
     release, one row, whichever way a command line wrote it."""
@@ -266,9 +270,13 @@ def _listing(name: str, folder: Path, fresh: bool = False) -> list[IndexFile]:
     try:
         files = project_files(name)
     except UnknownDistributionError as error:
-        raise PluginSourceError(f"{error}{_known_plugin_meant(name)}", bad_input=True) from None
+        meant = _known_plugin_meant(name) or (
+            "; check the name (`python -m conformance crater --list-plugins` lists the known "
+            "plugins), or give its wheel, sdist or checkout"
+        )
+        raise PluginSourceError(f"{error}{meant}", bad_input=True) from None
     except PackageIndexError as error:
-        raise PluginSourceError(str(error), bad_input=True) from None
+        raise PluginSourceError(f"{error}; {INDEX_FIX}", bad_input=True) from None
     record = {"at": time.time(), "format": _LISTING_FORMAT, "files": [f.__dict__ for f in files]}
     # Kept to spare the index a day's questions; a cache not writable costs only that.
     with contextlib.suppress(OSError):

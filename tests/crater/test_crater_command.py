@@ -115,6 +115,7 @@ def test_a_damaged_file_given_as_a_plugin_or_a_target_is_bad_input(
     )
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "broken.whl: not a wheel (not a zip archive)" in line and "download it again" in line
+    assert line.count("broken.whl") == 1  # the file named once, by its full path or name
     assert not report.exists()
     monkeypatch.chdir(offline)
     assert main(["crater", "0.34.0", "--plugins", "./broken.whl"]) == 4
@@ -329,6 +330,17 @@ def test_a_version_the_index_lacks_is_bad_input(offline, monkeypatch, capsys) ->
     assert err == [
         "ERROR: --plugins npu-versioned==2.0: the package index has no file of it (its newest: 1.0)"
     ]
+
+
+def test_a_plugin_named_where_no_index_answers_says_what_to_check(
+    offline, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    assert main(["crater", "0.34.0", "--plugins", "npu-nowhere"]) == 4
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("ERROR: --plugins npu-nowhere: no package index answered")
+    assert line.endswith("; check your network or pip's index settings")
 
 
 def _head_of_vllm(folder: Path, version: str) -> Path:

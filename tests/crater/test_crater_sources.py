@@ -158,7 +158,9 @@ def test_a_file_that_does_not_match_the_indexs_hash_is_refused(isolated) -> None
 
 
 def test_what_names_no_plugin_is_one_line(isolated) -> None:
-    with pytest.raises(PluginSourceError, match=r"no such distribution on the package index$"):
+    with pytest.raises(
+        PluginSourceError, match=r"no such distribution on the package index; check the name "
+    ):
         plugin_source("no-such-plugin-anywhere")
     with pytest.raises(PluginSourceError, match=r"index \(did you mean 'vllm-ascend'\?\)$"):
         plugin_source("vllm_Ascnd")  # a known plugin's name, misspelt
