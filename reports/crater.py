@@ -177,7 +177,8 @@ def _cell(record: dict[str, Any] | None, with_vllm: bool = False) -> GridCell | 
     findings = record["findings"]
     if findings:
         first = findings[0]
-        more = f" +{len(findings) - 1}" if len(findings) > 1 else ""
+        breaks = _breaks(findings)
+        more = f" +{breaks - 1}" if breaks > 1 else ""
         text += f": {first['kind']} {first['member']}{more}"
     details = tuple(
         f"{f['file']}:{f['line']} {f['kind']} {f['member']} ({f['vllm_change']})"
@@ -199,3 +200,14 @@ def _new_breaks(pin: dict | None, target: dict) -> bool:
         return {(f["kind"], f["file"], f["line"], f["member"]) for f in record["findings"]}
 
     return bool(places(target) - places(pin))
+
+
+def _breaks(findings: list[dict[str, Any]]) -> int:
+    """How many breaks the findings are, as the crater's lines count them: one call's or
+    one import line's several findings of a class (``AsyncOutput(...)`` missing two
+    parameters) are one break."""
+    places = {
+        (f["file"], f["line"], f["kind"], str(f["member"]).rpartition(".")[0] or index)
+        for index, f in enumerate(findings)
+    }
+    return len(places)

@@ -37,7 +37,11 @@ class Record:
             "vllm": self.vllm,
             "role": self.role,
             "verdict": self.verdict,
-            "findings": [f.to_json() for f in self.findings],
+            # Breaks on every path first, as the row's first cause is chosen: a reader of
+            # the report (its rendered cell) takes the first.
+            "findings": [
+                f.to_json() for f in sorted(self.findings, key=lambda f: bool(f.condition))
+            ],
             "not_judged": list(self.not_judged),
         }
         if self.executed:

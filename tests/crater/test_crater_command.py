@@ -178,8 +178,11 @@ def test_a_break_under_the_plugins_own_condition_names_it(offline, capsys) -> No
     )
     [target] = [r for r in json.loads(report.read_text())["records"] if r["role"] == "target"]
     [graphs] = [f for f in target["findings"] if f["file"].endswith("graphs.py")]
-    # The report's findings keep the contract's keys.
+    # The report's findings keep the contract's keys, a break on every path first: the
+    # rendered cell names the first, as the terminal's row does.
     assert list(graphs) == list(FINDING_KEYS)
+    assert target["findings"][0]["file"] == "npu_builder/runner.py"
+    assert target["findings"][-1] == graphs
 
 
 def test_a_known_plugin_given_as_its_checkout_keeps_its_pin_rule(offline, capsys) -> None:
@@ -431,11 +434,15 @@ def test_several_findings_of_one_call_read_as_one_line() -> None:
         "  npu/r.py:12: read-fails ModelRunnerOutput.req_id_to_index (field removed "
         "ModelRunnerOutput.req_id_to_index)",
     ]
-    # The matrix counts breaks as the lines read them: two, not three findings.
+    # The matrix counts breaks as the lines read them: two, not three findings; the
+    # rendered report's cell too.
     from conformance.crater.records import BREAKS, TARGET, Record
+    from reports.crater import _cell
 
     record = Record("npu", "1.0", "0.34.0", TARGET, BREAKS, findings=found)
     assert record.first_cause().endswith("at npu/r.py:11 (+1 more)")
+    cell = _cell(record.to_json())
+    assert cell is not None and cell.text.endswith("AsyncOutput.vocab_size +1")
     # A break on every path names the row before one under the plugin's own condition.
     conditional = [dataclasses.replace(f, condition="self.use_npu_graph") for f in found[:2]]
     record = Record("npu", "1.0", "0.34.0", TARGET, BREAKS, findings=[*conditional, found[2]])
