@@ -44,6 +44,7 @@ from conformance.crater.guards import (
     versions_named,
 )
 from conformance.crater.import_hooks import redirected_modules
+from conformance.crater.inherited_state import PluginClassState
 from conformance.crater.keyword_dicts import KeyTests, KeywordDict, dicts_in
 from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.output_members import (
@@ -121,6 +122,9 @@ class Use:
     below_define: tuple[str, ...] = ()
     abstract: bool = False  #: a subclass that declares abstract methods of its own
     own_init: bool = False  #: the plugin class defines ``__init__`` itself
+    #: a subclass: its plugin classes' states, the most derived first
+    #: (:mod:`.inherited_state`)
+    chain_states: tuple[PluginClassState, ...] = ()
     own_fields: tuple[tuple[str, bool], ...] = ()  #: a dataclass subclass: (field, has default)
     #: a subclass: the words of ``HANDED_OVER_BY_WORD`` its classes' code names
     handles: frozenset[str] = frozenset()
@@ -871,6 +875,7 @@ class _ModuleVisitor:
             own_init=own_init,
             own_fields=tuple(fields),
             handles=frozenset().union(*(c.handles for c in chain)),
+            chain_states=tuple(c.state for c in chain),
         )
 
     def _called(self, func: ast.expr) -> str | None:

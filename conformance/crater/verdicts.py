@@ -30,6 +30,7 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
+from conformance.crater.inherited_state import unset_by_plugin
 from conformance.crater.output_members import SEQUENCE_OF, output_field_types, parsed_def
 from conformance.crater.uses import Reading, Use
 from conformance.crater.vllm_names import (
@@ -602,7 +603,27 @@ class _Judge:
                     ),
                 )
             )
-        return found
+        return found + self.inherited_state(use)
+
+    def inherited_state(self, use: Use) -> list[Finding]:
+        """vLLM's inherited ``get_output`` reading what only vLLM's ``__init__`` sets,
+        where the plugin's ``__init__`` never calls it (:mod:`.inherited_state`)."""
+        key = (use.module, use.type_name)
+        missing = unset_by_plugin(list(use.chain_states), self.view.async_states.get(key))
+        if missing is None:
+            return []
+        read = ", ".join(f"self.{name}" for name in sorted(missing))
+        earlier = ""
+        if self.other is not None:
+            before = self.other.async_states.get(key)
+            if before is not None and not missing & before.needed:
+                earlier = f" ({self.other.named}'s read none of them)"
+        fact = (
+            f"{use.type_name}.get_output of {self.view.named}, which {use.member} runs, reads "
+            f"{read}, set only by {use.type_name}.__init__, which {use.member}.__init__ does "
+            f"not call: AttributeError at every step{earlier}"
+        )
+        return [Finding("call-raises", use.file, use.line, f"{use.type_name}.get_output", fact)]
 
     def async_contract(
         self, use: Use, before: frozenset[str], after: frozenset[str], one_token: bool = False

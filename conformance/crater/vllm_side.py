@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.crater.guards import Guard
+from conformance.crater.inherited_state import VllmAsyncState, vllm_async_state
+from conformance.crater.vllm_names import VLLM_ASYNC_OUTPUTS
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Surface, surface_of_module
 from conformance.oracle.vllm_changes import Change
 from conformance.releases.discovery import FoundProducer, find_producers
@@ -56,6 +58,11 @@ class VllmView:
     nearest: str | None = field(default=None, compare=False)
     #: where it came from: ``release``, or a path's ``text``, ``tree``, ``wheel``
     origin: str = field(default="release", compare=False)
+    #: ``{(module, class): what its get_output reads and its __init__ sets}`` of vLLM's
+    #: own async outputs, where the texts show them (:mod:`.inherited_state`)
+    async_states: dict[tuple[str, str], VllmAsyncState] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def named(self) -> str:
@@ -255,7 +262,27 @@ def _made(
         if section.title == "whole file":  # a caller holds no producer
             whole[section.module.replace(".", "/") + ".py"] = section.body
     producers = tuple(find_producers(whole))
-    return VllmView(label, version, surface, bound, modules, source.outputs, producers)
+    states = _async_states(source.producers or "")
+    return VllmView(
+        label, version, surface, bound, modules, source.outputs, producers, async_states=states
+    )
+
+
+def _async_states(producers: str) -> dict[tuple[str, str], VllmAsyncState]:
+    """What each of vLLM's async output classes in the producer texts reads and sets."""
+    found: dict[tuple[str, str], VllmAsyncState] = {}
+    for section in producer_sections(producers):
+        names = VLLM_ASYNC_OUTPUTS.get(section.module, ())
+        if not names:
+            continue
+        try:
+            tree = ast.parse(section.body)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in names:
+                found[section.module, node.name] = vllm_async_state(node)
+    return found
 
 
 def runtime_names(source: str) -> frozenset[str]:

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 
 from conformance.crater.forwarders import Forwarder, forwarder_of
 from conformance.crater.guards import Test, imports_taking
+from conformance.crater.inherited_state import PluginClassState, plugin_class_state
 from conformance.crater.syntax import (
     bindings_counted,
     catches,
@@ -62,6 +63,8 @@ class PluginClass:
     attribute_types: dict[str, str] = field(default_factory=dict)
     #: ``self.x`` holding an instance of one plugin class, by ``x``
     attribute_classes: dict[str, str] = field(default_factory=dict)
+    #: what it sets on ``self``, and whether its ``__init__``/``get_output`` call its base's
+    state: PluginClassState = field(default_factory=PluginClassState)
 
     @property
     def qualified(self) -> str:
@@ -273,6 +276,7 @@ class World:
             fields,
             abstract,
             handles,
+            state=plugin_class_state(node),
         )
 
     def chain(self, qualified: str) -> tuple[list[PluginClass], str | None]:

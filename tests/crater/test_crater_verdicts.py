@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import fixture_plugins as plugins
 import pytest
 from vllm_release_texts import MISSING, RELEASES
@@ -1789,3 +1791,80 @@ def test_a_break_under_a_condition_of_the_plugins_own_names_that_condition() -> 
     found = judge(read_plugin({"p/sched.py": guarded}), view("0.34.0"), view("0.30.0")).findings
     assert {f.line for f in found} == {6, 8, 12}
     assert not any("__version__" in f.condition for f in found)
+
+
+_BYPASSES_INIT = """
+from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput
+
+
+class Mine(AsyncGPUModelRunnerOutput):
+    def __init__(self, model_runner_output, sampled_token_ids, event):
+        self._model_runner_output = model_runner_output
+        self._invalid_req_indices = []
+        self.async_copy_ready_event = event
+        self._sampled_token_ids = sampled_token_ids
+        self.vocab_size = 32000
+        self._logprobs_tensors = None
+        self._routed_experts = None
+        self._has_fault = None
+        self.sampled_token_ids_cpu = sampled_token_ids.to("cpu", non_blocking=True)
+        self._logprobs_tensors_cpu = None
+        self._routed_experts_cpu = None
+
+    def get_output(self):
+        return super().get_output()
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "breaks"),
+    [
+        ("", True),
+        # vLLM's __init__ runs: it sets what its get_output reads.
+        ("        super().__init__(model_runner_output, sampled_token_ids)\n", False),
+        # The plugin sets the new state itself.
+        ("        self._num_nans = None\n        self._num_nans_cpu = None\n", False),
+    ],
+)
+def test_an_async_output_bypassing_vllms_init_breaks_where_its_get_output_reads_more(
+    change: str, breaks: bool
+) -> None:
+    """vllm-omni 0.26.0's async output sets vLLM 0.26.0's state itself and calls
+    vLLM's get_output: 0.28.0's reads self._num_nans_cpu, which only vLLM's __init__
+    sets, and every step raises AttributeError."""
+    code = _BYPASSES_INIT.replace(
+        "        self._routed_experts_cpu = None\n",
+        "        self._routed_experts_cpu = None\n" + change,
+    )
+    files = {"p/runner.py": code}
+    found = [
+        f
+        for f in judge(read_plugin(files), view("0.30.0"), view("0.26.0")).findings
+        if f.member == "AsyncGPUModelRunnerOutput.get_output"
+    ]
+    if not breaks:
+        assert found == []
+        return
+    [finding] = found
+    assert (finding.kind, finding.line) == ("call-raises", 5)
+    assert "reads self._num_nans, self._num_nans_cpu, set only by" in finding.vllm_change
+    assert "(vLLM 0.26.0's read none of them)" in finding.vllm_change
+    # At the pin, nothing it leaves unset is read.
+    at_pin = judge(read_plugin(files), view("0.26.0"), None).findings
+    assert not any(f.member == "AsyncGPUModelRunnerOutput.get_output" for f in at_pin)
+
+
+def test_an_own_get_output_or_a_read_in_a_branch_is_not_vllms_to_judge() -> None:
+    own = _BYPASSES_INIT.replace("return super().get_output()", "return self._model_runner_output")
+    found = judge(read_plugin({"p/runner.py": own}), view("0.30.0"), view("0.26.0")).findings
+    assert not any(f.member == "AsyncGPUModelRunnerOutput.get_output" for f in found)
+    from conformance.crater.inherited_state import vllm_async_state
+
+    tree = ast.parse(
+        "class A:\n    def __init__(self):\n        self.a = 1\n        self.b = 2\n"
+        "        self.c = 3\n\n    def get_output(self):\n        if self.a:\n"
+        "            return self.b\n        x = self.c or self.b\n        return x\n"
+    )
+    state = vllm_async_state(tree.body[0])  # type: ignore[arg-type]
+    # b is read only in a branch, or after an ``or`` that may not reach it.
+    assert state.needed == {"a", "c"}
