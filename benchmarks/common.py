@@ -74,6 +74,18 @@ MIN_TOKEN_ID = 10_000
 SEED = 20251001
 
 
+ROUNDS_ENV_VAR = "OUTPUTS_BENCH_ROUNDS"
+
+
+def asv_rounds(default: int) -> int:
+    """asv's rounds of each benchmark: ``$OUTPUTS_BENCH_ROUNDS`` where it is a whole
+    number from 1, else ``default``.  A ratio's track times both sides interleaved in
+    each round: one round still has its interval, at half the processes (a device's
+    time, lent by the minute)."""
+    stated = os.environ.get(ROUNDS_ENV_VAR, "").strip()
+    return int(stated) if stated.isdigit() and int(stated) >= 1 else default
+
+
 def quick() -> bool:
     """Whether ``$OUTPUTS_BENCH_QUICK`` asks for one representative shape per benchmark."""
     return os.environ.get(QUICK_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no")
@@ -291,7 +303,7 @@ class Benchmark:
     10 samples of ~10 ms each (at most 2 s per round), after a 0.1 s warm-up.
     """
 
-    rounds = 2
+    rounds = asv_rounds(2)
     repeat = (3, 10, 2.0)
     sample_time = 0.01
     warmup_time = 0.1

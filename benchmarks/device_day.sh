@@ -19,8 +19,10 @@
 #          folder into OUT_FILE (a .tar.gz): one file back.  Its exit status is
 #          device_check.sh's (124 when it was cut at the limit).  The check's PLAN is
 #          ``limits`` unless set (the reference at the hardware's limits: every shape
-#          of the gathering, unpadding and decode-step grids; ``PLAN=full``: every
-#          group, the race check included).
+#          of the gathering and unpadding grids, the link; ``PLAN=full``: every
+#          group, the race check included).  The decode step's host side, and any
+#          group the first call's time cut off, is a second call's:
+#          ``LIMITS_GROUPS="decode" benchmarks/device_day.sh run OUT_FILE2``.
 # keep     unpacks OUT_FILE into docs/examples/DEVICE/DATE/ ($EXAMPLES_DIR/DEVICE/DATE/
 #          where set; DEVICE from the GPU's name
 #          in its env.txt, DATE the archive's day; earlier runs are kept beside it,
@@ -64,6 +66,10 @@ prepare() {
 run() {
     local archive="$1" scratch
     scratch="$(mktemp -d)/device-check"
+    if [[ ! -d .whl ]] && ! python3 -c "import asv" 2>/dev/null; then
+        echo "device_day run: no .whl/ here and no asv installed. Fix: run 'benchmarks/device_day.sh prepare' where the index is reachable and carry .whl and .texts" >&2
+        return 1
+    fi
     if [[ -d .whl ]]; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
             --upgrade --target /tmp/site .whl/*.whl || return 1

@@ -178,7 +178,8 @@ class TransferBesidePinnedCopy(_TimedOnTheDevice):
     params: ClassVar[list[list[Any]]] = Transfer.params
     param_names: ClassVar[list[str]] = Transfer.param_names
     unit = "fraction"
-    rounds = 5
+    #: The turns each side takes in one call (asv's own ``rounds`` start processes).
+    turns = 5
 
     def setup(self, backend: str, device: str, num_tokens: int, num_logprobs: int) -> None:
         self.prepare(backend, device, num_tokens, num_logprobs, "to_cpu_nonblocking")
@@ -187,7 +188,7 @@ class TransferBesidePinnedCopy(_TimedOnTheDevice):
         self, backend: str, device: str, num_tokens: int, num_logprobs: int
     ) -> dict[str, Any]:
         fractions = []
-        for _ in range(self.rounds):
+        for _ in range(self.turns):
             ours = self.seconds("to_cpu_nonblocking")
             fractions.append(self.seconds("pinned") / ours)
         return sampled(fractions)

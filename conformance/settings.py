@@ -43,6 +43,8 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable("OUTPUTS_BENCH_INSTALL", "`nox -s bench`, `suite`", "a path or requirement installed first (your plugin)"),
     Variable("OUTPUTS_BENCH_SHAPES", BENCHMARKS, "`representative`: one shape per benchmark, the targets' whole grid"),
     Variable("OUTPUTS_BENCH_QUICK", BENCHMARKS, "`1`: one representative shape for every benchmark"),
+    Variable("OUTPUTS_VLLM_COMPILE_BACKEND", BENCHMARKS, "the `torch.compile` backend vLLM's release code gets (its platforms': `inductor`; default `eager`, which `benchmarks/device_check.sh` sets to `inductor` for its benchmarks)"),
+    Variable("OUTPUTS_BENCH_ROUNDS", BENCHMARKS, "asv rounds of each benchmark (default 2; `benchmarks/device_check.sh`'s `PLAN=limits`: 1)"),
     Variable("OUTPUTS_BENCH_DRY_RUN", BENCHMARKS, "`1`: each benchmark called once, nothing timed (the smoke run)"),
     Variable("OUTPUTS_LINK_GBPS", BENCHMARKS, "the device link's rated GB/s (default PCIe Gen5 x16)"),
     Variable("OUTPUTS_MEMORY_GBPS", BENCHMARKS, "the device memory's rated GB/s (default: known by the GPU's name)"),

@@ -518,6 +518,8 @@ _OUTPUTS_NAMES: dict[str, tuple[str, ...]] = {
 _PLATFORMS_SOURCE = '''\
 """Stand-in for vllm.platforms: a CPU platform, made by vllm-outputs-suite."""
 
+import os
+
 
 class CpuPlatform:
     """As much of vLLM's CPU platform as the producer texts use."""
@@ -525,10 +527,12 @@ class CpuPlatform:
     device_name = "cpu"
     device_type = "cpu"
     dispatch_key = "CPU"
-    # What vllm.v1.sample.ops.logprobs hands torch.compile.  "eager": inductor takes
-    # over 60 s to compile batched_count_greater_than on 2 cores, and eager keeps the
-    # function's Python semantics (dynamo still traces it, torch._check included).
-    simple_compile_backend = "eager"
+    # What vllm.v1.sample.ops.logprobs hands torch.compile.  vLLM's platforms hand it
+    # "inductor"; here "eager" unless $OUTPUTS_VLLM_COMPILE_BACKEND says otherwise:
+    # inductor takes over 60 s to compile batched_count_greater_than on 2 cores, and
+    # eager keeps the function's Python semantics (dynamo still traces it, torch._check
+    # included).  The benchmarks on a GPU time vLLM's code as it ships: "inductor".
+    simple_compile_backend = os.environ.get("OUTPUTS_VLLM_COMPILE_BACKEND") or "eager"
 
     def is_cpu(self) -> bool:
         return True

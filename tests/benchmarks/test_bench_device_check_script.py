@@ -151,16 +151,32 @@ def _dry_run_of_the_limits_plan(repo_root: Path, out: Path, **settings: str) -> 
 @pytest.mark.long
 def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
+    # The quick and sure first; each gathering in two parts by vocabulary, so that a part
+    # cut by its limit loses only its own shapes; the report is made by keep.
     assert _dry_run_of_the_limits_plan(repo_root, out) == [
-        "env", "bench-gather-floor", "bench-gather-vllm", "bench-gather-mrv2", "bench-padding",
-        "bench-decode", "bench-link", "conformance", "report",
+        "env", "bench-link", "conformance",
+        "bench-gather-floor-151936", "bench-gather-floor-32000",
+        "bench-gather-vllm-151936", "bench-gather-vllm-32000",
+        "bench-gather-mrv2-151936", "bench-gather-mrv2-32000",
+        "bench-padding", "bench-padding-vllm",
     ]  # fmt: skip
     # The limits the floors are computed against, stated beside the link's.
     assert (
         "limits of cpu: memory no rated memory bandwidth for cpu" in (out / "env.txt").read_text()
     )
-    gather_log = (out / "logs" / "bench-gather-floor.log").read_text()
-    assert "track_gather_ratio_to_bandwidth_floor" in gather_log
+    for vocabulary, other in (("151936", "32000"), ("32000", "151936")):
+        gather_log = (out / "logs" / f"bench-gather-floor-{vocabulary}.log").read_text()
+        assert "track_gather_ratio_to_bandwidth_floor" in gather_log
+        assert f", {vocabulary}, " in gather_log and f", {other}, " not in gather_log
+
+
+@pytest.mark.long
+def test_the_decode_step_is_a_second_call_of_the_limits_plan(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    steps = _dry_run_of_the_limits_plan(repo_root, out, LIMITS_GROUPS="decode")
+    assert steps == ["env", "bench-decode"]
     # Only the targets' tracks of the decode step: its grid is 24 shapes.
     decode_log = (out / "logs" / "bench-decode.log").read_text()
     assert "track_decode_step_ratio_to_copies_floor_0_34" in decode_log
@@ -173,4 +189,4 @@ def test_a_rerun_of_the_limits_plan_runs_only_the_groups_named(
     steps = _dry_run_of_the_limits_plan(
         repo_root, tmp_path / "out", LIMITS_GROUPS="gather-floor conformance"
     )
-    assert steps == ["env", "bench-gather-floor", "conformance", "report"]
+    assert steps == ["env", "conformance", "bench-gather-floor-151936", "bench-gather-floor-32000"]

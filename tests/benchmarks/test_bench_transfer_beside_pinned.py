@@ -28,5 +28,5 @@ def test_each_round_is_the_pinned_copys_time_over_ours(monkeypatch: pytest.Monke
     bench = transfer.TransferBesidePinnedCopy()
     bench.device = "cuda"
     result = bench.track_fraction_of_pinned_copy("reference", "cuda", 4096, 5)
-    assert result["samples"] == pytest.approx([0.95] * bench.rounds)
-    assert len(timed) == 2 * bench.rounds
+    assert result["samples"] == pytest.approx([0.95] * bench.turns)
+    assert len(timed) == 2 * bench.turns

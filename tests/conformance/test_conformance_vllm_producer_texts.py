@@ -358,3 +358,19 @@ def test_without_producer_text_the_tree_is_outputs_only(tmp_path: Path) -> None:
     assert (folder / "vllm" / "v1" / "outputs.py").is_file()
     assert not (folder / "vllm" / "v1" / "sample").exists()
     assert not (folder / "vllm" / "platforms.py").exists()
+
+
+def test_the_stand_in_platform_compiles_as_the_environment_says(monkeypatch) -> None:
+    """vLLM's platforms hand torch.compile "inductor"; the stand-in hands "eager" (a
+    minute of compiling on 2 cores) unless the benchmarks on a GPU ask for vLLM's own."""
+    from conformance.releases.texts import _PLATFORMS_SOURCE
+
+    def backend() -> str:
+        namespace: dict[str, object] = {}
+        exec(compile(_PLATFORMS_SOURCE, "vllm/platforms/__init__.py", "exec"), namespace)
+        return namespace["CpuPlatform"].simple_compile_backend  # type: ignore[attr-defined]
+
+    monkeypatch.delenv("OUTPUTS_VLLM_COMPILE_BACKEND", raising=False)
+    assert backend() == "eager"
+    monkeypatch.setenv("OUTPUTS_VLLM_COMPILE_BACKEND", "inductor")
+    assert backend() == "inductor"
