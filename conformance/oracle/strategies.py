@@ -24,6 +24,9 @@ settings.register_profile(
     deadline=None,
     print_blob=False,
     suppress_health_check=list(HealthCheck),
+    # One failure a check: its own message names the input and what was expected, where
+    # several distinct ones read "Hypothesis found 2 distinct failures".
+    report_multiple_bugs=False,
     # No "explain" phase: its coverage notes name files of this machine and add
     # nothing a backend author can act on.
     phases=(Phase.explicit, Phase.generate, Phase.shrink),
@@ -42,8 +45,9 @@ def use_suite_profile(given: str | None = None) -> None:
     (``default``; ``ci`` on a CI machine) is not a choice: the suite's applies, so a
     verdict does not depend on the machine's environment variables.
 
-    On a chosen profile two settings are still the suite's: no deadline and no health
-    checks, which judge how fast the suite draws its examples, not the backend."""
+    On a chosen profile three settings are still the suite's: no deadline and no health
+    checks, which judge how fast the suite draws its examples, not the backend, and one
+    failure a check, so that its line names the input."""
     current = getattr(settings, "get_current_profile_name", None)
     name = current() if current is not None else getattr(settings, "_current_profile", "default")
     if name.startswith(PROFILE):
@@ -57,6 +61,7 @@ def use_suite_profile(given: str | None = None) -> None:
         parent=settings.get_profile(name),
         deadline=None,
         suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
     )
     settings.load_profile(derived)
 

@@ -21,7 +21,8 @@ def pytest_sessionfinish(session):
     chosen = settings.default
     with open("settings.json", "w") as out:
         json.dump({"max_examples": chosen.max_examples, "derandomize": chosen.derandomize,
-                   "deadline": chosen.deadline, "health_checks_off": len(chosen.suppress_health_check)}, out)
+                   "deadline": chosen.deadline, "health_checks_off": len(chosen.suppress_health_check),
+                   "multiple_bugs": chosen.report_multiple_bugs}, out)
 """
 
 
@@ -38,6 +39,8 @@ def _settings(tmp_path, *args: str, env: dict[str, str] | None = None) -> dict:
 def test_without_a_chosen_profile_the_checks_run_under_the_suites(tmp_path) -> None:
     found = _settings(tmp_path)
     assert found["max_examples"] == 40 and found["derandomize"] is True
+    # One failure a check: its line names the input, not "2 distinct failures".
+    assert found["multiple_bugs"] is False
 
 
 def test_a_profile_hypothesis_picks_on_ci_machines_is_not_a_choice(tmp_path) -> None:
@@ -53,3 +56,4 @@ def test_a_profile_the_user_chooses_applies_to_the_checks(tmp_path) -> None:
     # Health checks and the deadline stay off: they would judge the suite's own
     # fixtures and drawing speed, not the backend.
     assert found["deadline"] is None and found["health_checks_off"] > 0
+    assert found["multiple_bugs"] is False
