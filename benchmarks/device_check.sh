@@ -48,9 +48,9 @@
 # the gathering's conformance checks on the device; no race check, no publish, no
 # report: device_day.sh keep makes it), in groups LIMITS_GROUPS may name, in this
 # order: link (BENCH_LINK_LIMIT 30), conformance (CONFORMANCE_LIMIT 20), gather-floor,
-# gather-vllm, gather-mrv2 (each in two parts by vocabulary, BENCH_GATHER_LIMIT 35 a
-# part), padding (two parts, BENCH_PADDING_LIMIT 30 each): with the env step (ENV_LIMIT
-# 20 here), 340 s at most.  decode (BENCH_DECODE_LIMIT 90, the host side of the decode
+# gather-mrv2 (each in two parts by vocabulary, BENCH_GATHER_LIMIT 35 a part), padding
+# (two parts, BENCH_PADDING_LIMIT 30 each), gather-vllm (two parts, last: its processes
+# compile vLLM's code): with the env step (ENV_LIMIT 20 here), 340 s at most.  decode (BENCH_DECODE_LIMIT 90, the host side of the decode
 # step) runs only where LIMITS_GROUPS names it: a second call's.
 # DRY_RUN=1 proves the script without a device (the project's tests run it so, on
 # OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
@@ -220,23 +220,25 @@ elif [[ ${PLAN:-full} == limits ]]; then
     # all it measures.  LIMITS_GROUPS names the groups run (a rerun of what the first
     # run's time cut off).
     export OUTPUTS_BENCH_ROUNDS="${OUTPUTS_BENCH_ROUNDS:-1}"
-    groups=" ${LIMITS_GROUPS:-link conformance gather-floor gather-vllm gather-mrv2 padding} "
+    groups=" ${LIMITS_GROUPS:-link conformance gather-floor gather-mrv2 padding gather-vllm} "
     [[ $groups == *" link "* ]] && bench bench-link "${BENCH_LINK_LIMIT:-30}" \
-        -b '^(link\.LinkBandwidth|transfer\.TransferBesidePinnedCopy)\.track_'
+        -b '^(link\.(LinkBandwidth|LinkRating)|transfer\.TransferBesidePinnedCopy)\.track_'
     [[ $groups == *" conformance "* ]] && step conformance "${CONFORMANCE_LIMIT:-20}" \
         "$PYTHON" -m conformance --backend "$OUTPUTS_BACKEND" -k gather_logprobs \
         --report "$OUT/conformance.json"
     [[ $groups == *" gather-floor "* ]] && bench_by_vocabulary bench-gather-floor \
         "${BENCH_GATHER_LIMIT:-35}" \
         '^gather\.GatherAtTheMemoryLimit\.track_gather_ratio_to_bandwidth_floor'
-    [[ $groups == *" gather-vllm "* ]] && bench_by_vocabulary bench-gather-vllm \
-        "${BENCH_GATHER_LIMIT:-35}" '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm'
     [[ $groups == *" gather-mrv2 "* ]] && bench_by_vocabulary bench-gather-mrv2 \
         "${BENCH_GATHER_LIMIT:-35}" '^gather\.GatherBesideModelRunnerV2\.track_\w+'
     [[ $groups == *" padding "* ]] && bench bench-padding "${BENCH_PADDING_LIMIT:-30}" \
         -b '^padding\.Unpad\.track_'
     [[ $groups == *" padding "* ]] && bench bench-padding-vllm "${BENCH_PADDING_LIMIT:-30}" \
         -b '^padding\.UnpadBesideVllm\.track_'
+    # vLLM's own gathering last: each of its processes compiles vLLM's rank count
+    # (inductor, as vLLM ships it), the least certain time of the groups.
+    [[ $groups == *" gather-vllm "* ]] && bench_by_vocabulary bench-gather-vllm \
+        "${BENCH_GATHER_LIMIT:-35}" '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm'
     # The decode step's two targets: ours over the floor, ours over 0.34.0's where that
     # is at least 2x the floor.  (asv matches -b against each name with its parameters
     # too: a name ends at \b, not $.)

@@ -84,6 +84,20 @@ class LinkBandwidth(DeviceBenchmark):
     track_fraction_of_link.unit = "fraction"  # type: ignore[attr-defined]
 
 
+class LinkRating(DeviceBenchmark):
+    """The link's rated GB/s this run measured against (:func:`link_gbps`), recorded
+    for the report: a rating, not a measurement (its unit says so)."""
+
+    def setup(self, backend: str, device: str) -> None:
+        self.use(backend, device)
+        require_accelerator(device)
+
+    def track_rated_gbps(self, backend: str, device: str) -> float:
+        return link_gbps()
+
+    track_rated_gbps.unit = "GB/s rated"  # type: ignore[attr-defined]
+
+
 class SmallCopy(DeviceBenchmark):
     """The latency floor of the link: one 4-byte blocking device-to-host copy."""
 

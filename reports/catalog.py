@@ -12,9 +12,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-#: PCIe Gen5 x16, per direction (DESIGN section 5).
+#: PCIe Gen5 x16, per direction (DESIGN section 5): the link's limit where a run did not
+#: record the one it measured against (:data:`LINK_RATING`).
 LINK_LIMIT_GBPS = 63.0
 LINK_NAME = "PCIe Gen5 x16"
+#: The benchmark recording the link's rated GB/s a machine's run measured against
+#: (``$OUTPUTS_LINK_GBPS``, else PCIe Gen5 x16's).
+LINK_RATING = re.compile(r"^link\.LinkRating\.track_rated_gbps$")
 #: What pinned device-to-host copies reach on H100-class machines.
 PINNED_D2H_GBPS = (52.0, 57.0)
 #: Where copies stop being latency-bound.
@@ -344,3 +348,15 @@ def pick_param(frame: pd.DataFrame, preferred: tuple[str, ...]) -> str | None:
             if values.notna().any():
                 return name
     return None
+
+
+def link_limit(frame: pd.DataFrame, machine: str | None = None) -> tuple[float, str]:
+    """``(GB/s, its name)`` of the link ``machine``'s run measured against (any
+    machine's, where None): the rating it recorded, else :data:`LINK_LIMIT_GBPS`."""
+    rows = frame[frame["benchmark"].str.match(LINK_RATING, na=False) & (frame["status"] == "ok")]
+    if machine is not None:
+        rows = rows[rows["machine"] == machine]
+    values = pd.to_numeric(rows["value"], errors="coerce").dropna()
+    if values.empty or float(values.iloc[-1]) == LINK_LIMIT_GBPS:
+        return LINK_LIMIT_GBPS, LINK_NAME
+    return float(values.iloc[-1]), "rated link"

@@ -243,12 +243,8 @@ def bandwidth(frame: pd.DataFrame, out: Path) -> Path | None:
             group = group.assign(method=group["method"].fillna("plain copy"))
         _draw_lines(ax, group, x, by=by, exclude=exclude, label=_method_label)
         if device != "cpu":  # a host-to-host copy crosses no link
-            ax.axhline(
-                catalog.LINK_LIMIT_GBPS,
-                color="red",
-                linestyle="--",
-                label=f"{catalog.LINK_NAME} limit ({catalog.LINK_LIMIT_GBPS:.0f} GB/s)",
-            )
+            limit, name = catalog.link_limit(frame, machine)
+            ax.axhline(limit, color="red", linestyle="--", label=f"{name} limit ({limit:.0f} GB/s)")
             ax.axhspan(
                 low,
                 high,

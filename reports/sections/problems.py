@@ -62,8 +62,9 @@ def notes_section() -> Section:
                 "interval, quartiles and repeat count beside it). Absolute times mean something "
                 "only on the machine that measured them; on a CPU-only machine trust the ratios, "
                 "which compare two ways measured side by side in one run. GB/s is payload bytes "
-                f"over the device-to-host time; the {catalog.LINK_NAME} limit is "
-                f"{catalog.LINK_LIMIT_GBPS:.0f} GB/s per direction and payloads under "
+                "over the device-to-host time; the link's limit is the rating each run "
+                f"recorded (`$OUTPUTS_LINK_GBPS`; by default the {catalog.LINK_NAME}'s "
+                f"{catalog.LINK_LIMIT_GBPS:.0f} GB/s per direction) and payloads under "
                 f"~{format_bytes(catalog.LATENCY_BOUND_BYTES)} are latency-bound."
             )
         ],

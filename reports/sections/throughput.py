@@ -16,10 +16,10 @@ from reports.units import format_bytes
 
 
 def bandwidth_section(current: pd.DataFrame) -> Section:
+    limit, name = catalog.link_limit(current)
     section = Section(
         "bandwidth",
-        f"Transfer: achieved GB/s against the {catalog.LINK_NAME} limit "
-        f"({catalog.LINK_LIMIT_GBPS:.0f} GB/s per direction)",
+        f"Transfer: achieved GB/s against the {name} limit ({limit:.0f} GB/s per direction)",
     )
     measured = row_kinds.gbps(catalog.with_payload_bytes(current))
     if measured.empty:
@@ -57,7 +57,7 @@ def bandwidth_section(current: pd.DataFrame) -> Section:
         share = (
             "no link (host copy)"
             if device == "cpu"
-            else f"{best['value'] / catalog.LINK_LIMIT_GBPS:.0%}"
+            else f"{best['value'] / catalog.link_limit(current, machine)[0]:.0%}"
         )
         body.append(
             (

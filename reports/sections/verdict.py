@@ -49,22 +49,23 @@ def verdict_section(data: ReportInput) -> Section:
     gbps = row_kinds.gbps(data.current)
     links = gbps[gbps["device"] != "cpu"]
     if links.empty:
+        limit, name = catalog.link_limit(data.current)
         items.append(
             Verdict(
-                f"Device-to-host GB/s against the {catalog.LINK_NAME} limit "
-                f"({catalog.LINK_LIMIT_GBPS:.0f} GB/s)",
+                f"Device-to-host GB/s against the {name} limit ({limit:.0f} GB/s)",
                 NO_DATA,
                 "no accelerator measured",
             )
         )
     else:
         best = links.loc[links["value"].idxmax()]
+        limit, name = catalog.link_limit(data.current, best["machine"])
         items.append(
             Verdict(
                 "Best device-to-host transfer",
                 "",
                 f"{best['value']:.1f} GB/s on {best['device']}@{best['machine']} "
-                f"= {best['value'] / catalog.LINK_LIMIT_GBPS:.0%} of the {catalog.LINK_NAME} limit "
+                f"= {best['value'] / limit:.0%} of the {name} limit ({limit:.0f} GB/s) "
                 f"(pinned copies reach {catalog.PINNED_D2H_GBPS[0]:.0f}-"
                 f"{catalog.PINNED_D2H_GBPS[1]:.0f} GB/s on H100-class machines)",
             )

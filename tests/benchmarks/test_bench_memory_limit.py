@@ -81,3 +81,15 @@ def test_a_device_not_on_this_machine_is_named_absent(monkeypatch: pytest.Monkey
     # Not "state its bandwidth": no bandwidth would make an absent npu measurable.
     monkeypatch.setenv(device_memory.MEMORY_ENV_VAR, "4800")
     assert device_memory.memory_limit("npu") == (None, "no npu device on this machine")
+
+
+def test_the_link_rating_a_run_measures_against_is_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.link import LINK_ENV_VAR, LinkRating
+
+    monkeypatch.setenv(LINK_ENV_VAR, "128")
+    assert LinkRating().track_rated_gbps("reference", "cuda") == 128.0
+    assert LinkRating.track_rated_gbps.unit == "GB/s rated"  # a rating: no transfer row
+    monkeypatch.delenv(LINK_ENV_VAR)
+    assert LinkRating().track_rated_gbps("reference", "cuda") == 63.0

@@ -105,6 +105,27 @@ def test_gpu_bandwidth_is_held_against_the_link_limit(tmp_path):
     )
 
 
+def test_a_link_rating_the_run_recorded_is_the_limit_it_is_held_against(tmp_path):
+    """A run on a PCIe Gen6 host (OUTPUTS_LINK_GBPS=128) records the rating it measured
+    against: the report's share of the link is of that, not of Gen5's 63 GB/s."""
+    frame = _gpu_bandwidth()
+    rating = {
+        **frame.iloc[0].to_dict(),
+        "benchmark": "link.LinkRating.track_rated_gbps",
+        "value": 128.0,
+        "unit": "GB/s rated",
+        "params": "",
+        "num_tokens": None,
+        "num_logprobs": None,
+        "method": None,
+    }
+    frame = pd.concat([frame, pd.DataFrame([rating])], ignore_index=True)
+    text = _summary(content.ReportInput(frame=frame, current=frame, results_dir="r"))
+    assert "| 52.00 | 11 MiB | 41% |" in text
+    assert "= 41% of the rated link limit (128 GB/s)" in text
+    assert "against the rated link limit (128 GB/s per direction)" in text
+
+
 def _ns_per_element(num_logprobs: int = 5) -> pd.DataFrame:
     rows = [
         {
