@@ -203,6 +203,13 @@ class Headline:
     side_by_side: bool = False
     #: The slowest release and its time over the fastest's (side by side only).
     slowest: tuple[str, float] | None = None
+    #: The run's noise for this operation: the reference timed side by side against
+    #: itself, as a factor from 1 (1.3 for a self-ratio of 0.77 or 1.3); None unknown.
+    noise: float | None = None
+
+    def beyond_noise(self, factor: float) -> bool:
+        """Whether a ratio of two releases (``factor`` >= 1) says more than the noise."""
+        return self.noise is None or factor > self.noise
 
 
 def _ordered_releases(values: dict[str, float]) -> pd.Series:
@@ -256,6 +263,7 @@ def headlines(rows: pd.DataFrame, side: pd.DataFrame | None = None) -> list[Head
                     len(values),
                     side_by_side=True,
                     slowest=(slowest, float(values[slowest] / values[fastest])),
+                    noise=_noise(ratios),
                 )
             )
             continue
@@ -278,6 +286,16 @@ def headlines(rows: pd.DataFrame, side: pd.DataFrame | None = None) -> list[Head
             )
         )
     return out
+
+
+def _noise(ratios: pd.DataFrame) -> float | None:
+    """The reference's ratio against itself (it is the partner of every operation it
+    has), as a factor from 1: how far apart the run put the same code."""
+    own = ratios.loc[ratios["backend"] == REFERENCE, "ratio"]
+    if own.empty or not own.iloc[0] > 0:
+        return None
+    ratio = float(own.iloc[0])
+    return max(ratio, 1 / ratio)
 
 
 def operation_ratios(side: pd.DataFrame, machine: Any, device: Any, benchmark: str) -> pd.DataFrame:

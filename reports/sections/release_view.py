@@ -42,8 +42,9 @@ def release_section(current: pd.DataFrame) -> Section | None:
                 "has them; otherwise the sentences compare medians at the middle shape. "
                 "Even side by side, two releases with identical code for an operation can "
                 "differ by the machine's noise (on a shared 2-core VM steps of 0.83x to "
-                "1.24x were measured between identical texts), so read a step as a finding "
-                "only well beyond that. "
+                "1.24x were measured between identical texts): where the run timed the "
+                "reference against itself, a sentence names a fastest release or a step "
+                "only beyond how far apart that put the same code. "
                 "Plots: `release_latency.png` (medians), `release_side_by_side.png` "
                 "(side by side)."
             ),
@@ -88,14 +89,23 @@ def _headline_sentence(headline: releases.Headline, many: bool) -> str:
     )
     if headline.fastest_value is not None:
         text += f" ({format_seconds(headline.fastest_value)})"
+    noise = (
+        f" (the reference against itself read {headline.noise:.2f}x apart)"
+        if headline.noise is not None
+        else ""
+    )
     if headline.slowest is not None and headline.slowest[1] > 1.0:
         slowest, times = headline.slowest
+        if not headline.beyond_noise(times):
+            return text + f"; every release within the run's noise{noise}."
         text += f", {times:.2f}x faster than the slowest, {releases.release_of(slowest)}"
     if headline.worst_step is None:
         return text + "; only one release measured."
     before, after, ratio = headline.worst_step
     if ratio <= 1.0:
         return text + f"; no release slower than the one before it ({headline.releases} releases)."
+    if not headline.beyond_noise(ratio):
+        return text + f"; no step between consecutive releases beyond the run's noise{noise}."
     return (
         text + f"; largest regression between consecutive releases "
         f"{releases.release_of(before)} -> {releases.release_of(after)}, {ratio:.2f}x slower."

@@ -226,6 +226,30 @@ def test_the_report_shows_each_step_side_by_side(with_side) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("self_ratio", "said"),
+    [
+        # The reference against itself read 2.5x apart: the 3x spread says something, the
+        # 3x step too; at 3.5x apart neither does.
+        (2.5, "3.00x faster than the slowest, 0.12.0; largest regression between "
+              "consecutive releases 0.10.2 -> 0.12.0, 3.00x slower."),
+        (1 / 3.5, "every release within the run's noise (the reference against itself read "
+                  "3.50x apart)."),
+    ],
+)  # fmt: skip
+def test_a_release_sentence_says_nothing_the_runs_own_noise_could(
+    with_side: pd.DataFrame, self_ratio: float, said: str
+) -> None:
+    """The reference timed side by side against itself shows how far apart the run put
+    the same code: a spread or a step within that is no finding."""
+    noisy = with_side.copy()
+    own = (noisy["benchmark"] == SIDE) & (noisy["backend"] == "reference")
+    noisy.loc[own, "value"] = self_ratio
+    section = release_view.release_section(noisy)
+    assert section is not None
+    assert said in render_markdown.render(content.Report("t", [section]))
+
+
 def test_the_side_by_side_plot_has_a_panel_per_operation(
     with_side: pd.DataFrame, frame: pd.DataFrame, tmp_path: Path
 ) -> None:
