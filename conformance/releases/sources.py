@@ -19,6 +19,7 @@ expected (:class:`~conformance.releases.texts.ReleaseTextError`), before any che
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
 import zipfile
@@ -28,7 +29,12 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from conformance.oracle.text_surface import Surface, surface_of_module, surface_of_snippet
+from conformance.oracle.text_surface import (
+    OUTPUTS_MODULE,
+    Surface,
+    surface_of_module,
+    surface_of_snippet,
+)
 from conformance.releases.texts import (
     MRV2_FOLDER,
     PRODUCERS_FOLDER,
@@ -52,6 +58,9 @@ class VllmSource:
     outputs: str  #: the text of vllm/v1/outputs.py
     producers: str | None  #: producer sections in the layout of the shared texts
     version: str | None  #: the version it says it is, where it says one
+    #: ``(name, class source)`` of output types outputs.py imports from another module
+    #: of the tree or wheel (a type moved and re-exported): its surface, as they are
+    reexported: tuple[tuple[str, str], ...] = ()
 
     @property
     def what(self) -> str:
@@ -68,11 +77,16 @@ class VllmSource:
         """Names the texts: equal digests, equal sources."""
         hashed = hashlib.sha256(self.outputs.encode())
         hashed.update(b"\0" + (self.producers or "").encode())
+        for name, text in self.reexported:
+            hashed.update(f"\0{name}\0{text}".encode())
         return hashed.hexdigest()[:16]
 
     def surface(self) -> Surface:
-        """The outputs text's surface and, where present, its producers'."""
+        """The outputs text's surface (with the types it re-exports) and, where present,
+        its producers'."""
         found = surface_of_module(self.outputs)
+        for _, text in self.reexported:
+            found.update(surface_of_module(text))
         if self.producers is not None:
             found.update(producer_surface(self.producers))
         return found
@@ -176,7 +190,12 @@ def _from_tree(path: Path, origin: str = "tree", version: str | None = None) -> 
     texts.update((name, text) for name, text in _v1_files(root).items() if name not in texts)
     version = version or _tree_version(root)
     return VllmSource(
-        path, origin, texts[OUTPUTS_FILE], _producers_of(texts, version, str(path)), version
+        path,
+        origin,
+        texts[OUTPUTS_FILE],
+        _producers_of(texts, version, str(path)),
+        version,
+        _reexported(texts),
     )
 
 
@@ -248,7 +267,63 @@ def _from_wheel(path: Path) -> VllmSource:
     parts = path.name.split("-")
     version = parts[1] if len(parts) >= 5 else None
     return VllmSource(
-        path, "wheel", texts[OUTPUTS_FILE], _producers_of(texts, version, path.name), version
+        path,
+        "wheel",
+        texts[OUTPUTS_FILE],
+        _producers_of(texts, version, path.name),
+        version,
+        _reexported(texts),
+    )
+
+
+def _reexported(texts: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The output types (classes some release's outputs.py defined) that this outputs.py
+    imports at run time from another module of ``texts`` instead: moved, and still
+    ``vllm.v1.outputs.X`` to whoever imports it."""
+    try:
+        tree = ast.parse(texts[OUTPUTS_FILE])
+    except SyntaxError:
+        return ()
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    wanted = _output_type_names() - defined
+    found = []
+    for node in tree.body:  # top-level imports only: one under TYPE_CHECKING never runs
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        base = node.module.replace(".", "/")
+        text = texts.get(f"{base}.py") or texts.get(f"{base}/__init__.py")
+        if text is None:
+            continue
+        for alias in node.names:
+            if alias.name in wanted and alias.asname in (None, alias.name):
+                source = _class_source(text, alias.name)
+                if source is not None:
+                    found.append((alias.name, source))
+    return tuple(found)
+
+
+def _class_source(text: str, name: str) -> str | None:
+    """The source of top-level class ``name`` in ``text``, decorators included."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return "\n".join(text.splitlines()[first - 1 : node.end_lineno]) + "\n"
+    return None
+
+
+@functools.cache
+def _output_type_names() -> frozenset[str]:
+    from conformance.releases.known_surfaces import known_surfaces
+
+    return frozenset(
+        member.owner
+        for surface in known_surfaces().values()
+        for member in surface.values()
+        if member.module == OUTPUTS_MODULE and member.owner and not member.name
     )
 
 

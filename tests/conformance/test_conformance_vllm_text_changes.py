@@ -235,6 +235,37 @@ def test_a_tree_reads_the_callers_of_a_gathering_as_its_wheel_does(tmp_path) -> 
     assert from_wheel is not None and caller in from_wheel
 
 
+def test_a_type_moved_and_re_exported_by_outputs_py_is_no_change(tmp_path) -> None:
+    """A head that moves LogprobsLists to a module of its own and imports it back into
+    outputs.py: ``vllm.v1.outputs.LogprobsLists`` is the same class, judged as it is,
+    not removed (its members unjudged)."""
+    import ast
+    import zipfile
+
+    tree = vllm_texts.write_tree(tmp_path / "checkout")
+    outputs = tree / "vllm" / "v1" / "outputs.py"
+    text = outputs.read_text()
+    [cls] = [n for n in ast.parse(text).body if getattr(n, "name", "") == "LogprobsLists"]
+    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    lines = text.splitlines()
+    moved = "\n".join(lines[first - 1 : cls.end_lineno]) + "\n"
+    (tree / "vllm" / "v1" / "logprobs_lists.py").write_text(
+        "from typing import NamedTuple\n\nimport numpy as np\n\n\n" + moved
+    )
+    rest = lines[: first - 1] + ["from vllm.v1.logprobs_lists import LogprobsLists"]
+    outputs.write_text("\n".join(rest + lines[cls.end_lineno :]) + "\n")
+    judged = text_revision(tree)
+    assert (judged.nearest, judged.changes) == ("0.33.0", ())
+    wheel = tmp_path / "vllm-0.33.0-cp38-abi3-manylinux1_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path in (tree / "vllm").rglob("*.py"):
+            archive.write(path, path.relative_to(tree).as_posix())
+    assert text_revision(wheel).changes == ()
+    # Its outputs.py alone shows no such module: the type is not there to judge.
+    alone = text_revision(outputs)
+    assert any((c.type, c.change) == ("LogprobsLists", "type removed") for c in alone.changes)
+
+
 def test_a_producer_changed_in_a_tree_is_a_change_of_that_producer(tmp_path) -> None:
     producers = vllm_texts.producer_text()
     marker = "        return LogprobsTensors(indices, logprobs, token_ranks)"
