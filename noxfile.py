@@ -699,7 +699,7 @@ def bench_releases(session: nox.Session) -> None:
     results are recorded into ``.asv/results`` under ``HEAD`` and the report, with its
     release-over-release section and ``release_latency.png``, goes to ``releases-out/``
     (``$OUTPUTS_RELEASES_OUT``).  Devices: ``$OUTPUTS_BENCH_DEVICES``, else every
-    device present (cpu only with ``--quick``).  ``--quick`` (about 2 minutes on
+    device present (cpu only with ``--quick``).  ``--quick`` (about 11 minutes on
     2 cores): one representative shape per benchmark, fewer samples.  Recording replaces
     that commit's earlier results of the same benchmarks (e.g. from ``nox -s suite``).
     """

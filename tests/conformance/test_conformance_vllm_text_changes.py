@@ -252,8 +252,8 @@ def test_a_type_moved_and_re_exported_by_outputs_py_is_no_change(tmp_path) -> No
     (tree / "vllm" / "v1" / "logprobs_lists.py").write_text(
         "from typing import NamedTuple\n\nimport numpy as np\n\n\n" + moved
     )
-    rest = lines[: first - 1] + ["from vllm.v1.logprobs_lists import LogprobsLists"]
-    outputs.write_text("\n".join(rest + lines[cls.end_lineno :]) + "\n")
+    rest = [*lines[: first - 1], "from vllm.v1.logprobs_lists import LogprobsLists"]
+    outputs.write_text("\n".join([*rest, *lines[cls.end_lineno :]]) + "\n")
     judged = text_revision(tree)
     assert (judged.nearest, judged.changes) == ("0.33.0", ())
     wheel = tmp_path / "vllm-0.33.0-cp38-abi3-manylinux1_x86_64.whl"
