@@ -68,17 +68,11 @@ def output_aliases() -> frozenset[str]:
     )
 
 
-@functools.cache
 def output_classes() -> frozenset[str]:
     """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
-    from conformance.releases.known_surfaces import known_surfaces
+    from conformance.releases.known_surfaces import output_classes as known_classes
 
-    return frozenset(
-        m.owner
-        for surface in known_surfaces().values()
-        for m in surface.values()
-        if m.module == OUTPUTS and m.owner and not m.name
-    )
+    return known_classes()
 
 
 @functools.cache

@@ -42,6 +42,17 @@ def known_surfaces(path: Path = KNOWN_FILE) -> dict[str, Surface]:
     }
 
 
+@functools.cache
+def output_classes() -> frozenset[str]:
+    """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
+    return frozenset(
+        m.owner
+        for surface in known_surfaces().values()
+        for m in surface.values()
+        if m.module == OUTPUTS_MODULE and m.owner and not m.name
+    )
+
+
 def has_producers(surface: Surface) -> bool:
     return any(m.module != OUTPUTS_MODULE for m in surface.values())
 

@@ -19,7 +19,6 @@ expected (:class:`~conformance.releases.texts.ReleaseTextError`), before any che
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import re
 import zipfile
@@ -30,7 +29,6 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from conformance.oracle.text_surface import (
-    OUTPUTS_MODULE,
     Surface,
     surface_of_module,
     surface_of_snippet,
@@ -284,8 +282,10 @@ def _reexported(texts: dict[str, str]) -> tuple[tuple[str, str], ...]:
         tree = ast.parse(texts[OUTPUTS_FILE])
     except SyntaxError:
         return ()
+    from conformance.releases.known_surfaces import output_classes
+
     defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    wanted = _output_type_names() - defined
+    wanted = output_classes() - defined
     found = []
     for node in tree.body:  # top-level imports only: one under TYPE_CHECKING never runs
         if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
@@ -313,18 +313,6 @@ def _class_source(text: str, name: str) -> str | None:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             return "\n".join(text.splitlines()[first - 1 : node.end_lineno]) + "\n"
     return None
-
-
-@functools.cache
-def _output_type_names() -> frozenset[str]:
-    from conformance.releases.known_surfaces import known_surfaces
-
-    return frozenset(
-        member.owner
-        for surface in known_surfaces().values()
-        for member in surface.values()
-        if member.module == OUTPUTS_MODULE and member.owner and not member.name
-    )
 
 
 def _in_v1(name: str) -> bool:
