@@ -3,7 +3,7 @@
 #
 #   benchmarks/device_day.sh prepare        # here, with network: .whl/ and .texts/
 #   benchmarks/device_day.sh run OUT_FILE   # there, offline: device_check.sh, one archive
-#   benchmarks/device_day.sh keep OUT_FILE  # here again: the run kept in docs/examples/
+#   benchmarks/device_day.sh keep OUT_FILE [LABEL]  # here again: kept in docs/examples/
 #
 # The lent GPU machine (one H200, Python 3.12 with CUDA torch, pandas, matplotlib,
 # pytest, hypothesis; no network, no asv) gets a copy of the working tree and the
@@ -25,9 +25,10 @@
 #          ``LIMITS_GROUPS="decode" benchmarks/device_day.sh run OUT_FILE2``.
 # keep     unpacks OUT_FILE into docs/examples/DEVICE/DATE/ ($EXAMPLES_DIR/DEVICE/DATE/
 #          where set; DEVICE from the GPU's name
-#          in its env.txt, DATE the archive's day; earlier runs are kept beside it,
-#          an existing folder is never overwritten) and makes the report again there
-#          from the run's results and conformance report.
+#          in its env.txt, DATE the archive's day, DATE-LABEL where a LABEL is given:
+#          a second call's run of the same day, such as ``decode``; earlier runs are kept
+#          beside it, an existing folder is never overwritten) and makes the report
+#          again there from the run's results and conformance report.
 #
 # The device tool's call, e.g. (timeout_s 400: the check's 360 and the archive, so a
 # rerun still fits in 15 minutes):
@@ -89,7 +90,7 @@ run() {
 }
 
 keep() {
-    local archive="$1" unpacked device day folder
+    local archive="$1" label="${2:-}" unpacked device day folder
     if ! tar tzf "$archive" device-check/env.txt >/dev/null 2>&1; then
         echo "keep: $archive is not an archive of device_day.sh run (no device-check/env.txt). Fix: name the file the run brought back" >&2
         return 1
@@ -100,9 +101,9 @@ keep() {
     device="$(grep -m1 -oiE '^NVIDIA [A-Z0-9]+' "$unpacked/device-check/env.txt" |
         awk '{print tolower($2)}')"
     day="$(date -u -r "$archive" +%Y-%m-%d)"
-    folder="${EXAMPLES_DIR:-docs/examples}/${device:-device}/$day"
+    folder="${EXAMPLES_DIR:-docs/examples}/${device:-device}/$day${label:+-$label}"
     if [[ -e $folder ]]; then
-        echo "keep: $folder exists already; nothing overwritten. Fix: move it away first" >&2
+        echo "keep: $folder exists already; nothing overwritten. Fix: move it away first, or name this run: $0 keep $archive LABEL" >&2
         return 1
     fi
     mkdir -p "$folder" && cp -r "$unpacked/device-check/." "$folder/" || return 1
@@ -116,11 +117,11 @@ keep() {
 case "${1:-}" in
 prepare) prepare ;;
 keep)
-    if [[ $# -ne 2 ]]; then
-        echo "usage: $0 keep OUT_FILE" >&2
+    if [[ $# -ne 2 && $# -ne 3 ]] || [[ ${3:-x} =~ [^A-Za-z0-9_.-] ]]; then
+        echo "usage: $0 keep OUT_FILE [LABEL] (a LABEL of letters, digits, . _ -)" >&2
         exit 64
     fi
-    keep "$2"
+    keep "$2" "${3:-}"
     ;;
 run)
     if [[ $# -ne 2 ]]; then
@@ -130,7 +131,7 @@ run)
     run "$2"
     ;;
 *)
-    echo "usage: $0 prepare | run OUT_FILE | keep OUT_FILE" >&2
+    echo "usage: $0 prepare | run OUT_FILE | keep OUT_FILE [LABEL]" >&2
     exit 64
     ;;
 esac

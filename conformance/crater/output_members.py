@@ -70,7 +70,7 @@ def output_aliases() -> frozenset[str]:
 
 def output_classes() -> frozenset[str]:
     """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
-    from conformance.releases.known_surfaces import output_classes as known_classes
+    from conformance.releases.output_classes import output_classes as known_classes
 
     return known_classes()
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.oracle.text_surface import OUTPUTS_MODULE, Member, Surface
+from conformance.releases.output_classes import KNOWN_FILE, output_classes
 from conformance.releases.sources import read_source
 
-KNOWN_FILE = Path(__file__).with_name("known_surfaces.json")
 FORMAT = "vllm-outputs-suite/known-surfaces/1"
 _FIELDS = ("module", "owner", "name", "kind", "shape", "value", "form", "position")
 
@@ -40,17 +40,6 @@ def known_surfaces(path: Path = KNOWN_FILE) -> dict[str, Surface]:
         release: {members[i].key: members[i] for i in indices}
         for release, indices in data["releases"].items()
     }
-
-
-@functools.cache
-def output_classes() -> frozenset[str]:
-    """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
-    return frozenset(
-        m.owner
-        for surface in known_surfaces().values()
-        for m in surface.values()
-        if m.module == OUTPUTS_MODULE and m.owner and not m.name
-    )
 
 
 def has_producers(surface: Surface) -> bool:
@@ -87,6 +76,7 @@ def write(surfaces: dict[str, Surface], path: Path = KNOWN_FILE) -> Path:
     lines += ["}", "}"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     known_surfaces.cache_clear()
+    output_classes.cache_clear()
     return path
 
 

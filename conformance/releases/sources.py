@@ -33,6 +33,7 @@ from conformance.oracle.text_surface import (
     surface_of_module,
     surface_of_snippet,
 )
+from conformance.releases.output_classes import output_classes
 from conformance.releases.texts import (
     MRV2_FOLDER,
     PRODUCERS_FOLDER,
@@ -282,8 +283,6 @@ def _reexported(texts: dict[str, str]) -> tuple[tuple[str, str], ...]:
         tree = ast.parse(texts[OUTPUTS_FILE])
     except SyntaxError:
         return ()
-    from conformance.releases.known_surfaces import output_classes
-
     defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     wanted = output_classes() - defined
     found = []

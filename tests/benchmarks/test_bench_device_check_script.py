@@ -116,6 +116,13 @@ def test_a_device_day_is_kept_beside_the_earlier_ones(repo_root: Path, tmp_path:
         [str(script), "keep", str(archive)], env=env, capture_output=True, text=True, timeout=60
     )
     assert again.returncode == 1 and "exists already; nothing overwritten" in again.stderr
+    # A second call's run of the same day is kept beside it, by the label it is given.
+    second = subprocess.run(
+        [str(script), "keep", str(archive), "decode"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert (examples / "h200" / "2026-12-24-decode" / "env.txt").is_file()
     wrong = tmp_path / "notes.tar.gz"
     subprocess.run(["tar", "czf", str(wrong), "-C", str(repo_root), "README.md"], check=True)
     refused = subprocess.run(
