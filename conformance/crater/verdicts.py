@@ -617,7 +617,7 @@ class _Judge:
         if self.other is not None:
             before = self.other.async_states.get(key)
             if before is not None and not missing & before.needed:
-                earlier = f" ({self.other.named}'s read none of them)"
+                earlier = f" ({self.other.named}'s get_output read none of them)"
         fact = (
             f"{use.type_name}.get_output of {self.view.named}, which {use.member} runs, reads "
             f"{read}, set only by {use.type_name}.__init__, which {use.member}.__init__ does "

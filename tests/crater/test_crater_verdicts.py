@@ -1848,7 +1848,7 @@ def test_an_async_output_bypassing_vllms_init_breaks_where_its_get_output_reads_
     [finding] = found
     assert (finding.kind, finding.line) == ("call-raises", 5)
     assert "reads self._num_nans, self._num_nans_cpu, set only by" in finding.vllm_change
-    assert "(vLLM 0.26.0's read none of them)" in finding.vllm_change
+    assert "(vLLM 0.26.0's get_output read none of them)" in finding.vllm_change
     # At the pin, nothing it leaves unset is read.
     at_pin = judge(read_plugin(files), view("0.26.0"), None).findings
     assert not any(f.member == "AsyncGPUModelRunnerOutput.get_output" for f in at_pin)
