@@ -38,7 +38,7 @@ def is_gbps(frame: pd.DataFrame) -> pd.Series:
 
 
 def gbps(frame: pd.DataFrame) -> pd.DataFrame:
-    """Measured device-to-host throughputs in GB/s (the bandwidth table and plot)."""
+    """Measured throughputs in GB/s (the bandwidth table and plot)."""
     return measured(frame[is_gbps(frame)])
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from reports.asv_loader import BASE_COLUMNS, STATUS_OK
 from reports.catalog import RatioTarget
+from reports.releases import release_of
 
 PAIR_COLUMNS = (
     "machine",
@@ -170,12 +171,6 @@ def overhead_us(frame: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     return grouped.agg(low_us="min", high_us="max").reset_index()[columns]
 
 
-def _is_vllm_release(backend: str) -> bool:
-    from reports.releases import release_of
-
-    return release_of(backend) is not None
-
-
 def _backend_of(rows: pd.DataFrame) -> pd.Series:
     if "backend" in rows.columns:
         return rows["backend"].fillna("").astype(str)
@@ -262,7 +257,7 @@ def verdicts(pair_rows: pd.DataFrame, target: RatioTarget) -> pd.DataFrame:
     pair_rows = pair_rows.assign(backend=_backend_of(pair_rows))
     # A target is the backend's, measured against vLLM: a vLLM release timed beside the
     # others (nox -s bench-releases) is no backend it judges.
-    pair_rows = pair_rows[~pair_rows["backend"].map(_is_vllm_release)]
+    pair_rows = pair_rows[pair_rows["backend"].map(release_of).isna()]
     for (machine, device, backend), rows in pair_rows.groupby(
         ["machine", "device", "backend"], sort=True
     ):

@@ -9,6 +9,7 @@ import functools
 
 from conformance.crater.syntax import tail_name
 from conformance.crater.vllm_names import JUDGED_TYPES, OUTPUTS
+from conformance.releases.output_classes import output_classes
 
 
 def output_field_types() -> dict[tuple[str, str], str]:
@@ -66,13 +67,6 @@ def output_aliases() -> frozenset[str]:
         for m in surface.values()
         if m.module == OUTPUTS and not m.owner and "TypeAlias" in m.shape
     )
-
-
-def output_classes() -> frozenset[str]:
-    """The classes ``vllm/v1/outputs.py`` defines in any known release (not its aliases)."""
-    from conformance.releases.output_classes import output_classes as known_classes
-
-    return known_classes()
 
 
 @functools.cache

@@ -37,24 +37,24 @@ class Record:
             "vllm": self.vllm,
             "role": self.role,
             "verdict": self.verdict,
-            # Breaks on every path first, as the row's first cause is chosen: a reader of
-            # the report (its rendered cell) takes the first.
-            "findings": [
-                f.to_json() for f in sorted(self.findings, key=lambda f: bool(f.condition))
-            ],
+            # A reader of the report (its rendered cell) takes the first as the cause.
+            "findings": [f.to_json() for f in self.every_path_first()],
             "not_judged": list(self.not_judged),
         }
         if self.executed:
             data["executed"] = list(self.executed)
         return data
 
+    def every_path_first(self) -> list[Finding]:
+        """The findings, those that break on every path before those under a condition
+        of the plugin's own (a setting) that may never hold; else in file order."""
+        return sorted(self.findings, key=lambda f: bool(f.condition))
+
     def first_cause(self) -> str:
         """The first break, as a matrix cell names it."""
         if not self.findings:
             return ""
-        # A break on every path names the row before one under a condition of the
-        # plugin's own (a setting) that may never hold.
-        first = min(self.findings, key=lambda f: bool(f.condition))
+        first = self.every_path_first()[0]
         count = len(breaks_of(self.findings))
         more = f" (+{count - 1} more)" if count > 1 else ""
         return f"{first.kind} {first.member} at {first.file}:{first.line}{more}"

@@ -51,7 +51,6 @@ from conformance.crater.output_members import (
     SEQUENCE_OF,
     element_annotation,
     output_aliases,
-    output_classes,
     output_field_may_be_none,
     output_field_types,
     output_method_returns,
@@ -97,6 +96,7 @@ from conformance.crater.vllm_names import (
     output_type_reexported,
 )
 from conformance.crater.world import PluginClass, World, module_name
+from conformance.releases.output_classes import output_classes
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from conformance.oracle.text_surface import (
-    Surface,
-    surface_of_module,
-    surface_of_snippet,
-)
+from conformance.oracle.text_surface import Surface, surface_of_module, surface_of_snippet
 from conformance.releases.output_classes import output_classes
 from conformance.releases.texts import (
     MRV2_FOLDER,
