@@ -31,6 +31,7 @@ from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
 from conformance.producers.sampling_masks import step_sampling_masks
 from conformance.producers.steps import (
+    BEYOND_VOCABULARY_CASE,
     MULTI_TOKEN_CASES,
     ONE_TOKEN_CASES,
     StepCase,
@@ -222,7 +223,30 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
         _expect_token_id_logprobs(found, token_id_logprobs, f"{where}.get_output()")
         # Judged by value just above: the field-by-field comparison takes it as it is.
         expected.prompt_token_id_logprobs_dict = found.prompt_token_id_logprobs_dict
+    _expect_no_id_beyond_the_vocabulary(found, case, f"{where}.get_output()")
     _expect_output(backend, found, expected, f"{where}.get_output()")
+
+
+def _expect_no_id_beyond_the_vocabulary(found, case: StepCase, where: str) -> None:
+    """A row keeps no id at or beyond the step's ``vocab_size``: vLLM's unpadding drops
+    them (one by count stops before them)."""
+    rows = _plain_rows(getattr(found, "sampled_token_ids", None))
+    if not isinstance(rows, list):
+        return  # the type is judged field by field
+    beyond = [
+        (i, t)
+        for i, row in enumerate(rows)
+        if isinstance(row, list)
+        for t in row
+        if isinstance(t, int) and t >= case.vocab_size
+    ]
+    if beyond:
+        i, t = beyond[0]
+        fail(
+            f"{where}.sampled_token_ids[{i}]: holds {t}, at or beyond the step's vocab_size "
+            f"{case.vocab_size} ({len(beyond)} such id(s) kept): vLLM's "
+            "RejectionSampler.parse_output keeps only ids below vocab_size, as it drops -1"
+        )
 
 
 def _expect_token_id_logprobs(found, values: torch.Tensor, where: str) -> None:
@@ -290,7 +314,9 @@ def test_get_output_gives_the_runner_output_with_its_rows(
 
 
 @pytest.mark.behaviour("producer.async_output:unpads-multi-token-rows")
-@pytest.mark.parametrize("case", [_step_param(c) for c in MULTI_TOKEN_CASES])
+@pytest.mark.parametrize(
+    "case", [_step_param(c) for c in (*MULTI_TOKEN_CASES, BEYOND_VOCABULARY_CASE)]
+)
 def test_get_output_unpads_rows_of_several_tokens(
     backend, async_producer, revision, step_device, case: StepCase
 ) -> None:

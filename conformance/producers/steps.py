@@ -126,6 +126,19 @@ MULTI_TOKEN_CASES = (
     ),
 )
 
+#: Rows of several tokens holding ids at or beyond the vocabulary after their kept ones:
+#: vLLM's unpadding drops them as it drops -1 (``parse_output`` keeps ``id < vocab_size``),
+#: and a count of kept tokens (Model Runner V2's) ends before them.  No logprobs: how
+#: many logprobs rows a runner holds for such a token is not the release's to say.
+BEYOND_VOCABULARY_CASE = StepCase(
+    "multi-token-beyond-vocabulary",
+    (
+        (120_021, VOCAB_SIZES[1] + 5, -1),
+        (120_022, 120_023, VOCAB_SIZES[1]),
+        (120_024, -1, -1),
+    ),
+)
+
 LOGPROBS_WIDTHS = (0, 1, 5, 20)
 
 
