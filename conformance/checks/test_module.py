@@ -1,4 +1,5 @@
-"""The backend module as a whole: the seven spec names, and PLACEHOLDER_TOKEN_ID."""
+"""The backend module as a whole: the seven spec names, PLACEHOLDER_TOKEN_ID and
+EMPTY_MODEL_RUNNER_OUTPUT."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import pytest
 
 from conformance.backends.backend import Backend
 from conformance.checks._skips import skip
+from conformance.checks._support import expect_same, expect_type, fields_of
 from conformance.oracle.failing import fail
 from conformance.spec_names import SPEC_NAMES
+from reference.revisions import reference_module
 
 pytestmark = [pytest.mark.spec_type("module"), pytest.mark.behaviour("module.spec-names")]
 
@@ -36,3 +39,25 @@ def test_placeholder_token_id_is_minus_one(backend: Backend) -> None:
             f"{backend.module_name}.PLACEHOLDER_TOKEN_ID: expected the int -1, "
             f"found {type(value).__name__} {value!r}"
         )
+
+
+def test_empty_model_runner_output_is_the_releases(backend: Backend, revision) -> None:
+    # The scheduler hands it on for a step with no request: every field is read as the
+    # release's own constant holds it (no request, the others their defaults).
+    if not hasattr(backend.module, "EMPTY_MODEL_RUNNER_OUTPUT"):
+        skip(
+            "optional-name-absent",
+            "EMPTY_MODEL_RUNNER_OUTPUT: not exposed by the backend module (optional)",
+        )
+    expected = getattr(reference_module(revision.name), "EMPTY_MODEL_RUNNER_OUTPUT", None)
+    if expected is None:
+        skip(
+            "not-in-this-vllm",
+            f"revision {revision.name}: its text shows no EMPTY_MODEL_RUNNER_OUTPUT to hold "
+            "the backend's to",
+        )
+    where = f"{backend.module_name}.EMPTY_MODEL_RUNNER_OUTPUT"
+    empty = backend.module.EMPTY_MODEL_RUNNER_OUTPUT
+    expect_type(empty, backend.spec_type("ModelRunnerOutput"), where)
+    names = revision.type("ModelRunnerOutput").field_names
+    expect_same(fields_of(empty, names), fields_of(expected, names), where)

@@ -413,3 +413,27 @@ def test_a_wrong_value_the_same_with_the_device_idle_is_no_race(tmp_path) -> Non
     failed = {t["behaviour"] for t in tests if t["outcome"] == "failed"}
     assert "producer.async_output:unpads-multi-token-rows" in failed
     assert "values read before they arrived" not in run.output
+
+
+@pytest.mark.parametrize(
+    ("backend", "outcome"),
+    [
+        ("empty_output_holds_a_request:BACKEND", "failed"),
+        ("reference", "skipped"),  # 2025.10's page shows no EMPTY_MODEL_RUNNER_OUTPUT
+    ],
+)
+def test_empty_model_runner_output_is_held_to_the_releases(tmp_path, backend, outcome) -> None:
+    spec = backend if backend == "reference" else f"broken_backends.{backend}"
+    run = suite_runner.in_process(
+        tmp_path,
+        suite_runner.check_path("test_module.py::test_empty_model_runner_output_is_the_releases"),
+        "--conformance-backend",
+        spec,
+    )
+    [record] = run.records("conformance/checks/test_module.py")
+    assert record["outcome"] == outcome, record
+    if outcome == "failed":
+        assert record["behaviour"] == "module.spec-names"
+        assert (
+            ".EMPTY_MODEL_RUNNER_OUTPUT.req_ids: expected 0 items, found 1" in (record["message"])
+        ), record["message"]
