@@ -61,7 +61,9 @@ SUITE_ARGUMENTS = {
          "--list-revisions", "--vllm-release", "--vllm-outputs", "--report-dir",
          "--neighbours", "--isolate", "--check-timeout", "crater"}
     ),
-    "reports": frozenset({"--conformance", "--crater", "--conformance-diff"}),
+    # Not --out or --config: words another project's ``python -m reports`` may take.
+    "reports": frozenset({"--conformance", "--crater", "--conformance-diff", "--results",
+                          "--compare", "--threshold", "--machine", "--commit"}),
 }  # fmt: skip
 
 #: Folder entries that no wheel's RECORD lists.

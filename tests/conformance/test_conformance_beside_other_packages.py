@@ -470,6 +470,23 @@ def test_the_startup_hook_wakes_only_for_python_m(tmp_path) -> None:
         assert done.stdout.strip() == "False", (args, done.stderr)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["--compare", "box@1a2b3c4d", "box@5e6f7a8b"], ["--results", ".asv/results", "--out", "o"]],
+)
+def test_a_benchmark_report_command_line_is_stopped_beside_a_reports_py(tmp_path, args) -> None:
+    """The regression gate (``--compare``, exit 1 on a regression) must not exit 0 having
+    run a ``./reports.py`` of the working directory instead."""
+    python = _site_with_startup_hook(tmp_path / "env")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "reports.py").write_text("print('their own reports')\n")
+    path = _path_with_this_interpreters_packages()
+    done = _python(project, "-m", "reports", *args, python=python, path=path)
+    line = _one_error_line(done)
+    assert str(project / "reports.py") in line and "working directory" in line
+
+
 def test_another_projects_own_python_m_conformance_runs_untouched(tmp_path) -> None:
     """The start-up hook stops only what would fail anyway: a module of the working
     directory that imports the suite's name, a package without ``__main__``."""
