@@ -323,22 +323,39 @@ def test_get_output_unpads_rows_of_several_tokens(
     _check_rows(backend, async_producer, revision, step_device, case)
 
 
-def _rows_case(backend, revision) -> StepCase:
-    """A step with discarded rows (and several tokens where the runner hands them over),
-    of the kinds the backend declares."""
+def _rows_cases(backend, revision) -> list[StepCase]:
+    """Steps with discarded rows, of the kinds the backend declares: one token per request
+    (the step of every decode without drafts), and several where the runner hands them
+    over (a release unpads those otherwise, so each path is judged)."""
     one = next(c for c in ONE_TOKEN_CASES if c.invalid_req_indices)
-    cases = MULTI_TOKEN_CASES if revision.async_output.multi_token_rows else ONE_TOKEN_CASES
-    return _declared_case(backend, next(c for c in cases if c.invalid_req_indices), one)
+    cases = [_declared_case(backend, one, ONE_TOKEN_CASES[1])]
+    if revision.async_output.multi_token_rows:
+        several = next(c for c in MULTI_TOKEN_CASES if c.invalid_req_indices)
+        declared = _declared_case(backend, several, one)
+        if declared not in cases:
+            cases.append(declared)
+    return cases
+
+
+def _rows_case(backend, revision) -> StepCase:
+    """The step of :func:`_rows_cases` with the most in it: rows of several tokens where
+    the runner hands them over."""
+    return _rows_cases(backend, revision)[-1]
+
+
+def _rows_outputs(backend, async_producer, revision, step_device):
+    """``(found, expected, where)`` for each of :func:`_rows_cases`' steps."""
+    for case in _rows_cases(backend, revision):
+        step = build_step(backend, revision, case, step_device)
+        expected = expected_output(revision, step.model_runner_output, case)
+        made = _where(backend, async_producer, case, step_device)
+        yield _run(backend, async_producer, step, made), expected, f"{made}.get_output()"
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-lists")
 def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_device) -> None:
-    case = _rows_case(backend, revision)
-    step = build_step(backend, revision, case, step_device)
-    expected = expected_output(revision, step.model_runner_output, case)
-    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
-    _expect_output(backend, found, expected, where, exact_rows=True)
+    for found, expected, where in _rows_outputs(backend, async_producer, revision, step_device):
+        _expect_output(backend, found, expected, where, exact_rows=True)
 
 
 #: What a runner may hand its async output beside the step's rows, by step kind: the
@@ -492,20 +509,19 @@ _MASKS_TOLISTS = {
 
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
 def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -> None:
-    case = _rows_case(backend, revision)
-    step = build_step(backend, revision, case, step_device)
-    expected = expected_output(revision, step.model_runner_output, case)
-    where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
-    _expect_output(backend, found, expected, where)
-    for i, row in enumerate(found.sampled_token_ids):
-        if not isinstance(row, np.ndarray):
-            fail(
-                f"{where}.sampled_token_ids[{i}]: expected a numpy array (this release's rows "
-                f"are arrays, a discarded request's an empty one), found {type(row).__name__}"
-            )
-        if row.size and row.dtype.kind not in "iu":
-            fail(f"{where}.sampled_token_ids[{i}]: expected integer token ids, found {row.dtype}")
+    for found, expected, where in _rows_outputs(backend, async_producer, revision, step_device):
+        _expect_output(backend, found, expected, where)
+        for i, row in enumerate(found.sampled_token_ids):
+            if not isinstance(row, np.ndarray):
+                fail(
+                    f"{where}.sampled_token_ids[{i}]: expected a numpy array (this release's "
+                    f"rows are arrays, a discarded request's an empty one), found "
+                    f"{type(row).__name__}"
+                )
+            if row.size and row.dtype.kind not in "iu":
+                fail(
+                    f"{where}.sampled_token_ids[{i}]: expected integer token ids, found {row.dtype}"
+                )
 
 
 def _logprobs_outputs(backend, async_producer, revision, step_device, case: StepCase):
