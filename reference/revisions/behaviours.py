@@ -20,7 +20,8 @@ BEHAVIOURS: dict[str, str] = {
     # --- the module -----------------------------------------------------------------
     "module.spec-names": "the backend module exposes the seven spec names as classes; "
     "PLACEHOLDER_TOKEN_ID, where exposed, is the int -1, and EMPTY_MODEL_RUNNER_OUTPUT, where "
-    "exposed, the release's (no request, every other field as the release's constant holds it)",
+    "exposed, the release's (no request, every other field as the release's constant holds it, "
+    "None and an empty container alike)",
     # --- LogprobsLists --------------------------------------------------------------
     "LogprobsLists.tuple": "LogprobsLists is a NamedTuple that stores the objects passed in, "
     "positionally or by keyword, defaults its optional fields and survives pickling",
