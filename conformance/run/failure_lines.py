@@ -34,6 +34,10 @@ _STEP_WHY = (
     "are not the revision's"
 )
 
+#: A type the revision's fields hold that the backend's module lacks: every check of it
+#: fails with the same line, which its surface behaviour explains.
+_TYPE_ABSENT = re.compile(r"\.(\w+): no such name, and revision \S+'s types hold one")
+
 #: A sampled id of the wrong type (``expected int 101000, found float 101000.0``): the
 #: rows' own behaviour says so once, for every check of the producer that reads them.
 _ROW_TYPE = re.compile(r"\.sampled_token_ids\[\d+\](?:\[\d+\])?: expected (\S+) .*, found (\S+) ")
@@ -41,7 +45,7 @@ _ROWS_CAUSES = ("producer.async_output:rows-as-lists", "producer.async_output:ro
 _ROWS_WHY = "the sampled ids are not of the type the rows hold"
 
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
-_WIDTH = 140
+_WIDTH = 180
 _CAUSE_WIDTH = 300
 
 
@@ -126,6 +130,34 @@ def _step_unbuildable(found: dict[str, list[Any]]) -> list[_Cause]:
     return [_Cause(behaviour, _STEP_WHY, lambda r, _: bool(_STEP_UNBUILT.search(r.message)))]
 
 
+def _types_absent(found: dict[str, list[Any]]) -> list[_Cause]:
+    """A held type the backend's module lacks: its surface behaviour (else the first
+    behaviour that says so) explains every check that failed for the same name."""
+    names: dict[str, set[str]] = {}
+    for behaviour, failed in found.items():
+        for record in failed:
+            match = _TYPE_ABSENT.search(record.message)
+            if match is not None:
+                names.setdefault(match[1], set()).add(behaviour)
+    causes = []
+    for name, behaviours in sorted(names.items()):
+        surface = f"{name}.surface"
+        behaviour = surface if surface in found else min(behaviours)
+        causes.append(
+            _Cause(
+                behaviour,
+                f"the backend's module has no {name}",
+                partial(_names_absent, name),
+            )
+        )
+    return causes
+
+
+def _names_absent(name: str, record: Any, _: dict[str, list[Any]]) -> bool:
+    match = _TYPE_ABSENT.search(record.message)
+    return match is not None and match[1] == name
+
+
 def _rows_of_wrong_type(found: dict[str, list[Any]]) -> list[_Cause]:
     """The rows' own behaviour, where it found a sampled id of the wrong type: every
     check of the same producer that found one follows from it."""
@@ -164,10 +196,12 @@ def _races(found: dict[str, list[Any]]) -> list[_Cause]:
 
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method
 #: (every check that could not build it), a ``ModelRunnerOutput`` the runner's step cannot
-#: be built with (its surface), sampled ids of the wrong type, then a race.
+#: be built with (its surface), a held type the module lacks, sampled ids of the wrong
+#: type, then a race.
 _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _abstract_methods_lacking,
     _step_unbuildable,
+    _types_absent,
     _rows_of_wrong_type,
     _races,
 )
@@ -236,9 +270,28 @@ def _first_line(behaviour: str, records: list[Any]) -> str:
     # says what was read early, where, and what to wait for: it gets the room.
     located = first.find("`): ") + 3 if ": raised " in first else 0
     width = max(_CAUSE_WIDTH if behaviour in CAUSES else _WIDTH, located + 40)
-    if len(first) > width:
-        first = first[: width - 1] + "…"
-    return first
+    return _shortened(first, width, keep=located)
+
+
+def _shortened(line: str, width: int, keep: int = 0) -> str:
+    """``line`` within ``width``: its middle left out, at a clause's end where there is
+    one, so that what failed (its start, at least ``keep`` characters) and the fix (its
+    end) both stay."""
+    if len(line) <= width:
+        return line
+    head_room = max(width * 3 // 5, keep)
+    head = line[:head_room]
+    cut = head.rfind(" ", max(keep, head_room // 2))
+    head = head[:cut] if cut > 0 else head
+    tail = line[len(line) - (width - len(head) - 3) :]
+    # The tail from the start of a clause (after "; ", ": " or ", ") where one is near.
+    boundary = re.search(r"[;:,] ", tail[: len(tail) // 2])
+    if boundary is not None:
+        tail = tail[boundary.end() :]
+    else:
+        space = tail.find(" ")
+        tail = tail[space + 1 :] if 0 <= space < len(tail) // 2 else tail
+    return f"{head} … {tail}"
 
 
 def _compact(line: str) -> str:

@@ -405,3 +405,45 @@ def test_the_written_xfail_of_a_wrong_value_at_the_race_check_still_fails_a_race
     write_entries(mixed, [failed(race, wrong), failed(race, stale)], "mine")
     (entry,) = load(mixed)
     assert entry.accepts(stale)  # a race seen already: the entry declares the behaviour
+
+
+def test_a_long_line_keeps_what_failed_and_its_fix() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    message = (
+        "acme.outputs.LogprobsTensors.to_cpu_nonblocking(): "
+        + "the copy went through pageable memory, " * 6
+        + "; copy into pinned host memory (pin_memory=True)"
+    )
+    record = SimpleNamespace(outcome="failed", behaviour="b", message=message, device="cpu")
+    [line] = failures_by_behaviour([record])
+    said = line.removeprefix("FAIL [b] 1 check(s): ")
+    assert len(said) <= 180
+    assert said.startswith("acme.outputs.LogprobsTensors.to_cpu_nonblocking(): the copy went")
+    assert said.endswith("copy into pinned host memory (pin_memory=True)"), said
+    assert " … " in said
+
+
+def test_a_held_type_the_module_lacks_is_one_cause() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    absent = (
+        "acme.outputs.SamplingMaskLists: no such name, and revision 0.34.0's types hold one: "
+        "define SamplingMaskLists in the backend's module, or import vLLM's"
+    )
+    records = [
+        failed("SamplingMaskLists.surface", "SamplingMaskLists.x: expected a field, found none"),
+        failed("SamplingMaskLists.to_nested_list", absent),
+        failed("SamplingMaskLists.to_nested_list", absent),
+        failed("SamplingMaskLists.slice_request:offsets-for-several-positions", absent),
+        failed("LogprobsTensors.filter", "AttributeError: no attribute 'filter'"),
+    ]
+    lines = failures_by_behaviour(records)
+    assert lines[0].startswith("FAIL [SamplingMaskLists.surface] 1 check(s): ")
+    assert lines[1] == (
+        "     and 3 more check(s) that follow from SamplingMaskLists.surface (the backend's "
+        "module has no SamplingMaskLists): "
+        "SamplingMaskLists.slice_request:offsets-for-several-positions 1, "
+        "SamplingMaskLists.to_nested_list 2"
+    )
+    assert [line.split("]")[0] for line in lines[2:]] == ["FAIL [LogprobsTensors.filter"]
