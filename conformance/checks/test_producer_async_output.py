@@ -43,7 +43,7 @@ from conformance.producers.steps import (
     num_sampled,
 )
 from conformance.run.activation import current
-from conformance.run.failure_lines import NOT_A_RACE
+from conformance.run.failure_lines import KEPT_PAST, NOT_A_RACE
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),
@@ -137,11 +137,43 @@ def _plain_rows(rows) -> object:
     return [row.tolist() if isinstance(row, np.ndarray) else row for row in rows]
 
 
+def _kept_past(found_rows, expected_rows) -> str | None:
+    """Where a row goes on past its request's kept tokens (the padding, or what the
+    device left there), the unpadding's own rule; None where none does."""
+    found, want = _plain_rows(found_rows), _plain_rows(expected_rows)
+    if not (isinstance(found, list) and isinstance(want, list) and len(found) == len(want)):
+        return None
+    for i, (row, kept) in enumerate(zip(found, want, strict=True)):
+        if not (isinstance(row, list) and isinstance(kept, list) and len(row) > len(kept)):
+            continue
+        if row[: len(kept)] != kept:
+            continue
+        if not kept:
+            return (
+                f"sampled_token_ids[{i}]: {KEPT_PAST} ({row} where it keeps none): the row "
+                "of a discarded request, or of one that kept no token, is empty"
+            )
+        return (
+            f"sampled_token_ids[{i}]: {KEPT_PAST} ({row[len(kept) :]} after {kept}): "
+            "unpad each row to its num_sampled, whatever the values (Model Runner V2), "
+            "or drop -1 and ids at or beyond vocab_size (the first runner)"
+        )
+    return None
+
+
+def _expect_nothing_kept_past(found_rows, expected_rows, where: str) -> None:
+    """No row goes on past its kept tokens: said once for every check that meets it."""
+    past = _kept_past(found_rows, expected_rows)
+    if past is not None:
+        fail(f"{where}.{past}")
+
+
 def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = False) -> None:
     """``found`` is the backend's ModelRunnerOutput with ``expected``'s values, field by field."""
     expect_type(found, backend.module.ModelRunnerOutput, where)
     rows = found.sampled_token_ids if exact_rows else _plain_rows(found.sampled_token_ids)
     want = expected.sampled_token_ids if exact_rows else _plain_rows(expected.sampled_token_ids)
+    _expect_nothing_kept_past(found.sampled_token_ids, expected.sampled_token_ids, where)
     expect_same(rows, want, f"{where}.sampled_token_ids")
     differing: dict[str, str] = {}  # {field: how it differs}
     for name in type(expected).__dataclass_fields__:
@@ -223,30 +255,7 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
         _expect_token_id_logprobs(found, token_id_logprobs, f"{where}.get_output()")
         # Judged by value just above: the field-by-field comparison takes it as it is.
         expected.prompt_token_id_logprobs_dict = found.prompt_token_id_logprobs_dict
-    _expect_no_id_beyond_the_vocabulary(found, case, f"{where}.get_output()")
     _expect_output(backend, found, expected, f"{where}.get_output()")
-
-
-def _expect_no_id_beyond_the_vocabulary(found, case: StepCase, where: str) -> None:
-    """A row keeps no id at or beyond the step's ``vocab_size``: vLLM's unpadding drops
-    them (one by count stops before them)."""
-    rows = _plain_rows(getattr(found, "sampled_token_ids", None))
-    if not isinstance(rows, list):
-        return  # the type is judged field by field
-    beyond = [
-        (i, t)
-        for i, row in enumerate(rows)
-        if isinstance(row, list)
-        for t in row
-        if isinstance(t, int) and t >= case.vocab_size
-    ]
-    if beyond:
-        i, t = beyond[0]
-        fail(
-            f"{where}.sampled_token_ids[{i}]: holds {t}, at or beyond the step's vocab_size "
-            f"{case.vocab_size} ({len(beyond)} such id(s) kept): vLLM's "
-            "RejectionSampler.parse_output keeps only ids below vocab_size, as it drops -1"
-        )
 
 
 def _expect_token_id_logprobs(found, values: torch.Tensor, where: str) -> None:
@@ -913,9 +922,11 @@ def test_get_output_waits_for_the_device(
     if parts and _same_with_the_device_idle(
         backend, async_producer, revision, step_device, case, output
     ):
+        past = _kept_past(output.sampled_token_ids, expected.sampled_token_ids)
         fail(
             f"{where}.get_output() on {step_device.describe()}: {NOT_A_RACE}: expected the "
             f"values the device computed, found other values in {'; '.join(parts)}"
+            + (f"; {past}" if past else "")
         )
     if found != want:
         fail(

@@ -17,6 +17,15 @@ CAUSES = ("producer.async_output:waits-for-device", "producer.pooling_output:wai
 #: idle: no cause of other failures.
 NOT_A_RACE = "a wrong value, not a race (the same with the device idle)"
 
+#: How a check says that an async output's row goes on past its request's kept tokens:
+#: an unpadding by the wrong rule, which every check of rows of that step meets.
+KEPT_PAST = "a row goes on past its kept tokens"
+#: The behaviours that name that rule, the first failing one the cause.
+_UNPADDING_CAUSES = (
+    "producer.async_output:unpads-multi-token-rows",
+    "producer.async_output:step-discarded-rows",
+)
+
 #: An async output class its producer cannot build: each check of it raises the same
 #: TypeError, which the behaviour of the abstract method it lacks explains (Python 3.12
 #: words it "without an implementation for abstract method 'm'").
@@ -84,7 +93,8 @@ def failures_by_behaviour(
         at = where(behaviour) if where is not None else None
         located = f" (the backend's, at {at})" if at else ""
         lines.append(
-            f"FAIL [{behaviour}] {len(own)} check(s){located}: {_first_line(behaviour, own)}"
+            f"FAIL [{behaviour}] {len(own)} check(s){located}: "
+            f"{_first_line(behaviour, own, cause=behaviour in why)}"
         )
         if followers.get(behaviour):
             lines.append(_followers_line(behaviour, followers[behaviour], why[behaviour]))
@@ -158,6 +168,26 @@ def _names_absent(name: str, record: Any, _: dict[str, list[Any]]) -> bool:
     return match is not None and match[1] == name
 
 
+def _rows_kept_past(found: dict[str, list[Any]]) -> list[_Cause]:
+    """An async output unpadding by another rule than the release's: the behaviour that
+    names the rule explains every check of the same producer that found a row going on
+    past its kept tokens."""
+    behaviour = next(
+        (c for c in _UNPADDING_CAUSES if any(KEPT_PAST in r.message for r in found.get(c, []))),
+        None,
+    )
+    if behaviour is None:
+        return []
+    producer = behaviour.split(":", 1)[0]
+    return [
+        _Cause(
+            behaviour,
+            "rows holding more than their requests' kept tokens",
+            lambda r, _: r.behaviour.split(":", 1)[0] == producer and KEPT_PAST in r.message,
+        )
+    ]
+
+
 def _rows_of_wrong_type(found: dict[str, list[Any]]) -> list[_Cause]:
     """The rows' own behaviour, where it found a sampled id of the wrong type: every
     check of the same producer that found one follows from it."""
@@ -196,12 +226,13 @@ def _races(found: dict[str, list[Any]]) -> list[_Cause]:
 
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method
 #: (every check that could not build it), a ``ModelRunnerOutput`` the runner's step cannot
-#: be built with (its surface), a held type the module lacks, sampled ids of the wrong
-#: type, then a race.
+#: be built with (its surface), a held type the module lacks, rows unpadded by another
+#: rule, sampled ids of the wrong type, then a race.
 _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _abstract_methods_lacking,
     _step_unbuildable,
     _types_absent,
+    _rows_kept_past,
     _rows_of_wrong_type,
     _races,
 )
@@ -263,13 +294,13 @@ def representative(records: list[Any]) -> Any:
     return min(records, key=lambda r: not str(getattr(r, "nodeid", "")).endswith("[fields]"))
 
 
-def _first_line(behaviour: str, records: list[Any]) -> str:
+def _first_line(behaviour: str, records: list[Any], cause: bool = False) -> str:
     first = representative(records).message.removeprefix(f"[{behaviour}] ").splitlines()[0]
     first = _compact(first)
     # Where the backend raised is never cut: the exception's own words may be.  A cause
-    # says what was read early, where, and what to wait for: it gets the room.
+    # says what went wrong, where, and what to do instead: it gets the room.
     located = first.find("`): ") + 3 if ": raised " in first else 0
-    width = max(_CAUSE_WIDTH if behaviour in CAUSES else _WIDTH, located + 40)
+    width = max(_CAUSE_WIDTH if cause or behaviour in CAUSES else _WIDTH, located + 40)
     return _shortened(first, width, keep=located)
 
 
