@@ -43,7 +43,7 @@ from conformance.producers.steps import (
     num_sampled,
 )
 from conformance.run.activation import current
-from conformance.run.failure_lines import KEPT_PAST, NOT_A_RACE
+from conformance.run.failure_lines import COPY_RULE, KEPT_PAST, NOT_A_RACE
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),
@@ -891,13 +891,7 @@ def test_get_output_waits_for_the_device(
     if late:
         fail(
             f"{where}.get_output() on {step_device.describe()}: {'; '.join(late)}"
-            + (
-                ": a copy is complete only once the host waited for an event recorded "
-                "after it (or for its stream, or the device); record the event after every "
-                "copy and wait for it before reading any"
-                if len(late) > len(unordered)
-                else ""
-            )
+            + (f": {COPY_RULE}" if len(late) > len(unordered) else "")
         )
     found, want = _plain_rows(output.sampled_token_ids), _plain_rows(expected.sampled_token_ids)
     logprobs_wrong = None

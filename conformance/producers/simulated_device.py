@@ -526,6 +526,7 @@ class SimulatedRuntime:
             return
         # Looked up outside the lock: the producer's frames, for its own names.
         own = _producer_name(read) if read is not None else None
+        own = own or _producer_name_of_copy(copy)
         detail = copy.describe_early_read(_caller_site(), own, _covering_event(copy))
         with self._lock:
             if copy.label not in self._early_reads:
@@ -1289,6 +1290,16 @@ def _producer_name(tensor: Any) -> str | None:
     for owner, attributes in _producer_objects(sys._getframe(1)):
         for attribute, value in attributes.items():
             if value is tensor:
+                return f"{type(owner).__name__}.{attribute}"
+    return None
+
+
+def _producer_name_of_copy(copy: HostCopy) -> str | None:
+    """The producer's attribute holding ``copy``'s host buffer: a read through a view of
+    it (its ``.numpy()``, a row) names no attribute itself."""
+    for owner, attributes in _producer_objects(sys._getframe(1)):
+        for attribute, value in attributes.items():
+            if getattr(value, "_copy", None) is copy:
                 return f"{type(owner).__name__}.{attribute}"
     return None
 

@@ -17,6 +17,14 @@ CAUSES = ("producer.async_output:waits-for-device", "producer.pooling_output:wai
 #: idle: no cause of other failures.
 NOT_A_RACE = "a wrong value, not a race (the same with the device idle)"
 
+#: Why a read before the wait is one, said after the copies read early and what each
+#: should have waited for: the behaviour's line leaves it to the report, for room.
+COPY_RULE = (
+    "a copy is complete only once the host waited for an event recorded after it (or for "
+    "its stream, or the device); record the event after every copy and wait for it before "
+    "reading any"
+)
+
 #: How a check says that an async output's row goes on past its request's kept tokens:
 #: an unpadding by the wrong rule, which every check of rows of that step meets.
 KEPT_PAST = "a row goes on past its kept tokens"
@@ -330,6 +338,7 @@ def _compact(line: str) -> str:
     (its name stays) and a device said twice."""
     line = re.sub(r"<step (\S+?)(?: (?:of|on) [^>]*)?>", r"<step \1>", line)
     line = re.sub(r"\) on (?:an? )?(?:busy )?simulated \w+ runtime: ", "): ", line)
+    line = line.replace(f": {COPY_RULE}", "")
     if len(line) > _WIDTH:
         # An exception: keep where the backend raised it, the call shortened.
         call, sep, rest = line.partition(": raised ")

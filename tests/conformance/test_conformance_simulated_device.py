@@ -601,3 +601,21 @@ def test_reading_an_empty_host_copy_early_reads_nothing() -> None:
         assert values[:0].tolist() == [] and runtime.early_reads() == []
         values.tolist()  # four elements read before the wait: named
         assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
+
+
+def test_a_host_copy_read_through_its_numpy_array_is_named_by_its_attribute() -> None:
+    # The array names no attribute itself; the producer's attribute holding the host copy
+    # does, not the one holding the device tensor it was copied from.
+    class Producer:
+        def __init__(self, device_values: torch.Tensor) -> None:
+            self.device_values = device_values
+            self.host_values = device_values.to("cpu", non_blocking=True)
+
+        def read(self) -> list[int]:
+            return self.host_values.numpy().tolist()
+
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        producer = Producer(_pending_tensor(runtime))
+        assert producer.read() != WRITTEN
+        [detail] = runtime.early_read_details()
+        assert detail.startswith("Producer.host_values, the host copy of Producer.device_values")
