@@ -64,6 +64,12 @@ _SEVERAL_TOKENS_ONLY = frozenset(
         "producer.async_output:logprobs-read-by-request",
     }
 )
+#: Fields whose every reader in vLLM tests them by truth before indexing them, so that a
+#: None written where a release's annotation no longer takes one reads as empty: the
+#: scheduler's ``if pooler_outputs: pooler_output = pooler_outputs[req_index]`` in every
+#: release whose ``pooler_output`` is a bare list (0.10.2 to 0.13.0).
+_NONE_READ_AS_EMPTY = frozenset({("ModelRunnerOutput", "pooler_output")})
+
 #: Members every NamedTuple or dataclass instance has beside its fields.
 _INHERENT = {
     "_replace",
@@ -499,8 +505,10 @@ class _Judge:
             changed = self._changed(type_name, keyword, ("field retyped",), module)
             if changed is None or _only_widened(changed):
                 continue
-            if keyword in use.never_none and _only_narrowed(changed):
-                continue  # a list where None is no longer taken
+            if _only_narrowed(changed) and (
+                keyword in use.never_none or (type_name, keyword) in _NONE_READ_AS_EMPTY
+            ):
+                continue  # a list where None is no longer taken, or None read as empty
             if keyword in use.python_lists and _now_python_lists(changed):
                 continue  # ``ids.tolist()`` where ``list[list[int]]`` is now asked
             found.append(
@@ -740,7 +748,11 @@ class _Judge:
             return []  # ``if out.pooler_output:``: the reader handles None, as vLLM's does
         if changed.change == "field retyped" and member in use.empty:
             return []  # ``output.sampled_token_ids = []`` fits it whatever it holds
-        if kind != "read-fails" and member in use.never_none and _only_narrowed(changed):
+        if (
+            kind != "read-fails"
+            and _only_narrowed(changed)
+            and (member in use.never_none or (type_name, member) in _NONE_READ_AS_EMPTY)
+        ):
             return []  # ``output.pooler_output = [None] * n`` where None no longer is
         return [
             Finding(

@@ -945,15 +945,28 @@ def built(ids, raw):
 
 def test_a_field_that_takes_less_is_no_break_of_its_readers() -> None:
     # 0.14.0's pooler_output takes None, 0.12.0's does not: what a reader of 0.14.0
-    # handles covers it. Writing None is another matter.
+    # handles covers it. Nor is a construction passing a list one, and nor, for this field,
+    # is None written: vLLM 0.10.2-0.13.0's one reader of it, the scheduler, tests it by
+    # truth (if pooler_outputs: ...) before it indexes it.
     reading = read_plugin({"npu/pool.py": POOLED})
     found = judge(reading, view("0.12.0"), view("0.14.0")).findings
-    # Nor of a construction passing a list; one that may pass None is.
+    assert [f for f in found if f.member.endswith(".pooler_output")] == []
+    assert judge(reading, view("0.14.0"), view("0.12.0")).findings != []
+
+
+def test_none_written_where_a_field_no_longer_takes_it_is_a_break_unless_read_as_empty(
+    monkeypatch,
+) -> None:
+    from conformance.crater import verdicts
+
+    # As for a field whose readers index it at once.
+    monkeypatch.setattr(verdicts, "_NONE_READ_AS_EMPTY", frozenset())
+    found = judge(read_plugin({"npu/pool.py": POOLED}), view("0.12.0"), view("0.14.0")).findings
+    # The write of None and the construction that may pass None; not those of a list.
     assert [(f.kind, f.line) for f in found if f.member.endswith(".pooler_output")] == [
         ("behaviour-changed", 10),
         ("behaviour-changed", 20),
     ]
-    assert judge(reading, view("0.14.0"), view("0.12.0")).findings != []
 
 
 PATCHES = """
@@ -1303,9 +1316,10 @@ def test_a_reader_testing_a_field_for_none_and_a_list_written_hold() -> None:
     assert found[0].vllm_change.startswith(
         "field retyped ModelRunnerOutput.pooler_output: list[torch.Tensor | None], now "
     )
-    # Back to 0.12.0, where it takes no None: a list written holds, None does not.
+    # Back to 0.12.0, whose annotation takes no None: a list written holds, and None too,
+    # as vLLM's scheduler there reads the field only by truth (if pooler_outputs: ...).
     found = judge(reading, view("0.12.0"), view("0.14.0")).findings
-    assert [(f.kind, f.line) for f in found] == [("behaviour-changed", 19)]
+    assert found == []
 
 
 PATCHES_BEYOND_AN_IMPORT = """
