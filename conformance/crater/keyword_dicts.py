@@ -46,11 +46,66 @@ class KeywordDict:
         else:
             self.keys.add(key)
 
+    def merge(self, other: KeywordDict) -> None:
+        """``other``'s keys too: the other side of a conditional expression."""
+        self.known = self.known and other.known
+        self.tested |= other.tested
+        for key, guards in other.guarded.items():
+            if key in self.guarded and self.guarded[key] != guards:
+                self.keys.add(key)  # on both sides of a test: passed either way
+                del self.guarded[key]
+            elif key not in self.keys:
+                self.guarded[key] = guards
+        self.keys |= other.keys
+        for key in self.keys & set(self.guarded):
+            del self.guarded[key]
+
+
+def built_dict(
+    value: ast.expr,
+    tests: KeyTests = NO_KEY_TESTS,
+    named: Callable[[str], KeywordDict | None] = lambda name: None,
+    above: tuple[tuple[ast.expr, bool], ...] = (),
+) -> KeywordDict | None:
+    """The keys of a dictionary expression: a literal, ``dict(k=...)``, a dictionary built
+    before (``named``), or either side of ``A if T else B``, each side's keys added under
+    its side of ``T``; None for anything else."""
+    if isinstance(value, ast.IfExp):
+        merged: KeywordDict | None = None
+        for side, branch in ((value.body, True), (value.orelse, False)):
+            part = built_dict(side, tests, named, (*above, (value.test, branch)))
+            if part is None:
+                return None
+            if merged is None:
+                merged = part
+            else:
+                merged.merge(part)
+        return merged
+    if isinstance(value, ast.Name):
+        built = named(value.id)
+        if built is None or not above:
+            return built
+        copied = KeywordDict(set(), built.known, dict(built.guarded), set(built.tested))
+        for key in built.keys:
+            copied.add(key, above, tests)
+        return copied
+    if isinstance(value, ast.Dict):
+        keys = [str(k.value) for k in value.keys if isinstance(k, ast.Constant)]
+        built = KeywordDict(set(), all(isinstance(k, ast.Constant) for k in value.keys))
+    elif isinstance(value, ast.Call) and tail_name(value.func) == "dict":
+        keys = [k.arg for k in value.keywords if k.arg]
+        built = KeywordDict(set(), not value.args and all(k.arg for k in value.keywords))
+    else:
+        return None
+    for key in keys:
+        built.add(key, above, tests)
+    return built
+
 
 def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, KeywordDict]:
     """Dictionaries a function builds before passing them as ``**kwargs``: their keys
-    from a literal, ``dict(k=...)`` (annotated or not), ``d["k"] = ...`` and
-    ``d.update(k=...)``, each as
+    from a literal, ``dict(k=...)`` (annotated or not), either side of ``A if T else B``,
+    ``d["k"] = ...`` and ``d.update(k=...)``, each as
     :meth:`KeywordDict.add` sorts it by the tests it sits under."""
     found: dict[str, KeywordDict] = {}
     for node, above in under_tests(body):
@@ -62,14 +117,9 @@ def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, 
         if assigned is not None:
             target, value = assigned
             if isinstance(target, ast.Name):
-                if isinstance(value, ast.Dict):
-                    keys = {str(k.value) for k in value.keys if isinstance(k, ast.Constant)}
-                    known = all(isinstance(k, ast.Constant) for k in value.keys)
-                    found[target.id] = KeywordDict(keys, known)
-                elif isinstance(value, ast.Call) and tail_name(value.func) == "dict":
-                    keys = {k.arg for k in value.keywords if k.arg}
-                    known = not value.args and all(k.arg for k in value.keywords)
-                    found[target.id] = KeywordDict(keys, known)
+                built = built_dict(value, tests, found.get)
+                if built is not None and not isinstance(value, ast.Name):
+                    found[target.id] = built
             elif (
                 isinstance(target, ast.Subscript)
                 and isinstance(target.value, ast.Name)

@@ -45,7 +45,7 @@ from conformance.crater.guards import (
 )
 from conformance.crater.import_hooks import redirected_modules
 from conformance.crater.inherited_state import PluginClassState
-from conformance.crater.keyword_dicts import KeyTests, KeywordDict, dicts_in
+from conformance.crater.keyword_dicts import KeyTests, KeywordDict, built_dict, dicts_in
 from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.output_members import (
     SEQUENCE_OF,
@@ -1749,15 +1749,14 @@ class _ModuleVisitor:
 
     def _dict_keys(self, node: ast.expr) -> KeywordDict:
         """The keys of a ``**`` argument, and whether they are all known."""
-        if isinstance(node, ast.Dict):
-            constants = {k.value for k in node.keys if isinstance(k, ast.Constant)}
-            known = all(isinstance(k, ast.Constant) for k in node.keys)
-            return KeywordDict({str(k) for k in constants}, known)
-        if isinstance(node, ast.Name):
-            for scope in reversed(self.scope_dicts):
-                if node.id in scope:
-                    return scope[node.id]
-        return KeywordDict(set(), False)
+        built = built_dict(node, KeyTests(self._strings_named, self._guard), self._dict_named)
+        return built if built is not None else KeywordDict(set(), False)
+
+    def _dict_named(self, name: str) -> KeywordDict | None:
+        for scope in reversed(self.scope_dicts):
+            if name in scope:
+                return scope[name]
+        return None
 
 
 #: A class's tables of its fields (a dataclass's, a NamedTuple's, the annotations).

@@ -410,6 +410,50 @@ def test_kwargs_keys_count_where_the_tests_around_them_let_them_be_passed() -> N
     assert [(f.line, f.member) for f in at_pin] == [(17, "KVConnectorOutput.not_a_field_anywhere")]
 
 
+CONDITIONAL_KWARGS = """
+from vllm.v1.outputs import ModelRunnerOutput
+from npu.utils import vllm_version_is
+
+
+def inline(ids, experts):
+    return ModelRunnerOutput(
+        req_ids=ids,
+        **({"req_id_to_index": {}} if vllm_version_is("0.33.0") else {"routed_experts": experts}),
+    )
+
+
+def bound(ids, experts):
+    extra = {"req_id_to_index": {}} if vllm_version_is("0.33.0") else {}
+    return ModelRunnerOutput(req_ids=ids, **extra)
+
+
+def called(ids, experts):
+    return ModelRunnerOutput(req_ids=ids, **dict(req_id_to_index={}))
+
+
+def either(ids, flag):
+    return ModelRunnerOutput(req_ids=ids, **({} if flag else {"req_id_to_index": {}}))
+"""
+
+
+def test_kwargs_of_a_conditional_expression_count_on_the_side_the_test_takes() -> None:
+    # vllm-ascend 0.21.0rc1 passes **({"routed_experts_dict": ...} if vllm_version_is(
+    # "0.21.0") else {"routed_experts": ...}) on every step: the else side at 0.31.0 on.
+    reading = read_plugin({"npu/out.py": CONDITIONAL_KWARGS})
+    modules = frozenset({"npu", "npu.utils"})
+    at_pin = judge(reading, view("0.33.0", modules), None).findings
+    at_target = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
+    # At the pin the if sides are taken and hold; at 0.34.0 the else side's routed_experts
+    # (gone since 0.31.0) is passed, the if sides are not, dict(k=...) is read as a
+    # literal, and a side under any other test counts as taken.
+    assert at_pin == []
+    assert [(f.line, f.member) for f in at_target] == [
+        (7, "ModelRunnerOutput.routed_experts"),
+        (19, "ModelRunnerOutput.req_id_to_index"),
+        (23, "ModelRunnerOutput.req_id_to_index"),
+    ]
+
+
 TYPED_BY_WAY_OF = """
 from copy import copy
 from dataclasses import dataclass
