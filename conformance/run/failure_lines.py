@@ -55,6 +55,11 @@ _STEP_WHY = (
 #: fails with the same line, which its surface behaviour explains.
 _TYPE_ABSENT = re.compile(r"\.(\w+): no such name, and revision \S+'s types hold one")
 
+#: A check stopped by its time limit inside the backend's code: every check stopped at
+#: the same line follows from the first behaviour stopped there (a call that never
+#: returns is no missing wait).
+_STUCK = re.compile(r"timed out after [^:]*: stuck in .*?, at (\S+:\d+) in (\S+)")
+
 #: A sampled id of the wrong type (``expected int 101000, found float 101000.0``): the
 #: rows' own behaviour says so once, for every check of the producer that reads them.
 _ROW_TYPE = re.compile(r"\.sampled_token_ids\[\d+\](?:\[\d+\])?: expected (\S+) .*, found (\S+) ")
@@ -215,6 +220,35 @@ def _rows_of_wrong_type(found: dict[str, list[Any]]) -> list[_Cause]:
     ]
 
 
+def _stuck(found: dict[str, list[Any]]) -> list[_Cause]:
+    """Checks stopped by their time limit at one line of the backend's: the first
+    behaviour stopped there (a race check's last, as a hang is no race) explains them."""
+    places: dict[tuple[str, str], set[str]] = {}
+    for behaviour, failed in found.items():
+        for record in failed:
+            match = _STUCK.search(record.message)
+            if match is not None:
+                places.setdefault((match[1], match[2]), set()).add(behaviour)
+    causes = []
+    for (line, function), behaviours in sorted(places.items()):
+        if len(behaviours) < 2:
+            continue
+        behaviour = min(behaviours, key=lambda b: (b in CAUSES, b))
+        causes.append(
+            _Cause(
+                behaviour,
+                f"stuck in {function} at {line}, past the time limit",
+                partial(_stuck_at, line),
+            )
+        )
+    return causes
+
+
+def _stuck_at(line: str, record: Any, _: dict[str, list[Any]]) -> bool:
+    match = _STUCK.search(record.message)
+    return match is not None and match[1] == line
+
+
 def _races(found: dict[str, list[Any]]) -> list[_Cause]:
     """A producer that read its copies before they arrived (:data:`CAUSES`): the same
     producer's wrong values on the same device follow from it, unless they are failures
@@ -228,20 +262,26 @@ def _races(found: dict[str, list[Any]]) -> list[_Cause]:
         )
         for c in CAUSES
         if c in found
-        and any(NOT_A_RACE not in r.message and ": raised " not in r.message for r in found[c])
+        and any(
+            NOT_A_RACE not in r.message
+            and ": raised " not in r.message
+            and _STUCK.search(r.message) is None
+            for r in found[c]
+        )
     ]
 
 
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method
 #: (every check that could not build it), a ``ModelRunnerOutput`` the runner's step cannot
 #: be built with (its surface), a held type the module lacks, rows unpadded by another
-#: rule, sampled ids of the wrong type, then a race.
+#: rule, sampled ids of the wrong type, a call that never returned, then a race.
 _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _abstract_methods_lacking,
     _step_unbuildable,
     _types_absent,
     _rows_kept_past,
     _rows_of_wrong_type,
+    _stuck,
     _races,
 )
 
@@ -339,6 +379,7 @@ def _compact(line: str) -> str:
     line = re.sub(r"<step (\S+?)(?: (?:of|on) [^>]*)?>", r"<step \1>", line)
     line = re.sub(r"\) on (?:an? )?(?:busy )?simulated \w+ runtime: ", "): ", line)
     line = line.replace(f": {COPY_RULE}", "")
+    line = re.sub(r"^conformance/checks/\S+: (?=timed out after )", "", line)  # the check's id
     if len(line) > _WIDTH:
         # An exception: keep where the backend raised it, the call shortened.
         call, sep, rest = line.partition(": raised ")

@@ -447,3 +447,33 @@ def test_a_held_type_the_module_lacks_is_one_cause() -> None:
         "SamplingMaskLists.to_nested_list 2"
     )
     assert [line.split("]")[0] for line in lines[2:]] == ["FAIL [LogprobsTensors.filter"]
+
+
+def test_checks_stuck_at_one_line_are_one_cause_and_no_race() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    def stuck(behaviour: str) -> SimpleNamespace:
+        return failed(
+            behaviour,
+            f"conformance/checks/test_x.py::test_y[{behaviour}]: timed out after 2 s "
+            "(--check-timeout; 0 disables it): stuck in Hang.get_output(), at /p/hang.py:12 "
+            "in Hang.get_output, check line test_x.py:7",
+        )
+
+    lines = failures_by_behaviour([
+        stuck("producer.async_output:waits-for-device"),
+        stuck("producer.async_output"),
+        stuck("producer.async_output:rows-as-lists"),
+    ])  # fmt: skip
+    # A call that never returns read nothing early: the race check is no cause, and its
+    # line is not first.
+    assert lines[0].startswith(
+        "FAIL [producer.async_output] 1 check(s): timed out after 2 s (--check-timeout; 0 "
+        "disables it): stuck in Hang.get_output(), at /p/hang.py:12"
+    )
+    assert lines[1] == (
+        "     and 2 more check(s) that follow from producer.async_output (stuck in "
+        "Hang.get_output, at /p/hang.py:12, past the time limit): "
+        "rows-as-lists 1, waits-for-device 1"
+    )
+    assert len(lines) == 2
