@@ -442,3 +442,20 @@ def test_empty_model_runner_output_is_held_to_the_releases(tmp_path, backend, ou
         assert (
             ".EMPTY_MODEL_RUNNER_OUTPUT.req_ids: expected 0 items, found 1" in (record["message"])
         ), record["message"]
+
+
+def test_a_plain_class_model_runner_output_fails_its_surface_not_the_suites_code(
+    tmp_path,
+) -> None:
+    # The producers' checks read the runner's output through the backend's type: a plain
+    # class holding the right values is its surface's failure alone.
+    run = suite_runner.in_process(
+        tmp_path,
+        str(suite_runner.CHECKS),
+        "-k",
+        "model_runner_output or async_output",
+        "--conformance-backend",
+        "broken_backends.model_runner_output_plain_class",
+    )
+    failed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    assert failed == {"ModelRunnerOutput.surface"}, failed
