@@ -45,6 +45,7 @@ from conformance.crater.uses import Reading, Use
 from conformance.crater.verdicts import Finding
 from conformance.crater.vllm_names import ASYNC_BASE, JUDGED_MODULES, VLLM_ASYNC_OUTPUTS
 from conformance.crater.world import module_name
+from conformance.run.failure_lines import shortened
 
 #: A class's run may take this long (its steps on the simulated runtime, the race).
 RUN_TIMEOUT_S = 240.0
@@ -374,7 +375,8 @@ def _worker(job: dict) -> dict:
     failed: dict[str, str] = {}
     inconclusive: dict[str, str] = {}
     for record in report.get("tests", []):
-        message = (str(record.get("message") or "").splitlines() or [""])[0][:400]
+        # Its middle left out where long: what failed and the fix both stay.
+        message = shortened((str(record.get("message") or "").splitlines() or [""])[0], 400)
         # the plugin's files are laid out under plugin/: name them as it ships them
         message = _LAID_OUT.sub("", message)
         if record.get("outcome") in ("failed", "error"):

@@ -349,10 +349,10 @@ def _first_line(behaviour: str, records: list[Any], cause: bool = False) -> str:
     # says what went wrong, where, and what to do instead: it gets the room.
     located = first.find("`): ") + 3 if ": raised " in first else 0
     width = max(_CAUSE_WIDTH if cause or behaviour in CAUSES else _WIDTH, located + 40)
-    return _shortened(first, width, keep=located)
+    return shortened(first, width, keep=located)
 
 
-def _shortened(line: str, width: int, keep: int = 0) -> str:
+def shortened(line: str, width: int, keep: int = 0) -> str:
     """``line`` within ``width``: its middle left out, at a clause's end where there is
     one, so that what failed (its start, at least ``keep`` characters) and the fix (its
     end) both stay."""
