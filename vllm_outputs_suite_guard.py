@@ -116,8 +116,7 @@ def at_startup() -> None:
         return
     _started = True
     try:
-        argv = getattr(sys, "orig_argv", [])
-        module = run_module(argv)
+        module, argv = module_and_arguments(getattr(sys, "orig_argv", []))
         top = (module or "").partition(".")[0]
         if top not in IMPORTS:
             return
@@ -147,14 +146,21 @@ _started = False
 
 
 def _asks_for_suite(top: str, argv: list[str]) -> bool:
-    """Whether the command line holds an argument only the suite's command takes."""
+    """Whether the module's arguments hold an option only the suite's command takes, or
+    start with its subcommand (``crater``; elsewhere it may be another option's value)."""
     wanted = SUITE_ARGUMENTS.get(top, frozenset())
-    return any(arg.partition("=")[0] in wanted for arg in argv)
+    options = {a.partition("=")[0] for a in argv if a.startswith("-")}
+    return bool(options & wanted) or (bool(argv) and argv[0] in wanted)
 
 
 def run_module(argv: list[str]) -> str | None:
     """The module ``python ... -m MODULE ...`` runs, from the interpreter's own command
     line (``sys.orig_argv``), else ``None``."""
+    return module_and_arguments(argv)[0]
+
+
+def module_and_arguments(argv: list[str]) -> tuple[str | None, list[str]]:
+    """:func:`run_module`, and the arguments the module is given."""
     args = iter(argv[1:])
     for arg in args:
         if arg == "--check-hash-based-pycs":
@@ -163,19 +169,19 @@ def run_module(argv: list[str]) -> str | None:
         if arg.startswith("--"):
             continue
         if arg == "-" or not arg.startswith("-"):
-            return None  # a script or stdin: what follows are its arguments
+            return None, []  # a script or stdin: what follows are its arguments
         flags = arg[1:]  # one-letter flags may be run together: -Bm conformance
         for index, flag in enumerate(flags):
             rest = flags[index + 1 :]
             if flag == "m":
-                return rest or next(args, None)
+                return rest or next(args, None), list(args)
             if flag == "c":
-                return None
+                return None, []
             if flag in "WX":
                 if not rest:
                     next(args, None)
                 break
-    return None
+    return None, []
 
 
 class _Found:

@@ -497,6 +497,9 @@ def test_another_projects_own_python_m_conformance_runs_untouched(tmp_path) -> N
     path = _path_with_this_interpreters_packages()
     done = _python(project, "-m", "conformance", python=python, path=path)
     assert (done.returncode, done.stdout.strip()) == (0, "their own conformance"), done.stderr
+    # The suite's subcommand only as the first argument: elsewhere it is a value.
+    done = _python(project, "-m", "conformance", "--name", "crater", python=python, path=path)
+    assert (done.returncode, done.stdout.strip()) == (0, "their own conformance"), done.stderr
     site = tmp_path / "site"
     _install(site, "conformance-kit", {"conformance/__init__.py": b"",
                                        "conformance/__main__.py": b"print('the kit')\n"})  # fmt: skip
