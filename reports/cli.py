@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Revisions for --compare: MACHINE (its latest commit), COMMIT (hash prefix, on every "
             "machine that has it) or MACHINE@COMMIT; a machine is only ever compared with "
             "itself. Exit codes: 0 written; 1 written, and --compare found a regression or "
-            "--conformance-diff something newly failing; 2 bad benchmark input, 4 a bad "
+            "--conformance-diff something newly failing; 2 bad benchmark input or an --out "
+            "folder holding files no report wrote, 4 a bad "
             "conformance report (one line naming the file and why), nothing written."
         ),
     )
