@@ -60,6 +60,10 @@ _TYPE_ABSENT = re.compile(r"\.(\w+): no such name, and revision \S+'s types hold
 #: returns is no missing wait).
 _STUCK = re.compile(r"timed out after [^:]*: stuck in .*?, at (\S+:\d+) in (\S+)")
 
+#: An exception the backend's own line raised (``raised AttributeError at w.py:51``):
+#: every check it stopped follows from the first behaviour it stopped.
+_RAISED_AT = re.compile(r": raised (\w+) at (\S+:\d+) ")
+
 #: A sampled id of the wrong type (``expected int 101000, found float 101000.0``): the
 #: rows' own behaviour says so once, for every check of the producer that reads them.
 _ROW_TYPE = re.compile(r"\.sampled_token_ids\[\d+\](?:\[\d+\])?: expected (\S+) .*, found (\S+) ")
@@ -249,6 +253,27 @@ def _stuck_at(line: str, record: Any, _: dict[str, list[Any]]) -> bool:
     return match is not None and match[1] == line
 
 
+def _raised_at_one_line(found: dict[str, list[Any]]) -> list[_Cause]:
+    """One exception raised at one line of the backend's, in checks of several
+    behaviours: the first of them explains the others."""
+    places: dict[tuple[str, str], set[str]] = {}
+    for behaviour, failed in found.items():
+        for record in failed:
+            match = _RAISED_AT.search(record.message)
+            if match is not None:
+                places.setdefault((match[1], match[2]), set()).add(behaviour)
+    return [
+        _Cause(min(behaviours), f"{error} raised at {line}", partial(_raised_there, error, line))
+        for (error, line), behaviours in sorted(places.items())
+        if len(behaviours) > 1
+    ]
+
+
+def _raised_there(error: str, line: str, record: Any, _: dict[str, list[Any]]) -> bool:
+    match = _RAISED_AT.search(record.message)
+    return match is not None and (match[1], match[2]) == (error, line)
+
+
 def _races(found: dict[str, list[Any]]) -> list[_Cause]:
     """A producer that read its copies before they arrived (:data:`CAUSES`): the same
     producer's wrong values on the same device follow from it, unless they are failures
@@ -274,7 +299,8 @@ def _races(found: dict[str, list[Any]]) -> list[_Cause]:
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method
 #: (every check that could not build it), a ``ModelRunnerOutput`` the runner's step cannot
 #: be built with (its surface), a held type the module lacks, rows unpadded by another
-#: rule, sampled ids of the wrong type, a call that never returned, then a race.
+#: rule, sampled ids of the wrong type, a call that never returned, one exception at one
+#: line, then a race.
 _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _abstract_methods_lacking,
     _step_unbuildable,
@@ -282,6 +308,7 @@ _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _rows_kept_past,
     _rows_of_wrong_type,
     _stuck,
+    _raised_at_one_line,
     _races,
 )
 

@@ -477,3 +477,26 @@ def test_checks_stuck_at_one_line_are_one_cause_and_no_race() -> None:
         "rows-as-lists 1, waits-for-device 1"
     )
     assert len(lines) == 2
+
+
+def test_one_exception_at_one_line_of_the_backends_is_one_cause() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    raised = (
+        "make_async_output(<step x>).get_output(): raised AttributeError at w.py:51 "
+        "(`sampled = self._sampled_host`): 'Out' object has no attribute '_sampled_host'"
+    )
+    lines = failures_by_behaviour([
+        failed("producer.async_output:step-empty-batch", raised),
+        failed("producer.async_output", raised),
+        failed("producer.async_output:rows-as-lists", raised),
+        failed("producer.async_output:rows-as-lists", "expected list, found tuple"),
+    ])  # fmt: skip
+    assert lines[0] == f"FAIL [producer.async_output] 1 check(s): {raised}"
+    assert lines[1] == (
+        "     and 2 more check(s) that follow from producer.async_output (AttributeError "
+        "raised at w.py:51): rows-as-lists 1, step-empty-batch 1"
+    )
+    # A failure of its own stays on its behaviour's line.
+    assert lines[2].startswith("FAIL [producer.async_output:rows-as-lists] 1 check(s): expected")
+    assert len(lines) == 3
