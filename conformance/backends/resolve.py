@@ -166,7 +166,12 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
         # Only the part that is missing is matched, against what holds it.
         missing = attribute.split(".")[len(reached)]
         public = [name for name in dir(value) if not name.startswith("_")]
+        # A Backend, or a factory or module, before a class (``:backend`` means BACKEND,
+        # not the Backend class the module imported to build it).
+        public.sort(key=lambda name: isinstance(getattr(value, name, None), type))
         close = difflib.get_close_matches(missing, public, n=1, cutoff=0.8)
+        exact = [name for name in public if name.lower() == missing.lower()]
+        close = exact[:1] or close
         meant = ".".join([*reached, close[0]]) if close else ""
         raise BackendResolutionError(
             f"backend {shown_as}: module {module_path!r} has no attribute {attribute!r}"

@@ -54,6 +54,11 @@ BAD_SPECS = {
         "broken_backends.not_a_backend:BACKND",
         "has no attribute 'BACKND' (did you mean 'broken_backends.not_a_backend:BACKEND'?)",
     ),
+    # The module imported the Backend class to build BACKEND: the object is meant.
+    "attribute-in-another-case": (
+        "broken_backends.empty_output_holds_a_request:backend",
+        "(did you mean 'broken_backends.empty_output_holds_a_request:BACKEND'?)",
+    ),
 }
 
 
