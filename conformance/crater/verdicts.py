@@ -29,7 +29,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 from dataclasses import dataclass, field
+from typing import cast
 
+from conformance.crater.guards import Test
 from conformance.crater.inherited_state import unset_by_plugin
 from conformance.crater.output_members import SEQUENCE_OF, output_field_types, parsed_def
 from conformance.crater.uses import Reading, Use
@@ -205,12 +207,20 @@ def judge(
 
 
 def _undecided_condition(use: Use) -> str:
-    """The innermost condition ``use`` sits under that no vLLM decides ("" where none)."""
-    texts = [
-        g.text if g.branch else f"not ({g.text})"
-        for g in use.guards
-        if not g.is_decided and not g.is_type_checking
-    ]
+    """The innermost condition ``use`` sits under that no vLLM decides ("" where none):
+    a whole test, or the operands of an ``and`` beside its version or member tests (the
+    body runs where those hold and these do)."""
+    texts = []
+    for guard in use.guards:
+        if guard.is_type_checking:
+            continue
+        if not guard.is_decided:
+            texts.append(guard.text if guard.branch else f"not ({guard.text})")
+        elif guard.branch and guard.test[0] == "and":
+            parts = cast("tuple[Test, ...]", guard.test[1])
+            undecided = [str(part[1]) for part in parts if part[0] == "other"]
+            if undecided:
+                texts.append(" and ".join(undecided))
     return texts[-1] if texts else ""
 
 

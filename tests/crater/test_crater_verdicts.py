@@ -1851,6 +1851,21 @@ def test_a_break_under_a_condition_of_the_plugins_own_names_that_condition() -> 
     assert not any("__version__" in f.condition for f in found)
 
 
+def test_a_condition_beside_a_version_test_in_one_if_is_named() -> None:
+    # vllm-ascend 0.21.0rc1: ``if not vllm_version_is("0.21.0") and getattr(self, ...)``:
+    # the version test holds at 0.31.0, the setting is still the line's condition.
+    code = {
+        "p/sched.py": "from vllm.v1.outputs import ModelRunnerOutput\n"
+        "from p.utils import vllm_version_is\n\n\n"
+        "def update(self, out: ModelRunnerOutput):\n"
+        "    if not vllm_version_is('0.21.0') and getattr(self, 'experts', False):\n"
+        "        return out.req_id_to_index\n",
+    }
+    modules = frozenset({"p", "p.utils"})
+    [found] = judge(read_plugin(code), view("0.34.0", modules), view("0.30.0", modules)).findings
+    assert (found.line, found.condition) == (7, "getattr(self, 'experts', False)")
+
+
 _BYPASSES_INIT = """
 from vllm.v1.worker.gpu_model_runner import AsyncGPUModelRunnerOutput
 
