@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -453,3 +454,17 @@ def test_a_pooling_async_output_is_judged_by_the_pooling_checks(tmp_path, monkey
     assert ("HastyPoolingOutput.get_output", waits) in failed
     assert ("PinnedCopyOutput.get_output", waits) in failed
     assert not any(member.startswith("NPUPoolingOutput") for member, _ in failed)
+
+
+def test_a_from_import_failing_on_one_name_binds_the_others() -> None:
+    # The pin's gpu_model_runner is laid out in part: the plugin's
+    # ``from ... import EMPTY_MODEL_RUNNER_OUTPUT, AsyncGPUModelRunnerOutput`` fails on the
+    # first, yet its async output class rests on the second and must define.
+    from conformance.crater.producer_run import _run_each_statement
+
+    text = "from json import not_in_json, JSONDecoder\n\n\nclass Mine(JSONDecoder):\n    pass\n"
+    tree = ast.parse(text)
+    namespace: dict[str, object] = {"__name__": "plugin_module"}
+    failed = _run_each_statement(tree, namespace, "plugin_module.py")
+    assert [type(e) for e in failed.values()] == [ImportError]
+    assert "JSONDecoder" in namespace and isinstance(namespace["Mine"], type)
