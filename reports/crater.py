@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,15 +66,19 @@ def load_crater(paths: list[str]) -> CraterReports:
             fix="give the --report of python -m conformance crater",
         )
     targets: list[str] = []
-    merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, ...], dict[str, Any]] = {}
     repeats = []
     for path in files:
         data = _read(path)
         targets.append(str(data["target"]))
         for record in data["records"]:
-            key = (record["plugin"], record["version"], record["vllm"], record["role"])
+            # An edited checkout beside its release is other code: its source tells them apart.
+            key: tuple[str, ...] = (
+                *(str(record[k]) for k in ("plugin", "version", "vllm", "role")),
+                str(record.get("source") or ""),
+            )
             if key in merged and merged[key] != record:
-                repeats.append(f"{' · '.join(key)} (kept {path})")
+                repeats.append(f"{' · '.join(k for k in key if k)} (kept {path})")
             merged[key] = record
     return CraterReports(tuple(dict.fromkeys(targets)), tuple(merged.values()), tuple(repeats))
 
@@ -113,10 +118,21 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def anchor(record: dict[str, Any]) -> str:
-    """The id of a record's section: ``crater-vllm-rbln-0.12.0-0.34.0``."""
+def anchor(record: dict[str, Any], shared: Collection[tuple[str, str]] = ()) -> str:
+    """The id of a record's section: ``crater-vllm-rbln-0.12.0-0.34.0``; with where its
+    code was read from where that release was read from elsewhere too (``shared``)."""
     raw = f"crater-{record['plugin']}-{record['version']}-{record['vllm']}-{record['role']}"
+    if (record["plugin"], record["version"]) in shared:
+        raw += "-" + str(record.get("source") or "package-index")
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", raw)
+
+
+def _release(record: dict[str, Any], shared: set[tuple[str, str]]) -> str:
+    """A record's release as a row names it: with where its code was read from where
+    another of the same name and version was read elsewhere."""
+    if (record["plugin"], record["version"]) not in shared:
+        return str(record["version"])
+    return f"{record['version']} ({record.get('source') or 'package index'})"
 
 
 def crater_report(reports: CraterReports) -> Report:
@@ -124,8 +140,13 @@ def crater_report(reports: CraterReports) -> Report:
     by_plugin: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     pins: dict[tuple[str, str], dict[str, Any]] = {}
     columns: list[str] = []
+    sources: dict[tuple[str, str], set[str]] = {}
     for record in reports.records:
-        row = (record["plugin"], record["version"])
+        release = (record["plugin"], record["version"])
+        sources.setdefault(release, set()).add(str(record.get("source") or ""))
+    shared = {release for release, found in sources.items() if len(found) > 1}
+    for record in reports.records:
+        row = (record["plugin"], _release(record, shared))
         if record["role"] == "pin":
             pins[row] = record
             by_plugin.setdefault(row, {})
@@ -135,8 +156,8 @@ def crater_report(reports: CraterReports) -> Report:
             columns.append(record["vllm"])
     rows = []
     for row in sorted(by_plugin):
-        cells: list[GridCell | None] = [_cell(pins.get(row), with_vllm=True)]
-        cells += [_cell(by_plugin[row].get(column)) for column in columns]
+        cells: list[GridCell | None] = [_cell(pins.get(row), shared, with_vllm=True)]
+        cells += [_cell(by_plugin[row].get(column), shared) for column in columns]
         rows.append((row, tuple(cells)))
     grid = Grid(
         ("plugin", "release"),
@@ -163,14 +184,21 @@ def crater_report(reports: CraterReports) -> Report:
             for f in record["findings"]
         ]
         lines += [f"not judged: {why}" for why in record["not_judged"]]
-        title = f"{record['plugin']} {record['version']} at vLLM {record['vllm']} ({record['role']}): {record['verdict']}"
-        sections.append(Section(anchor(record), title, [Bullets(tuple(lines))]))
+        title = (
+            f"{record['plugin']} {_release(record, shared)} at vLLM {record['vllm']} "
+            f"({record['role']}): {record['verdict']}"
+        )
+        sections.append(Section(anchor(record, shared), title, [Bullets(tuple(lines))]))
     if reports.repeats:
         sections.append(Section("crater-repeats", "Records read twice", [Bullets(reports.repeats)]))
     return Report("vLLM plugins crater", sections)
 
 
-def _cell(record: dict[str, Any] | None, with_vllm: bool = False) -> GridCell | None:
+def _cell(
+    record: dict[str, Any] | None,
+    shared: Collection[tuple[str, str]] = (),
+    with_vllm: bool = False,
+) -> GridCell | None:
     if record is None:
         return None
     text = f"{record['vllm']}: {record['verdict']}" if with_vllm else record["verdict"]
@@ -187,7 +215,7 @@ def _cell(record: dict[str, Any] | None, with_vllm: bool = False) -> GridCell | 
 
     if not details and record["verdict"] == "unknown":
         details = tuple(record["not_judged"])
-    details = (*details, f"[all findings](#{anchor(record)})") if findings else details
+    details = (*details, f"[all findings](#{anchor(record, shared)})") if findings else details
     return GridCell(text, failing=record["verdict"] == "breaks", details=details)
 
 

@@ -29,6 +29,9 @@ class Record:
     not_judged: list[str] = field(default_factory=list)
     #: modules of the plugin executed (running its producers, opt-in)
     executed: list[str] = field(default_factory=list)
+    #: the wheel, sdist or folder its code was read from, where the user gave one ("":
+    #: the package index's release of that name and version)
+    source: str = ""
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -43,6 +46,8 @@ class Record:
         }
         if self.executed:
             data["executed"] = list(self.executed)
+        if self.source:
+            data["source"] = self.source
         return data
 
     def every_path_first(self) -> list[Finding]:
@@ -70,6 +75,11 @@ class PluginVerdict:
     records: list[Record]
 
     @property
+    def source(self) -> str:
+        """Where its code was read from, where the user gave it (:attr:`Record.source`)."""
+        return self.records[0].source if self.records else ""
+
+    @property
     def regressed(self) -> bool:
         """A break at the target its pin does not have (it held there, or broke
         otherwise): what makes the crater exit 1.  Unpinned, nothing is new."""
@@ -92,6 +102,16 @@ def judged_plugin(
 ) -> PluginVerdict:
     """``source`` judged at its pin and at ``target``; ``run``: its async output
     classes run on the simulated runtime at the pin too (:mod:`.producer_run`)."""
+    verdict = _judged(source, target, rule, run)
+    if source.given:
+        # A checkout edited since its release is other code under the same name and
+        # version: its records say where they were read from.
+        for record in verdict.records:
+            record.source = source.origin
+    return verdict
+
+
+def _judged(source: PluginSource, target: VllmView, rule: str | None, run: bool) -> PluginVerdict:
     if not source.files:
         # A placeholder release (a name held on the index) shows no use of vLLM at all:
         # "holds" would claim a judgement that was never made.

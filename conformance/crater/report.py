@@ -5,8 +5,9 @@ judged, as the conformance header names it) and ``records``, one per plugin rele
 and vLLM judged (``plugin``, ``version``, ``vllm``, ``role`` pin or target,
 ``verdict`` holds, breaks or unknown, ``findings`` [{kind, file, line, member,
 vllm_change}], ``not_judged``: why, where something could not be; ``executed``: the
-plugin's modules run, where its producers were).  ``python -m reports --crater``
-renders and merges them.
+plugin's modules run, where its producers were; ``source``: the wheel, sdist or folder
+given, where the code was not the index's).  ``python -m reports --crater`` renders and
+merges them.
 """
 
 from __future__ import annotations
@@ -64,9 +65,26 @@ def progress_line(verdict: PluginVerdict) -> str:
     return f"crater: {verdict.plugin} {verdict.version}: {', '.join(parts)}"
 
 
+def _releases(verdicts: Sequence[PluginVerdict]) -> dict[int, str]:
+    """Each verdict's release as the lines name it: its version, and where its code was
+    read from where another of the same name and version was read elsewhere (an edited
+    checkout beside the published release)."""
+    counts: dict[tuple[str, str], int] = {}
+    for verdict in verdicts:
+        key = (verdict.plugin, verdict.version)
+        counts[key] = counts.get(key, 0) + 1
+    return {
+        id(v): f"{v.version} ({v.source or 'package index'})"
+        if counts[(v.plugin, v.version)] > 1
+        else v.version
+        for v in verdicts
+    }
+
+
 def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
     """The matrix (plugins by vLLM: the pin, the target), each red cell's first cause,
     then every break, plugin by plugin, and the verdict line."""
+    release = _releases(verdicts)
     rows = [("plugin", "release", "at its pin", f"at {target}")]
     for verdict in verdicts:
         at = {r.role: r for r in verdict.records}
@@ -91,7 +109,7 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             if record.verdict == HOLDS and _missing_modules(record):
                 # Of the output types only: a module of vLLM it imports is gone all the same.
                 target_cell += f"; {_missing_modules(record)[0].split(';')[0]}"
-        rows.append((verdict.plugin, verdict.version, pin_cell, target_cell))
+        rows.append((verdict.plugin, release[id(verdict)], pin_cell, target_cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3]
@@ -99,7 +117,7 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
     ]
     # Why each pin is the vLLM it is: a pin is often found, not declared.
     lines += ["", "pins:"] + [
-        f"  {v.plugin} {v.version}: {v.pin.label} ({v.pin.why})" for v in verdicts if v.pin
+        f"  {v.plugin} {release[id(v)]}: {v.pin.label} ({v.pin.why})" for v in verdicts if v.pin
     ]
     for verdict in verdicts:
         for record in verdict.records:
@@ -107,7 +125,8 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
                 continue
             lines.append("")
             head = (
-                f"{verdict.plugin} {verdict.version} at {vllm_named(record.vllm)} ({record.role}):"
+                f"{verdict.plugin} {release[id(verdict)]} at {vllm_named(record.vllm)} "
+                f"({record.role}):"
             )
             lines.append(f"{head} {record.verdict}")
             lines += _finding_lines(record.findings)
@@ -125,7 +144,8 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
             ):
                 lines.append("")
                 lines.append(
-                    f"{verdict.plugin} {verdict.version}'s producers at {vllm_named(record.vllm)}:"
+                    f"{verdict.plugin} {release[id(verdict)]}'s producers at "
+                    f"{vllm_named(record.vllm)}:"
                 )
                 lines += [f"  executed: {line}" for line in record.executed]
                 lines += [
@@ -137,7 +157,7 @@ def terminal_lines(target: str, verdicts: Sequence[PluginVerdict]) -> list[str]:
     # A plugin judged in several releases is named with each.
     repeated = {v.plugin for v in verdicts if sum(w.plugin == v.plugin for w in verdicts) > 1}
     regressed = [
-        f"{v.plugin} {v.version}" if v.plugin in repeated else v.plugin
+        f"{v.plugin} {release[id(v)]}" if v.plugin in repeated else v.plugin
         for v in verdicts
         if v.regressed
     ]

