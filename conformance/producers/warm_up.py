@@ -102,10 +102,30 @@ def _async_output_calls(backend: Backend, revision: Any) -> Iterator[dict[str, C
         }
 
 
-def warm_up(backend: Backend, revision: Any, check_timeout: float) -> WarmUp:
-    """Call each declared producer once; ``check_timeout`` 0 means no bound."""
+def warm_up(
+    backend: Backend,
+    revision: Any,
+    check_timeout: float,
+    announce: Callable[[str | None], None] = lambda producer: None,
+) -> WarmUp:
+    """Call each declared producer once; ``check_timeout`` 0 means no bound.
+    ``announce`` is told each producer before its call, and None after the last."""
     bound = check_timeout * LIMITS_PER_PRODUCER or None
     result = WarmUp()
+    try:
+        _warm_each(backend, revision, bound, result, announce)
+    finally:
+        announce(None)
+    return result
+
+
+def _warm_each(
+    backend: Backend,
+    revision: Any,
+    bound: float | None,
+    result: WarmUp,
+    announce: Callable[[str | None], None],
+) -> None:
     operations: dict[str, Callable[[Any], None]] = {
         "gather_logprobs": _gather,
         "pad_sampled_token_ids": _pad,
@@ -114,11 +134,12 @@ def warm_up(backend: Backend, revision: Any, check_timeout: float) -> WarmUp:
     for name, operation in operations.items():
         producer = getattr(backend, name)
         if producer is not None:
+            announce(name)
             _timed(result, name, partial(operation, producer), bound)
     with _async_output_calls(backend, revision) as calls:
         for name, call in calls.items():
+            announce(name)
             _timed(result, name, call, bound)
-    return result
 
 
 def _timed(result: WarmUp, name: str, call: Callable[[], None], bound: float | None) -> None:

@@ -107,8 +107,9 @@ def activate(config: pytest.Config) -> ConformanceRun:
     elif not _is_xdist_controller(config):
         from conformance.producers.warm_up import warm_up
         from conformance.run.guard import check_timeout
+        from conformance.run.journal import note_warm_up
 
-        run.warm_up = warm_up(backend, revision, check_timeout(config))
+        run.warm_up = warm_up(backend, revision, check_timeout(config), note_warm_up)
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
     # The terminal names a check as the report and the xfails file do, wherever pytest

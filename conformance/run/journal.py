@@ -58,6 +58,20 @@ class Journal:
         os.write(self.fd, (json.dumps(entry) + "\n").encode())
 
 
+def note_warm_up(producer: str | None) -> None:
+    """Journal the producer whose first call (the warm-up, before any check) starts now;
+    None once the warm-up is over.  A process that dies there leaves no other trace: no
+    check started, and what it wrote to the terminal may never have been flushed."""
+    folder = os.environ.get(JOURNAL_ENV)
+    if not folder:
+        return
+    fd = os.open(Path(folder) / _FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (json.dumps({"warming": producer}) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
 @dataclass
 class Replay:
     """What a journal says of the run."""
@@ -72,6 +86,8 @@ class Replay:
     running: list[str] = field(default_factory=list)
     #: Whether the run reached its end (it wrote its own report).
     ended: bool = False
+    #: The producer being warmed up, where the run died in the warm-up.
+    warming: str | None = None
 
 
 def replay(folder: Path) -> Replay:
@@ -89,6 +105,8 @@ def replay(folder: Path) -> Replay:
             found.records[entry["record"]["nodeid"]] = TestRecord(**entry["record"])
         elif entry.get("finished"):
             found.ended = True
+        elif "warming" in entry:
+            found.warming = entry["warming"]
     return found
 
 

@@ -84,6 +84,14 @@ def complete(folder: Path, returncode: int, report_path: str | None, limit: floa
     fault = "".join(_text(folder / name) for name in ("fault.txt", "hang.txt"))
     if fault:
         sys.stderr.write(fault)
+    if journal.skeleton is None and journal.warming is not None:
+        sys.stderr.write(
+            f"conformance: the run died in the warm-up, in the first call of the backend's "
+            f"{journal.warming}: {_death(returncode).replace(' in the middle of the check', '')}"
+            "; python -m conformance --isolate "
+            "judges it in worker processes, its checks failing where it kills one\n"
+        )
+        return returncode if returncode > 0 else EXIT_FAILED
     if journal.skeleton is None:
         if not fault and returncode in PYTEST_OWN_EXITS:
             return returncode  # pytest ended it (a usage error, no checks): it said why

@@ -117,3 +117,17 @@ def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -
     assert re.search(r"\b1 error\b", totals) and "failed" not in totals, totals
     # The first worker died warming the constructor up; its replacement skipped warm-up
     # (a replacement may be replacing exactly that death) and ran the checks.
+
+
+def test_os_exit_in_the_warm_up_names_the_producer_and_isolate(tmp_path) -> None:
+    # Without --isolate the process dies in the producer's first call, before any check
+    # and before the terminal was flushed: the supervisor says where, and what to do.
+    run, _ = _run(
+        tmp_path, "broken_backends.crash_exit_in_constructor:BACKEND", "-k", "test_sampler_output"
+    )
+    assert run.exit_code == 1, run.output[-3000:]
+    assert (
+        "conformance: the run died in the warm-up, in the first call of the backend's "
+        "make_async_output: the process exited with status 1 (os._exit(), exit() or abort "
+        "handling in native code); python -m conformance --isolate judges it"
+    ) in run.output
