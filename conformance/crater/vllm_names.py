@@ -71,11 +71,21 @@ def output_type_reexported(name: str) -> str:
     return name
 
 
+#: Output types other vLLM modules define as their own (Model Runner V2's sampler hands
+#: its async output a ``SamplerOutput`` of other fields than ``vllm.v1.outputs``'): a
+#: plugin's construction or read of one is judged against that module's class.
+OWN_OUTPUT_TYPES = {"vllm.v1.worker.gpu.sample.output": ("SamplerOutput",)}
+
+
 def is_judged(name: str) -> bool:
     module, _, cls = name.rpartition(".")
     if module == OUTPUTS:
         return cls in JUDGED_TYPES
-    return cls in VLLM_ASYNC_OUTPUTS.get(module, ()) or name in PRODUCER_CALLS.values()
+    return (
+        cls in VLLM_ASYNC_OUTPUTS.get(module, ())
+        or cls in OWN_OUTPUT_TYPES.get(module, ())
+        or name in PRODUCER_CALLS.values()
+    )
 
 
 #: The modules whose texts the crater reads: what a plugin takes from them is judged.

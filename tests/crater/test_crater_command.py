@@ -513,3 +513,25 @@ def test_a_holding_plugin_that_imports_a_module_the_target_lacks_says_so() -> No
     assert f"  not judged: {gone}" in lines
     assert not any(conditions in line for line in lines)
     assert not any("at vLLM 0.29.0" in line for line in lines)  # the pin holds, says nothing
+
+
+def test_model_runner_v2s_own_sampler_output_is_judged_against_its_class(offline, capsys) -> None:
+    # Model Runner V2's SamplerOutput is a class of its own module (num_sampled and
+    # num_rejected beside the ids): built by a plugin, it is judged against that class.
+    files = {
+        "pyproject.toml": '[project]\nname = "npu-sampler"\nversion = "1.0"\n'
+        'dependencies = ["vllm==0.31.0"]\n',
+        "npu_sampler/__init__.py": "",
+        "npu_sampler/sample.py": "from vllm.v1.worker.gpu.sample.output import SamplerOutput\n\n\n"
+        "def sample(ids, counts, rejected):\n"
+        "    return SamplerOutput(sampled_token_ids=ids, logprobs_tensors=None, num_nans=None,\n"
+        "                         num_sampled=counts, num_rejected=rejected)\n",
+    }
+    checkout = _checkout(files, offline / "sampler")
+    assert main(["crater", "0.31.0", "--plugins", checkout]) == 0
+    assert main(["crater", "0.22.0", "--plugins", checkout]) == 1
+    said = capsys.readouterr().out
+    assert (
+        "npu_sampler/sample.py:5: construction-raises SamplerOutput.num_rejected (field "
+        "SamplerOutput.num_rejected is newer than vLLM 0.22.0)" in said
+    )
