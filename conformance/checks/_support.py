@@ -30,6 +30,21 @@ def producer(backend: Backend, name: str) -> Callable[..., Any]:
     return function
 
 
+def held_names(obj: Any) -> list[str]:
+    """The fields ``obj``'s type holds: a dataclass's, else what its instance keeps (its
+    ``__dict__``, or the ``__slots__`` of its classes that it has set)."""
+    fields = getattr(type(obj), "__dataclass_fields__", None)
+    if fields:
+        return list(fields)
+    names = list(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in names and name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                names.append(name)
+    return names
+
+
 def fields_of(obj: Any, names: Sequence[str]) -> Members:
     """``{name: obj.name}``, to compare two implementations' objects member by member."""
     return Members({name: getattr(obj, name, "<missing>") for name in names})

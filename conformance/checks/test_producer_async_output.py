@@ -24,7 +24,12 @@ import torch
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.step import MODEL_RUNNER_V2
 from conformance.checks._skips import skip
-from conformance.checks._support import expect_same, expect_type, fail_read_after_the_next_step
+from conformance.checks._support import (
+    expect_same,
+    expect_type,
+    fail_read_after_the_next_step,
+    held_names,
+)
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
@@ -178,7 +183,7 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
     differing: dict[str, str] = {}  # {field: how it differs}
     # The runner's output as the backend's type holds it: a dataclass's fields, else
     # what its constructor set (a plain class is its surface check's failure).
-    for name in getattr(type(expected), "__dataclass_fields__", None) or vars(expected):
+    for name in held_names(expected):
         if name in ("sampled_token_ids", "logprobs"):
             continue
         if name == "prompt_logprobs_dict":  # tensors: compared by value, not by ==

@@ -444,18 +444,26 @@ def test_empty_model_runner_output_is_held_to_the_releases(tmp_path, backend, ou
         ), record["message"]
 
 
+@pytest.mark.parametrize("slotted", [False, True])
 def test_a_plain_class_model_runner_output_fails_its_surface_not_the_suites_code(
-    tmp_path,
+    tmp_path, monkeypatch, slotted
 ) -> None:
     # The producers' checks read the runner's output through the backend's type: a plain
-    # class holding the right values is its surface's failure alone.
+    # class holding the right values (in a __dict__ or in __slots__) is its surface's
+    # failure alone.
+    from broken_backends import model_runner_output_plain_class as plain
+
+    if slotted:
+        monkeypatch.setattr(plain, "ModelRunnerOutput", plain.SlottedModelRunnerOutput)
     run = suite_runner.in_process(
         tmp_path,
         str(suite_runner.CHECKS),
         "-k",
         "model_runner_output or async_output",
         "--conformance-backend",
-        "broken_backends.model_runner_output_plain_class",
+        "broken_backends.model_runner_output_plain_class:BACKEND",
     )
-    failed = {t["behaviour"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    records = run.report["tests"]
+    assert any(t["outcome"] == "passed" and "async_output" in t["nodeid"] for t in records)
+    failed = {t["behaviour"] for t in records if t["outcome"] == "failed"}
     assert failed == {"ModelRunnerOutput.surface"}, failed
