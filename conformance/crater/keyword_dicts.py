@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.crater.guards import Guard
-from conformance.crater.syntax import tail_name, under_tests
+from conformance.crater.syntax import under_tests
 
 
 @dataclass(frozen=True)
@@ -22,14 +22,18 @@ class KeyTests:
 NO_KEY_TESTS = KeyTests(lambda test: frozenset(), lambda test, branch: None)
 
 
+#: The guards a key is passed under: each alternative's guards must all hold.
+Alternatives = tuple[tuple[Guard, ...], ...]
+
+
 @dataclass
 class KeywordDict:
     """A dictionary built to be passed as ``**kwargs``."""
 
     keys: set[str]  #: passed wherever the call runs
     known: bool  #: every key it can hold is known
-    #: keys added under version tests, with their guards
-    guarded: dict[str, tuple[Guard, ...]] = field(default_factory=dict)
+    #: keys added under tests, with the guards of each place they are added at
+    guarded: dict[str, Alternatives] = field(default_factory=dict)
     #: keys added where a test names them: passed where vLLM's type has the field
     tested: set[str] = field(default_factory=set)
 
@@ -42,7 +46,7 @@ class KeywordDict:
             return
         guards = tuple(g for test, branch in above if (g := tests.version(test, branch)))
         if guards:
-            self.guarded[key] = guards
+            self._guard(key, (guards,))
         else:
             self.keys.add(key)
 
@@ -50,15 +54,44 @@ class KeywordDict:
         """``other``'s keys too: the other side of a conditional expression."""
         self.known = self.known and other.known
         self.tested |= other.tested
-        for key, guards in other.guarded.items():
-            if key in self.guarded and self.guarded[key] != guards:
-                self.keys.add(key)  # on both sides of a test: passed either way
-                del self.guarded[key]
-            elif key not in self.keys:
-                self.guarded[key] = guards
         self.keys |= other.keys
+        for key, alternatives in other.guarded.items():
+            self._guard(key, alternatives)
         for key in self.keys & set(self.guarded):
             del self.guarded[key]
+
+    def _guard(self, key: str, alternatives: Alternatives) -> None:
+        """``key`` passed under ``alternatives`` too; passed always where both sides of
+        one test pass it (``{"k": 1} if T else {"k": 2}``)."""
+        merged = _joined((*self.guarded.get(key, ()), *alternatives))
+        if () in merged:
+            self.keys.add(key)
+            self.guarded.pop(key, None)
+        elif key not in self.keys:
+            self.guarded[key] = merged
+
+
+def _joined(alternatives: Alternatives) -> Alternatives:
+    """``alternatives`` with any two that differ only in their last guard, one test's two
+    branches, made one: their common guards."""
+    found = list(dict.fromkeys(alternatives))
+    joined = True
+    while joined:
+        joined = False
+        for a in found:
+            for b in found:
+                if a is not b and a[:-1] == b[:-1] and a and b and _opposite(a[-1], b[-1]):
+                    found = [x for x in found if x is not a and x is not b]
+                    found.append(a[:-1])
+                    joined = True
+                    break
+            if joined:
+                break
+    return tuple(dict.fromkeys(found))
+
+
+def _opposite(a: Guard, b: Guard) -> bool:
+    return a.test == b.test and a.branch != b.branch
 
 
 def built_dict(
@@ -92,7 +125,9 @@ def built_dict(
     if isinstance(value, ast.Dict):
         keys = [str(k.value) for k in value.keys if isinstance(k, ast.Constant)]
         built = KeywordDict(set(), all(isinstance(k, ast.Constant) for k in value.keys))
-    elif isinstance(value, ast.Call) and tail_name(value.func) == "dict":
+    elif (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
+    ):
         keys = [k.arg for k in value.keywords if k.arg]
         built = KeywordDict(set(), not value.args and all(k.arg for k in value.keywords))
     else:

@@ -45,7 +45,13 @@ from conformance.crater.guards import (
 )
 from conformance.crater.import_hooks import redirected_modules
 from conformance.crater.inherited_state import PluginClassState
-from conformance.crater.keyword_dicts import KeyTests, KeywordDict, built_dict, dicts_in
+from conformance.crater.keyword_dicts import (
+    Alternatives,
+    KeyTests,
+    KeywordDict,
+    built_dict,
+    dicts_in,
+)
 from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.output_members import (
     SEQUENCE_OF,
@@ -129,7 +135,7 @@ class Use:
     #: a subclass: the words of ``HANDED_OVER_BY_WORD`` its classes' code names
     handles: frozenset[str] = frozenset()
     #: ``**kwargs`` keys added under version tests: passed where their guards hold
-    guarded_keywords: tuple[tuple[str, tuple[Guard, ...]], ...] = ()
+    guarded_keywords: tuple[tuple[str, Alternatives], ...] = ()
     #: ``**kwargs`` keys added where a test names them: passed where the field exists
     tested_keywords: tuple[str, ...] = ()
     top_level: bool = False  #: an import run when the module is (not in a function)
@@ -1017,7 +1023,7 @@ class _ModuleVisitor:
         positional = sum(not isinstance(a, ast.Starred) for a in node.args)
         open_ended = any(isinstance(a, ast.Starred) for a in node.args)
         keywords: list[str] = []
-        guarded: dict[str, tuple[Guard, ...]] = {}
+        guarded: dict[str, Alternatives] = {}
         tested: set[str] = set()
         for keyword in node.keywords:
             if keyword.arg is not None:

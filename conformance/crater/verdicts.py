@@ -184,8 +184,8 @@ def judge(
         if use.guarded_keywords or use.tested_keywords:
             passed = [
                 key
-                for key, guards in use.guarded_keywords
-                if all(view.runs_under(g) is not False for g in guards)
+                for key, alternatives in use.guarded_keywords
+                if any(all(view.runs_under(g) is not False for g in a) for a in alternatives)
             ]
             fields = judge_.constructor(use.module, use.type_name) if use.tested_keywords else None
             present = {p.name for p in fields or ()}

@@ -433,6 +433,15 @@ def called(ids, experts):
 
 def either(ids, flag):
     return ModelRunnerOutput(req_ids=ids, **({} if flag else {"req_id_to_index": {}}))
+
+
+def nested(ids):
+    return ModelRunnerOutput(req_ids=ids, **({"req_id_to_index": {}} if vllm_version_is(
+        "0.32.0") else ({"req_id_to_index": {}} if vllm_version_is("0.33.0") else {})))
+
+
+def method(ids, base):
+    return ModelRunnerOutput(req_ids=ids, **base.dict())
 """
 
 
@@ -445,7 +454,9 @@ def test_kwargs_of_a_conditional_expression_count_on_the_side_the_test_takes() -
     at_target = judge(reading, view("0.34.0", modules), view("0.33.0", modules)).findings
     # At the pin the if sides are taken and hold; at 0.34.0 the else side's routed_experts
     # (gone since 0.31.0) is passed, the if sides are not, dict(k=...) is read as a
-    # literal, and a side under any other test counts as taken.
+    # literal, and a side under any other test counts as taken.  A key on two sides of
+    # nested tests is passed where either side's tests hold (neither, at 0.34.0), and a
+    # method named dict() is no display of keys.
     assert at_pin == []
     assert [(f.line, f.member) for f in at_target] == [
         (7, "ModelRunnerOutput.routed_experts"),
