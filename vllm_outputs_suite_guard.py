@@ -61,9 +61,9 @@ SUITE_ARGUMENTS = {
          "--list-revisions", "--vllm-release", "--vllm-outputs", "--report-dir",
          "--neighbours", "--isolate", "--check-timeout", "crater"}
     ),
-    # Not --out or --config: words another project's ``python -m reports`` may take.
-    "reports": frozenset({"--conformance", "--crater", "--conformance-diff", "--results",
-                          "--compare", "--threshold", "--machine", "--commit"}),
+    # The regression gate's --compare too; not --results, --commit, --out and the like,
+    # words another project's ``python -m reports`` may take.
+    "reports": frozenset({"--conformance", "--crater", "--conformance-diff", "--compare"}),
 }  # fmt: skip
 
 #: Folder entries that no wheel's RECORD lists.

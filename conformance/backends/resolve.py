@@ -168,7 +168,9 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
         public = [name for name in dir(value) if not name.startswith("_")]
         # A Backend, or a factory or module, before a class (``:backend`` means BACKEND,
         # not the Backend class the module imported to build it).
-        public.sort(key=lambda name: isinstance(getattr(value, name, None), type))
+        # Read from its namespace: a lazy module __getattr__ may raise anything.
+        held = getattr(value, "__dict__", {})
+        public.sort(key=lambda name: isinstance(held.get(name), type))
         close = difflib.get_close_matches(missing, public, n=1, cutoff=0.8)
         exact = [name for name in public if name.lower() == missing.lower()]
         close = exact[:1] or close

@@ -470,10 +470,7 @@ def test_the_startup_hook_wakes_only_for_python_m(tmp_path) -> None:
         assert done.stdout.strip() == "False", (args, done.stderr)
 
 
-@pytest.mark.parametrize(
-    "args",
-    [["--compare", "box@1a2b3c4d", "box@5e6f7a8b"], ["--results", ".asv/results", "--out", "o"]],
-)
+@pytest.mark.parametrize("args", [["--compare", "box@1a2b3c4d", "box@5e6f7a8b"]])
 def test_a_benchmark_report_command_line_is_stopped_beside_a_reports_py(tmp_path, args) -> None:
     """The regression gate (``--compare``, exit 1 on a regression) must not exit 0 having
     run a ``./reports.py`` of the working directory instead."""
