@@ -48,7 +48,7 @@ from conformance.producers.steps import (
     num_sampled,
 )
 from conformance.run.activation import current
-from conformance.run.failure_lines import COPY_RULE, KEPT_PAST, NOT_A_RACE
+from conformance.run.failure_lines import COPY_RULE, KEPT_NONE, KEPT_PAST, NOT_A_RACE
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),
@@ -155,7 +155,7 @@ def _kept_past(found_rows, expected_rows) -> str | None:
             continue
         if not kept:
             return (
-                f"sampled_token_ids[{i}]: {KEPT_PAST} ({row} where it keeps none): the row "
+                f"sampled_token_ids[{i}]: {KEPT_PAST} ({row} {KEPT_NONE}): the row "
                 "of a discarded request, or of one that kept no token, is empty"
             )
         return (

@@ -28,6 +28,8 @@ COPY_RULE = (
 #: How a check says that an async output's row goes on past its request's kept tokens:
 #: an unpadding by the wrong rule, which every check of rows of that step meets.
 KEPT_PAST = "a row goes on past its kept tokens"
+#: How that message says the row keeps none of them (a discarded request's, not emptied).
+KEPT_NONE = "where it keeps none"
 #: The behaviours that name that rule, the first failing one the cause.
 _UNPADDING_CAUSES = (
     "producer.async_output:unpads-multi-token-rows",
@@ -89,8 +91,11 @@ def failures_by_behaviour(
             found.setdefault(record.behaviour, []).append(record)
     causes: list[_Cause] = []
     for kind in _CAUSE_KINDS:
-        named = {c.behaviour for c in causes}
-        causes += [c for c in kind(found) if c.behaviour not in named]
+        for found_cause in kind(found):
+            # One cause a behaviour: a second of the same line would pool its followers
+            # under the first's explanation.
+            if all(c.behaviour != found_cause.behaviour for c in causes):
+                causes.append(found_cause)
     followers: dict[str, list[Any]] = {c.behaviour: [] for c in causes}
     for behaviour, failed in found.items():
         for record in failed:
@@ -188,21 +193,51 @@ def _names_absent(name: str, record: Any, _: dict[str, list[Any]]) -> bool:
 def _rows_kept_past(found: dict[str, list[Any]]) -> list[_Cause]:
     """An async output unpadding by another rule than the release's: the behaviour that
     names the rule explains every check of the same producer that found a row going on
-    past its kept tokens."""
-    behaviour = next(
-        (c for c in _UNPADDING_CAUSES if any(KEPT_PAST in r.message for r in found.get(c, []))),
-        None,
-    )
-    if behaviour is None:
-        return []
-    producer = behaviour.split(":", 1)[0]
-    return [
-        _Cause(
-            behaviour,
-            "rows holding more than their requests' kept tokens",
-            lambda r, _: r.behaviour.split(":", 1)[0] == producer and KEPT_PAST in r.message,
+    past its kept tokens the same way (after them; or where it keeps none, a discarded
+    row not emptied, which is its own fix)."""
+    causes = []
+    for keeps_none, order in ((False, _UNPADDING_CAUSES), (True, _UNPADDING_CAUSES[::-1])):
+        behaviour = next(
+            (
+                c
+                for c in order
+                if any(_kept_past_kind(r.message) is keeps_none for r in found.get(c, []))
+            ),
+            None,
         )
-    ]
+        if behaviour is None:
+            continue
+        producers = {
+            getattr(r, "producer", None)
+            for r in found[behaviour]
+            if _kept_past_kind(r.message) is keeps_none
+        }
+        causes.append(
+            _Cause(
+                behaviour,
+                "rows holding more than their requests' kept tokens",
+                partial(_kept_past_alike, behaviour.split(":", 1)[0], producers, keeps_none),
+            )
+        )
+    return causes
+
+
+def _kept_past_kind(message: str) -> bool | None:
+    """Whether a row kept past its tokens keeps none (a discarded row not emptied);
+    None where the message says no row went on past its tokens."""
+    if KEPT_PAST not in message:
+        return None
+    return KEPT_NONE in message
+
+
+def _kept_past_alike(
+    family: str, producers: set[Any], keeps_none: bool, record: Any, _: dict[str, list[Any]]
+) -> bool:
+    return (
+        record.behaviour.split(":", 1)[0] == family
+        and getattr(record, "producer", None) in producers
+        and _kept_past_kind(record.message) is keeps_none
+    )
 
 
 def _rows_of_wrong_type(found: dict[str, list[Any]]) -> list[_Cause]:

@@ -500,3 +500,25 @@ def test_one_exception_at_one_line_of_the_backends_is_one_cause() -> None:
     # A failure of its own stays on its behaviour's line.
     assert lines[2].startswith("FAIL [producer.async_output:rows-as-lists] 1 check(s): expected")
     assert len(lines) == 3
+
+
+def test_a_discarded_row_not_emptied_is_its_own_cause_beside_rows_kept_past() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    past = "x.get_output().sampled_token_ids[0]: a row goes on past its kept tokens ([7] after [6]): unpad"
+    none = "x.get_output().sampled_token_ids[1]: a row goes on past its kept tokens ([5] where it keeps none): empty"
+    lines = failures_by_behaviour([
+        failed("producer.async_output:unpads-multi-token-rows", past),
+        failed("producer.async_output:rows-as-lists", past),
+        failed("producer.async_output:step-discarded-rows", none),
+        failed("producer.async_output:independent-outputs", none),
+    ])  # fmt: skip
+    # Each rule on its own line, with what follows from it: the discarded row's fix is
+    # not hidden under the unpadding's.
+    assert [line.split(" check(s)")[0] for line in lines] == [
+        "FAIL [producer.async_output:unpads-multi-token-rows] 1",
+        "     and 1 more",
+        "FAIL [producer.async_output:step-discarded-rows] 1",
+        "     and 1 more",
+    ]
+    assert "rows-as-lists 1" in lines[1] and "independent-outputs 1" in lines[3]
