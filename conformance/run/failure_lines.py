@@ -420,11 +420,17 @@ def shortened(line: str, width: int, keep: int = 0) -> str:
     end) both stay."""
     if len(line) <= width:
         return line
-    head_room = max(width * 3 // 5, keep)
+    head_room = max(width * 2 // 3, keep)
     head = line[:head_room]
-    cut = head.rfind(" ", max(keep, head_room // 2))
+    # The head to the end of a clause ("; "), else of a word.
+    cut = head.rfind("; ", max(keep, head_room // 2))
+    if cut <= 0:
+        cut = head.rfind(" ", max(keep, head_room // 2))
     head = head[:cut] if cut > 0 else head
-    tail = line[len(line) - (width - len(head) - 3) :]
+    room = width - len(head) - 3
+    if room < 20:
+        return head + " …"  # no room for an end worth reading
+    tail = line[len(line) - room :]
     # The tail from the start of a clause (after "; ", ": " or ", ") where one is near.
     boundary = re.search(r"[;:,] ", tail[: len(tail) // 2])
     if boundary is not None:
@@ -441,6 +447,9 @@ def _compact(line: str) -> str:
     line = re.sub(r"<step (\S+?)(?: (?:of|on) [^>]*)?>", r"<step \1>", line)
     line = re.sub(r"\) on (?:an? )?(?:busy )?simulated \w+ runtime: ", "): ", line)
     line = line.replace(f": {COPY_RULE}", "")
+    # Where the copy started is the report's: the line keeps what was read, where, and
+    # what to wait for.
+    line = re.sub(r" \(its copy started at [^()]*\)", " (...)", line)
     line = re.sub(r"^conformance/checks/\S+: (?=timed out after )", "", line)  # the check's id
     if len(line) > _WIDTH:
         # An exception: keep where the backend raised it, the call shortened.

@@ -10,6 +10,7 @@ def test_checks_are_collected_whatever_python_files_says(tmp_path) -> None:
     run = suite_runner.subprocess_run(tmp_path, "--pyargs", "conformance.checks.test_module")
     assert run.exit_code == 0, run.output
     assert [t["check"] for t in run.report["tests"]] == [
+        "empty_model_runner_output_is_the_releases",
         "placeholder_token_id_is_minus_one",
         "spec_names_are_classes",
     ]
