@@ -662,7 +662,11 @@ def _run_each_statement(
     failed: dict[int, BaseException] = {}
     for node in tree.body:
         error = _run_statement(node, namespace, filename)
-        if isinstance(error, ImportError) and isinstance(node, ast.ImportFrom):
+        if (
+            isinstance(error, ImportError)
+            and isinstance(node, ast.ImportFrom)
+            and str(error).startswith("cannot import name")  # the module ran; a name is not
+        ):
             # ``from vllm... import A, B, C`` where the pin's module is laid out in part
             # (its producer classes, not what else it binds): each name that imports
             # is bound, so a class resting on A still defines.

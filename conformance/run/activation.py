@@ -9,6 +9,7 @@ import importlib.util
 import os
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,9 @@ def activate(config: pytest.Config) -> ConformanceRun:
     if _STATE in config.stash:
         return config.stash[_STATE]
     _refuse_a_shadowed_reference()
+    from conformance.run.journal import note_warm_up, take_supervisor_folder
+
+    supervised = take_supervisor_folder()
     from conformance.backends import devices, resolve
     from conformance.backends import known as known_backends
     from conformance.run import xfails
@@ -107,9 +111,9 @@ def activate(config: pytest.Config) -> ConformanceRun:
     elif not _is_xdist_controller(config):
         from conformance.producers.warm_up import warm_up
         from conformance.run.guard import check_timeout
-        from conformance.run.journal import note_warm_up
 
-        run.warm_up = warm_up(backend, revision, check_timeout(config), note_warm_up)
+        announce = partial(note_warm_up, supervised)
+        run.warm_up = warm_up(backend, revision, check_timeout(config), announce)
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
     # The terminal names a check as the report and the xfails file do, wherever pytest
@@ -120,7 +124,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     from conformance.run.worker_crashes import WorkerCrashes
 
     # A verdict for every check: checks that never ran, time limits, crashed workers.
-    guard = Guard(run, config)
+    guard = Guard(run, config, supervised)
     config.pluginmanager.register(guard, "conformance-guard")
     config.pluginmanager.register(TimeLimit(guard), "conformance-time-limit")
     config.pluginmanager.register(WorkerCrashes(guard), "conformance-worker-crashes")

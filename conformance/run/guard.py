@@ -46,7 +46,9 @@ def check_timeout(config: pytest.Config) -> float:
 
 
 class Guard:
-    def __init__(self, run: ReportedRun, config: pytest.Config) -> None:
+    def __init__(
+        self, run: ReportedRun, config: pytest.Config, supervised: str | None = None
+    ) -> None:
         self.run = run
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
@@ -63,7 +65,7 @@ class Guard:
         if self.is_worker:
             folder = config.workerinput.get(SHARED_FOLDER_KEY)  # type: ignore[attr-defined]
             self.shared = Path(folder) if folder else None
-        self.journal = Journal.of_supervisor(is_worker=self.is_worker)
+        self.journal = Journal.of_supervisor(supervised, is_worker=self.is_worker)
         self._files: list[IO[Any]] = []
 
     # --- what the helpers share ------------------------------------------------------

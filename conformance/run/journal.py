@@ -31,12 +31,9 @@ class Journal:
         self.fd = os.open(folder / _FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     @classmethod
-    def of_supervisor(cls, *, is_worker: bool) -> Journal | None:
-        """The journal the supervisor asked for, in the process that runs the checks.
-
-        The variable is taken out of the environment either way: a process this run
-        starts is not the one the supervisor watches."""
-        folder = os.environ.pop(JOURNAL_ENV, None)
+    def of_supervisor(cls, folder: str | None, *, is_worker: bool) -> Journal | None:
+        """The journal the supervisor asked for (``folder``: :func:`take_supervisor_folder`),
+        in the process that runs the checks."""
         return cls(Path(folder)) if folder and not is_worker else None
 
     def planned(self, skeleton: dict[str, Any], plan: Iterable[TestRecord]) -> None:
@@ -58,11 +55,17 @@ class Journal:
         os.write(self.fd, (json.dumps(entry) + "\n").encode())
 
 
-def note_warm_up(producer: str | None) -> None:
-    """Journal the producer whose first call (the warm-up, before any check) starts now;
-    None once the warm-up is over.  A process that dies there leaves no other trace: no
-    check started, and what it wrote to the terminal may never have been flushed."""
-    folder = os.environ.get(JOURNAL_ENV)
+def take_supervisor_folder() -> str | None:
+    """The folder of the supervisor's journal, taken out of the environment as the run
+    starts: a process this run starts (a bump's run at the pin) is not the one the
+    supervisor watches, and must not write to its journal."""
+    return os.environ.pop(JOURNAL_ENV, None) or None
+
+
+def note_warm_up(folder: str | None, producer: str | None) -> None:
+    """Journal in ``folder`` the producer whose first call (the warm-up, before any
+    check) starts now; None once the warm-up is over.  A process that dies there leaves
+    no other trace: no check started, and what it wrote may never have been flushed."""
     if not folder:
         return
     fd = os.open(Path(folder) / _FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
