@@ -134,6 +134,10 @@ class _Cause:
     explains: Callable[[Any, dict[str, list[Any]]], bool]
 
 
+#: What a cause's pattern reads from a message to tell its failures apart.
+_Key = Callable[[re.Match[str]], tuple[str, ...]]
+
+
 def _abstract_methods_lacking(found: dict[str, list[Any]]) -> list[_Cause]:
     """A class its producer cannot build, where the behaviour of the abstract method it
     lacks failed too: every check that raised the same TypeError follows from it."""
@@ -165,29 +169,47 @@ def _step_unbuildable(found: dict[str, list[Any]]) -> list[_Cause]:
 def _types_absent(found: dict[str, list[Any]]) -> list[_Cause]:
     """A held type the backend's module lacks: its surface behaviour (else the first
     behaviour that says so) explains every check that failed for the same name."""
-    names: dict[str, set[str]] = {}
-    for behaviour, failed in found.items():
-        for record in failed:
-            match = _TYPE_ABSENT.search(record.message)
-            if match is not None:
-                names.setdefault(match[1], set()).add(behaviour)
     causes = []
-    for name, behaviours in sorted(names.items()):
+    for (name,), behaviours in sorted(_said(found, _TYPE_ABSENT, _name_of).items()):
         surface = f"{name}.surface"
-        behaviour = surface if surface in found else min(behaviours)
         causes.append(
             _Cause(
-                behaviour,
+                surface if surface in found else min(behaviours),
                 f"the backend's module has no {name}",
-                partial(_names_absent, name),
+                partial(_says, _TYPE_ABSENT, _name_of, (name,)),
             )
         )
     return causes
 
 
-def _names_absent(name: str, record: Any, _: dict[str, list[Any]]) -> bool:
-    match = _TYPE_ABSENT.search(record.message)
-    return match is not None and match[1] == name
+def _said(
+    found: dict[str, list[Any]], pattern: re.Pattern[str], key: _Key
+) -> dict[tuple[str, ...], set[str]]:
+    """What ``pattern`` finds in the failures' messages (by ``key``), with the
+    behaviours whose failures say it."""
+    places: dict[tuple[str, ...], set[str]] = {}
+    for behaviour, failed in found.items():
+        for record in failed:
+            match = pattern.search(record.message)
+            if match is not None:
+                places.setdefault(key(match), set()).add(behaviour)
+    return places
+
+
+def _says(
+    pattern: re.Pattern[str], key: _Key, wanted: tuple[str, ...], record: Any, _: Any
+) -> bool:
+    """Whether ``record``'s message says what ``wanted`` is, as :func:`_said` reads it."""
+    match = pattern.search(record.message)
+    return match is not None and key(match) == wanted
+
+
+def _name_of(match: re.Match[str]) -> tuple[str, ...]:
+    return (match[1],)
+
+
+def _place_of(match: re.Match[str]) -> tuple[str, ...]:
+    return (match[1], match[2])
 
 
 def _rows_kept_past(found: dict[str, list[Any]]) -> list[_Cause]:
@@ -262,51 +284,29 @@ def _rows_of_wrong_type(found: dict[str, list[Any]]) -> list[_Cause]:
 def _stuck(found: dict[str, list[Any]]) -> list[_Cause]:
     """Checks stopped by their time limit at one line of the backend's: the first
     behaviour stopped there (a race check's last, as a hang is no race) explains them."""
-    places: dict[tuple[str, str], set[str]] = {}
-    for behaviour, failed in found.items():
-        for record in failed:
-            match = _STUCK.search(record.message)
-            if match is not None:
-                places.setdefault((match[1], match[2]), set()).add(behaviour)
-    causes = []
-    for (line, function), behaviours in sorted(places.items()):
-        if len(behaviours) < 2:
-            continue
-        behaviour = min(behaviours, key=lambda b: (b in CAUSES, b))
-        causes.append(
-            _Cause(
-                behaviour,
-                f"stuck in {function} at {line}, past the time limit",
-                partial(_stuck_at, line),
-            )
+    return [
+        _Cause(
+            min(behaviours, key=lambda b: (b in CAUSES, b)),
+            f"stuck in {function} at {line}, past the time limit",
+            partial(_says, _STUCK, _place_of, (line, function)),
         )
-    return causes
-
-
-def _stuck_at(line: str, record: Any, _: dict[str, list[Any]]) -> bool:
-    match = _STUCK.search(record.message)
-    return match is not None and match[1] == line
+        for (line, function), behaviours in sorted(_said(found, _STUCK, _place_of).items())
+        if len(behaviours) > 1
+    ]
 
 
 def _raised_at_one_line(found: dict[str, list[Any]]) -> list[_Cause]:
     """One exception raised at one line of the backend's, in checks of several
     behaviours: the first of them explains the others."""
-    places: dict[tuple[str, str], set[str]] = {}
-    for behaviour, failed in found.items():
-        for record in failed:
-            match = _RAISED_AT.search(record.message)
-            if match is not None:
-                places.setdefault((match[1], match[2]), set()).add(behaviour)
     return [
-        _Cause(min(behaviours), f"{error} raised at {line}", partial(_raised_there, error, line))
-        for (error, line), behaviours in sorted(places.items())
+        _Cause(
+            min(behaviours),
+            f"{error} raised at {line}",
+            partial(_says, _RAISED_AT, _place_of, (error, line)),
+        )
+        for (error, line), behaviours in sorted(_said(found, _RAISED_AT, _place_of).items())
         if len(behaviours) > 1
     ]
-
-
-def _raised_there(error: str, line: str, record: Any, _: dict[str, list[Any]]) -> bool:
-    match = _RAISED_AT.search(record.message)
-    return match is not None and (match[1], match[2]) == (error, line)
 
 
 def _races(found: dict[str, list[Any]]) -> list[_Cause]:
