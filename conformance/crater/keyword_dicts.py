@@ -49,6 +49,7 @@ class KeywordDict:
             self._guard(key, (guards,))
         else:
             self.keys.add(key)
+            self.guarded.pop(key, None)  # passed wherever the call runs: once
 
     def merge(self, other: KeywordDict) -> None:
         """``other``'s keys too: the other side of a conditional expression."""
