@@ -525,8 +525,7 @@ class SimulatedRuntime:
         if known:
             return
         # Looked up outside the lock: the producer's frames, for its own names.
-        own = _producer_name(read) if read is not None else None
-        own = own or _producer_name_of_copy(copy)
+        own = _producer_name(read, copy)
         detail = copy.describe_early_read(_caller_site(), own, _covering_event(copy))
         with self._lock:
             if copy.label not in self._early_reads:
@@ -1283,23 +1282,17 @@ def _caller_site() -> str | None:
     return None
 
 
-def _producer_name(tensor: Any) -> str | None:
+def _producer_name(tensor: Any, copy: HostCopy | None = None) -> str | None:
     """What the producer calls ``tensor`` where it copies or reads it: an attribute of its
     object (``AsyncOutput.num_sampled_tokens``), looked up in the few frames around the
-    call (a helper's parameter names nothing: ``x`` of ``async_copy_to_np(x)``)."""
+    call (a helper's parameter names nothing: ``x`` of ``async_copy_to_np(x)``).  With
+    ``copy``, the attribute holding that copy's host buffer names it too: a read through a
+    view of it (its ``.numpy()``, a row) names no attribute itself."""
     for owner, attributes in _producer_objects(sys._getframe(1)):
         for attribute, value in attributes.items():
-            if value is tensor:
-                return f"{type(owner).__name__}.{attribute}"
-    return None
-
-
-def _producer_name_of_copy(copy: HostCopy) -> str | None:
-    """The producer's attribute holding ``copy``'s host buffer: a read through a view of
-    it (its ``.numpy()``, a row) names no attribute itself."""
-    for owner, attributes in _producer_objects(sys._getframe(1)):
-        for attribute, value in attributes.items():
-            if getattr(value, "_copy", None) is copy:
+            if (tensor is not None and value is tensor) or (
+                copy is not None and getattr(value, "_copy", None) is copy
+            ):
                 return f"{type(owner).__name__}.{attribute}"
     return None
 

@@ -9,7 +9,6 @@ import importlib.util
 import os
 import shutil
 import sys
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     if _STATE in config.stash:
         return config.stash[_STATE]
     _refuse_a_shadowed_reference()
-    from conformance.run.journal import note_warm_up, take_supervisor_folder
+    from conformance.run.journal import Journal, take_supervisor_folder
 
     supervised = take_supervisor_folder()
     from conformance.backends import devices, resolve
@@ -103,6 +102,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     run.superseded = superseded
     if pin is not None and not run.is_worker:
         run.bump = _judged_at_pin(config, backend, pin, judged)
+    journal = Journal.of_supervisor(supervised, is_worker=run.is_worker)
     if _is_replacement_worker(config):
         from conformance.producers.warm_up import WarmUp
 
@@ -112,7 +112,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
         from conformance.producers.warm_up import warm_up
         from conformance.run.guard import check_timeout
 
-        announce = partial(note_warm_up, supervised)
+        announce = journal.warming if journal is not None else lambda producer: None
         run.warm_up = warm_up(backend, revision, check_timeout(config), announce)
     config.stash[_STATE] = run
     config.pluginmanager.register(run, "conformance-run")
@@ -124,7 +124,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     from conformance.run.worker_crashes import WorkerCrashes
 
     # A verdict for every check: checks that never ran, time limits, crashed workers.
-    guard = Guard(run, config, supervised)
+    guard = Guard(run, config, journal)
     config.pluginmanager.register(guard, "conformance-guard")
     config.pluginmanager.register(TimeLimit(guard), "conformance-time-limit")
     config.pluginmanager.register(WorkerCrashes(guard), "conformance-worker-crashes")

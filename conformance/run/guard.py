@@ -47,7 +47,7 @@ def check_timeout(config: pytest.Config) -> float:
 
 class Guard:
     def __init__(
-        self, run: ReportedRun, config: pytest.Config, supervised: str | None = None
+        self, run: ReportedRun, config: pytest.Config, journal: Journal | None = None
     ) -> None:
         self.run = run
         self.config = config
@@ -65,7 +65,8 @@ class Guard:
         if self.is_worker:
             folder = config.workerinput.get(SHARED_FOLDER_KEY)  # type: ignore[attr-defined]
             self.shared = Path(folder) if folder else None
-        self.journal = Journal.of_supervisor(supervised, is_worker=self.is_worker)
+        #: the supervisor's, in the process that runs the checks (:mod:`.journal`)
+        self.journal = journal
         self._files: list[IO[Any]] = []
 
     # --- what the helpers share ------------------------------------------------------

@@ -51,6 +51,12 @@ class Journal:
     def ended(self) -> None:
         self._write(finished=True)
 
+    def warming(self, producer: str | None) -> None:
+        """The producer whose first call (the warm-up, before any check) starts now; None
+        once the warm-up is over.  A process that dies there leaves no other trace: no
+        check started, and what it wrote may never have been flushed."""
+        self._write(warming=producer)
+
     def _write(self, **entry: Any) -> None:
         os.write(self.fd, (json.dumps(entry) + "\n").encode())
 
@@ -60,19 +66,6 @@ def take_supervisor_folder() -> str | None:
     starts: a process this run starts (a bump's run at the pin) is not the one the
     supervisor watches, and must not write to its journal."""
     return os.environ.pop(JOURNAL_ENV, None) or None
-
-
-def note_warm_up(folder: str | None, producer: str | None) -> None:
-    """Journal in ``folder`` the producer whose first call (the warm-up, before any
-    check) starts now; None once the warm-up is over.  A process that dies there leaves
-    no other trace: no check started, and what it wrote may never have been flushed."""
-    if not folder:
-        return
-    fd = os.open(Path(folder) / _FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (json.dumps({"warming": producer}) + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 @dataclass
