@@ -63,14 +63,6 @@ def spec_origin(cli_value: str | None = None) -> str:
 
 def load_backend(spec: str | None = None) -> Backend:
     """Resolve a backend spec string (see module docstring) into a :class:`Backend`."""
-    if spec is not None and not spec.strip():
-        # ``--backend "$PLUGIN"`` with the variable unset: judging the reference instead
-        # would pass a run nobody asked for.
-        raise BackendResolutionError(
-            "the backend given is empty (an unset variable?): name your module or Backend, "
-            "such as my_plugin.outputs or my_plugin.conformance_backend:BACKEND, or leave "
-            "the option out to judge the reference"
-        )
     chosen = selected_spec(spec).strip()
     try:
         backend = _resolve(chosen)

@@ -34,9 +34,10 @@ def _error_line(run: suite_runner.Run) -> str:
         (["--revision", "0.24.1"], "did you mean 0.24.0?"),  # by number, not 0.27.1 by spelling
         (["--revision", "0.10.1"], "vLLM 0.10.1 lacks spec types"),
         # An unset variable (--backend "$PLUGIN") never falls back to the reference.
-        (["--backend", ""], "the backend given is empty (an unset variable?)"),
-        (["--revision", " "], "--revision is empty (an unset variable?)"),
-        (["--bump-to", ""], "--bump-to is empty (an unset variable?)"),
+        (["--backend", ""], "argument --backend: given empty (an unset variable?)"),
+        (["--revision", " "], "argument --revision: given empty (an unset variable?)"),
+        (["--bump-to", ""], "argument --bump-to: given empty (an unset variable?)"),
+        (["--xfails", ""], "argument --xfails: given empty (an unset variable?)"),
     ],
 )
 def test_a_usage_error_is_one_line_and_exit_4(tmp_path, args: list[str], expected: str) -> None:
