@@ -175,8 +175,11 @@ def _fused_gathering() -> ModuleType | None:
         return None
     if not torch.cuda.is_available():
         return None
-    from reference_speedups import fused_gather
-
+    try:
+        from reference_speedups import fused_gather
+    except Exception as error:  # a Triton installed but broken: a missing library, an ABI
+        _give_up_fused_gathering(error)
+        return None
     return fused_gather
 
 

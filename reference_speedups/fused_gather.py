@@ -22,11 +22,14 @@ exactly ``torch.topk``'s selection; on ties ``torch.topk`` gives no order of its
 a GPU, and this gives the smaller ids.  Values are read back from the row by id, so they
 are the input's exact values (converted to float32), less the normaliser from logits.
 Ranks count on the values as given (on logits, from logits: the same count as on their
-log-probabilities but where float32 rounding merges two values).
+log-probabilities but where float32 rounding merges two values, and in a row holding NaN
+or ``+inf``, whose log-probabilities are all NaN and count 0 on torch's way, as Model
+Runner V2's ranks kernel counts on logits too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -234,6 +237,36 @@ def fused_gather(
         values = values.contiguous()
     token_ids = token_ids.contiguous()
     chunks, chunk_size = _chunking(rows, vocab, k, device)
+    with _on(device):
+        return _launch(
+            values, token_ids, ids_out, values_out, ranks_out, k, chunks, chunk_size, normalise
+        )
+
+
+def _on(device: torch.device) -> contextlib.AbstractContextManager[object]:
+    """Triton launches on the current GPU: ``device``'s where another one is current."""
+    if (
+        device.type == "cuda"
+        and device.index is not None
+        and device.index != torch.cuda.current_device()
+    ):
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()
+
+
+def _launch(
+    values: torch.Tensor,
+    token_ids: torch.Tensor,
+    ids_out: torch.Tensor,
+    values_out: torch.Tensor,
+    ranks_out: torch.Tensor,
+    k: int,
+    chunks: int,
+    chunk_size: int,
+    normalise: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    rows, vocab = values.shape
+    device = values.device
     # One allocation for every partial result (4-byte words, see _workspace): on the
     # host each allocation costs about what a launch does.
     workspace = torch.empty((3 + 2 * k) * rows * chunks, dtype=torch.int32, device=device)

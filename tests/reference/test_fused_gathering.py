@@ -205,3 +205,19 @@ def test_the_conformance_suite_judges_it_as_a_producer(tmp_path: Path) -> None:
     records = run.records("conformance/checks/test_producer_gather_logprobs.py")
     judged = [r for r in records if r["outcome"] != "skipped"]  # skipped: undeclared devices
     assert len(judged) == 10 and all(r["outcome"] == "passed" for r in judged), judged
+
+
+def test_it_launches_on_the_tensors_gpu_not_the_current_one(
+    fused: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Triton launches on the current device: logits on cuda:1 while cuda:0 is current
+    # must switch to cuda:1 for the launch, and nothing else switches.
+    entered: list[torch.device] = []
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: entered.append(device) or device)
+    assert fused._on(torch.device("cuda", 1)) == torch.device("cuda", 1)
+    assert entered == [torch.device("cuda", 1)]
+    for same_or_none in (torch.device("cuda", 0), torch.device("cuda"), torch.device("cpu")):
+        with fused._on(same_or_none):
+            pass
+    assert entered == [torch.device("cuda", 1)]

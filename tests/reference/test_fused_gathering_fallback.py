@@ -5,6 +5,7 @@ The kernels are stood in for (no Triton needed): these run in every CI."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -111,3 +112,35 @@ def test_threads_failing_together_warn_once(monkeypatch: pytest.MonkeyPatch) -> 
             worker.join(timeout=60)
     failed = [w for w in caught if "fused Triton gathering failed" in str(w.message)]
     assert len(failed) == 1 and len(reference_speedups._FUSED_FAILURE) == 1
+
+
+def test_a_triton_that_fails_to_import_leaves_torchs_way_and_says_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory
+) -> None:
+    # A Triton pip sees but that cannot load (a missing libcuda, another torch's ABI):
+    # the kernels' module fails to import, on a machine with a GPU.
+    logprobs, token_ids = _logprobs()
+    wanted = _gathered(logprobs, 5, token_ids)  # torch's way, before Triton breaks
+    broken = tmp_path / "triton"  # type: ignore[operator]
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise ImportError('libcuda.so.1: cannot open')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delitem(sys.modules, "reference_speedups.fused_gather", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(reference_speedups, "_TRITON_DEVICES", ("cpu",))
+    monkeypatch.setattr(reference_speedups, "_FUSED_FAILURE", [])
+    monkeypatch.setattr(reference_speedups, "_fused_gathering", _uncached_fused_gathering())
+    with pytest.warns(RuntimeWarning, match="fused Triton gathering failed.*libcuda.so.1"):
+        found = reference.gather_logprobs(logprobs, 5, token_ids)
+    assert torch.equal(found.logprob_token_ids, wanted[0])
+    assert torch.equal(found.selected_token_ranks, wanted[2])
+    assert "the fused Triton kernels failed: ImportError: libcuda.so.1" in (
+        reference_speedups.path()
+    )
+
+
+def _uncached_fused_gathering() -> Callable[[], object]:
+    """The module's own lookup, uncached: its process-wide answer is not this test's."""
+    return reference_speedups._fused_gathering.__wrapped__  # type: ignore[attr-defined]
