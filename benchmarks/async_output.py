@@ -3,12 +3,12 @@
 Each decode step vLLM's runner builds its async output from the step (the padded
 sampled ids and the logprobs on the device, a copy stream) and the scheduler later
 calls ``get_output()``, which waits for the copies, unpads the rows and drops the
-discarded requests.  The backend's ``make_async_output`` producer is timed on a
-simulated runtime of the accelerator it is written for (``cuda`` for vLLM's own,
-``npu`` for a plugin declaring it; :mod:`conformance.producers.simulated_device`, the
-one the conformance suite judges it on): every backend and release pays the same simulated
-copies, so what differs is its own host work.  Real copy costs are
-``transfer.py``'s.  Steps: 1, 64 and 256 requests, one token each (one request
+discarded requests.  The backend's ``make_async_output`` producer is timed on the
+runtime of the accelerator it is written for (``cuda`` for vLLM's own, ``npu`` for a
+plugin declaring it): the device's own where it is present, else a simulated one
+(:mod:`conformance.producers.simulated_device`, the one the conformance suite judges it
+on there).  Every backend and release pays the same copies, so what differs is its own
+host work; the copies' own costs are ``transfer.py``'s.  Steps: 1, 64 and 256 requests, one token each (one request
 discarded), without logprobs and with 5 top logprobs.
 """
 
@@ -25,21 +25,26 @@ NUM_LOGPROBS = sizes([-1, 5], 5)  # -1: the step asks for no logprobs
 
 
 @cache
-def _simulated(device_type: str) -> Any:
-    """One simulated runtime of ``device_type`` per benchmark process, installed until it
-    ends: outputs of two backends timed side by side share its streams."""
-    from conformance.producers.runtime import step_device
+def step_runtime(device_type: str) -> Any:
+    """The runtime of ``device_type`` a benchmark process builds its steps on: the
+    device's own where it is present (a step's copies and wait are the device's: on a GPU
+    day the floor under every async output is the real one), else one simulated, installed
+    until the process ends.  One per process: outputs of two backends timed side by side
+    share its streams."""
+    from conformance.backends.devices import is_present
+    from conformance.producers.runtime import SIMULATED, step_device
 
-    # Held, not dropped: a collected context would uninstall the runtime.
+    value = device_type if is_present(device_type) else f"{device_type}{SIMULATED}"
+    # Held, not dropped: a collected context would uninstall a simulated runtime.
     _INSTALLED.append(ExitStack())
-    return _INSTALLED[-1].enter_context(step_device(f"{device_type}-simulated"))
+    return _INSTALLED[-1].enter_context(step_device(value))
 
 
 _INSTALLED: list[ExitStack] = []
 
 
 class AsyncOutput(HostBenchmark):
-    """``make_async_output(step).get_output()`` of one step, on the simulated runtime."""
+    """``make_async_output(step).get_output()`` of one step, on its device's runtime."""
 
     params: ClassVar[list[list[Any]]] = [
         backend_params("make_async_output"),
@@ -60,7 +65,7 @@ class AsyncOutput(HostBenchmark):
         case = StepCase("bench", rows, invalid_req_indices=(0,))
         case = case.with_logprobs(num_logprobs if num_logprobs >= 0 else None)
         self.step = build_step(
-            subject, subject.revision, case, _simulated(subject.async_output_device)
+            subject, subject.revision, case, step_runtime(subject.async_output_device)
         )
         # The first calls pay imports and thread starts, and the reference's unpadding
         # tiers up to its list builder.

@@ -8,9 +8,11 @@ them, unpads the sampled ids, converts the logprobs to lists, drops the discarde
 requests and returns the ``ModelRunnerOutput``.  Timed here for the backend's
 ``make_async_output`` and for vLLM 0.33.0's own ``AsyncGPUModelRunnerOutput``,
 loaded from its producer texts (``vllm-release:0.33.0``, fetched from its wheel into
-the cache on first use: :mod:`conformance.releases.fetch`), each on the step its own release's runner builds, on the simulated
-runtime of its accelerator (:mod:`benchmarks.async_output`): both pay the same
-simulated copies, so what differs is their own host work.  vLLM 0.34.0 removed the
+the cache on first use: :mod:`conformance.releases.fetch`), each on the step its own
+release's runner builds, on its accelerator's runtime: the device's own where present,
+so that on a GPU the floor below is the device's real copies and wait, else simulated
+(:func:`benchmarks.async_output.step_runtime`).  Both pay the same copies, so what
+differs is their own host work.  vLLM 0.34.0 removed the
 first runner: its default (and only) GPU runner's ``AsyncOutput`` is the second peer,
 measured the same way on the step Model Runner V2 builds (``vllm-release:0.34.0``).
 
@@ -61,7 +63,7 @@ from contextlib import ExitStack, suppress
 from functools import cache
 from typing import Any, ClassVar
 
-from .async_output import _simulated
+from .async_output import step_runtime
 from .backends import DEFAULT_RUNNER_PEER, FIRST_RUNNER_PEER, Subject, release_text, resolve
 from .common import (
     TARGET_SECONDS,
@@ -119,12 +121,12 @@ def step_case(num_reqs: int, num_logprobs: int, num_drafts: int) -> Any:
 
 
 def runner_step(subject: Subject, case: Any) -> Any:
-    """The step ``subject``'s own release's runner holds, on its simulated accelerator."""
+    """The step ``subject``'s own release's runner holds, on its accelerator's runtime."""
     from conformance.producers.steps import build_step
 
     if subject.revision is None:
         raise NotImplementedError(f"{subject.spec}: no revision data to build its runner's step")
-    return build_step(subject, subject.revision, case, _simulated(subject.async_output_device))
+    return build_step(subject, subject.revision, case, step_runtime(subject.async_output_device))
 
 
 def decode_step(subject: Subject, step: Any) -> Callable[[], object]:
@@ -265,10 +267,10 @@ def peak_bytes_ratio(
     (:func:`benchmarks.host_memory.peak_host_bytes_side_by_side`), with the copies of the
     simulated runtimes of ``devices`` run inline: the copy thread's own allocations would
     enter the count at moments that differ from call to call, and a copy engine takes no
-    host memory."""
+    host memory.  On a real device there is no copy thread: its copy engine does them."""
     with ExitStack() as inline:
         for device in dict.fromkeys(devices):
-            runtime = _simulated(device).simulated
+            runtime = step_runtime(device).simulated
             if runtime is not None:
                 inline.enter_context(runtime.copies_inline())
         mine, other = peak_host_bytes_side_by_side(ours, theirs)

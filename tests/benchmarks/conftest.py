@@ -35,4 +35,4 @@ def _no_simulated_runtime_left_installed():
     if async_output is not None:
         while async_output._INSTALLED:
             async_output._INSTALLED.pop().close()
-        async_output._simulated.cache_clear()
+        async_output.step_runtime.cache_clear()

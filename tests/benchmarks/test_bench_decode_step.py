@@ -8,7 +8,7 @@ import torch
 from vllm_release_texts import RELEASES, SKIP_REASON
 
 from benchmarks import async_output, common, host_memory
-from benchmarks.async_output import _simulated
+from benchmarks.async_output import step_runtime
 from benchmarks.decode_step import (
     NEWEST_RELEASE,
     DecodeStepNewestTargets,
@@ -29,7 +29,7 @@ def simulated_runtime():
     yield
     while async_output._INSTALLED:
         async_output._INSTALLED.pop().close()
-    async_output._simulated.cache_clear()
+    async_output.step_runtime.cache_clear()
 
 
 def _plain(value: object) -> object:
@@ -140,7 +140,7 @@ def test_the_floor_copies_only_after_the_compute_streams_work() -> None:
     # The floor is what every correct async output pays, the copy stream's wait for the
     # compute stream included: a floor that skipped it would read stale ids.
     peer = vllm_own(NEWEST_RELEASE)
-    runtime = _simulated(peer.async_output_device).simulated
+    runtime = step_runtime(peer.async_output_device).simulated
     step = runner_step(peer, step_case(4, -1, 0))
     later = torch.full((4, 1), 123_456, dtype=step.sampled_token_ids.dtype)
     # A kernel on the compute stream that writes the ids a moment from now.

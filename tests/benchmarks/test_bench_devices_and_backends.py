@@ -143,3 +143,30 @@ def test_a_bare_module_backend_has_types_but_no_producers() -> None:
     assert chosen.revision_name == "2025.10"
     with pytest.raises(NotImplementedError, match="provides no"):
         chosen.producer("unpad_sampled_token_ids")
+
+
+def test_steps_are_built_on_a_present_devices_own_runtime_else_a_simulated_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On a GPU day the decode step and its floor of copies and wait are the device's
+    # real ones; a simulated runtime's copy threads would inflate the floor.
+    import contextlib
+
+    from benchmarks import async_output
+    from conformance.backends import devices
+    from conformance.producers import runtime
+
+    asked: list[str] = []
+
+    @contextlib.contextmanager
+    def recorded(value: str):  # type: ignore[no-untyped-def]
+        asked.append(value)
+        yield value
+
+    monkeypatch.setattr(runtime, "step_device", recorded)
+    monkeypatch.setattr(devices, "is_present", lambda device: device == "npu")
+    async_output.step_runtime.cache_clear()
+    assert async_output.step_runtime("npu") == "npu"
+    assert async_output.step_runtime("cuda") == "cuda-simulated"
+    assert async_output.step_runtime("npu") == "npu"  # one per process
+    assert asked == ["npu", "cuda-simulated"]
