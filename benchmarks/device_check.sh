@@ -47,11 +47,11 @@
 # round (OUTPUTS_BENCH_ROUNDS); the link and the transfer beside a plain pinned copy;
 # the gathering's conformance checks on the device; no race check, no publish, no
 # report: device_day.sh keep makes it), in groups LIMITS_GROUPS may name, in this
-# order: link (BENCH_LINK_LIMIT 30), conformance (CONFORMANCE_LIMIT 20), gather-floor,
-# gather-mrv2 (each in two parts by vocabulary, BENCH_GATHER_LIMIT 35 a part), padding
-# (two parts, BENCH_PADDING_LIMIT 30 each), gather-vllm (two parts, last: its processes
-# compile vLLM's code): with the env step (ENV_LIMIT 20 here), 340 s at most.  decode (BENCH_DECODE_LIMIT 90, the host side of the decode
-# step) runs only where LIMITS_GROUPS names it: a second call's.
+# order: link (BENCH_LINK_LIMIT 25), conformance (CONFORMANCE_LIMIT 20), gather-floor,
+# gather-mrv2 (each in two parts by vocabulary, BENCH_GATHER_LIMIT 30 a part), padding
+# (two parts, BENCH_PADDING_LIMIT 25 each), decode (BENCH_DECODE_LIMIT 60, the decode
+# step's host side on the device's own runtime), gather-vllm (two parts, last: its
+# processes compile vLLM's code): with the env step (ENV_LIMIT 20 here), 355 s at most.
 # DRY_RUN=1 proves the script without a device (the project's tests run it so, on
 # OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
 # once, nothing saved: .asv/results is left as it was), publish is left out and the
@@ -77,14 +77,24 @@ export OUTPUTS_BACKEND="${OUTPUTS_BACKEND:-reference}"
 failed=0
 race_reports=()
 
+# Cut short (device_day.sh's limit): the step in flight stops too, so that nothing
+# writes results while they are copied and packed.
+STEP_PID=
+trap 'if [[ -n $STEP_PID ]]; then kill -TERM "$STEP_PID" 2>/dev/null; fi; exit 143' TERM INT
+
 # step NAME LIMIT COMMAND...: run with a time limit, log to OUT/logs/NAME.log.
 step() {
     local name="$1" limit="$2"
     shift 2
     local start=$SECONDS
     echo "== $name (limit ${limit}s): $*"
-    timeout --kill-after=10 "$limit" "$@" >"$OUT/logs/$name.log" 2>&1
+    # In the background and waited for: a TERM to this script (device_day.sh's limit)
+    # then reaches the step's own process group through its timeout (see the trap).
+    timeout --kill-after=10 "$limit" "$@" >"$OUT/logs/$name.log" 2>&1 </dev/null &
+    STEP_PID=$!
+    wait "$STEP_PID"
     local rc=$?
+    STEP_PID=
     local verdict=passed
     if [[ $rc -eq 124 || $rc -eq 137 ]]; then
         verdict="timed out"
@@ -142,7 +152,9 @@ step env "${ENV_LIMIT:-30}" bash -c "
 d = \"cuda\" if torch.cuda.is_available() else \"cpu\"
 reference.gather_logprobs(torch.randn(2, 1000, device=d).log_softmax(-1), 5, torch.tensor([1, 2], device=d))
 print(\"reference paths:\", s.path())' || true
-    nvidia-smi || true" && cp "$OUT/logs/env.log" "$OUT/env.txt"
+    nvidia-smi || true"
+# Kept whatever the step's outcome: device_day.sh keep names the run by its GPU.
+cp "$OUT/logs/env.log" "$OUT/env.txt"
 
 # The benchmarks beside vLLM's own read the same texts as the race (no network there).
 if [[ -n ${VLLM_TEXTS:-} ]]; then
@@ -214,36 +226,34 @@ elif [[ ${PLAN:-full} == limits ]]; then
     # ratios only (each timed interleaved in its track, one asv round: the track's own
     # blocks give its interval), in parts of their own (asv saves a run's results only
     # when it ends).  The quick and sure groups first (the link, the gathering's checks),
-    # then the gatherings and the unpadding: their limits add up to what the 360 s of
-    # device_day.sh leave after the install.  The decode step's host side is a second
-    # call's (LIMITS_GROUPS=decode): its runtime is simulated, the device's host CPU is
-    # all it measures.  LIMITS_GROUPS names the groups run (a rerun of what the first
-    # run's time cut off).
+    # then the gatherings, the unpadding and the decode step: their limits add up to what
+    # the 360 s of device_day.sh leave after the install.  LIMITS_GROUPS names the groups
+    # run (a rerun of what the first run's time cut off).
     export OUTPUTS_BENCH_ROUNDS="${OUTPUTS_BENCH_ROUNDS:-1}"
-    groups=" ${LIMITS_GROUPS:-link conformance gather-floor gather-mrv2 padding gather-vllm} "
-    [[ $groups == *" link "* ]] && bench bench-link "${BENCH_LINK_LIMIT:-30}" \
+    groups=" ${LIMITS_GROUPS:-link conformance gather-floor gather-mrv2 padding decode gather-vllm} "
+    [[ $groups == *" link "* ]] && bench bench-link "${BENCH_LINK_LIMIT:-25}" \
         -b '^(link\.(LinkBandwidth|LinkRating)|transfer\.TransferBesidePinnedCopy)\.track_'
     [[ $groups == *" conformance "* ]] && step conformance "${CONFORMANCE_LIMIT:-20}" \
         "$PYTHON" -m conformance --backend "$OUTPUTS_BACKEND" -k gather_logprobs \
         --report "$OUT/conformance.json"
     [[ $groups == *" gather-floor "* ]] && bench_by_vocabulary bench-gather-floor \
-        "${BENCH_GATHER_LIMIT:-35}" \
+        "${BENCH_GATHER_LIMIT:-30}" \
         '^gather\.GatherAtTheMemoryLimit\.track_gather_ratio_to_bandwidth_floor'
     [[ $groups == *" gather-mrv2 "* ]] && bench_by_vocabulary bench-gather-mrv2 \
-        "${BENCH_GATHER_LIMIT:-35}" '^gather\.GatherBesideModelRunnerV2\.track_\w+'
-    [[ $groups == *" padding "* ]] && bench bench-padding "${BENCH_PADDING_LIMIT:-30}" \
+        "${BENCH_GATHER_LIMIT:-30}" '^gather\.GatherBesideModelRunnerV2\.track_\w+'
+    [[ $groups == *" padding "* ]] && bench bench-padding "${BENCH_PADDING_LIMIT:-25}" \
         -b '^padding\.Unpad\.track_'
-    [[ $groups == *" padding "* ]] && bench bench-padding-vllm "${BENCH_PADDING_LIMIT:-30}" \
+    [[ $groups == *" padding "* ]] && bench bench-padding-vllm "${BENCH_PADDING_LIMIT:-25}" \
         -b '^padding\.UnpadBesideVllm\.track_'
-    # vLLM's own gathering last: each of its processes compiles vLLM's rank count
-    # (inductor, as vLLM ships it), the least certain time of the groups.
-    [[ $groups == *" gather-vllm "* ]] && bench_by_vocabulary bench-gather-vllm \
-        "${BENCH_GATHER_LIMIT:-35}" '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm'
     # The decode step's two targets: ours over the floor, ours over 0.34.0's where that
     # is at least 2x the floor.  (asv matches -b against each name with its parameters
     # too: a name ends at \b, not $.)
-    [[ $groups == *" decode "* ]] && bench bench-decode "${BENCH_DECODE_LIMIT:-90}" \
+    [[ $groups == *" decode "* ]] && bench bench-decode "${BENCH_DECODE_LIMIT:-60}" \
         -b '^decode_step\.DecodeStepNewestTargets\.track_(decode_step_ratio_to_copies_floor_0_34|decode_step_ratio_to_vllm_0_34|vllm_0_34_ratio_to_copies_floor)\b'
+    # vLLM's own gathering last: each of its processes compiles vLLM's rank count
+    # (inductor, as vLLM ships it), the least certain time of the groups.
+    [[ $groups == *" gather-vllm "* ]] && bench_by_vocabulary bench-gather-vllm \
+        "${BENCH_GATHER_LIMIT:-30}" '^gather\.GatherLogprobsBesideVllm\.track_gather_ratio_to_vllm'
 else
     bench bench-link "${BENCH_LINK_LIMIT:-60}" -b '^link\.'
     judge

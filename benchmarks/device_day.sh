@@ -19,21 +19,22 @@
 #          folder into OUT_FILE (a .tar.gz): one file back.  Its exit status is
 #          device_check.sh's (124 when it was cut at the limit).  The check's PLAN is
 #          ``limits`` unless set (the reference at the hardware's limits: every shape
-#          of the gathering and unpadding grids, the link; ``PLAN=full``: every
-#          group, the race check included).  The decode step's host side, and any
-#          group the first call's time cut off, is a second call's:
-#          ``LIMITS_GROUPS="decode" benchmarks/device_day.sh run OUT_FILE2``.
+#          of the gathering, unpadding and decode-step grids, the link; ``PLAN=full``:
+#          every group, the race check included).  A group the call's time cut off is
+#          a second call's: ``LIMITS_GROUPS="gather-vllm" benchmarks/device_day.sh run
+#          OUT_FILE2`` (status.txt names what was cut).
 # keep     unpacks OUT_FILE into docs/examples/DEVICE/DATE/ ($EXAMPLES_DIR/DEVICE/DATE/
 #          where set; DEVICE from the GPU's name
 #          in its env.txt, DATE the archive's day, DATE-LABEL where a LABEL is given:
-#          a second call's run of the same day, such as ``decode``; earlier runs are kept
+#          a second call's run of the same day, such as ``rerun``; earlier runs are kept
 #          beside it, an existing folder is never overwritten) and makes the report
-#          again there from the run's results and conformance report.
+#          again there from the run's results and conformance report.  An archive cut
+#          short (the command killed while packing) keeps what it holds, said so.
 #
 # The device tool's call, e.g. (timeout_s 400: the check's 360 and the archive, so a
-# rerun still fits in 15 minutes):
+# rerun still fits in 15 minutes; the kind named, or the first call gets an H100):
 #   run(command="benchmarks/device_day.sh run $OUT/device-check.tar.gz",
-#       carry=[".whl", ".texts"], timeout_s=400)
+#       carry=[".whl", ".texts"], kind="nvidia-h200", timeout_s=400)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,21 +85,31 @@ run() {
     local rc=$?
     # What the groups saved, also when the check was cut before it copied them.
     mkdir -p "$scratch/asv-results" && cp -r .asv/results/. "$scratch/asv-results/" 2>/dev/null
-    tar czf "$archive" -C "$(dirname "$scratch")" device-check
+    # env.txt first: an archive cut short while packing still names its GPU.
+    local first=()
+    [[ -f $scratch/env.txt ]] && first=(device-check/env.txt)
+    tar czf "$archive" -C "$(dirname "$scratch")" "${first[@]}" device-check
     echo "device_day: device_check.sh exited $rc; everything it wrote is in $archive"
     return $rc
 }
 
 keep() {
     local archive="$1" label="${2:-}" unpacked device day folder
-    if ! tar tzf "$archive" device-check/env.txt >/dev/null 2>&1; then
-        echo "keep: $archive is not an archive of device_day.sh run (no device-check/env.txt). Fix: name the file the run brought back" >&2
+    local not_a_run="keep: $archive is not an archive of device_day.sh run (no device-check/ in it). Fix: name the file the run brought back"
+    unpacked="$(mktemp -d)"
+    # An archive cut short still holds what was packed before the cut: kept, said so.
+    if ! tar xzf "$archive" -C "$unpacked" 2>/dev/null && [[ -d $unpacked/device-check ]]; then
+        echo "keep: $archive is cut short (its end is missing): keeping what it holds" >&2
+    fi
+    if [[ ! -d $unpacked/device-check ]]; then
+        echo "$not_a_run" >&2
         return 1
     fi
-    unpacked="$(mktemp -d)"
-    tar xzf "$archive" -C "$unpacked" || return 1
+    if [[ ! -f $unpacked/device-check/env.txt ]]; then
+        echo "keep: the run wrote no env.txt: its GPU is not named, so it is kept under ${EXAMPLES_DIR:-docs/examples}/device/" >&2
+    fi
     # The GPU's name as torch printed it (e.g. "NVIDIA H200" -> h200).
-    device="$(grep -m1 -oiE '^NVIDIA [A-Z0-9]+' "$unpacked/device-check/env.txt" |
+    device="$(grep -m1 -oiE '^NVIDIA [A-Z0-9]+' "$unpacked/device-check/env.txt" 2>/dev/null |
         awk '{print tolower($2)}')"
     day="$(date -u -r "$archive" +%Y-%m-%d)"
     folder="${EXAMPLES_DIR:-docs/examples}/${device:-device}/$day${label:+-$label}"

@@ -129,6 +129,31 @@ def test_a_device_day_is_kept_beside_the_earlier_ones(repo_root: Path, tmp_path:
         [str(script), "keep", str(wrong)], env=env, capture_output=True, text=True, timeout=60
     )
     assert refused.returncode == 1 and "is not an archive of device_day.sh run" in refused.stderr
+    # Cut short while packing (the command killed): what the readable part holds is kept.
+    ordered = tmp_path / "ordered.tar.gz"  # env.txt first, as the check writes it first
+    subprocess.run(
+        ["tar", "czf", str(ordered), "-C", str(tmp_path), "device-check/env.txt", "device-check"],
+        check=True,
+    )
+    whole = ordered.read_bytes()
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    os.utime(cut, (day, day))
+    partial = subprocess.run(
+        [str(script), "keep", str(cut), "cut"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert "is cut short (its end is missing): keeping what it holds" in partial.stderr
+    assert (examples / "h200" / "2026-12-24-cut" / "env.txt").is_file()
+    # A run whose env step wrote nothing is kept too, under a folder saying so.
+    (run / "env.txt").unlink()
+    nameless = tmp_path / "nameless.tar.gz"
+    subprocess.run(["tar", "czf", str(nameless), "-C", str(tmp_path), "device-check"], check=True)
+    os.utime(nameless, (day, day))
+    unnamed = subprocess.run(
+        [str(script), "keep", str(nameless)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert "its GPU is not named" in unnamed.stderr
+    assert (examples / "device" / "2026-12-24" / "conformance.json").is_file()
 
 
 def _python_first() -> str:
@@ -158,14 +183,15 @@ def _dry_run_of_the_limits_plan(repo_root: Path, out: Path, **settings: str) -> 
 @pytest.mark.long
 def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    # The quick and sure first, vLLM's compiled gathering last; each gathering in two
+    # The quick and sure first, vLLM's compiled gathering last, the decode step in the
+    # same call (issue 57: one run measures all of it); each gathering in two
     # parts by vocabulary, so that a part cut by its limit loses only its own shapes; the
     # report is made by keep.
     assert _dry_run_of_the_limits_plan(repo_root, out) == [
         "env", "bench-link", "conformance",
         "bench-gather-floor-151936", "bench-gather-floor-32000",
         "bench-gather-mrv2-151936", "bench-gather-mrv2-32000",
-        "bench-padding", "bench-padding-vllm",
+        "bench-padding", "bench-padding-vllm", "bench-decode",
         "bench-gather-vllm-151936", "bench-gather-vllm-32000",
     ]  # fmt: skip
     # The limits the floors are computed against, stated beside the link's.
@@ -179,7 +205,7 @@ def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_p
 
 
 @pytest.mark.long
-def test_the_decode_step_is_a_second_call_of_the_limits_plan(
+def test_the_decode_steps_group_runs_its_targets_tracks_alone(
     repo_root: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
