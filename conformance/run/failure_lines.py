@@ -218,21 +218,24 @@ def _rows_kept_past(found: dict[str, list[Any]]) -> list[_Cause]:
     past its kept tokens the same way (after them; or where it keeps none, a discarded
     row not emptied, which is its own fix)."""
     causes = []
+    # Rows read before they arrived hold whatever was there: the race is the cause.
+    raced = _raced_producers(found)
+
+    def kept_past(record: Any, keeps_none: bool) -> bool:
+        return (
+            _kept_past_kind(record.message) is keeps_none
+            and getattr(record, "producer", None) not in raced
+        )
+
     for keeps_none, order in ((False, _UNPADDING_CAUSES), (True, _UNPADDING_CAUSES[::-1])):
         behaviour = next(
-            (
-                c
-                for c in order
-                if any(_kept_past_kind(r.message) is keeps_none for r in found.get(c, []))
-            ),
+            (c for c in order if any(kept_past(r, keeps_none) for r in found.get(c, []))),
             None,
         )
         if behaviour is None:
             continue
         producers = {
-            getattr(r, "producer", None)
-            for r in found[behaviour]
-            if _kept_past_kind(r.message) is keeps_none
+            getattr(r, "producer", None) for r in found[behaviour] if kept_past(r, keeps_none)
         }
         causes.append(
             _Cause(
@@ -321,14 +324,25 @@ def _races(found: dict[str, list[Any]]) -> list[_Cause]:
             partial(_race_follower, c, found[c]),
         )
         for c in CAUSES
-        if c in found
-        and any(
-            NOT_A_RACE not in r.message
-            and ": raised " not in r.message
-            and _STUCK.search(r.message) is None
-            for r in found[c]
-        )
+        if any(_found_a_race(r) for r in found.get(c, []))
     ]
+
+
+def _found_a_race(record: Any) -> bool:
+    """Whether a race check's failure is a read before arrival: not a wrong value with
+    the device idle, not a step that raised, not a call that never returned."""
+    return (
+        NOT_A_RACE not in record.message
+        and ": raised " not in record.message
+        and _STUCK.search(record.message) is None
+    )
+
+
+def _raced_producers(found: dict[str, list[Any]]) -> set[Any]:
+    """The producers a race check caught reading before arrival."""
+    return {
+        getattr(r, "producer", None) for c in CAUSES for r in found.get(c, []) if _found_a_race(r)
+    }
 
 
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method

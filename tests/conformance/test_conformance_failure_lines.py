@@ -522,3 +522,29 @@ def test_a_discarded_row_not_emptied_is_its_own_cause_beside_rows_kept_past() ->
         "     and 1 more",
     ]
     assert "rows-as-lists 1" in lines[1] and "independent-outputs 1" in lines[3]
+
+
+def test_rows_read_before_they_arrived_are_the_races_not_an_unpadding() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    # An async output that never waits reads placeholders: its rows go on past their
+    # kept tokens because nothing arrived, so the missing wait is the one cause.
+    placeholders = (
+        "x.get_output().sampled_token_ids[0]: a row goes on past its kept tokens "
+        "([-2147483573, -2147483573] where it keeps none): empty"
+    )
+    lines = failures_by_behaviour([
+        failed("producer.async_output:unpads-multi-token-rows", placeholders),
+        failed("producer.async_output:step-discarded-rows", placeholders),
+        failed("producer.async_output:waits-for-device", "a copy read before its wait"),
+    ])  # fmt: skip
+    assert [line.split(" check(s)")[0] for line in lines] == [
+        "FAIL [producer.async_output:waits-for-device] 1",
+        "     and 2 more",
+    ]
+    # Without a race the same rows are the unpadding's.
+    alone = failures_by_behaviour([
+        failed("producer.async_output:unpads-multi-token-rows", placeholders),
+        failed("producer.async_output:step-discarded-rows", placeholders),
+    ])  # fmt: skip
+    assert alone[0].startswith("FAIL [producer.async_output:step-discarded-rows] 1 check(s)")
