@@ -8,11 +8,19 @@ None, so that a failed ``get_output()`` does not lose it.
 
 from __future__ import annotations
 
+import contextlib
+import types
+
 import pytest
 
-from conformance.checks._support import producer, spec_class
+from conformance.checks._support import spec_class
 from conformance.oracle.failing import attempt, fail
-from conformance.producers.steps import ONE_TOKEN_CASES, build_step
+from conformance.producers.steps import (
+    ONE_TOKEN_CASES,
+    build_step,
+    made_after_building,
+    made_as_the_runner_makes,
+)
 
 pytestmark = [
     pytest.mark.spec_type("AsyncModelRunnerOutput"),
@@ -48,37 +56,103 @@ def test_subclass_implementing_get_output_and_get_kv_connector_output_can_be_ins
     )
 
 
-def _async_output(backend, revision, step_device, **fields):
+def _async_output(backend, revision, async_producer, step_device, **fields):
+    """The async output of a one-token step, made as the runner makes it: Model Runner
+    V2's puts the KV connector's output on its ModelRunnerOutput only after building it."""
     case = ONE_TOKEN_CASES[1]
     step = build_step(backend, revision, case, step_device, **fields)
-    make = producer(backend, "make_async_output")
-    return attempt(f"make_async_output(<step {case.name}>)", make, step)
+    where = f"{_maker(backend, async_producer)}(<step {case.name}>)"
+    return attempt(
+        where, made_as_the_runner_makes, async_producer.make, step, revision, async_producer.runner
+    )
+
+
+def _maker(backend, async_producer) -> str:
+    if async_producer.make is backend.make_async_output:
+        return "make_async_output"
+    return async_producer.label
+
+
+def _set_after_building(revision, async_producer) -> str:
+    """What the failure adds where the runner sets the field after building the output."""
+    if made_after_building(revision, async_producer.runner):
+        return (
+            " (Model Runner V2's runner puts it on its output after building the async "
+            "output: read it from that output when asked, never keep what it held when built)"
+        )
+    return ""
 
 
 @pytest.mark.producer("make_async_output")
 def test_producer_get_kv_connector_output_is_none_without_kv(
-    backend, revision, step_device
+    backend, revision, async_producer, step_device
 ) -> None:
-    async_output = _async_output(backend, revision, step_device, kv_connector_output=None)
-    where = "make_async_output(<step without KVConnectorOutput>).get_kv_connector_output()"
-    found = attempt(where, async_output.get_kv_connector_output)
+    async_output = _async_output(
+        backend, revision, async_producer, step_device, kv_connector_output=None
+    )
+    where = f"{_maker(backend, async_producer)}(<step without KVConnectorOutput>)"
+    found = attempt(f"{where}.get_kv_connector_output()", async_output.get_kv_connector_output)
     if found is not None:
-        fail(f"{where}: expected None (the runner's output holds none), found {found!r}")
+        fail(
+            f"{where}.get_kv_connector_output(): expected None (the runner's output holds "
+            f"none), found {found!r}"
+        )
 
 
 @pytest.mark.producer("make_async_output")
-@pytest.mark.parametrize("when", ["before-get-output", "after-get-output"])
+@pytest.mark.parametrize("when", ["before-get-output", "after-get-output", "get-output-failed"])
 def test_producer_get_kv_connector_output_returns_the_runners(
-    backend, revision, step_device, when: str
+    backend, revision, async_producer, step_device, when: str
 ) -> None:
     kv = backend.module.KVConnectorOutput(finished_sending={"a"})
-    async_output = _async_output(backend, revision, step_device, kv_connector_output=kv)
+    async_output = _async_output(
+        backend, revision, async_producer, step_device, kv_connector_output=kv
+    )
+    where = f"{_maker(backend, async_producer)}(<step whose output holds kv>)"
     if when == "after-get-output":
-        attempt("get_output()", async_output.get_output)
-    where = "make_async_output(<step whose output holds kv>).get_kv_connector_output()"
-    found = attempt(where, async_output.get_kv_connector_output)
+        attempt(f"{where}.get_output()", async_output.get_output)
+    if when == "get-output-failed":
+        # vLLM's one caller (the executor's enqueue_output) asks for it exactly when
+        # get_output() raised, to salvage the step's KV transfers: going through
+        # get_output() raises again there, and the output thread dies.
+        _make_get_output_fail(async_output)
+    found = attempt(f"{where}.get_kv_connector_output()", async_output.get_kv_connector_output)
     if found is not kv:
+        said = {
+            "before-get-output": "before get_output()",
+            "after-get-output": "after get_output()",
+            "get-output-failed": "after get_output() raised (vLLM asks for it then, "
+            "to salvage the step's KV output: never through get_output())",
+        }[when]
         fail(
-            f"{where} {when.replace('-', ' ')}: expected the KVConnectorOutput the runner "
-            f"put on its output, found {found!r}"
+            f"{where}.get_kv_connector_output() {said}: expected the KVConnectorOutput the "
+            f"runner put on its output, found {found!r}{_set_after_building(revision, async_producer)}"
         )
+
+
+class GetOutputFailed(RuntimeError):
+    """The step's get_output() failed (a device error, an expert-parallel fault)."""
+
+
+def _make_get_output_fail(async_output) -> None:
+    """Make ``async_output.get_output()`` raise, as a failing step's does, leaving the rest
+    of the object as built: its class is swapped for a subclass of it that adds nothing
+    else (slots too), else the method is set on the instance.  A class allowing neither
+    is asked as it is (the check is then the one before get_output())."""
+
+    def get_output(self):
+        raise GetOutputFailed(
+            "get_output() failed, as a failing step's does, and vLLM asks for the KV "
+            "output exactly then, to salvage it: return the runner's output's "
+            "kv_connector_output, never through get_output()"
+        )
+
+    cls = type(async_output)
+    with contextlib.suppress(TypeError):
+        failing = type(cls.__name__, (cls,), {"__slots__": (), "get_output": get_output})
+        failing.__qualname__ = cls.__qualname__
+        failing.__module__ = cls.__module__
+        async_output.__class__ = failing
+        return
+    with contextlib.suppress(AttributeError, TypeError):
+        async_output.get_output = types.MethodType(get_output, async_output)

@@ -45,6 +45,7 @@ from conformance.producers.steps import (
     has_logprobs_cu,
     host_logprobs,
     logprobs_cases,
+    made_as_the_runner_makes,
     num_sampled,
 )
 from conformance.run.activation import current
@@ -107,14 +108,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("race_case", params)
 
 
-def _run(backend, async_producer, step, where: str):
+def _run(backend, revision, async_producer, step, where: str):
     """make_async_output(step).get_output(), each failure naming the call."""
-    return attempt(f"{where}.get_output()", _made(backend, async_producer, step, where).get_output)
+    made = _made(backend, revision, async_producer, step, where)
+    return attempt(f"{where}.get_output()", made.get_output)
 
 
-def _made(backend, async_producer, step, where: str):
-    """make_async_output(step), an instance of the backend's AsyncModelRunnerOutput."""
-    async_output = attempt(where, async_producer.make, step)
+def _made(backend, revision, async_producer, step, where: str):
+    """make_async_output(step) as the runner calls it, an instance of the backend's
+    AsyncModelRunnerOutput."""
+    async_output = attempt(
+        where, made_as_the_runner_makes, async_producer.make, step, revision, async_producer.runner
+    )
     if not isinstance(async_output, backend.module.AsyncModelRunnerOutput):
         fail(
             f"{where}: expected an instance of the backend's AsyncModelRunnerOutput, "
@@ -173,6 +178,13 @@ def _expect_nothing_kept_past(found_rows, expected_rows, where: str) -> None:
         fail(f"{where}.{past}")
 
 
+#: Why an output may lack the KV connector's output it was handed.
+_SET_AFTER_BUILDING = (
+    " (Model Runner V2's runner puts it on its output after building the async output: "
+    "return that output, never a copy made when built)"
+)
+
+
 def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = False) -> None:
     """``found`` is the backend's ModelRunnerOutput with ``expected``'s values, field by field."""
     expect_type(found, backend.module.ModelRunnerOutput, where)
@@ -197,6 +209,7 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             differing[name] = (
                 f"{where}.{name}: expected the value the runner handed over, "
                 f"{getattr(expected, name)!r}, found {getattr(found, name, '<missing>')!r}"
+                + (_SET_AFTER_BUILDING if name == "kv_connector_output" else "")
             )
     lines = list(differing.values())
     if len(differing) > 1:
@@ -255,7 +268,7 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
             "req-0": step_device.tensor(token_id_logprobs, "prompt_token_id_logprobs.req-0")
         }
     where = _where(backend, async_producer, case, step_device)
-    found = _run(backend, async_producer, step, where)
+    found = _run(backend, revision, async_producer, step, where)
     if on_device:
         _expect_prompt_logprobs_on_the_host(found, f"{where}.get_output()")
     if token_id_logprobs is not None:
@@ -365,7 +378,7 @@ def _rows_outputs(backend, async_producer, revision, step_device):
         step = build_step(backend, revision, case, step_device)
         expected = expected_output(revision, step.model_runner_output, case)
         made = _where(backend, async_producer, case, step_device)
-        yield _run(backend, async_producer, step, made), expected, f"{made}.get_output()"
+        yield _run(backend, revision, async_producer, step, made), expected, f"{made}.get_output()"
 
 
 @pytest.mark.behaviour("producer.async_output:rows-as-lists")
@@ -412,7 +425,9 @@ def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, ste
     )
     req_ids = list(step.model_runner_output.req_ids)
     where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
+    found = _run(
+        backend, revision, async_producer, step, _where(backend, async_producer, case, step_device)
+    )
     nans = getattr(found, "num_nans_in_logits", None)
     want = dict(zip(req_ids, counts.tolist(), strict=True))
     if not isinstance(nans, dict) or nans != want:
@@ -445,7 +460,7 @@ def test_routed_experts_reach_the_output(backend, async_producer, revision, step
     )
     step = build_step(backend, revision, case, step_device, routed_experts=tensors)
     where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
-    found = getattr(_run(backend, async_producer, step, _where(backend, async_producer, case, step_device)),
+    found = getattr(_run(backend, revision, async_producer, step, _where(backend, async_producer, case, step_device)),
                     "routed_experts", None)  # fmt: skip
     expect_type(found, backend.module.RoutedExpertsLists, f"{where}.routed_experts")
     for name, want in (("routing_data", routing), ("slot_mapping", slots)):
@@ -488,7 +503,7 @@ def test_sampling_masks_reach_the_output(backend, async_producer, revision, step
     masks, expected = step_sampling_masks(step_device, listed, num_sampled(case), slots, lists_type)
     step = build_step(backend, revision, case, step_device, sampling_mask_tensors=masks)
     where = _where(backend, async_producer, case, step_device)
-    found = getattr(_run(backend, async_producer, step, where), "sampling_masks", None)
+    found = getattr(_run(backend, revision, async_producer, step, where), "sampling_masks", None)
     how = (
         "vLLM's async output of this release copies sampler_output.sampling_mask_tensors "
         f"with to_cpu_nonblocking() and, after its wait, sets sampling_masks to the copy's "
@@ -545,7 +560,9 @@ def _logprobs_outputs(backend, async_producer, revision, step_device, case: Step
     step = build_step(backend, revision, case, step_device)
     expected = expected_output(revision, step.model_runner_output, case)
     where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
-    found = _run(backend, async_producer, step, _where(backend, async_producer, case, step_device))
+    found = _run(
+        backend, revision, async_producer, step, _where(backend, async_producer, case, step_device)
+    )
     _expect_output(backend, found, expected, where)
     return found, expected, where
 
@@ -619,11 +636,11 @@ def test_an_output_shares_nothing_with_later_steps(
 ) -> None:
     first_case, second_case = _two_steps(backend, revision)
     first_step = build_step(backend, revision, first_case, step_device)
-    first = _run(backend, async_producer, first_step, "first step")
+    first = _run(backend, revision, async_producer, first_step, "first step")
     kept = copy.deepcopy((_plain_rows(first.sampled_token_ids), first.logprobs))
     second_step = build_step(backend, revision, second_case, step_device)
     expected_second = expected_output(revision, second_step.model_runner_output, second_case)
-    second = _run(backend, async_producer, second_step, "second step")
+    second = _run(backend, revision, async_producer, second_step, "second step")
     after = (_plain_rows(first.sampled_token_ids), first.logprobs)
     expect_same(after[0], kept[0], "first step's sampled_token_ids after a second step")
     if kept[1] is not None:
@@ -652,10 +669,10 @@ def test_a_step_made_before_the_last_was_read_leaves_it_as_it_was(
     first_case, second_case = _two_steps(backend, revision)
     first_step = build_step(backend, revision, first_case, step_device)
     first_where = _where(backend, async_producer, first_case, step_device)
-    first_made = _made(backend, async_producer, first_step, first_where)
+    first_made = _made(backend, revision, async_producer, first_step, first_where)
     second_step = build_step(backend, revision, second_case, step_device)
     second_where = _where(backend, async_producer, second_case, step_device)
-    second_made = _made(backend, async_producer, second_step, second_where)
+    second_made = _made(backend, revision, async_producer, second_step, second_where)
     # Read while the device has done the next step's copies too, as it often has on a
     # real one: host memory the two share then holds the next step's values.
     step_device.synchronize()
@@ -671,7 +688,10 @@ def test_a_step_made_before_the_last_was_read_leaves_it_as_it_was(
         fail_read_after_the_next_step(
             stale,
             lambda: _expect_output(
-                backend, _run(backend, async_producer, alone, first_where), expected_first, ""
+                backend,
+                _run(backend, revision, async_producer, alone, first_where),
+                expected_first,
+                "",
             ),
         )
     _expect_output(backend, second, expected_second, f"{second_where}.get_output()")

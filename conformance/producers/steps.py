@@ -9,12 +9,13 @@ async output returns for it, computed on the host by the reference's contract.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-from conformance.backends.step import Step, StepSamplerOutput
+from conformance.backends.step import MODEL_RUNNER_V2, Step, StepSamplerOutput
 from conformance.oracle.failing import attempt
 from conformance.producers.runtime import StepDevice
 from reference.revisions import reference_module
@@ -307,6 +308,36 @@ def _mrv2_logprobs(
 def _logprobs_on(device: StepDevice, tensors: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
     names = ("logprob_token_ids", "logprobs", "sampled_token_ranks")
     return [device.tensor(t, f"logprobs.{n}") for t, n in zip(tensors, names, strict=True)]
+
+
+def made_as_the_runner_makes(
+    make: Callable[[Step], Any], step: Step, revision: SpecRevision, runner: str
+) -> Any:
+    """``make(step)`` as the revision's runner of shape ``runner`` calls it.
+
+    Model Runner V2's puts the KV connector's output on its ``ModelRunnerOutput`` only
+    after building the async output (``kv_after_building``, 0.22.0 on): the field is
+    None during the call and set after it, so an async output that copies the output,
+    or its KV field, when built loses it here as it would in vLLM.  A runner the
+    producer names no shape of is Model Runner V2 only where it is the release's only
+    runner."""
+    output = step.model_runner_output
+    kv = getattr(output, "kv_connector_output", None)
+    if kv is None or not made_after_building(revision, runner):
+        return make(step)
+    output.kv_connector_output = None
+    try:
+        return make(step)
+    finally:
+        output.kv_connector_output = kv
+
+
+def made_after_building(revision: SpecRevision, runner: str) -> bool:
+    """Whether the revision's runner of shape ``runner`` sets the KV connector's output on
+    its ModelRunnerOutput after building the async output (:func:`made_as_the_runner_makes`)."""
+    if not revision.async_output.kv_after_building:
+        return False
+    return runner == MODEL_RUNNER_V2 or (runner in ("", "backend") and not revision.first_runner)
 
 
 def build_step(

@@ -82,7 +82,9 @@ BEHAVIOURS: dict[str, str] = {
     "AsyncModelRunnerOutput.abc": "AsyncModelRunnerOutput is an ABC: a subclass implementing "
     "its abstract methods can be instantiated, one lacking any of them raises TypeError",
     "AsyncModelRunnerOutput.get_kv_connector_output": "get_kv_connector_output() is abstract "
-    "beside get_output(), and a producer's returns the step's KVConnectorOutput or None",
+    "beside get_output(), and a producer's returns the KVConnectorOutput on the runner's "
+    "output or None, when asked (Model Runner V2's runner sets it after building the async "
+    "output) and without get_output() (vLLM asks for it where get_output() raised)",
     # --- types held by ModelRunnerOutput's fields -----------------------------------
     "ECConnectorOutput.dataclass": "ECConnectorOutput stores the objects passed in, defaults "
     "every field to None and survives pickling",
@@ -121,7 +123,8 @@ PRODUCER_BEHAVIOURS: dict[str, str] = {
     "those rows the token in column 0, the top-k after it and 1-based pessimistic ranks "
     "(Model Runner V2's rejection sampler, judged where Triton runs)",
     "producer.async_output": "make_async_output(step).get_output() returns the backend's "
-    "ModelRunnerOutput the runner built, its other fields as handed over, each request's "
+    "ModelRunnerOutput the runner built, its other fields as handed over (Model Runner V2's "
+    "KVConnectorOutput among them, set after the async output is built), each request's "
     "sampled token as its row and the discarded requests' (invalid_req_indices) rows empty; "
     "a second call is the caller's mistake (it may raise or repeat)",
     "producer.async_output:step-empty-batch": "make_async_output(step).get_output() of a step "

@@ -209,6 +209,11 @@ class AsyncOutputContract:
     row per request (0.30.0-0.31.0); ``request-slots``, ``tolists(num_sampled_tokens=None)``
     with ``rows_per_request`` slots per request, the counts needed where there are several
     (0.32.0 on).
+    ``kv_after_building``: Model Runner V2's runner puts the KV connector's output on its
+    ``ModelRunnerOutput`` only after building its ``AsyncOutput`` (``sample_tokens``:
+    ``model_runner_output.kv_connector_output = self.kv_connector.post_forward(...)``,
+    0.22.0 on), so its async output reads that field when asked, never what it held when
+    built (the first runner, and pooling, set it before).
     """
 
     runner_arguments: tuple[str, ...] = RUNNER_ARGUMENTS_0_11_1
@@ -223,6 +228,7 @@ class AsyncOutputContract:
     routed_experts: bool = False
     sampling_masks: bool = False
     sampling_masks_listed: SamplingMasksListed = "request-slots"
+    kv_after_building: bool = False
 
     @property
     def logprobs_with_multi_token_rows(self) -> bool:

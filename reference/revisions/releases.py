@@ -345,8 +345,9 @@ R_0_22_0 = derive(
     types=[MODEL_RUNNER_OUTPUT_0_22_0, ROUTED_EXPERTS_TENSORS, ROUTED_EXPERTS_LISTS],
     add=["RoutedExpertsTensors.to_lists"],
     # The first runner's AsyncGPUModelRunnerOutput takes routed_experts and hands over
-    # their tolists() (vllm/v1/worker/gpu_model_runner.py).
-    async_output=replace(R_0_21_0.async_output, routed_experts=True),
+    # their tolists() (vllm/v1/worker/gpu_model_runner.py); Model Runner V2's sample_tokens
+    # sets the KV connector's output after building its AsyncOutput (gpu/model_runner.py).
+    async_output=replace(R_0_21_0.async_output, routed_experts=True, kv_after_building=True),
 )
 
 _WITH_KV_ONLY = _static(
@@ -601,6 +602,7 @@ R_0_34_0 = derive(
         pooling_output=True,
         nan_counts=True,
         sampling_masks=True,
+        kv_after_building=True,
     ),
     types=[
         TypeSpec(

@@ -210,6 +210,46 @@ def waits_on_an_idle_stream() -> Backend:
     return _one(WaitsOnAnIdleStream, "vllm-mrv2-waits-on-an-idle-stream")
 
 
+class KeepsTheOutputAsBuilt(AsyncOutput):
+    """Hands over a copy of the runner's output made when built: the KV connector's
+    output the runner puts on it afterwards (0.22.0 on) is lost."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["model_runner_output"] = dataclasses.replace(kwargs["model_runner_output"])
+        super().__init__(*args, **kwargs)
+
+
+class KeepsTheKvOutputAsBuilt(AsyncOutput):
+    """Answers get_kv_connector_output() with what the runner's output held when built."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kv_as_built = self.model_runner_output.kv_connector_output
+
+    def get_kv_connector_output(self):
+        return self.kv_as_built
+
+
+class KvOutputThroughGetOutput(AsyncOutput):
+    """Answers get_kv_connector_output() through get_output(): where that failed (when
+    vLLM asks), it raises again."""
+
+    def get_kv_connector_output(self):
+        return self.get_output().kv_connector_output
+
+
+def keeps_the_output_as_built() -> Backend:
+    return _one(KeepsTheOutputAsBuilt, "vllm-mrv2-keeps-the-output-as-built")
+
+
+def keeps_the_kv_output_as_built() -> Backend:
+    return _one(KeepsTheKvOutputAsBuilt, "vllm-mrv2-keeps-the-kv-output-as-built")
+
+
+def kv_output_through_get_output() -> Backend:
+    return _one(KvOutputThroughGetOutput, "vllm-mrv2-kv-output-through-get-output")
+
+
 def _one(cls: type, name: str) -> Backend:
     return Backend(
         name=name,

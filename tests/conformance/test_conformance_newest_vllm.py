@@ -154,12 +154,14 @@ def test_an_exception_of_the_backends_code_is_the_backends_failure() -> None:
     assert suite_function(failed) is None
 
 
-def _judge_mutant(tmp_path: Path, backend: str) -> suite_runner.Run:
+def _judge_mutant(
+    tmp_path: Path, backend: str, selected: str = "async_output or get_output"
+) -> suite_runner.Run:
     from conformance.releases.texts import write_stub_tree
 
     tree = write_stub_tree(RELEASES / f"outputs-{NEWEST}.py.txt", NEWEST, tmp_path / "tree")
     return suite_runner.subprocess_run(
-        tmp_path, "--backend", f"mrv2_mutants:{backend}", "-k", "async_output or get_output",
+        tmp_path, "--backend", f"mrv2_mutants:{backend}", "-k", selected,
         module="conformance", env={"PYTHONPATH": str(tree)},
     )  # fmt: skip
 
@@ -330,3 +332,45 @@ def test_the_triton_gathering_is_found_where_vllm_moved_it() -> None:
     }
     # The CPU runner's torch port is a gathering too, but not Triton's.
     assert triton_gathering_at(moved) == ("vllm.v1.worker.gpu.scoring.topk", "compute_topk_scores")
+
+
+@needs_texts
+@pytest.mark.parametrize(
+    ("mutant", "behaviours", "words"),
+    [
+        # Model Runner V2's runner puts the KV connector's output on its output after
+        # building the async output: a copy made when built loses it.
+        ("keeps_the_output_as_built", None,
+         ".get_output().kv_connector_output: expected the value the runner handed over"),
+        ("keeps_the_kv_output_as_built", {"AsyncModelRunnerOutput.get_kv_connector_output"},
+         "read it from that output when asked, never keep what it held when built"),
+        # vLLM asks for it where get_output() raised, to salvage the step's KV output.
+        ("kv_output_through_get_output", {"AsyncModelRunnerOutput.get_kv_connector_output"},
+         "never through get_output()"),
+    ],
+)  # fmt: skip
+def test_the_kv_output_the_runner_sets_after_building_reaches_the_scheduler(
+    tmp_path, mutant: str, behaviours: set[str] | None, words: str
+) -> None:
+    run = _judge_mutant(tmp_path, mutant, "async_output or get_output or kv_connector")
+    assert run.exit_code == 1, run.output[-2000:]
+    failed = {t["behaviour"]: t["message"] for t in run.report["tests"] if t["outcome"] == "failed"}
+    if behaviours is not None:
+        assert set(failed) == behaviours, failed
+    assert words in "".join(failed.values()), failed
+
+
+@pytest.mark.skipif(
+    not (RELEASES / MRV2_FOLDER / "producers-mrv2-0.33.0.py.txt").is_file(), reason=SKIP_REASON
+)
+def test_every_async_output_of_a_release_is_asked_for_its_kv_output(tmp_path) -> None:
+    # 0.33.0 has both runners: Model Runner V2's AsyncOutput (its default) is asked too,
+    # as vLLM's executor asks whichever runner built the step.
+    run = suite_runner.subprocess_run(
+        tmp_path, "--vllm-release", "0.33.0", "-k", "get_kv_connector_output_returns",
+        module="conformance",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-2000:]
+    asked = {t["producer"].rsplit("(", 1)[-1] for t in run.report["tests"] if t["producer"]}
+    assert asked == {"gpu-model-runner)", "model-runner-v2)"}, asked
+    assert sum(t["outcome"] == "passed" for t in run.report["tests"]) == 6
