@@ -40,8 +40,10 @@ from conformance.producers.steps import (
     MULTI_TOKEN_CASES,
     ONE_TOKEN_CASES,
     StepCase,
+    boundaries_on_device_held,
     build_step,
     expected_output,
+    handed_over_by_model_runner_v2,
     has_logprobs_cu,
     host_logprobs,
     logprobs_cases,
@@ -603,7 +605,11 @@ def test_logprobs_reach_the_output_as_the_release_converts_them(
 
 
 @pytest.mark.behaviour("producer.async_output:logprobs-read-by-request")
-@pytest.mark.parametrize("case", [_step_param(c.with_logprobs(5)) for c in MULTI_TOKEN_CASES])
+@pytest.mark.parametrize(
+    "case",
+    [_step_param(c.with_logprobs(5)) for c in MULTI_TOKEN_CASES]
+    + [_step_param(MULTI_TOKEN_CASES[1].with_logprobs(5).with_boundaries_on_device())],
+)
 def test_each_request_reads_its_own_logprobs(
     backend, async_producer, revision, step_device, case: StepCase
 ) -> None:
@@ -611,6 +617,16 @@ def test_each_request_reads_its_own_logprobs(
         skip(
             "not-in-this-vllm",
             f"revision {revision.name}: no logprobs with rows of several tokens read by request",
+        )
+    if case.boundaries_on_device and not (
+        handed_over_by_model_runner_v2(revision, async_producer.runner)
+        and boundaries_on_device_held(backend, revision)
+    ):
+        skip(
+            "step-not-built",
+            "not applicable: only Model Runner V2's sampler keeps request boundaries on the "
+            "device alone (cu_num_generated_tokens_tensor, its adaptive verification, 0.29.0 "
+            f"on); {async_producer.describe()} at revision {revision.name} is never handed them",
         )
     found, expected, where = _logprobs_outputs(backend, async_producer, revision, step_device, case)
     expect_read_alike(revision, found, expected, where)

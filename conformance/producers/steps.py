@@ -39,6 +39,9 @@ class StepCase:
     prompt_tokens: int | None = None
     #: Added to every sampled id and logprobs value (:meth:`salted`); 0 for the plain case.
     salt: int = 0
+    #: Model Runner V2's logprobs carry their request boundaries on the device only
+    #: (``cu_num_generated_tokens_tensor``, its adaptive verification, 0.29.0 on).
+    boundaries_on_device: bool = False
 
     @property
     def num_reqs(self) -> int:
@@ -96,6 +99,9 @@ class StepCase:
     def with_logprobs(self, k: int | None) -> StepCase:
         suffix = "" if k is None else f"-k{k}"
         return replace(self, name=self.name + suffix, num_logprobs=k)
+
+    def with_boundaries_on_device(self) -> StepCase:
+        return replace(self, name=self.name + "-boundaries-on-device", boundaries_on_device=True)
 
     def __str__(self) -> str:
         return self.name
@@ -297,12 +303,32 @@ def _mrv2_logprobs(
         extra = ([width * i for i in range(case.num_reqs + 1)],)
     if given is not None:
         return given._replace(cu_num_generated_tokens=extra[0]) if extra else given
+    if extra and case.boundaries_on_device and boundaries_on_device_held(backend, revision):
+        # Adaptive verification: the boundaries exist on the device only; they ride along
+        # on the async output's copy, and tolists() reads them from there.
+        cu = torch.tensor(extra[0], dtype=torch.int32)
+        return attempt(
+            "LogprobsTensors(<Model Runner V2's step logprobs, boundaries on the device>)",
+            backend.module.LogprobsTensors,
+            *_logprobs_on(device, tensors),
+            None,
+            device.tensor(cu, "logprobs.cu_num_generated_tokens_tensor"),
+        )
     return attempt(
         "LogprobsTensors(<Model Runner V2's step logprobs on the device>)",
         backend.module.LogprobsTensors,
         *_logprobs_on(device, tensors),
         *extra,
     )
+
+
+def boundaries_on_device_held(backend: Any, revision: SpecRevision) -> bool:
+    """Whether the revision's ``LogprobsTensors`` (and the backend's) hold request boundaries
+    on the device (``cu_num_generated_tokens_tensor``, 0.29.0 on)."""
+    spec = revision.types.get("LogprobsTensors")
+    own = getattr(getattr(backend.module, "LogprobsTensors", None), "_fields", ())
+    field = "cu_num_generated_tokens_tensor"
+    return spec is not None and field in spec.field_names and field in own
 
 
 def _logprobs_on(device: StepDevice, tensors: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
@@ -335,8 +361,14 @@ def made_as_the_runner_makes(
 def made_after_building(revision: SpecRevision, runner: str) -> bool:
     """Whether the revision's runner of shape ``runner`` sets the KV connector's output on
     its ModelRunnerOutput after building the async output (:func:`made_as_the_runner_makes`)."""
-    if not revision.async_output.kv_after_building:
-        return False
+    return revision.async_output.kv_after_building and handed_over_by_model_runner_v2(
+        revision, runner
+    )
+
+
+def handed_over_by_model_runner_v2(revision: SpecRevision, runner: str) -> bool:
+    """Whether Model Runner V2's runner builds an async output of shape ``runner``: one of
+    its shape, or one of no known shape where it is the release's only runner."""
     return runner == MODEL_RUNNER_V2 or (runner in ("", "backend") and not revision.first_runner)
 
 

@@ -238,6 +238,23 @@ class KvOutputThroughGetOutput(AsyncOutput):
         return self.get_output().kv_connector_output
 
 
+class DropsTheBoundariesOnTheDevice(AsyncOutput):
+    """Copies the logprobs without their request boundaries held on the device only
+    (adaptive verification): each request then reads other requests' rows."""
+
+    def __init__(self, *args, **kwargs):
+        sampler_output = kwargs["sampler_output"]
+        tensors = sampler_output.logprobs_tensors
+        if tensors is not None:
+            tensors = tensors._replace(cu_num_generated_tokens_tensor=None)
+            kwargs["sampler_output"] = dataclasses.replace(sampler_output, logprobs_tensors=tensors)
+        super().__init__(*args, **kwargs)
+
+
+def drops_the_boundaries_on_the_device() -> Backend:
+    return _one(DropsTheBoundariesOnTheDevice, "vllm-mrv2-drops-the-boundaries-on-the-device")
+
+
 def keeps_the_output_as_built() -> Backend:
     return _one(KeepsTheOutputAsBuilt, "vllm-mrv2-keeps-the-output-as-built")
 

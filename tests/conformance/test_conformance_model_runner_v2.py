@@ -179,7 +179,16 @@ def test_logprobs_laid_out_as_neither_runner_but_read_right_pass(tmp_path) -> No
     assert run.exit_code == pytest.ExitCode.OK
     tests = run.report["tests"]
     read = [t for t in tests if t["behaviour"] == "producer.async_output:logprobs-read-by-request"]
-    assert read and {t["outcome"] for t in read if t["device"] == "cuda-simulated"} == {"passed"}
+    on_cuda = [t for t in read if t["device"] == "cuda-simulated"]
+    # Boundaries held on the device alone are Model Runner V2's: not this first-runner shape's.
+    assert on_cuda and {
+        t["outcome"] for t in on_cuda if "boundaries-on-device" not in t["nodeid"]
+    } == {"passed"}
+    assert all(
+        t["outcome"] == "skipped" and "not applicable" in t["message"]
+        for t in on_cuda
+        if "boundaries-on-device" in t["nodeid"]
+    )
     layout = [
         t for t in tests if "multi-token" in t["nodeid"] and "release_converts" in t["nodeid"]
     ]

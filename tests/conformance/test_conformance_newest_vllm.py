@@ -374,3 +374,14 @@ def test_every_async_output_of_a_release_is_asked_for_its_kv_output(tmp_path) ->
     asked = {t["producer"].rsplit("(", 1)[-1] for t in run.report["tests"] if t["producer"]}
     assert asked == {"gpu-model-runner)", "model-runner-v2)"}, asked
     assert sum(t["outcome"] == "passed" for t in run.report["tests"]) == 6
+
+
+@needs_texts
+def test_request_boundaries_held_on_the_device_alone_reach_the_output(tmp_path) -> None:
+    # Adaptive verification keeps them on the device only: an async output that copies
+    # the logprobs without them hands the scheduler rows it reads for the wrong requests.
+    run = _judge_mutant(tmp_path, "drops_the_boundaries_on_the_device")
+    assert run.exit_code == 1, run.output[-2000:]
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert {t["behaviour"] for t in failed} == {"producer.async_output:logprobs-read-by-request"}
+    assert all("boundaries-on-device" in t["nodeid"] for t in failed), failed
