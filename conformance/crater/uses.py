@@ -1214,6 +1214,15 @@ class _ModuleVisitor:
                 return None  # the plugin's own method
             if base == wanted:
                 return wanted
+        held = self._held_class(receiver)
+        if held is not None and held != (
+            self.class_stack[-1].qualified if self.class_stack else None
+        ):
+            # ``self.rejection_sampler.parse_output(...)`` of ``self.rejection_sampler =
+            # NPURejectionSampler()``: vLLM's where that class rests on it without
+            # defining the method, the plugin's own otherwise, whatever the file imports.
+            chain, base = self.world.chain(held)
+            return wanted if base == wanted and func.attr not in _defined_by(chain) else None
         module = wanted.rsplit(".", 1)[0]
         imports = self.world.bindings.get(self.module, {}).values()
         if any(b == module or b.startswith(module + ".") for b in imports):
