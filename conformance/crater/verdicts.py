@@ -41,6 +41,7 @@ from conformance.crater.vllm_names import (
     JUDGED_MODULES,
     JUDGED_TYPES,
     OUTPUTS,
+    OWN_OUTPUT_TYPES,
     PRODUCER_MODULES,
     VLLM_ASYNC_OUTPUTS,
 )
@@ -66,6 +67,17 @@ _SEVERAL_TOKENS_ONLY = frozenset(
         "producer.async_output:logprobs-read-by-request",
     }
 )
+#: Logprobs rules that ask what another asks and more: ``tolists()`` of the step's
+#: logprobs tensors (0.11.1) is what each later rule asks of rows of one token.
+_LOGPROBS_ASKED_BY = {
+    "producer.async_output:logprobs-tolists": frozenset(
+        {
+            "producer.async_output:logprobs-cu-of-kept-tokens",
+            "producer.async_output:logprobs-filtered-to-kept-tokens",
+            "producer.async_output:logprobs-every-logits-row",
+        }
+    ),
+}
 #: Fields whose every reader in vLLM tests them by truth before indexing them, so that a
 #: None written where a release's annotation no longer takes one reads as empty: the
 #: scheduler's ``if pooler_outputs: pooler_output = pooler_outputs[req_index]`` in every
@@ -312,13 +324,13 @@ class _Judge:
         """A change as the vLLM judged sees it: going back from the pin, what the pin's
         vLLM added is newer than this one, what it removed was still here."""
         if not self.backwards:
-            return change.describe()
+            return _described(change)
         kind, _, verb = change.change.rpartition(" ")
         if verb == "removed":
-            return f"{kind} {change.where} is newer than {self.view.named}"
+            return f"{kind} {_where(change)} is newer than {self.view.named}"
         if verb == "added":
-            return f"{kind} {change.where} was removed after {self.view.named}"
-        return f"{change.describe()} (going back to {self.view.named})"
+            return f"{kind} {_where(change)} was removed after {self.view.named}"
+        return f"{_described(change)} (going back to {self.view.named})"
 
     def without_pin(self) -> _Judge:
         """This judge with no vLLM to compare with, adding to the same result: for a
@@ -350,7 +362,7 @@ class _Judge:
         if made is None:
             return fact
         change, release = made
-        return _with_fact(f"{change.describe()} (vLLM {release})", change, fact)
+        return _with_fact(f"{_described(change)} (vLLM {release})", change, fact)
 
     def _made_by(
         self, type_name: str, member: str, kinds: tuple[str, ...]
@@ -662,6 +674,7 @@ class _Judge:
                 for word, asked in HANDED_OVER_BY_WORD.items()
             )
             and not (one_token and b in _SEVERAL_TOKENS_ONLY)
+            and not (_LOGPROBS_ASKED_BY.get(b, frozenset()) & before)
         )
 
         from reference.revisions.behaviours import PRODUCER_BEHAVIOURS
@@ -1151,8 +1164,20 @@ def _retype_said(change: Change, backwards: bool = False) -> str:
     (going back to an older vLLM: what it was there)."""
     types = _retyped(change)
     if types is None:
-        return change.describe()
-    return f"{change.describe()}: {types[0]}, {'there' if backwards else 'now'} {types[1]}"
+        return _described(change)
+    return f"{_described(change)}: {types[0]}, {'there' if backwards else 'now'} {types[1]}"
+
+
+def _where(change: Change) -> str:
+    """The member changed, its module named where the type is not ``vllm.v1.outputs``' own
+    of that name (Model Runner V2's ``SamplerOutput``)."""
+    if change.type in OWN_OUTPUT_TYPES.get(change.module, ()):
+        return f"{change.module}.{change.where}"
+    return change.where
+
+
+def _described(change: Change) -> str:
+    return f"{change.change} {_where(change)}"
 
 
 def _now_python_lists(change: Change) -> bool:

@@ -533,5 +533,6 @@ def test_model_runner_v2s_own_sampler_output_is_judged_against_its_class(offline
     said = capsys.readouterr().out
     assert (
         "npu_sampler/sample.py:5: construction-raises SamplerOutput.num_rejected (field "
-        "SamplerOutput.num_rejected is newer than vLLM 0.22.0)" in said
+        "vllm.v1.worker.gpu.sample.output.SamplerOutput.num_rejected is newer than vLLM 0.22.0)"
+        in said
     )

@@ -235,6 +235,24 @@ def test_a_layout_of_logprobs_rows_read_alike_is_no_behaviour_added() -> None:
     assert [f for f in found if f.kind == "behaviour-changed"] == []
 
 
+def test_a_logprobs_rule_the_pins_rule_holds_whole_is_no_behaviour_added() -> None:
+    from reference.revisions import canonical_name, revision
+
+    code = {
+        "p/outputs.py": "from vllm.v1.outputs import AsyncModelRunnerOutput\n\n\n"
+        "class WithLogprobs(AsyncModelRunnerOutput):\n    def get_output(self):\n"
+        "        return self.logprobs_tensors.tolists()\n\n"
+        "    def get_kv_connector_output(self):\n        return None\n",
+    }
+    # 0.11.1 asks tolists() of one token per request, which 0.19.0's rule asks word for
+    # word (and more of rows of several tokens): a plugin of 0.19.0 already does it.
+    behaviours = tuple(
+        revision(canonical_name(r)).async_output.behaviours for r in ("0.19.0", "0.11.1")
+    )
+    found = judge(read_plugin(code), view("0.11.1"), view("0.19.0"), behaviours).findings
+    assert not [f for f in found if "logprobs-tolists" in f.vllm_change]
+
+
 ONE_TOKEN_RUNNER = """
 from vllm.v1.outputs import AsyncModelRunnerOutput
 
@@ -1952,3 +1970,61 @@ def test_an_own_get_output_or_a_read_in_a_branch_is_not_vllms_to_judge() -> None
     state = vllm_async_state(tree.body[0])  # type: ignore[arg-type]
     # b is read only in a branch, or after an ``or`` that may not reach it.
     assert state.needed == {"a", "c"}
+
+
+HELD_SAMPLERS = {
+    "npu/sample.py": """
+from vllm.v1.sample.rejection_sampler import RejectionSampler
+
+
+class NPURejectionSampler(RejectionSampler):
+    pass
+""",
+    # The runner's file imports only the plugin's subclass.
+    "npu/runner.py": """
+from npu.sample import NPURejectionSampler
+
+
+class OwnParser:
+    def parse_output(self, ids, vocab_size):
+        return ids
+
+
+class NPUModelRunner:
+    def __init__(self, speculative):
+        if speculative:
+            self.rejection_sampler = NPURejectionSampler()
+        self.parser = OwnParser()
+
+    def rows(self, ids):
+        return self.rejection_sampler.parse_output(ids, 32000)
+
+    def own(self, ids):
+        return self.parser.parse_output(ids, 32000)
+""",
+    # A file importing vLLM's module: the plugin's own class's method stays its own.
+    "npu/other.py": """
+from vllm.v1.sample import rejection_sampler
+
+
+class OwnParser:
+    def parse_output(self, ids, vocab_size):
+        return ids
+
+
+class Runner:
+    def __init__(self):
+        self.parser = OwnParser()
+
+    def own(self, ids):
+        return self.parser.parse_output(ids, 32000)
+""",
+}
+
+
+def test_a_producer_called_on_an_instance_the_plugin_holds_is_judged_by_its_class() -> None:
+    reading = read_plugin(HELD_SAMPLERS)
+    calls = [(u.file, u.line, u.member) for u in reading.uses if u.kind == "call"]
+    assert calls == [("npu/runner.py", 17, "parse_output")]
+    [found] = judge(reading, view("0.12.0"), view("0.11.0")).findings
+    assert (found.file, found.line, found.kind) == ("npu/runner.py", 17, "behaviour-changed")
