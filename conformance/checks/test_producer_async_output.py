@@ -284,10 +284,11 @@ def _expect_token_id_logprobs(found, values: torch.Tensor, where: str) -> None:
     handed = getattr(found, "prompt_token_id_logprobs_dict", None)
     row = handed.get("req-0") if isinstance(handed, dict) else None
     if not isinstance(row, torch.Tensor) or row.device.type != "cpu":
+        found = f"one on {row.device}" if isinstance(row, torch.Tensor) else repr(row)
         fail(
             f"{where}.prompt_token_id_logprobs_dict['req-0']: expected the runner's prompt "
             f"token logprobs copied to the host (Model Runner V2's async output copies each "
-            f"to the CPU), found {row!r}"
+            f"to the CPU), found {found}"
         )
     if not torch.equal(torch.Tensor(row.detach().cpu()), values):
         fail(

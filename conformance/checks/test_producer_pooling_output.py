@@ -62,9 +62,10 @@ def _expect_rows(found, case: PoolingCase, where: str) -> None:
     for i, (row, want) in enumerate(zip(rows, wanted, strict=True)):
         if want is None:
             if row is not None:
+                found = "a tensor" if isinstance(row, torch.Tensor) else type(row).__name__
                 fail(
-                    f"{where}.pooler_output[{i}]: request {i} has no output this step "
-                    f"(is_valid False); expected None, found {type(row).__name__}"
+                    f"{where}.pooler_output[{i}]: request {i} has no output this step (the "
+                    f"runner's is_valid, or finished_mask, False); expected None, found {found}"
                 )
             continue
         if not isinstance(row, torch.Tensor):
