@@ -117,9 +117,11 @@ def handover_changes(pin: str | None, target: str | None) -> list[str]:
         )
     if gone == [False, True]:
         lines.append(
-            "the first runner is gone: an async output shaped like AsyncGPUModelRunnerOutput "
-            "takes Model Runner V2's constructor (model_runner_output, sampler_output, "
-            "num_sampled_tokens, main_stream, copy_stream)"
+            "the first runner is gone: vLLM's runner builds its async output with Model "
+            "Runner V2's constructor (model_runner_output, sampler_output, "
+            "num_sampled_tokens, main_stream, copy_stream); one shaped like "
+            "AsyncGPUModelRunnerOutput serves only a runner of the plugin's own, and is "
+            "judged on the -1-padded step such a runner holds"
         )
     return lines
 
