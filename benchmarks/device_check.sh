@@ -49,9 +49,11 @@
 # report: device_day.sh keep makes it), in groups LIMITS_GROUPS may name, in this
 # order: link (BENCH_LINK_LIMIT 25), conformance (CONFORMANCE_LIMIT 20), gather-floor,
 # gather-mrv2 (each in two parts by vocabulary, BENCH_GATHER_LIMIT 30 a part), padding
-# (two parts, BENCH_PADDING_LIMIT 25 each), decode (BENCH_DECODE_LIMIT 60, the decode
-# step's host side on the device's own runtime), gather-vllm (two parts, last: its
-# processes compile vLLM's code): with the env step (ENV_LIMIT 20 here), 355 s at most.
+# (two parts, BENCH_PADDING_LIMIT 25 each), decode (two parts by drafts,
+# BENCH_DECODE_LIMIT 40 each: the decode step's host side on the device's own runtime),
+# gather-vllm (two parts, last: its processes compile vLLM's code).  With CHECK_BUDGET
+# (device_day.sh sets it) no step runs past it: a step gets what is left, and the steps
+# it leaves no time for are named in status.txt ("not run"), for a second call.
 # DRY_RUN=1 proves the script without a device (the project's tests run it so, on
 # OUTPUTS_BENCH_DEVICES=cpu): each benchmark group is the smoke run (every benchmark
 # once, nothing saved: .asv/results is left as it was), publish is left out and the
@@ -77,21 +79,43 @@ export OUTPUTS_BACKEND="${OUTPUTS_BACKEND:-reference}"
 failed=0
 race_reports=()
 
-# Cut short (device_day.sh's limit): the step in flight stops too, so that nothing
-# writes results while they are copied and packed.
+# Cut short (device_day.sh's limit): the step in flight is stopped and waited for, so
+# that nothing writes results while they are copied and packed, and status.txt says so.
 STEP_PID=
-trap 'if [[ -n $STEP_PID ]]; then kill -TERM "$STEP_PID" 2>/dev/null; fi; exit 143' TERM INT
+STEP_NAME=
+cut_short() {
+    if [[ -n $STEP_PID ]]; then
+        kill -TERM "$STEP_PID" 2>/dev/null
+        wait "$STEP_PID" 2>/dev/null
+        echo "$STEP_NAME: cut by the run's time limit" >>"$OUT/status.txt"
+    fi
+    exit "$1"
+}
+trap 'cut_short 143' TERM
+trap 'cut_short 130' INT
 
 # step NAME LIMIT COMMAND...: run with a time limit, log to OUT/logs/NAME.log.
 step() {
     local name="$1" limit="$2"
     shift 2
     local start=$SECONDS
+    # Within the run's budget (CHECK_BUDGET seconds, device_day.sh's): a step gets what
+    # is left of it at most, and one with no time left is named, for a second call.
+    if [[ -n ${CHECK_BUDGET:-} ]]; then
+        local left=$((CHECK_BUDGET - SECONDS))
+        if ((left < 5)); then
+            echo "$name: not run: the run's time was spent (a second call: LIMITS_GROUPS)" |
+                tee -a "$OUT/status.txt"
+            failed=1
+            return 124
+        fi
+        ((limit > left)) && limit=$left
+    fi
     echo "== $name (limit ${limit}s): $*"
     # In the background and waited for: a TERM to this script (device_day.sh's limit)
     # then reaches the step's own process group through its timeout (see the trap).
     timeout --kill-after=10 "$limit" "$@" >"$OUT/logs/$name.log" 2>&1 </dev/null &
-    STEP_PID=$!
+    STEP_PID=$! STEP_NAME=$name
     wait "$STEP_PID"
     local rc=$?
     STEP_PID=
@@ -246,10 +270,14 @@ elif [[ ${PLAN:-full} == limits ]]; then
     [[ $groups == *" padding "* ]] && bench bench-padding-vllm "${BENCH_PADDING_LIMIT:-25}" \
         -b '^padding\.UnpadBesideVllm\.track_'
     # The decode step's two targets: ours over the floor, ours over 0.34.0's where that
-    # is at least 2x the floor.  (asv matches -b against each name with its parameters
-    # too: a name ends at \b, not $.)
-    [[ $groups == *" decode "* ]] && bench bench-decode "${BENCH_DECODE_LIMIT:-60}" \
-        -b '^decode_step\.DecodeStepNewestTargets\.track_(decode_step_ratio_to_copies_floor_0_34|decode_step_ratio_to_vllm_0_34|vllm_0_34_ratio_to_copies_floor)\b'
+    # is at least 2x the floor; in two parts, one token per request and speculative rows
+    # (asv matches -b against each name with its parameters, the drafts last).
+    if [[ $groups == *" decode "* ]]; then
+        for drafts in 0 3; do
+            bench "bench-decode-drafts-$drafts" "${BENCH_DECODE_LIMIT:-40}" \
+                -b "^decode_step\.DecodeStepNewestTargets\.track_(decode_step_ratio_to_copies_floor_0_34|decode_step_ratio_to_vllm_0_34|vllm_0_34_ratio_to_copies_floor)\(.*, $drafts\)\$"
+        done
+    fi
     # vLLM's own gathering last: each of its processes compiles vLLM's rank count
     # (inductor, as vLLM ships it), the least certain time of the groups.
     [[ $groups == *" gather-vllm "* ]] && bench_by_vocabulary bench-gather-vllm \

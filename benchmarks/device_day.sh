@@ -31,8 +31,9 @@
 #          again there from the run's results and conformance report.  An archive cut
 #          short (the command killed while packing) keeps what it holds, said so.
 #
-# The device tool's call, e.g. (timeout_s 400: the check's 360 and the archive, so a
-# rerun still fits in 15 minutes; the kind named, or the first call gets an H100):
+# The device tool's call, e.g. (timeout_s 400: the check's 360 and the archive; a second
+# call for what status.txt names as cut or not run fits in the 15 minutes where the
+# machine is still warm; the kind named, or the first call gets an H100):
 #   run(command="benchmarks/device_day.sh run $OUT/device-check.tar.gz",
 #       carry=[".whl", ".texts"], kind="nvidia-h200", timeout_s=400)
 set -uo pipefail
@@ -80,8 +81,12 @@ run() {
     fi
     # Bounded, so that the archive is made even when a step runs long: the device
     # tool returns nothing of a command it had to kill.
-    PLAN="${PLAN:-limits}" VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" timeout --kill-after=10 \
-        "${DEVICE_CHECK_LIMIT:-360}" benchmarks/device_check.sh "$scratch"
+    # The check keeps its steps within its budget and names what it had no time for;
+    # the limit here is the backstop (its TERM stops the step in flight, said so).
+    local limit="${DEVICE_CHECK_LIMIT:-360}"
+    PLAN="${PLAN:-limits}" VLLM_TEXTS="${VLLM_TEXTS:-$(pwd)/.texts}" \
+        CHECK_BUDGET="${CHECK_BUDGET:-$((limit - 20))}" timeout --kill-after=20 \
+        "$limit" benchmarks/device_check.sh "$scratch"
     local rc=$?
     # What the groups saved, also when the check was cut before it copied them.
     mkdir -p "$scratch/asv-results" && cp -r .asv/results/. "$scratch/asv-results/" 2>/dev/null
@@ -121,7 +126,10 @@ keep() {
     rm -rf "$folder/html" "$folder/report"
     local conformance=()
     [[ -f $folder/conformance.json ]] && conformance=(--conformance "$folder/conformance.json")
-    python3 -m reports --results "$folder/asv-results" "${conformance[@]}" --out "$folder/report"
+    if ! python3 -m reports --results "$folder/asv-results" "${conformance[@]}" --out "$folder/report"; then
+        echo "keep: kept in $folder, but its report could not be made (above). Fix: look at what the run brought back there" >&2
+        return 1
+    fi
     echo "kept in $folder (report: $folder/report/summary.md)"
 }
 

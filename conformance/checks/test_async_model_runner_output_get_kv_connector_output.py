@@ -15,6 +15,7 @@ import pytest
 
 from conformance.checks._support import spec_class
 from conformance.oracle.failing import attempt, fail
+from conformance.producers.pooling_steps import POOLING_CASES, build_pooling_step
 from conformance.producers.steps import (
     ONE_TOKEN_CASES,
     build_step,
@@ -118,7 +119,8 @@ def test_producer_get_kv_connector_output_returns_the_runners(
         _make_get_output_fail(async_output)
     found = attempt(f"{where}.get_kv_connector_output()", async_output.get_kv_connector_output)
     # Equal is enough: vLLM's consumer tests it (is_empty) and passes it on.
-    if found is not kv and found != kv:
+    equal = found is kv or attempt(f"{where}.get_kv_connector_output() == kv", lambda: found == kv)
+    if not equal:
         said = {
             "before-get-output": "before get_output()",
             "after-get-output": "after get_output()",
@@ -128,6 +130,29 @@ def test_producer_get_kv_connector_output_returns_the_runners(
         fail(
             f"{where}.get_kv_connector_output() {said}: expected the KVConnectorOutput the "
             f"runner put on its output, found {found!r}{_set_after_building(revision, async_producer)}"
+        )
+
+
+@pytest.mark.step_kinds("pooling-outputs")
+@pytest.mark.parametrize("when", ["before-get-output", "get-output-failed"])
+def test_pooling_output_get_kv_connector_output_returns_the_runners(
+    backend, revision, pooling_producer, step_device, when: str
+) -> None:
+    # A pooling step's output is asked the same way (its runner sets the KV output
+    # before building it, in either runner).
+    step = build_pooling_step(backend, revision, POOLING_CASES[0], step_device)
+    kv = step.model_runner_output.kv_connector_output
+    where = f"{pooling_producer.label}(<pooling step whose output holds kv>)"
+    async_output = attempt(where, pooling_producer.make, step)
+    if when == "get-output-failed":
+        _make_get_output_fail(async_output)
+    found = attempt(f"{where}.get_kv_connector_output()", async_output.get_kv_connector_output)
+    equal = found is kv or attempt(f"{where}.get_kv_connector_output() == kv", lambda: found == kv)
+    if not equal:
+        after = " after get_output() raised" if when == "get-output-failed" else ""
+        fail(
+            f"{where}.get_kv_connector_output(){after}: expected the KVConnectorOutput the "
+            f"runner put on its output, found {found!r}"
         )
 
 

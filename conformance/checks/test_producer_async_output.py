@@ -47,6 +47,7 @@ from conformance.producers.steps import (
     has_logprobs_cu,
     host_logprobs,
     logprobs_cases,
+    made_after_building,
     made_as_the_runner_makes,
     num_sampled,
 )
@@ -180,6 +181,10 @@ def _expect_nothing_kept_past(found_rows, expected_rows, where: str) -> None:
         fail(f"{where}.{past}")
 
 
+def _kv_late(revision, async_producer) -> bool:
+    return made_after_building(revision, async_producer.runner)
+
+
 #: Why an output may lack the KV connector's output it was handed.
 _SET_AFTER_BUILDING = (
     " (Model Runner V2's runner puts it on its output after building the async output: "
@@ -187,8 +192,11 @@ _SET_AFTER_BUILDING = (
 )
 
 
-def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = False) -> None:
-    """``found`` is the backend's ModelRunnerOutput with ``expected``'s values, field by field."""
+def _expect_output(
+    backend, found, expected, where: str, *, exact_rows: bool = False, kv_late: bool = False
+) -> None:
+    """``found`` is the backend's ModelRunnerOutput with ``expected``'s values, field by field;
+    ``kv_late``: the runner set its KV connector's output after building the async output."""
     expect_type(found, backend.module.ModelRunnerOutput, where)
     rows = found.sampled_token_ids if exact_rows else _plain_rows(found.sampled_token_ids)
     want = expected.sampled_token_ids if exact_rows else _plain_rows(expected.sampled_token_ids)
@@ -211,7 +219,7 @@ def _expect_output(backend, found, expected, where: str, *, exact_rows: bool = F
             differing[name] = (
                 f"{where}.{name}: expected the value the runner handed over, "
                 f"{getattr(expected, name)!r}, found {getattr(found, name, '<missing>')!r}"
-                + (_SET_AFTER_BUILDING if name == "kv_connector_output" else "")
+                + (_SET_AFTER_BUILDING if kv_late and name == "kv_connector_output" else "")
             )
     lines = list(differing.values())
     if len(differing) > 1:
@@ -277,7 +285,13 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
         _expect_token_id_logprobs(found, token_id_logprobs, f"{where}.get_output()")
         # Judged by value just above: the field-by-field comparison takes it as it is.
         expected.prompt_token_id_logprobs_dict = found.prompt_token_id_logprobs_dict
-    _expect_output(backend, found, expected, f"{where}.get_output()")
+    _expect_output(
+        backend,
+        found,
+        expected,
+        f"{where}.get_output()",
+        kv_late=_kv_late(revision, async_producer),
+    )
 
 
 def _expect_token_id_logprobs(found, values: torch.Tensor, where: str) -> None:
@@ -387,7 +401,10 @@ def _rows_outputs(backend, async_producer, revision, step_device):
 @pytest.mark.behaviour("producer.async_output:rows-as-lists")
 def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_device) -> None:
     for found, expected, where in _rows_outputs(backend, async_producer, revision, step_device):
-        _expect_output(backend, found, expected, where, exact_rows=True)
+        _expect_output(
+            backend, found, expected, where, exact_rows=True,
+            kv_late=_kv_late(revision, async_producer),
+        )  # fmt: skip
 
 
 #: What a runner may hand its async output beside the step's rows, by step kind: the
@@ -544,7 +561,7 @@ _MASKS_TOLISTS = {
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
 def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -> None:
     for found, expected, where in _rows_outputs(backend, async_producer, revision, step_device):
-        _expect_output(backend, found, expected, where)
+        _expect_output(backend, found, expected, where, kv_late=_kv_late(revision, async_producer))
         for i, row in enumerate(found.sampled_token_ids):
             if not isinstance(row, np.ndarray):
                 fail(
@@ -566,7 +583,7 @@ def _logprobs_outputs(backend, async_producer, revision, step_device, case: Step
     found = _run(
         backend, revision, async_producer, step, _where(backend, async_producer, case, step_device)
     )
-    _expect_output(backend, found, expected, where)
+    _expect_output(backend, found, expected, where, kv_late=_kv_late(revision, async_producer))
     return found, expected, where
 
 
@@ -619,15 +636,21 @@ def test_each_request_reads_its_own_logprobs(
             "not-in-this-vllm",
             f"revision {revision.name}: no logprobs with rows of several tokens read by request",
         )
-    if case.boundaries_on_device and not (
-        handed_over_by_model_runner_v2(revision, async_producer.runner)
-        and boundaries_on_device_held(backend, revision)
+    if case.boundaries_on_device and not handed_over_by_model_runner_v2(
+        revision, async_producer.runner
     ):
         skip(
             "step-not-built",
             "not applicable: only Model Runner V2's sampler keeps request boundaries on the "
-            "device alone (cu_num_generated_tokens_tensor, its adaptive verification, 0.29.0 "
-            f"on); {async_producer.describe()} at revision {revision.name} is never handed them",
+            f"device alone; {async_producer.describe()} at revision {revision.name} is never "
+            "handed them",
+        )
+    if case.boundaries_on_device and not boundaries_on_device_held(backend, revision):
+        skip(
+            "not-in-this-vllm",
+            f"not applicable: the LogprobsTensors of revision {revision.name}, or the "
+            "backend's, holds no cu_num_generated_tokens_tensor (adaptive verification's "
+            "boundaries on the device, 0.29.0 on)",
         )
     found, expected, where = _logprobs_outputs(backend, async_producer, revision, step_device, case)
     expect_read_alike(revision, found, expected, where)

@@ -222,10 +222,7 @@ def _rows_kept_past(found: dict[str, list[Any]]) -> list[_Cause]:
     raced = _raced_producers(found)
 
     def kept_past(record: Any, keeps_none: bool) -> bool:
-        return (
-            _kept_past_kind(record.message) is keeps_none
-            and getattr(record, "producer", None) not in raced
-        )
+        return _kept_past_kind(record.message) is keeps_none and _on_device(record) not in raced
 
     for keeps_none, order in ((False, _UNPADDING_CAUSES), (True, _UNPADDING_CAUSES[::-1])):
         behaviour = next(
@@ -338,11 +335,13 @@ def _found_a_race(record: Any) -> bool:
     )
 
 
-def _raced_producers(found: dict[str, list[Any]]) -> set[Any]:
-    """The producers a race check caught reading before arrival."""
-    return {
-        getattr(r, "producer", None) for c in CAUSES for r in found.get(c, []) if _found_a_race(r)
-    }
+def _raced_producers(found: dict[str, list[Any]]) -> set[tuple[Any, Any]]:
+    """The producers, each with its device, a race check caught reading before arrival."""
+    return {_on_device(r) for c in CAUSES for r in found.get(c, []) if _found_a_race(r)}
+
+
+def _on_device(record: Any) -> tuple[Any, Any]:
+    return getattr(record, "producer", None), getattr(record, "device", None)
 
 
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method

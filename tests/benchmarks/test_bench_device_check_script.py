@@ -191,7 +191,7 @@ def test_the_limits_plan_proves_each_of_its_groups_on_cpu(repo_root: Path, tmp_p
         "env", "bench-link", "conformance",
         "bench-gather-floor-151936", "bench-gather-floor-32000",
         "bench-gather-mrv2-151936", "bench-gather-mrv2-32000",
-        "bench-padding", "bench-padding-vllm", "bench-decode",
+        "bench-padding", "bench-padding-vllm", "bench-decode-drafts-0", "bench-decode-drafts-3",
         "bench-gather-vllm-151936", "bench-gather-vllm-32000",
     ]  # fmt: skip
     # The limits the floors are computed against, stated beside the link's.
@@ -210,9 +210,9 @@ def test_the_decode_steps_group_runs_its_targets_tracks_alone(
 ) -> None:
     out = tmp_path / "out"
     steps = _dry_run_of_the_limits_plan(repo_root, out, LIMITS_GROUPS="decode")
-    assert steps == ["env", "bench-decode"]
+    assert steps == ["env", "bench-decode-drafts-0", "bench-decode-drafts-3"]
     # Only the targets' tracks of the decode step: its grid is 24 shapes.
-    decode_log = (out / "logs" / "bench-decode.log").read_text()
+    decode_log = (out / "logs" / "bench-decode-drafts-0.log").read_text()
     assert "track_decode_step_ratio_to_copies_floor_0_34" in decode_log
     assert "peak_bytes" not in decode_log
 
@@ -224,3 +224,63 @@ def test_a_rerun_of_the_limits_plan_runs_only_the_groups_named(
         repo_root, tmp_path / "out", LIMITS_GROUPS="gather-floor conformance"
     )
     assert steps == ["env", "conformance", "bench-gather-floor-151936", "bench-gather-floor-32000"]
+
+
+def _check_env(**settings: str) -> dict[str, str]:
+    """The environment of a dry run of the limits plan on CPU."""
+    return {
+        **os.environ, "PYTHON": sys.executable, "DRY_RUN": "1", "PLAN": "limits",
+        "OUTPUTS_BENCH_DEVICES": "cpu", "PATH": _python_first(), **settings,
+    }  # fmt: skip
+
+
+def _status(out: Path) -> dict[str, str]:
+    lines = (out / "status.txt").read_text().splitlines()
+    return dict(line.split(": ", 1) for line in lines)
+
+
+def test_steps_the_runs_budget_leaves_no_time_for_are_named_not_run(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    # The env step runs (its env.txt kept even where it is cut), the rest of the plan
+    # finds the budget spent: each is named, for a second call.
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [str(repo_root / "benchmarks" / "device_check.sh"), str(out)],
+        env=_check_env(CHECK_BUDGET="8", LIMITS_GROUPS="link conformance"),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    status = _status(out)
+    assert "env" in status and (out / "env.txt").is_file()
+    assert status["conformance"].startswith("not run: the run's time was spent")
+
+
+def test_a_run_cut_by_its_outer_limit_stops_its_step_and_says_so(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    # device_day.sh's own limit sends TERM: the step in flight is stopped and waited for
+    # before the results are packed, and status.txt names it.
+    out = tmp_path / "out"
+    done = subprocess.run(
+        ["timeout", "--kill-after=30", "15", str(repo_root / "benchmarks" / "device_check.sh"),
+         str(out)],
+        env=_check_env(LIMITS_GROUPS="gather-vllm", BENCH_GATHER_LIMIT="200"),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 124, done.stdout[-2000:] + done.stderr[-2000:]
+    assert _status(out)["bench-gather-vllm-151936"] == "cut by the run's time limit"
+
+
+def test_a_device_day_run_packs_its_env_first(repo_root: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "device-check.tar.gz"
+    done = subprocess.run(
+        [str(repo_root / "benchmarks" / "device_day.sh"), "run", str(archive)],
+        env=_check_env(LIMITS_GROUPS="none"), capture_output=True, text=True, timeout=300,
+        cwd=repo_root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    listed = subprocess.run(
+        ["tar", "tzf", str(archive)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert listed[0] == "device-check/env.txt"

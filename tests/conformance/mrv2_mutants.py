@@ -310,6 +310,28 @@ def pooling_copy() -> Backend:
     )
 
 
+def pooling_kv_output_through_get_output() -> Backend:
+    """A plugin whose pooling async output answers get_kv_connector_output() through
+    get_output(): where that failed (when vLLM asks), it raises again."""
+    from vllm.v1.worker.gpu.async_utils import AsyncPoolingOutput
+
+    class KvThroughGetOutput(AsyncPoolingOutput):
+        def get_kv_connector_output(self):
+            return self.get_output().kv_connector_output
+
+    pooling = constructed_like_vllm(KvThroughGetOutput)
+    return Backend(
+        name="plugin-with-pooling-kv-through-get-output",
+        module=outputs,
+        devices=("cpu", "cuda"),
+        producer_devices=("cuda",),
+        spec_revision=vllm.__version__,
+        other_async_outputs=(
+            AsyncOutputProducer("pooling", pooling, kind="pooling", runner=pooling.runner),
+        ),
+    )
+
+
 class ReadsCountsBeforeWaiting(AsyncModelRunnerOutput):
     """A plugin's own async output shaped like Model Runner V2's, its planted bug: get_output()
     reads ``num_sampled_tokens`` before waiting for the copy event."""

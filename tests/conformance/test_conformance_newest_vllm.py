@@ -347,6 +347,8 @@ def test_the_triton_gathering_is_found_where_vllm_moved_it() -> None:
         # vLLM asks for it where get_output() raised, to salvage the step's KV output.
         ("kv_output_through_get_output", {"AsyncModelRunnerOutput.get_kv_connector_output"},
          "never through get_output()"),
+        ("pooling_kv_output_through_get_output",
+         {"AsyncModelRunnerOutput.get_kv_connector_output"}, "never through get_output()"),
     ],
 )  # fmt: skip
 def test_the_kv_output_the_runner_sets_after_building_reaches_the_scheduler(
@@ -367,7 +369,7 @@ def test_every_async_output_of_a_release_is_asked_for_its_kv_output(tmp_path) ->
     # 0.33.0 has both runners: Model Runner V2's AsyncOutput (its default) is asked too,
     # as vLLM's executor asks whichever runner built the step.
     run = suite_runner.subprocess_run(
-        tmp_path, "--vllm-release", "0.33.0", "-k", "get_kv_connector_output_returns",
+        tmp_path, "--vllm-release", "0.33.0", "-k", "producer_get_kv_connector_output_returns",
         module="conformance",
     )  # fmt: skip
     assert run.exit_code == 0, run.output[-2000:]
