@@ -196,6 +196,8 @@ class AsyncOutputContract:
     sets ``num_nans_in_logits`` to each request's count by request id (0.28.0 on; before,
     the first runner counted them on the host itself, and only Model Runner V2's async
     output mapped counts from the device).
+    ``nan_counts_mrv2``: Model Runner V2's async output maps its sampler's ``num_nans``
+    so (0.13.0 on), where the first runner's did not yet.
     ``routed_experts``: where the runner records the experts each token was routed to
     (``routed_experts``, a ``RoutedExpertsTensors`` on the device), get_output() sets
     ``routed_experts`` to its ``tolists()`` (0.22.0 to 0.30.0).
@@ -225,6 +227,7 @@ class AsyncOutputContract:
     #: AsyncPoolingOutput, 0.17.0 on).
     pooling_output: bool = False
     nan_counts: bool = False
+    nan_counts_mrv2: bool = False
     routed_experts: bool = False
     sampling_masks: bool = False
     sampling_masks_listed: SamplingMasksListed = "request-slots"
@@ -259,7 +262,7 @@ class AsyncOutputContract:
             named.add("producer.async_output:logprobs-read-by-request")
         if self.pooling_output:
             named |= POOLING_BEHAVIOURS
-        if self.nan_counts:
+        if self.nan_counts or self.nan_counts_mrv2:
             named.add("producer.async_output:nan-counts")
         if self.routed_experts:
             named.add("producer.async_output:routed-experts")

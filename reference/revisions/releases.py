@@ -192,6 +192,9 @@ R_0_13_0 = derive(
     "0.13.0",
     releases=("0.13.0",),
     summary="KVConnectorOutput.kv_cache_events; ModelRunnerOutput.cudagraph_stats",
+    # Model Runner V2's AsyncOutput maps its sampler's NaN counts by request
+    # (vllm/v1/worker/gpu/async_utils.py); the first runner's from 0.28.0.
+    async_output=replace(R_0_12_0.async_output, nan_counts_mrv2=True),
     types=[
         KV_CONNECTOR_OUTPUT_0_13_0,
         evolve(
@@ -231,7 +234,7 @@ R_0_14_0 = derive(
     # parse_output filters the logprobs rows of padded positions itself; the first
     # runner's AsyncGPUPoolingModelRunnerOutput joins (vllm/v1/worker/gpu_model_runner.py).
     async_output=AsyncOutputContract(
-        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True
+        rows="lists", logprobs="filtered-to-kept-tokens", pooling_output=True, nan_counts_mrv2=True
     ),
 )
 
@@ -601,6 +604,7 @@ R_0_34_0 = derive(
         logprobs="every-logits-row",
         pooling_output=True,
         nan_counts=True,
+        nan_counts_mrv2=True,
         sampling_masks=True,
         kv_after_building=True,
     ),
