@@ -251,6 +251,19 @@ class DropsTheBoundariesOnTheDevice(AsyncOutput):
         super().__init__(*args, **kwargs)
 
 
+class DropsNanCounts(AsyncOutput):
+    """Hands over no NaN counts though the sampler counted them on the device."""
+
+    def get_output(self):
+        output = super().get_output()
+        output.num_nans_in_logits = {}
+        return output
+
+
+def drops_nan_counts() -> Backend:
+    return _one(DropsNanCounts, "vllm-mrv2-drops-nan-counts")
+
+
 def drops_the_boundaries_on_the_device() -> Backend:
     return _one(DropsTheBoundariesOnTheDevice, "vllm-mrv2-drops-the-boundaries-on-the-device")
 
