@@ -234,6 +234,12 @@ class AsyncOutputContract:
     kv_after_building: bool = False
 
     @property
+    def model_runner_v2_behaviours(self) -> frozenset[str]:
+        """What Model Runner V2's async output of the release does beyond
+        :attr:`behaviours` (its NaN counts, before the first runner mapped them too)."""
+        return frozenset({"producer.async_output:nan-counts"} if self.nan_counts_mrv2 else ())
+
+    @property
     def logprobs_with_multi_token_rows(self) -> bool:
         """Whether a step may carry logprobs and rows of several tokens together."""
         return self.multi_token_rows and self.logprobs in (
@@ -244,7 +250,9 @@ class AsyncOutputContract:
 
     @property
     def behaviours(self) -> frozenset[str]:
-        """The producer behaviours of the async output this contract implies."""
+        """The producer behaviours of the async output this contract implies, as the
+        first runner's async output has them (Model Runner V2's add
+        :attr:`model_runner_v2_behaviours`)."""
         named = {
             "producer.async_output",
             "producer.async_output:waits-for-device",
@@ -262,7 +270,7 @@ class AsyncOutputContract:
             named.add("producer.async_output:logprobs-read-by-request")
         if self.pooling_output:
             named |= POOLING_BEHAVIOURS
-        if self.nan_counts or self.nan_counts_mrv2:
+        if self.nan_counts:
             named.add("producer.async_output:nan-counts")
         if self.routed_experts:
             named.add("producer.async_output:routed-experts")
@@ -360,7 +368,9 @@ class SpecRevision:
     @property
     def producer_behaviours(self) -> frozenset[str]:
         """The behaviours of a backend's producers judged at this revision."""
-        named = OPERATION_PRODUCER_BEHAVIOURS | self.async_output.behaviours
+        contract = self.async_output
+        named = OPERATION_PRODUCER_BEHAVIOURS | contract.behaviours
+        named |= contract.model_runner_v2_behaviours
         lists = self.types.get("LogprobsLists")
         if lists is None or not any(m.name == "slice_request" for m in lists.methods):
             # vLLM's consumer reads logprobs by request from slice_request only (0.12.0 on).
