@@ -285,13 +285,16 @@ def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
     # contract of its own release: judged by another contract, it fails.
     # (Model Runner V2's pooling class joining is no change of the other contracts, and
     # the NaN counts and routed experts are asked only of a class that takes them: a
-    # release's own class takes them where its own runner hands them over.)
+    # release's own class takes them where its own runner hands them over.  Every
+    # release's own reads the KV output when asked, whenever its runner sets it.)
     handed_over = {
         "pooling_output": False,
         "nan_counts": False,
+        "nan_counts_mrv2": False,
         "routed_experts": False,
         "sampling_masks": False,
         "sampling_masks_listed": "request-slots",
+        "kv_after_building": False,
     }
     if replace(own.async_output, **handed_over) != replace(other.async_output, **handed_over):
         broken.add("AsyncModelRunnerOutput")
@@ -302,6 +305,10 @@ def _differing_spec_types(release_revision: str, judged: str) -> set[str]:
         not own.async_output.sampling_masks
         or own.async_output.sampling_masks_listed != other.async_output.sampling_masks_listed
     ):
+        broken.add("AsyncModelRunnerOutput")
+    # Model Runner V2's own maps its sampler's NaN counts from 0.13.0: an older one fails
+    # a contract that asks it of that runner's shape.
+    if other.async_output.nan_counts_mrv2 and not own.async_output.nan_counts_mrv2:
         broken.add("AsyncModelRunnerOutput")
     held = {t.name: t.spec_type for r in (own, other) for t in r.types.values()}
     return {held.get(name, name) for name in broken} - {"module"}
