@@ -30,6 +30,14 @@ def producer(backend: Backend, name: str) -> Callable[..., Any]:
     return function
 
 
+def producer_named(backend: Backend, async_producer: Any) -> str:
+    """How messages name an async output producer: ``make_async_output``, or the label
+    of another declared async output (``model-runner-v2``)."""
+    if async_producer.make is backend.make_async_output:
+        return "make_async_output"
+    return str(async_producer.label)
+
+
 def held_names(obj: Any) -> list[str]:
     """The fields ``obj``'s type holds: a dataclass's, else what its instance keeps (its
     ``__dict__``, or the ``__slots__`` of its classes that it has set)."""

@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from conformance.checks._support import spec_class
+from conformance.checks._support import producer_named, spec_class
 from conformance.oracle.failing import attempt, fail
 from conformance.producers.pooling_steps import POOLING_CASES, build_pooling_step
 from conformance.producers.steps import (
@@ -62,16 +62,10 @@ def _async_output(backend, revision, async_producer, step_device, **fields):
     V2's puts the KV connector's output on its ModelRunnerOutput only after building it."""
     case = ONE_TOKEN_CASES[1]
     step = build_step(backend, revision, case, step_device, **fields)
-    where = f"{_maker(backend, async_producer)}(<step {case.name}>)"
+    where = f"{producer_named(backend, async_producer)}(<step {case.name}>)"
     return attempt(
         where, made_as_the_runner_makes, async_producer.make, step, revision, async_producer.runner
     )
-
-
-def _maker(backend, async_producer) -> str:
-    if async_producer.make is backend.make_async_output:
-        return "make_async_output"
-    return async_producer.label
 
 
 def _set_after_building(revision, async_producer) -> str:
@@ -91,7 +85,7 @@ def test_producer_get_kv_connector_output_is_none_without_kv(
     async_output = _async_output(
         backend, revision, async_producer, step_device, kv_connector_output=None
     )
-    where = f"{_maker(backend, async_producer)}(<step without KVConnectorOutput>)"
+    where = f"{producer_named(backend, async_producer)}(<step without KVConnectorOutput>)"
     found = attempt(f"{where}.get_kv_connector_output()", async_output.get_kv_connector_output)
     if found is not None:
         fail(
@@ -109,7 +103,7 @@ def test_producer_get_kv_connector_output_returns_the_runners(
     async_output = _async_output(
         backend, revision, async_producer, step_device, kv_connector_output=kv
     )
-    where = f"{_maker(backend, async_producer)}(<step whose output holds kv>)"
+    where = f"{producer_named(backend, async_producer)}(<step whose output holds kv>)"
     if when == "after-get-output":
         attempt(f"{where}.get_output()", async_output.get_output)
     if when == "get-output-failed":

@@ -29,6 +29,7 @@ from conformance.checks._support import (
     expect_type,
     fail_read_after_the_next_step,
     held_names,
+    producer_named,
 )
 from conformance.oracle.compare import Members
 from conformance.oracle.failing import attempt, check, fail, failure_of
@@ -131,16 +132,10 @@ def _made(backend, revision, async_producer, step, where: str):
     return async_output
 
 
-def _maker(backend, async_producer) -> str:
-    """How messages name the producer: ``make_async_output``, or the label of another
-    declared async output (``model-runner-v2``)."""
-    if async_producer.make is backend.make_async_output:
-        return "make_async_output"
-    return async_producer.label
-
-
 def _where(backend, async_producer, case: StepCase, step_device) -> str:
-    return f"{_maker(backend, async_producer)}(<step {case.name} on {step_device.describe()}>)"
+    return (
+        f"{producer_named(backend, async_producer)}(<step {case.name} on {step_device.describe()}>)"
+    )
 
 
 def _plain_rows(rows) -> object:
@@ -950,12 +945,12 @@ def test_get_output_waits_for_the_device(
         # may load by synchronizing the device.  vLLM's runner is past them at steady
         # state.  (LateOnDevice rehearses its own writes for the same reason.)
         warm = build_step(backend, revision, race_case, step_device)
-        attempt(f"{_maker(backend, async_producer)}(<step {case.name}, a first call>).get_output()",
+        attempt(f"{producer_named(backend, async_producer)}(<step {case.name}, a first call>).get_output()",
                 lambda: make(warm).get_output())  # fmt: skip
     step, busy = _race_step(backend, async_producer, revision, step_device, case)
     expected = expected_output(revision, step.model_runner_output, case)
     where = (
-        f"{_maker(backend, async_producer)}(<step {case.name} of {case.num_reqs} requests on "
+        f"{producer_named(backend, async_producer)}(<step {case.name} of {case.num_reqs} requests on "
         f"{step_device.describe(busy=True)}>)"
     )
     async_output = attempt(where, make, step)

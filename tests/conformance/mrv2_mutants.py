@@ -310,17 +310,7 @@ def pooling_copy() -> Backend:
     """A plugin whose pooling async output is Model Runner V2's of the release, unchanged."""
     from vllm.v1.worker.gpu.async_utils import AsyncPoolingOutput
 
-    pooling = constructed_like_vllm(AsyncPoolingOutput)
-    return Backend(
-        name="plugin-with-mrv2-pooling",
-        module=outputs,
-        devices=("cpu", "cuda"),
-        producer_devices=("cuda",),
-        spec_revision=vllm.__version__,
-        other_async_outputs=(
-            AsyncOutputProducer("pooling", pooling, kind="pooling", runner=pooling.runner),
-        ),
-    )
+    return _pooling_only(AsyncPoolingOutput, "plugin-with-mrv2-pooling")
 
 
 def pooling_kv_output_through_get_output() -> Backend:
@@ -332,9 +322,14 @@ def pooling_kv_output_through_get_output() -> Backend:
         def get_kv_connector_output(self):
             return self.get_output().kv_connector_output
 
-    pooling = constructed_like_vllm(KvThroughGetOutput)
+    return _pooling_only(KvThroughGetOutput, "plugin-with-pooling-kv-through-get-output")
+
+
+def _pooling_only(cls: type, name: str) -> Backend:
+    """A plugin whose one async output is the pooling class ``cls``."""
+    pooling = constructed_like_vllm(cls)
     return Backend(
-        name="plugin-with-pooling-kv-through-get-output",
+        name=name,
         module=outputs,
         devices=("cpu", "cuda"),
         producer_devices=("cuda",),
