@@ -1552,19 +1552,19 @@ class _ModuleVisitor:
 
     def _held_class(self, node: ast.expr) -> str | None:
         """The plugin class whose instance ``node`` is: ``self`` (its own class), or
-        ``self.x`` bound to one (:meth:`_self_attribute_classes`)."""
+        ``self.x`` bound to one (:meth:`_self_attribute_classes`), at any depth
+        (``self.model.sampler`` where the model's class binds its ``self.sampler``)."""
         if not self.class_stack:
             return None
-        own = self.class_stack[-1].qualified
         if isinstance(node, ast.Name) and node.id == "self":
-            return own
-        if not (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-        ):
+            return self.class_stack[-1].qualified
+        if not isinstance(node, ast.Attribute):
             return None
-        for cls in self.world.chain(own)[0] or self.class_stack[-1:]:
+        holder = self._held_class(node.value)
+        if holder is None:
+            return None
+        own = self.class_stack[-1]
+        for cls in self.world.chain(holder)[0] or ([own] if own.qualified == holder else []):
             if node.attr in cls.attribute_classes:
                 return cls.attribute_classes[node.attr]
         return None

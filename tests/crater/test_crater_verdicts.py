@@ -2028,3 +2028,52 @@ def test_a_producer_called_on_an_instance_the_plugin_holds_is_judged_by_its_clas
     assert calls == [("npu/runner.py", 17, "parse_output")]
     [found] = judge(reading, view("0.12.0"), view("0.11.0")).findings
     assert (found.file, found.line, found.kind) == ("npu/runner.py", 17, "behaviour-changed")
+
+
+HELD_TWO_LEVELS = {
+    "npu/sample.py": """
+from vllm.v1.sample.rejection_sampler import RejectionSampler
+
+
+class NPURejectionSampler(RejectionSampler):
+    pass
+
+
+class OwnParser:
+    def parse_output(self, ids, vocab_size):
+        return ids
+""",
+    "npu/model.py": """
+from npu.sample import NPURejectionSampler, OwnParser
+
+
+class NPUModel:
+    def __init__(self):
+        self.rejection_sampler = NPURejectionSampler()
+        self.parser = OwnParser()
+""",
+    "npu/runner.py": """
+from npu.model import NPUModel
+
+
+class NPUModelRunner:
+    def __init__(self):
+        self.model = NPUModel()
+
+    def rows(self, ids):
+        return self.model.rejection_sampler.parse_output(ids, 32000)
+
+    def own(self, ids):
+        return self.model.parser.parse_output(ids, 32000)
+""",
+}
+
+
+def test_a_producer_held_two_levels_down_is_judged_by_its_class() -> None:
+    # ``self.model.rejection_sampler``: the runner holds the model, the model the
+    # sampler; vLLM's ``parse_output`` through a subclass, the plugin's own parser not.
+    reading = read_plugin(HELD_TWO_LEVELS)
+    calls = [(u.file, u.line, u.member) for u in reading.uses if u.kind == "call"]
+    assert calls == [("npu/runner.py", 10, "parse_output")]
+    [found] = judge(reading, view("0.12.0"), view("0.11.0")).findings
+    assert (found.file, found.kind) == ("npu/runner.py", "behaviour-changed")
