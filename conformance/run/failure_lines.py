@@ -99,11 +99,10 @@ def failures_by_behaviour(
     followers: dict[str, list[Any]] = {c.behaviour: [] for c in causes}
     for behaviour, failed in found.items():
         for record in failed:
-            cause = next(
-                (c for c in causes if c.behaviour != behaviour and c.explains(record, followers)),
-                None,
-            )
-            if cause is not None:
+            # The first cause that explains it, in the causes' order: its own behaviour's
+            # (then it is that cause's own failure) or another's (then it follows).
+            cause = next((c for c in causes if c.explains(record, followers)), None)
+            if cause is not None and cause.behaviour != behaviour:
                 followers[cause.behaviour].append(record)
     counted = {id(r) for rs in followers.values() for r in rs}
     why = {c.behaviour: c.why for c in causes}
@@ -344,11 +343,69 @@ def _on_device(record: Any) -> tuple[Any, Any]:
     return getattr(record, "producer", None), getattr(record, "device", None)
 
 
+def _one_wrong_value(found: dict[str, list[Any]]) -> list[_Cause]:
+    """One wrong value, said word for word by checks of several behaviours of one
+    producer (``.sampled_token_ids[0]: expected 1 items, found 0`` on every step that
+    reads the rows): the producer's own behaviour where it is one of them, else the one
+    failing most often so, explains the others, and the race check's "a wrong value,
+    not a race" of the same producer on the same device.  Values read before they
+    arrived are the race's."""
+    raced = _raced_producers(found)
+    places: dict[str, dict[str, int]] = {}
+    for behaviour, failed in found.items():
+        for record in failed:
+            said = _wrong_value(record)
+            if said is not None and _on_device(record) not in raced:
+                counts = places.setdefault(said, {})
+                counts[behaviour] = counts.get(behaviour, 0) + 1
+    causes = []
+    for said, counts in sorted(places.items()):
+        if len(counts) < 2:
+            continue
+        cause = min(counts, key=lambda b: (":" in b, -counts[b], b))
+        sources = {_on_device(r) for b in counts for r in found[b] if _wrong_value(r) == said}
+        causes.append(
+            _Cause(
+                cause,
+                f"one wrong value: {_shown(said)}",
+                partial(_said_or_no_race, said, cause.split(":", 1)[0], sources),
+            )
+        )
+    return causes
+
+
+def _wrong_value(record: Any) -> str | None:
+    """What a check found wrong, without the step it found it on; None for an exception
+    raised, a call stopped by its time limit, or a race check's verdict (causes of
+    their own kinds)."""
+    message = record.message.removeprefix(f"[{record.behaviour}] ").splitlines()
+    if not message or ": raised " in message[0] or _STUCK.search(message[0]):
+        return None
+    if NOT_A_RACE in message[0] or record.behaviour in CAUSES:
+        return None
+    return re.sub(r"<step [^>]*>", "<step>", message[0])
+
+
+def _shown(said: str) -> str:
+    """A wrong value as the counting line names it: what was read and what was found."""
+    return shortened(said.split(".get_output()", 1)[-1].lstrip("."), 100)
+
+
+def _said_or_no_race(
+    said: str, family: str, sources: set[tuple[Any, Any]], record: Any, _: Any
+) -> bool:
+    if record.behaviour.split(":", 1)[0] != family or _on_device(record) not in sources:
+        return False
+    return _wrong_value(record) == said or (
+        record.behaviour in CAUSES and NOT_A_RACE in record.message
+    )
+
+
 #: The kinds of cause, in the order their lines come: a class lacking an abstract method
 #: (every check that could not build it), a ``ModelRunnerOutput`` the runner's step cannot
 #: be built with (its surface), a held type the module lacks, rows unpadded by another
 #: rule, sampled ids of the wrong type, a call that never returned, one exception at one
-#: line, then a race.
+#: line, a race, then one wrong value found by several behaviours.
 _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _abstract_methods_lacking,
     _step_unbuildable,
@@ -358,6 +415,7 @@ _CAUSE_KINDS: tuple[Callable[[dict[str, list[Any]]], list[_Cause]], ...] = (
     _stuck,
     _raised_at_one_line,
     _races,
+    _one_wrong_value,
 )
 
 

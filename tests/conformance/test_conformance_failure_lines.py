@@ -558,3 +558,46 @@ def test_rows_read_before_they_arrived_are_the_races_not_an_unpadding() -> None:
         failed("producer.async_output:step-discarded-rows", placeholders),
     ])  # fmt: skip
     assert alone[0].startswith("FAIL [producer.async_output:step-discarded-rows] 1 check(s)")
+
+
+def test_one_wrong_value_said_by_several_behaviours_is_one_cause() -> None:
+    from conformance.run.failure_lines import NOT_A_RACE, failures_by_behaviour
+
+    def row(step: str, n: int = 0) -> str:
+        return f"mrv2(<step {step}>).get_output().sampled_token_ids[0]: expected 1 items, found {n}"
+
+    lines = failures_by_behaviour([
+        failed("producer.async_output:rows-as-lists", row("discarded-rows")),
+        failed("producer.async_output:step-discarded-rows", row("256-requests")),
+        failed("producer.async_output", row("one-token-per-request")),
+        failed("producer.async_output:waits-for-device", f"mrv2(<step race-k5>): {NOT_A_RACE}: x"),
+        failed("producer.async_output:step-empty-batch", row("empty"), "cpu"),  # the same value
+        # Another value, or another producer's: failures of their own.
+        failed("producer.async_output:step-prompt-logprobs", row("prompt-logprobs", 2)),
+        failed("producer.pooling_output", row("pooling")),
+    ])  # fmt: skip
+    assert lines[0] == f"FAIL [producer.async_output] 1 check(s): {row('one-token-per-request')}"
+    assert lines[1] == (
+        "     and 4 more check(s) that follow from producer.async_output (one wrong value: "
+        "sampled_token_ids[0]: expected 1 items, found 0): rows-as-lists 1, "
+        "step-discarded-rows 1, step-empty-batch 1, waits-for-device 1"
+    )
+    assert [line.split("]")[0] for line in lines[2:]] == [
+        "FAIL [producer.async_output:step-prompt-logprobs",
+        "FAIL [producer.pooling_output",
+    ]
+
+
+def test_a_value_read_before_it_arrived_is_the_races_not_one_wrong_value() -> None:
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    said = (
+        "make_async_output(<step s>).get_output().sampled_token_ids[0]: expected 1 items, found 0"
+    )
+    lines = failures_by_behaviour([
+        failed("producer.async_output:waits-for-device", "a copy read before its wait"),
+        failed("producer.async_output", said),
+        failed("producer.async_output:rows-as-lists", said),
+    ])  # fmt: skip
+    assert lines[0].startswith("FAIL [producer.async_output:waits-for-device] 1 check(s)")
+    assert "values read before they arrived" in lines[1] and len(lines) == 2
