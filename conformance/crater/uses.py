@@ -245,9 +245,18 @@ def read_plugin(files: dict[str, str]) -> Reading:
             trees[module_name(path)] = (path, read[0])
             placeholders += [f"{path}:{line}" for line in read[1]]
         world = read_before = World(trees, read_before)
-        new = _NAMED_IN_USES | {
-            c.name for c in world.classes.values() if world.chain(c.qualified)[1]
+        resting = [c for c in world.classes.values() if world.chain(c.qualified)[1]]
+        new = _NAMED_IN_USES | {c.name for c in resting}
+        # a mixin such a class rests on too (its methods are the class's), not read yet
+        new |= {
+            base.rpartition(".")[2]
+            for c in resting
+            for base in c.bases
+            if base.startswith("plugin:") and base not in world.classes
         }
+        # a function, or a class's method, annotated to return a judged type: its
+        # callers read one (``self.model_runner.execute_model(...)`` in a worker)
+        new |= _returning_judged(world)
         # a helper handing its ``**kwargs`` to a type: its callers build that type
         new |= {
             qualified.rpartition(".")[2]
@@ -291,6 +300,18 @@ def read_plugin(files: dict[str, str]) -> Reading:
     return reading
 
 
+def _returning_judged(world: World) -> set[str]:
+    """The names by which a file calls a plugin function, or a method of a plugin
+    class, annotated to return one of the judged types: the function's, or the class's."""
+    found = set()
+    for qualified, (_, annotation) in world.returns.items():
+        if not _JUDGED_NAME.search(ast.unparse(annotation)):
+            continue
+        owner, _, function = qualified.rpartition(".")
+        found.add(owner.rpartition(".")[2] if owner in world.classes else function)
+    return found
+
+
 #: The parameter name vLLM gives a ``ModelRunnerOutput`` it hands on.
 _RUNNER_OUTPUT_NAME = "model_runner_output"
 #: Names a file may use vLLM's types and producers by without naming vLLM (a
@@ -308,6 +329,8 @@ _FIRST_PASS = re.compile(
     + "|".join(sorted(map(re.escape, _NAMED_IN_USES)))
     + r")\b"
 )
+#: A judged type's name, as an annotation writes it.
+_JUDGED_NAME = re.compile(r"\b(" + "|".join(sorted(map(re.escape, JUDGED_TYPES))) + r")\b")
 #: A function a module defines at its top.
 _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 #: What a file defining a version helper holds (:func:`version_helpers`): any other

@@ -2077,3 +2077,73 @@ def test_a_producer_held_two_levels_down_is_judged_by_its_class() -> None:
     assert calls == [("npu/runner.py", 10, "parse_output")]
     [found] = judge(reading, view("0.12.0"), view("0.11.0")).findings
     assert (found.file, found.kind) == ("npu/runner.py", "behaviour-changed")
+
+
+RUNNER_CALLED_ELSEWHERE = {
+    "npu/runner.py": """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+class NPUModelRunner:
+    def execute_model(self, ids) -> ModelRunnerOutput:
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index={r: i for i, r in enumerate(ids)})
+
+
+def empty_output() -> ModelRunnerOutput | None:
+    return None
+""",
+    # Names none of vLLM's types: the runner's class and the function tell it reads one.
+    "npu/worker.py": """
+from npu.runner import NPUModelRunner, empty_output
+
+
+class NPUWorker:
+    def __init__(self):
+        self.model_runner = NPUModelRunner()
+
+    def step(self, ids):
+        output = self.model_runner.execute_model(ids)
+        return output.req_id_to_index
+
+    def idle(self):
+        return empty_output().req_id_to_index
+""",
+}
+
+
+def test_a_file_reading_what_a_plugin_function_returns_is_read() -> None:
+    found = breaks(RUNNER_CALLED_ELSEWHERE, "0.34.0", pin="0.33.0")
+    reads = {(kind, file) for kind, file, member, _ in found if kind == "read-fails"}
+    assert reads == {("read-fails", "worker.py")}
+    reading = read_plugin(RUNNER_CALLED_ELSEWHERE)
+    lines = sorted(u.line for u in reading.uses if u.kind == "read" and u.file == "npu/worker.py")
+    assert lines == [11, 14]
+
+
+ASYNC_OUTPUT_WITH_A_MIXIN = {
+    "npu/kv.py": """
+class KVSalvageMixin:
+    def get_kv_connector_output(self):
+        return getattr(self, "_kv", None)
+""",
+    "npu/runner.py": """
+from vllm.v1.outputs import AsyncModelRunnerOutput
+
+from npu.kv import KVSalvageMixin
+
+
+class NPUAsyncOutput(KVSalvageMixin, AsyncModelRunnerOutput):
+    def __init__(self, out):
+        self._out = out
+
+    def get_output(self):
+        return self._out
+""",
+}
+
+
+def test_a_method_a_mixin_in_another_file_defines_is_the_classs() -> None:
+    # Python finds get_kv_connector_output on the mixin: 0.33.0's abstract method is met.
+    assert breaks(ASYNC_OUTPUT_WITH_A_MIXIN, "0.33.0", pin="0.32.0") == set()
+    without = {**ASYNC_OUTPUT_WITH_A_MIXIN, "npu/kv.py": "class KVSalvageMixin:\n    pass\n"}
+    assert {kind for kind, *_ in breaks(without, "0.33.0", pin="0.32.0")} == {"cannot-instantiate"}
