@@ -700,6 +700,9 @@ class _ModuleVisitor:
         if not isinstance(node, ast.Name):
             return None
         named = self.world.resolve(self.module, node)
+        flag = self._import_flag(node.id, named)
+        if flag is not None and not negated:
+            return flag  # ``if HAS_V1:``, set by whether a ``try`` block's imports took
         if named is None or not named.startswith("vllm.") or not is_judged(named):
             return None
         module, _, name = named.rpartition(".")
@@ -708,6 +711,15 @@ class _ModuleVisitor:
         if imported is None:
             imported = ("imports", module, name)
         return ("not", imported) if negated else imported
+
+    def _import_flag(self, name: str, named: str | None) -> Test | None:
+        """The test a module flag stands for, where a ``try`` block importing from vLLM
+        sets it (this module's, or another module's it is imported from)."""
+        flag = self.world.try_imported.get(self.module, {}).get(name)
+        if named is not None and named.startswith("plugin:"):
+            module, _, bound = named.removeprefix("plugin:").rpartition(".")
+            flag = self.world.try_imported.get(module, {}).get(bound)
+        return flag if flag is not None and not (named or "").startswith("vllm.") else None
 
     def _strings_named(self, test: ast.expr) -> frozenset[str]:
         """The strings a test names, those of the flags it reads included (``HAS_X =

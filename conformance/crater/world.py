@@ -474,6 +474,7 @@ def _try_imports(
         taken.update(
             (name, took.test) for name, first in primary.items() if first.startswith("vllm.")
         )
+        taken.update(_flags(node.body, handlers, took.test))  # type: ignore[arg-type]
         for handler in handlers:
             if not catches(handler, "ImportError", "ModuleNotFoundError", broadly=False):
                 continue
@@ -486,6 +487,34 @@ def _try_imports(
                         output_type_reexported(first), took.test
                     )
     return fallbacks, taken
+
+
+def _flags(body: list[ast.stmt], handlers: list[ast.ExceptHandler], took: Test) -> dict[str, Test]:
+    """``HAS_V1 = True`` after the imports of a ``try`` block and ``HAS_V1 = False`` in
+    its ``except ImportError`` (or the other way round): the flag is whether they took."""
+
+    def constants(statements: list[ast.stmt]) -> dict[str, bool]:
+        return {
+            target.id: node.value.value
+            for node in statements
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, bool)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+
+    set_in_try = constants(body)
+    import_errors = [
+        constants(h.body)
+        for h in handlers
+        if catches(h, "ImportError", "ModuleNotFoundError", broadly=False)
+    ]
+    flags: dict[str, Test] = {}
+    for name, value in set_in_try.items():
+        if all(name in other and other[name] is not value for other in import_errors):
+            flags[name] = took if value else ("not", took)
+    return flags
 
 
 def _package_of(module: str, is_package: bool) -> str:

@@ -2147,3 +2147,44 @@ def test_a_method_a_mixin_in_another_file_defines_is_the_classs() -> None:
     assert breaks(ASYNC_OUTPUT_WITH_A_MIXIN, "0.33.0", pin="0.32.0") == set()
     without = {**ASYNC_OUTPUT_WITH_A_MIXIN, "npu/kv.py": "class KVSalvageMixin:\n    pass\n"}
     assert {kind for kind, *_ in breaks(without, "0.33.0", pin="0.32.0")} == {"cannot-instantiate"}
+
+
+FLAG_OF_AN_IMPORT = {
+    "npu/compat.py": """
+try:
+    from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+    HAS_V1 = True
+except ImportError:
+    HAS_V1 = False
+""",
+    "npu/runner.py": """
+from vllm.v1.outputs import ModelRunnerOutput
+
+from npu.compat import HAS_V1
+
+
+def make(ids):
+    if HAS_V1:
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+    return ModelRunnerOutput(req_ids=ids)
+
+
+def make_taken(ids, flag):
+    if flag:
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+    return ModelRunnerOutput(req_ids=ids)
+""",
+}
+
+
+def test_a_flag_set_by_whether_an_import_took_is_a_member_test() -> None:
+    # 0.34.0 has no gpu_model_runner: HAS_V1 is False there, its branch never runs.
+    found = breaks(FLAG_OF_AN_IMPORT, "0.34.0", pin="0.33.0")
+    assert {(kind, member) for kind, _, member, _ in found} == {
+        ("construction-raises", "ModelRunnerOutput.req_id_to_index")
+    }
+    [line] = {
+        f.line
+        for f in judge(read_plugin(FLAG_OF_AN_IMPORT), view("0.34.0"), view("0.33.0")).findings
+    }
+    assert line == 15  # the untold flag's branch only
