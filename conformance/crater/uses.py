@@ -443,6 +443,8 @@ class _ModuleVisitor:
         pushed = present = 0
         for node in body:
             self._statement(node)
+            if exits([node]):
+                break  # what follows a return or a raise in the same block never runs
             after = self._after_decided_exit(node)
             if after is not None:
                 # ``if vllm_version_is(X): return ...``: what follows runs for the others.

@@ -2188,3 +2188,22 @@ def test_a_flag_set_by_whether_an_import_took_is_a_member_test() -> None:
         for f in judge(read_plugin(FLAG_OF_AN_IMPORT), view("0.34.0"), view("0.33.0")).findings
     }
     assert line == 15  # the untold flag's branch only
+
+
+def test_what_follows_a_return_in_its_block_is_never_judged() -> None:
+    unreachable = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def rows(out: ModelRunnerOutput):
+    return out.req_ids
+    return out.req_id_to_index
+
+
+def index(out: ModelRunnerOutput):
+    if out.req_ids:
+        return out.req_ids
+    return out.req_id_to_index
+"""
+    found = judge(read_plugin({"npu/runner.py": unreachable}), view("0.34.0"), view("0.33.0"))
+    assert [f.line for f in found.findings] == [13]
