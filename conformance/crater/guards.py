@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 #: string starts so), ``("not", g)``, ``("and", (g, ...))``,
 #: ``("or", (g, ...))``, ``("type-checking",)``, ``("has", type, member, asked_of)``
 #: (``asked_of``: ``value``, ``class`` or ``field``), ``("imports", module, name)``,
+#: ``("raised", file, line)`` (a use of vLLM in the ``try`` block there fails),
 #: ``("other", text)``.
 Test = tuple[object, ...]
 #: A plugin's own way to tell a member test from an expression (None: not one).
@@ -46,6 +47,9 @@ class VllmMembers(Protocol):
 
     def imports(self, module: str, name: str) -> bool | None:
         """Whether ``from module import name`` succeeds."""
+
+    def tried_and_failed(self, file: str, line: int) -> bool | None:
+        """Whether a use of vLLM in the ``try`` block at ``file:line`` fails."""
 
 
 #: Each comparison's symbol and function (of versions, or of tuples of their components).
@@ -108,6 +112,8 @@ def evaluate(test: Test, version: str | None, vllm: VllmMembers | None = None) -
         return vllm.has_member(str(test[1]), str(test[2]), str(test[3]))
     if head == "imports":
         return None if vllm is None else vllm.imports(str(test[1]), str(test[2]))
+    if head == "raised":
+        return None if vllm is None else vllm.tried_and_failed(str(test[1]), cast(int, test[2]))
     if head == "not":
         inner = evaluate(cast(Test, test[1]), version, vllm)
         return None if inner is None else not inner
@@ -165,7 +171,7 @@ def _kind(test: Test) -> str:
     head = test[0]
     if head in ("eq", "cmp", "tuple", "component", "prefix"):
         return "version"
-    if head in ("has", "imports"):
+    if head in ("has", "imports", "raised"):
         return "member"
     if head == "not":
         return _kind(cast(Test, test[1]))

@@ -122,6 +122,12 @@ class Use:
     handled: bool = False  #: inside ``try: ... except ImportError``
     #: inside ``try: ... except AttributeError``: a member gone is the plugin's fallback
     missing_handled: bool = False
+    #: inside ``try: ... except TypeError``: a constructor refusing its arguments is
+    #: the plugin's fallback
+    type_handled: bool = False
+    #: the ``try`` block it is in whose handler is a fallback (``(file, line)``): the
+    #: handler runs where a use of it fails (:func:`tried_and_failed`)
+    in_try: tuple[str, int] | None = None
     unpacked: int | None = None  #: names the call's result (a field read's value) unpacks into
     defines: tuple[str, ...] = ()  #: a subclass: the methods the plugin's classes define
     #: a subclass: the methods the plugin's classes deriving from it define
@@ -387,6 +393,9 @@ class _ModuleVisitor:
         self.conditions: list[Guard] = []
         self.handled = 0
         self.missing_handled = 0
+        self.type_handled = 0
+        #: the ``try`` blocks the walk is in whose handlers are fallbacks
+        self.fallback_tries: list[tuple[str, int]] = []
         self.class_stack: list[PluginClass] = []
         self.scope_types: list[dict[str, str]] = [{}]
         self.scope_dicts: list[dict[str, KeywordDict]] = [{}]
@@ -520,14 +529,34 @@ class _ModuleVisitor:
             handles_missing = any(
                 catches(h, "AttributeError", broadly=False) and not reraises(h) for h in handlers
             )
+            # ``try: Output(new=...)`` / ``except TypeError: Output(...)``: the older call
+            handles_type = any(
+                catches(h, "TypeError", broadly=False) and not reraises(h) for h in handlers
+            )
+            key = (self.path, node.lineno)
             self.handled += handles
             self.missing_handled += handles_missing
+            self.type_handled += handles_type
+            if handles_missing or handles_type:
+                self.fallback_tries.append(key)
+            before = len(self.reading.uses)
             self._after_imports(node.body)  # type: ignore[attr-defined]
+            tried = any(u.in_try == key for u in self.reading.uses[before:])
+            if handles_missing or handles_type:
+                self.fallback_tries.pop()
             self.handled -= handles
             self.missing_handled -= handles_missing
-            # An ``except ImportError`` runs where one of the block's imports failed.
+            self.type_handled -= handles_type
+            # An ``except ImportError`` runs where one of the block's imports failed; a
+            # fallback where a use of vLLM in the block failed, where it tried one.
             took = imports_taking(node.body)  # type: ignore[attr-defined]
             for handler in handlers:
+                if tried and catches(handler, "AttributeError", "TypeError", broadly=False):
+                    fell_back = Guard(
+                        ("raised", *key), True, f"the try at line {node.lineno} failed"
+                    )
+                    self._under_guard(fell_back, True, handler.body)
+                    continue
                 failed = catches(handler, "ImportError", "ModuleNotFoundError", broadly=False)
                 self._under_guard(took if failed else None, False, handler.body)
             self._statements(node.orelse)  # type: ignore[attr-defined]
@@ -610,11 +639,14 @@ class _ModuleVisitor:
         # try around it is left when it is called.
         present, self.attributes_present = self.attributes_present, []
         handled, missing_handled = self.handled, self.missing_handled
-        self.handled = self.missing_handled = 0
+        type_handled, tries = self.type_handled, self.fallback_tries
+        self.handled = self.missing_handled = self.type_handled = 0
+        self.fallback_tries = []
         self.functions += 1
         self._statements(node.body)
         self.functions -= 1
         self.handled, self.missing_handled = handled, missing_handled
+        self.type_handled, self.fallback_tries = type_handled, tries
         self.attributes_present = present
         self.function_bodies.pop()
         self.function_parameters.pop()
@@ -874,6 +906,8 @@ class _ModuleVisitor:
                 guards=guards,
                 handled=self.handled > 0,
                 missing_handled=self.missing_handled > 0,
+                type_handled=self.type_handled > 0,
+                in_try=self.fallback_tries[-1] if self.fallback_tries else None,
                 **more,  # type: ignore[arg-type]
             )
         )

@@ -164,9 +164,10 @@ def judge(
     target) names the changes behind each break.  ``async_behaviours`` (the pin's and
     this vLLM's async output behaviours) adds what a plugin's async output must now do.
     ``pin``: the plugin's pin, whose unimportable files are not judged."""
+    dead = files_dead_at(reading, pin) if pin is not None else {}
+    view = dataclasses.replace(view, failing_tries=_failing_tries(reading, view, other, dead))
     judge_ = _Judge(view, other)
     alone = judge_.without_pin() if other is not None else judge_
-    dead = files_dead_at(reading, pin) if pin is not None else {}
     judge_.result.dead_at_pin = dead
     active = [
         u
@@ -255,6 +256,33 @@ def _as_the_plugin_changed_it(use: Use, reading: Reading, view: VllmView) -> Use
         return None
     own = frozenset().union(*(c.own or () for c in inits))
     return dataclasses.replace(use, keywords=tuple(k for k in use.keywords if k not in own))
+
+
+#: The kinds of finding that raise in the plugin's code, and what each is found by.
+_RAISING = {"read": "read-fails", "call": "call-raises", "construct": "construction-raises"}
+
+
+def _failing_tries(
+    reading: Reading, view: VllmView, other: VllmView | None, dead: dict[str, str]
+) -> frozenset[tuple[str, int]]:
+    """The plugin's fallback ``try`` blocks (``except AttributeError``/``TypeError``) in
+    which a use of vLLM fails with ``view``, as if nothing caught it: where their
+    handlers run."""
+    probe = _Judge(view, other)
+    failing = set()
+    for use in reading.uses:
+        if (
+            use.in_try is None
+            or use.in_try in failing
+            or use.kind not in _RAISING
+            or use.file in dead
+            or any(view.runs_under(g) is False for g in use.guards)
+        ):
+            continue
+        bare = dataclasses.replace(use, missing_handled=False, type_handled=False)
+        if any(f.kind == _RAISING[use.kind] for f in getattr(probe, use.kind)(bare)):
+            failing.add(use.in_try)
+    return frozenset(failing)
 
 
 def files_dead_at(
@@ -487,8 +515,8 @@ class _Judge:
 
     def construct(self, use: Use) -> list[Finding]:
         module, type_name = use.module, use.type_name
-        if use.own_init:
-            return []
+        if use.own_init or use.type_handled:
+            return []  # a TypeError it raises is the plugin's fallback: its handler runs
         parameters = self.constructor(module, type_name)
         if parameters is None:
             self.result.unjudged += 1

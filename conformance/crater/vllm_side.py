@@ -63,6 +63,11 @@ class VllmView:
     async_states: dict[tuple[str, str], VllmAsyncState] = field(
         default_factory=dict, compare=False, repr=False
     )
+    #: the plugin's fallback ``try`` blocks (``(file, line)``) a use of vLLM fails in
+    #: here, once the plugin is judged (None: not known)
+    failing_tries: frozenset[tuple[str, int]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def named(self) -> str:
@@ -82,6 +87,11 @@ class VllmView:
     def runs_under(self, guard: Guard) -> bool | None:
         """Whether code under ``guard`` runs with this vLLM (None: not known)."""
         return guard.holds(self.version, self)
+
+    def tried_and_failed(self, file: str, line: int) -> bool | None:
+        """Whether a use of vLLM in the plugin's ``try`` block at ``file:line`` fails
+        here, so that its fallback runs (None: not known)."""
+        return None if self.failing_tries is None else (file, line) in self.failing_tries
 
     def imports(self, module: str, name: str) -> bool | None:
         """Whether ``from module import name`` succeeds here (None: not known)."""

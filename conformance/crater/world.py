@@ -474,7 +474,7 @@ def _try_imports(
         taken.update(
             (name, took.test) for name, first in primary.items() if first.startswith("vllm.")
         )
-        taken.update(_flags(node.body, handlers, took.test))  # type: ignore[arg-type]
+        taken.update(_flags(node.body, handlers, took.test))  # type: ignore[attr-defined]
         for handler in handlers:
             if not catches(handler, "ImportError", "ModuleNotFoundError", broadly=False):
                 continue

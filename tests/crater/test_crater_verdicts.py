@@ -2207,3 +2207,46 @@ def index(out: ModelRunnerOutput):
 """
     found = judge(read_plugin({"npu/runner.py": unreachable}), view("0.34.0"), view("0.33.0"))
     assert [f.line for f in found.findings] == [13]
+
+
+FALLBACKS = """
+from vllm.v1.outputs import LogprobsLists, ModelRunnerOutput
+
+
+def make(ids):
+    try:
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+    except TypeError:
+        return ModelRunnerOutput(req_ids=ids)
+
+
+def one(lp: LogprobsLists, i: int, n: int):
+    try:
+        return lp.slice(i, i + 1)
+    except AttributeError:
+        return lp.slice_request(i, n)
+
+
+def broken_fallback(ids):
+    try:
+        return ModelRunnerOutput(req_ids=ids, req_id_to_index={})
+    except TypeError:
+        return ModelRunnerOutput(req_ids=ids, index={})
+"""
+
+
+@pytest.mark.parametrize(
+    ("release", "pin", "lines"),
+    [
+        # Each try takes: no handler runs.
+        ("0.33.0", None, set()),
+        # A try fails: its handler runs; the one passing what vLLM no longer takes breaks.
+        ("0.34.0", "0.33.0", {23}),
+        ("0.14.0", "0.11.0", set()),  # slice gone, slice_request there
+        # 0.11.0 requires every field: both constructions' fallbacks run, and fail too.
+        ("0.11.0", None, {9, 23}),
+    ],
+)
+def test_a_fallback_runs_only_where_its_try_fails(release, pin, lines) -> None:
+    found = judge(read_plugin({"npu/runner.py": FALLBACKS}), view(release), pin and view(pin))
+    assert {f.line for f in found.findings} == lines
