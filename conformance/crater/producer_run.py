@@ -45,6 +45,7 @@ from conformance.crater.uses import Reading, Use
 from conformance.crater.verdicts import Finding
 from conformance.crater.vllm_names import ASYNC_BASE, JUDGED_MODULES, VLLM_ASYNC_OUTPUTS
 from conformance.crater.world import module_name
+from conformance.oracle.stand_ins import OWN_RAISE
 from conformance.run.failure_lines import shortened
 
 #: A class's run may take this long (its steps on the simulated runtime, the race).
@@ -202,10 +203,15 @@ def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str,
         return
     runs.executed += [m for m in outcome.get("executed", []) if m not in runs.executed]
     failed: dict[str, str] = outcome.get("failed", {})
-    raised = {b: m for b, m in failed.items() if _raised(m) and not _never_set(m, producer, text)}
+    raised = {
+        b: m
+        for b, m in failed.items()
+        if _raised(m) and not _never_set(m, producer, text) and OWN_RAISE not in m
+    }
     if raised:
         # An exception may come from a stand-in of the plugin's hardware or imports:
-        # the plugin's own fault or not, it is not judged.
+        # the plugin's own fault or not, it is not judged, unless its own line raised it
+        # with no stand-in at hand (an index past a list of its own).
         first = next(iter(raised.values()))
         runs.not_run.append(
             f"{producer.where}: {how}, {len(raised)} behaviours not judged: its run "
@@ -320,8 +326,10 @@ def _worker(job: dict) -> dict:
 
     import pytest
 
+    from conformance.oracle import failing
     from conformance.releases.runs import installed_as_vllm
 
+    failing.stand_in_type = _STAND_IN
     with installed_as_vllm(job["pin"], Path(job["outputs_text"])):
         if job["kind"] == "async-output":
             _as_on_the_device()

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from conformance.oracle.skipping import skip_for
+from conformance.oracle.stand_ins import OWN_RAISE
 from conformance.source_paths import module_path
 
 T = TypeVar("T")
@@ -104,13 +105,40 @@ _LIBRARY_DIRS = tuple(
 )
 
 
+#: The class name of the values that stand in for a run's absent imports, where a run
+#: has them (the crater's runs of plugin code): :func:`raised_at` then says where an
+#: exception is the backend's own, raised by its own line with none of them at hand.
+stand_in_type: str | None = None
+
+
 def raised_at(error: BaseException) -> str:
     """`` at my_plugin/worker.py:57 (`copy_stream.wait_stream(main_stream)`)``: the
     innermost frame of ``error``'s traceback in the backend's own code (not the suite's,
     torch's, numpy's or the standard library's); empty where there is none."""
     frames = _traceback(error)
     found = next((tb for tb in reversed(frames) if _is_backend(tb)), None)
-    return f" at {_line_of(found)}" if found is not None else ""
+    if found is None:
+        return ""
+    own = ""
+    if stand_in_type is not None and found is frames[-1]:
+        backend = [tb for tb in frames if _is_backend(tb)]
+        if not any(_holds_stand_in(tb.tb_frame) for tb in backend):
+            own = f" {OWN_RAISE}"
+    return f" at {_line_of(found)}{own}"
+
+
+def _holds_stand_in(frame: FrameType) -> bool:
+    """Whether a frame's names (and ``self``'s attributes, and the items of either's
+    lists, tuples and dicts) hold a stand-in of :data:`stand_in_type`."""
+    values = list(frame.f_locals.values())
+    owner = frame.f_locals.get("self")
+    values += list(getattr(owner, "__dict__", {}).values())
+    for value in list(values):
+        if isinstance(value, (list, tuple)):
+            values += list(value[:64])
+        elif isinstance(value, dict):
+            values += list(value.values())[:64]
+    return any(type(value).__name__ == stand_in_type for value in values)
 
 
 def reached_from(error: BaseException) -> str:

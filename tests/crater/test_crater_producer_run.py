@@ -468,3 +468,51 @@ def test_a_from_import_failing_on_one_name_binds_the_others() -> None:
     failed = _run_each_statement(tree, namespace, "plugin_module.py")
     assert [type(e) for e in failed.values()] == [ImportError]
     assert "JSONDecoder" in namespace and isinstance(namespace["Mine"], type)
+
+
+def test_a_raise_of_the_plugins_own_line_with_no_stand_in_at_hand_is_its_own(
+    tmp_path, monkeypatch
+) -> None:
+    import importlib.util
+
+    from conformance.oracle import failing
+    from conformance.oracle.stand_ins import OWN_RAISE
+
+    (tmp_path / "own_code.py").write_text(
+        "class _Stub:\n    pass\n\n\n"
+        "def own(rows):\n    return rows[len(rows)]\n\n\n"
+        "def beside(rows):\n    helper = _Stub()\n    return rows[len(rows)]\n\n\n"
+        "def in_library(rows):\n    import json\n\n    return json.loads('x')\n"
+    )
+    spec = importlib.util.spec_from_file_location("own_code", tmp_path / "own_code.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def said(function) -> str:
+        try:
+            function([1, 2])
+        except Exception as error:
+            return failing.raised_at(error)
+        raise AssertionError("no raise")
+
+    assert OWN_RAISE not in said(module.own)  # no stand-ins in this run: nothing said
+    monkeypatch.setattr(failing, "stand_in_type", "_Stub")
+    assert said(module.own).endswith(f"own_code.py:6 (`return rows[len(rows)]`) {OWN_RAISE}")
+    assert OWN_RAISE not in said(module.beside)  # a stand-in at hand: not told
+    assert OWN_RAISE not in said(module.in_library)  # raised in a library it called
+
+
+def test_a_run_raising_by_its_own_code_is_a_finding_and_beside_a_stand_in_is_not() -> None:
+    from conformance.crater.producer_run import PluginProducer, ProducerRuns, _take
+    from conformance.oracle.stand_ins import OWN_RAISE
+
+    producer = PluginProducer("async-output", "npu/worker.py", 12, "NPUAsyncOutput")
+    at = "make_async_output(<step discarded-rows>).get_output(): raised IndexError at npu/worker.py:29"
+    own = f"{at} (`valid[len(valid) + i].clear()`) {OWN_RAISE}: list index out of range"
+    runs = ProducerRuns()
+    _take(runs, producer, {"failed": {"producer.async_output": own}}, "run at 0.11.0", "")
+    assert [f.kind for f in runs.findings] == ["run-fails"] and runs.not_run == []
+    runs = ProducerRuns()
+    other = f"{at} (`valid[len(valid) + i].clear()`): list index out of range"
+    _take(runs, producer, {"failed": {"producer.async_output": other}}, "run at 0.11.0", "")
+    assert runs.findings == [] and "behaviours not judged" in runs.not_run[0]
