@@ -444,8 +444,16 @@ def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, ste
     case = _rows_case(backend, revision)
     # Counts that differ from request to request, so a count given to another request shows.
     counts = (torch.arange(case.num_reqs, dtype=torch.int64) * 3 + 1) % 7
+    # Request ids out of their sorted order, so a mapping by sorted ids shows too.
+    ids = [f"req-{(case.num_reqs - i) % case.num_reqs}" for i in range(case.num_reqs)]
     step = build_step(
-        backend, revision, case, step_device, num_nans=step_device.tensor(counts, "num_nans")
+        backend,
+        revision,
+        case,
+        step_device,
+        num_nans=step_device.tensor(counts, "num_nans"),
+        req_ids=ids,
+        req_id_to_index={r: i for i, r in enumerate(ids)},
     )
     req_ids = list(step.model_runner_output.req_ids)
     where = f"{_where(backend, async_producer, case, step_device)}.get_output()"
@@ -456,9 +464,9 @@ def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, ste
     want = dict(zip(req_ids, counts.tolist(), strict=True))
     if not isinstance(nans, dict) or nans != want:
         fail(
-            f"{where}.num_nans_in_logits: expected each request id mapped to the NaN logits "
-            f"the runner counted for it (num_nans, handed over on the device), {want}, found "
-            f"{nans!r}: vLLM's async output of this release sets "
+            f"{where}.num_nans_in_logits: expected {want}, found {nans!r}: each request id "
+            "mapped to the NaN logits the runner counted for it (num_nans, handed over on the "
+            "device, in the order of req_ids); vLLM's async output of this release sets "
             "dict(zip(req_ids, num_nans.tolist())), which the scheduler reads by request id"
         )
 
@@ -793,10 +801,11 @@ def _late_device_tensor(runtime, name: str, values: torch.Tensor) -> torch.Tenso
     return tensor
 
 
-def _late_logprobs(backend, revision, case: StepCase, runtime):
+def _late_logprobs(backend, async_producer, revision, case: StepCase, runtime):
     """The step's logprobs tensors, every part written late on the simulated device; the
-    device ``cu_num_generated_tokens_tensor`` too where the revision's type has it and the
-    rows are one token each (vLLM's ``filter`` of rows of several tokens refuses it)."""
+    device ``cu_num_generated_tokens_tensor`` too where the revision's type has it, the
+    rows are one token each (vLLM's ``filter`` of rows of several tokens refuses it) and
+    Model Runner V2 builds the output (only its sampler sets that field)."""
     host = host_logprobs(case, revision)
     if host is None:
         return None
@@ -806,7 +815,11 @@ def _late_logprobs(backend, revision, case: StepCase, runtime):
         for name, values in zip(_LOGPROBS_FIELDS, host, strict=True)
     ]
     extra = {}
-    if "cu_num_generated_tokens_tensor" in getattr(cls, "_fields", ()) and not case.multi_token:
+    if (
+        "cu_num_generated_tokens_tensor" in getattr(cls, "_fields", ())
+        and not case.multi_token
+        and handed_over_by_model_runner_v2(revision, async_producer.runner)
+    ):
         cu = torch.arange(case.num_reqs + 1, dtype=torch.int32)
         extra["cu_num_generated_tokens_tensor"] = _late_device_tensor(
             runtime, "logprobs.cu_num_generated_tokens_tensor", cu
@@ -862,7 +875,7 @@ def _race_step(backend, async_producer, revision, step_device, case: StepCase, l
         case,
         step_device,
         sampled_token_ids=_late_device_tensor(late, "sampled_token_ids", case.padded()),
-        logprobs_tensors=_late_logprobs(backend, revision, case, late),
+        logprobs_tensors=_late_logprobs(backend, async_producer, revision, case, late),
         **_late_extras(backend, async_producer, revision, case, late),
     )
     if isinstance(late, LateOnDevice):

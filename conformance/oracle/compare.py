@@ -131,9 +131,13 @@ def tensor_text(tensor: torch.Tensor) -> str:
 
 def as_the_backend_sees(cls: type) -> type:
     """``cls``, or ``torch.Tensor`` for the simulated device's tensors (the host copies
-    it hands a backend): to the backend, and in what it returns, they are torch's."""
-    if issubclass(cls, torch.Tensor) and cls.__module__.startswith("conformance."):
-        return torch.Tensor
+    it hands a backend) and ``numpy.ndarray`` for its arrays (``.numpy()`` of one): to
+    the backend, and in what it returns, they are torch's and numpy's."""
+    if cls.__module__.startswith("conformance."):
+        if issubclass(cls, torch.Tensor):
+            return torch.Tensor
+        if issubclass(cls, np.ndarray):
+            return np.ndarray
     return cls
 
 
@@ -142,6 +146,8 @@ def kind_of(value: object) -> str:
     if value is None:
         return "None"
     cls = as_the_backend_sees(type(value))
+    if cls is np.ndarray and type(value) is not np.ndarray:
+        value = value.view(np.ndarray)  # type: ignore[attr-defined]  # a simulated one
     module = "" if cls.__module__ == "builtins" else f"{cls.__module__.partition('.')[0]}."
     return f"{module}{cls.__qualname__} {short(value)}"
 

@@ -264,6 +264,21 @@ def drops_nan_counts() -> Backend:
     return _one(DropsNanCounts, "vllm-mrv2-drops-nan-counts")
 
 
+class MapsNanCountsBySortedIds(AsyncOutput):
+    """Maps the NaN counts to the request ids sorted, not in the order of the rows."""
+
+    def get_output(self):
+        output = super().get_output()
+        counts = output.num_nans_in_logits
+        if counts:
+            output.num_nans_in_logits = dict(zip(sorted(counts), counts.values(), strict=True))
+        return output
+
+
+def maps_nan_counts_by_sorted_ids() -> Backend:
+    return _one(MapsNanCountsBySortedIds, "vllm-mrv2-maps-nan-counts-by-sorted-ids")
+
+
 def drops_the_boundaries_on_the_device() -> Backend:
     return _one(DropsTheBoundariesOnTheDevice, "vllm-mrv2-drops-the-boundaries-on-the-device")
 

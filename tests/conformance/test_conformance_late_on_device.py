@@ -13,6 +13,7 @@ import dataclasses
 
 import pytest
 import torch
+from vllm_release_texts import RELEASES, SKIP_REASON
 
 from conformance import load_backend
 from conformance.checks import test_producer_async_output as race
@@ -244,3 +245,20 @@ def test_stale_counts_unpadded_to_other_lengths_are_counted_as_missing_tokens(
     named = "; logprobs.logprobs: array values differ"
     named = named in str(raised.value)
     assert named == stale_logprobs, str(raised.value)
+
+
+@pytest.mark.skipif(not (RELEASES / "producers-mrv2").is_dir(), reason=SKIP_REASON)
+@pytest.mark.parametrize(("release", "on_device"), [("0.33.0", False), ("0.34.0", True)])
+def test_only_model_runner_v2_is_handed_the_boundaries_on_the_device(
+    release: str, on_device: bool
+) -> None:
+    """Only Model Runner V2's sampler sets ``cu_num_generated_tokens_tensor``: vLLM
+    0.33.0's first runner's async output is never handed one, 0.34.0's (Model Runner
+    V2's) is."""
+    backend = load_backend(f"vllm-release:{release}")
+    revision = revisions.revision(release)
+    case = race._race_cases(revision)[0]
+    producer = backend.async_output_producers("sampling")[0]
+    step, _ = race._race_step(backend, producer, revision, StepDevice("cpu"), case, landed=True)
+    held = step.logprobs_tensors.cu_num_generated_tokens_tensor
+    assert (held is not None) is on_device

@@ -267,17 +267,23 @@ def test_logprobs_laid_out_by_another_cu_say_both_and_the_runners_layout() -> No
 
 
 @needs_texts
-@pytest.mark.parametrize("version", ["0.13.0", "0.20.0"])
+@pytest.mark.parametrize(
+    ("version", "mutant"),
+    [("0.13.0", "drops_nan_counts"), ("0.20.0", "drops_nan_counts"),
+     ("0.29.0", "maps_nan_counts_by_sorted_ids")],
+)  # fmt: skip
 def test_model_runner_v2_maps_nan_counts_before_the_first_runner_did(
-    tmp_path, version: str
+    tmp_path, version: str, mutant: str
 ) -> None:
     # Its AsyncOutput maps the sampler's num_nans by request from 0.13.0 (the first
-    # runner's from 0.28.0): one that drops them fails there too.
+    # runner's from 0.28.0): one that drops them fails there too, and one mapping them
+    # to the ids sorted (the step's ids are not in their sorted order).
     tree = write_stub_tree(RELEASES / f"outputs-{version}.py.txt", version, tmp_path / "tree")
     run = suite_runner.subprocess_run(
-        tmp_path, "--backend", "mrv2_mutants:drops_nan_counts", "-k", "nan_counts",
+        tmp_path, "--backend", f"mrv2_mutants:{mutant}", "-k", "nan_counts",
         module="conformance", env={"PYTHONPATH": str(tree)},
     )  # fmt: skip
     failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
     assert [t["behaviour"] for t in failed] == ["producer.async_output:nan-counts"], run.output
-    assert "num_nans_in_logits: expected each request id mapped" in failed[0]["message"]
+    assert "num_nans_in_logits: expected {'req-0'" in failed[0]["message"]
+    assert "each request id mapped to the NaN logits" in failed[0]["message"]

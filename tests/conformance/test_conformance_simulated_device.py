@@ -225,6 +225,21 @@ def test_a_landed_host_copy_deep_copies_and_shows_as_a_torch_tensor() -> None:
         assert runtime.early_reads() == []
 
 
+def test_a_landed_host_copys_numpy_view_compares_as_the_numpy_array_it_is() -> None:
+    # An async output may take .numpy() views of its host copies when built and hand
+    # them over after its wait (Model Runner V2 does): to it they are numpy arrays.
+    from conformance.oracle.compare import differences_between, kind_of
+
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        view = _pending_tensor(runtime).to("cpu", non_blocking=True).numpy()
+        torch.cuda.synchronize()
+        expected = np.array(WRITTEN, dtype=view.dtype)
+        assert differences_between(expected, view, "rows") == []
+        assert kind_of(view).startswith("numpy.ndarray array(")
+        assert differences_between(expected, view.tolist(), "rows") != []
+        assert runtime.early_reads() == []
+
+
 @pytest.mark.parametrize("device_type", ["cuda", "npu", "xpu"])
 def test_installed_restores_torch_exactly_even_when_the_body_raises(device_type: str) -> None:
     cuda_before = {name: vars(torch.cuda).get(name, _MISSING) for name in _CUDA_NAMES}
