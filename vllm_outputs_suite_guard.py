@@ -126,7 +126,7 @@ def at_startup() -> None:
         found = _found(top, working_dir)
         if found is None:
             return
-        if not _would_fail(found, top) and not _asks_for_suite(top, argv):
+        if not _would_fail(found, top, module or "") and not _asks_for_suite(top, argv):
             # Another project's own ``python -m conformance`` (a module of its own, another
             # distribution's package that runs) is its business: only what would fail
             # anyway, or a command line of the suite's, is named here.
@@ -438,23 +438,20 @@ def _names(owners: list[tuple[str, str]], versions: bool = True) -> str:
     return " and ".join(f"{name} {version}" if versions else name for name, version in owners)
 
 
-def _would_fail(found: _Found, name: str) -> bool:
-    """Whether ``python -m NAME`` of what was found fails whatever the suite does: a
-    module or package that imports ``NAME`` itself (``from conformance import Backend``
-    in a plugin's ``conformance.py``: a circular import), or a package without
-    ``__main__``."""
+def _would_fail(found: _Found, name: str, module: str) -> bool:
+    """Whether ``python -m MODULE`` of what was found as ``NAME`` fails whatever the suite
+    does: ``NAME`` itself (a submodule, ``python -m reports.cli``, is its package's own
+    business), a package without ``__main__``, or a module that imports its own name
+    (``from conformance import Backend`` in a plugin's ``conformance.py``: a circular
+    import; a package's ``from reports.cli import main`` is an import of its own part)."""
     import re
 
-    if found.package and not (found.path / "__main__.py").is_file():
-        return True
-    files = (
-        [found.path / "__init__.py", found.path / "__main__.py"] if found.package else [found.path]
-    )
+    if module != name:
+        return False
+    if found.package:
+        return not (found.path / "__main__.py").is_file()
     pattern = re.compile(rf"^\s*(from\s+{name}(\s|\.)|import\s+{name}\b)", re.MULTILINE)
-    for candidate in files:
-        try:
-            if pattern.search(candidate.read_text(encoding="utf-8", errors="replace")):
-                return True
-        except OSError:
-            continue
-    return False
+    try:
+        return pattern.search(found.path.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False

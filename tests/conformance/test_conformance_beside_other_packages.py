@@ -504,6 +504,29 @@ def test_another_projects_own_python_m_conformance_runs_untouched(tmp_path) -> N
     assert (done.returncode, done.stdout.strip()) == (0, "the kit"), done.stderr
 
 
+def test_another_projects_packages_and_their_modules_run_untouched(tmp_path) -> None:
+    """A project's own ``reports`` package whose ``__main__`` imports its own part, and a
+    module of a package of the suite's names: theirs to run (``python -m`` of the
+    suite's is asked for by its options)."""
+    python = _site_with_startup_hook(tmp_path / "env")
+    project = tmp_path / "project"
+    (project / "reports").mkdir(parents=True)
+    (project / "reports" / "__init__.py").write_text('"""team reports"""\n')
+    (project / "reports" / "cli.py").write_text("def main():\n    print('their cli')\n")
+    (project / "reports" / "__main__.py").write_text("from reports.cli import main\nmain()\n")
+    (project / "conformance").mkdir()
+    (project / "conformance" / "__init__.py").write_text("")
+    (project / "conformance" / "check.py").write_text("print('their check')\n")
+    path = _path_with_this_interpreters_packages()
+    for module, said in (("reports", "their cli"), ("reports.cli", ""),
+                         ("conformance.check", "their check")):  # fmt: skip
+        done = _python(project, "-m", module, python=python, path=path)
+        assert (done.returncode, done.stdout.strip()) == (0, said), (module, done.stderr)
+    # Their package, asked for with the suite's options: named.
+    done = _python(project, "-m", "reports", "--conformance", "r.json", python=python, path=path)
+    assert str(project / "reports") in _one_error_line(done)
+
+
 def test_a_shadow_outside_python_m_is_not_sent_to_the_console_command(tmp_path) -> None:
     # The console command with the working directory on PYTHONPATH: running it again is
     # no fix.
