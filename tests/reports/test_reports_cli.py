@@ -298,6 +298,28 @@ def test_refuses_to_replace_a_folder_that_is_not_a_report(asv_project, tmp_path,
     assert [p.name for p in precious.iterdir()] == ["keep.py"]
 
 
+def test_a_rerender_keeps_the_files_someone_put_into_the_report_folder(tmp_path, capsys):
+    conformance = Path(__file__).parent / "fixtures" / "conformance-report.json"
+    out = tmp_path / "out"
+    assert _run("--conformance", conformance, "--out", out) == EXIT_OK
+    (out / "analysis.md").write_text("notes\n")
+    (out / "shots").mkdir()
+    (out / "shots" / "a.png").write_bytes(PNG_MAGIC)
+    assert _run("--conformance", conformance, "--out", out) == EXIT_OK
+    assert (out / "analysis.md").read_text() == "notes\n"
+    assert (out / "shots" / "a.png").read_bytes() == PNG_MAGIC
+    assert "analysis.md" not in (out / MARKER).read_text()  # still not the report's
+    # One the new report would overwrite: refused, nothing replaced.
+    (out / "report.html").unlink()
+    (out / "report.html").write_text("mine\n")
+    marker = (out / MARKER).read_text().replace("report.html\n", "")
+    (out / MARKER).write_text(marker)
+    err = _bad(capsys, "--conformance", conformance, "--out", out)
+    assert "report.html, which no report wrote" in err
+    assert (out / "report.html").read_text() == "mine\n"
+    assert (out / "analysis.md").is_file()
+
+
 def test_help_explains_every_option():
     done = subprocess.run(
         [sys.executable, "-m", "reports", "--help"], capture_output=True, text=True, check=True
