@@ -211,7 +211,9 @@ def vllm_head(session: nox.Session) -> None:
     HEAD_OUT.mkdir(parents=True, exist_ok=True)
     target = os.environ.get(HEAD_ENV)
     if not target:
-        wheels = HEAD_OUT / "wheel"
+        # Beside the session, not in the reports the workflow uploads (the wheel is
+        # hundreds of MB; the suite reads only its directory and vllm/v1 texts).
+        wheels = Path(session.create_tmp()) / "vllm-head-wheel"
         shutil.rmtree(wheels, ignore_errors=True)
         session.run(
             "python", "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",

@@ -74,3 +74,37 @@ def test_the_watcher_keeps_its_reports_apart_from_the_pinned_job() -> None:
 @pytest.mark.parametrize("name", ["conformance", "vllm_head"])
 def test_the_template_sessions_exist(name) -> None:
     assert callable(getattr(_template(), name))
+
+
+def test_the_downloaded_wheel_stays_out_of_the_reports_the_workflow_uploads(
+    tmp_path, monkeypatch
+) -> None:
+    template = _template()
+    monkeypatch.setattr(template, "HEAD_OUT", tmp_path / "vllm-head")
+    monkeypatch.delenv(template.HEAD_ENV, raising=False)
+    runs: list[tuple[str, ...]] = []
+
+    class Session:
+        venv_backend = "none"
+
+        def run(self, *args: str, **_: object) -> None:
+            runs.append(args)
+            if "download" in args:  # pip: the newest wheel, where it was told
+                dest = Path(args[args.index("--dest") + 1])
+                dest.mkdir(parents=True)
+                (dest / "vllm-0.34.0-cp38-abi3-manylinux_2_28_x86_64.whl").write_bytes(b"")
+
+        def create_tmp(self) -> str:
+            (tmp_path / "session-tmp").mkdir(exist_ok=True)
+            return str(tmp_path / "session-tmp")
+
+        def error(self, message: str) -> None:
+            raise AssertionError(message)
+
+    template.vllm_head.func(Session())
+    [download] = [r for r in runs if "download" in r]
+    dest = Path(download[download.index("--dest") + 1])
+    assert tmp_path / "session-tmp" in dest.parents
+    assert not any(p.suffix == ".whl" for p in (tmp_path / "vllm-head").rglob("*"))
+    [judged] = [r for r in runs if "--bump-to" in r]
+    assert judged[judged.index("--bump-to") + 1].startswith(str(dest))
