@@ -413,3 +413,23 @@ def retarget_reference(backend: Backend, revision: str) -> Backend:
 
     retargeted = reference_backend(revision)
     return replace(retargeted, source=backend.source)
+
+
+#: Where vLLM's own types live, and the suite's reference standing in for them.
+_VLLM_TYPES_MODULE = "vllm.v1.outputs"
+
+
+def borrows_types(backend: Backend) -> bool:
+    """Whether every spec type the backend's own module exposes is vLLM's own (the
+    installed vLLM's) or the suite's reference standing in for it (the example plugin's,
+    where vLLM is not installed): a plugin that writes producers, not types."""
+    from conformance.spec_names import SPEC_NAMES
+
+    own = getattr(backend.module, "__name__", "")
+    if own == _VLLM_TYPES_MODULE or own.partition(".")[0] == "reference":
+        return False  # vLLM itself, or the suite's reference: nothing borrowed
+    types = [getattr(backend.module, name, None) for name in SPEC_NAMES]
+    modules = {t.__module__ for t in types if isinstance(t, type)}
+    return bool(modules) and all(
+        m == _VLLM_TYPES_MODULE or m.partition(".")[0] == "reference" for m in modules
+    )

@@ -5,6 +5,8 @@ code 4) before a check runs.  The run's hooks are :class:`~conformance.run.sessi
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib.util
 import os
 import shutil
@@ -17,7 +19,7 @@ import pytest
 from conformance.backends.backend import Backend, BackendResolutionError
 from conformance.judged import Judged, JudgedError, judged_at
 from conformance.run import nodeids, option_names
-from conformance.run.bump import BUMP_SIDE_ENV
+from conformance.run.bump import BUMP_SIDE_ENV, PIN_PYTHONPATH_ENV
 from conformance.run.session import ConformanceRun
 from conformance.run.xfails import XfailEntry, XfailsFileError
 
@@ -55,6 +57,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
                 config.getoption("conformance_revision"), backend, option_names.option("revision")
             )
             judged = judged_at(bump_to, backend, option_names.option("bump-to"))
+            backend = _with_the_targets_vllm(config, backend, judged)
         else:
             judged = judged_at(
                 config.getoption("conformance_revision"), backend, option_names.option("revision")
@@ -124,6 +127,46 @@ def activate(config: pytest.Config) -> ConformanceRun:
     config.pluginmanager.register(TimeLimit(guard), "conformance-time-limit")
     config.pluginmanager.register(WorkerCrashes(guard), "conformance-worker-crashes")
     return run
+
+
+#: What stays installed while the run lasts (a bump target's vLLM).
+_HELD = contextlib.ExitStack()
+
+
+def _with_the_targets_vllm(config: pytest.Config, backend: Backend, judged: Judged) -> Backend:
+    """A plugin of vLLM's own types (:func:`~conformance.backends.known.borrows_types`)
+    at a bump's target: imported again with the target's text as the ``vllm`` it imports,
+    as moving its pin gives it the target's types.  What breaks is then its own code's,
+    never vLLM's classes'.  Where it cannot be imported so, it is judged as imported."""
+    from conformance.backends import known, resolve
+    from conformance.releases.fetch import release_outputs
+    from conformance.releases.runs import installed_as_vllm, source_installed_as_vllm
+
+    target = str(config.getoption("conformance_bump_to"))
+    if not known.borrows_types(backend):
+        return backend
+    if judged.text is not None:
+        installing = source_installed_as_vllm(judged.text.source)
+    elif known.is_known_release(target):
+        installing = installed_as_vllm(target, release_outputs(target))
+    else:
+        return backend  # 2025.10: no vLLM text to import
+    spec = resolve.selected_spec(config.getoption("conformance_backend"))
+    top = spec.partition(":")[0].partition(".")[0]
+    saved = {n: m for n, m in sys.modules.items() if n == top or n.startswith(top + ".")}
+    os.environ.setdefault(PIN_PYTHONPATH_ENV, os.environ.get("PYTHONPATH", ""))
+    _HELD.enter_context(installing)
+    for name in saved:
+        del sys.modules[name]
+    try:
+        moved = resolve.load_backend(config.getoption("conformance_backend"))
+    except Exception as error:  # its import at the target: judged as imported at its pin
+        sys.modules.update(saved)
+        note = f"imported with vLLM {target} as vllm, it raised ({error}): judged as imported"
+        return dataclasses.replace(backend, notes=(*backend.notes, note))
+    return dataclasses.replace(
+        moved, notes=(*moved.notes, f"its types are vLLM's: imported with {target} as its vllm")
+    )
 
 
 def _judged_at_pin(config: pytest.Config, backend: Backend, pin: Judged, to: Judged) -> Bump:

@@ -26,6 +26,9 @@ from typing import Any
 #: Set in the run at A: its xfails entries of rules its revision lacks are dropped, as
 #: in the run at B (one xfails file serves both sides of a bump).
 BUMP_SIDE_ENV = "OUTPUTS_SUITE_BUMP_SIDE"
+#: Set where the run at B put the target's vLLM first on the import path: the
+#: ``PYTHONPATH`` the run at A (the pin's vLLM) is started with.
+PIN_PYTHONPATH_ENV = "OUTPUTS_SUITE_PIN_PYTHONPATH"
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 _ORDER = {"breaks": 0, "fixed": 1, "new": 2, "gone": 3, "changed": 4}
@@ -197,6 +200,8 @@ def run_from_side(
         command.append(f"--conformance-check-timeout={check_timeout}")
     command += selection or []
     environment = {**os.environ, BUMP_SIDE_ENV: "1"}
+    if PIN_PYTHONPATH_ENV in environment:
+        environment["PYTHONPATH"] = environment.pop(PIN_PYTHONPATH_ENV)
     environment.pop("PYTEST_ADDOPTS", None)
     environment.pop("PYTEST_XDIST_WORKER", None)
     done = subprocess.run(

@@ -168,3 +168,21 @@ def test_a_backend_whose_module_is_any_object_holding_the_names_runs(tmp_path) -
     assert run.report is not None
     assert run.report["backend"]["module"] == "<SimpleNamespace of backend names-in-a-namespace>"
     assert run.report["summary"]["failed"] == 0 and run.report["summary"]["passed"] > 0
+
+
+def test_a_plugin_of_vllms_own_types_borrows_them_and_vllm_and_the_reference_do_not() -> None:
+    import types
+
+    from conformance import Backend
+    from conformance.backends.known import borrows_types, reference_backend
+    from reference.revisions import reference_module
+
+    pinned = reference_module("0.12.0")
+    plugin = types.ModuleType("npu_plugin.outputs")
+    plugin.__dict__.update({name: getattr(pinned, name) for name in pinned.__all__})
+    assert borrows_types(Backend(name="npu", module=plugin))
+    own = types.ModuleType("npu_plugin.types")
+    own.__dict__.update(vars(plugin))
+    own.ModelRunnerOutput = type("ModelRunnerOutput", (), {"__module__": "npu_plugin.types"})
+    assert not borrows_types(Backend(name="npu", module=own))  # one type of its own
+    assert not borrows_types(reference_backend("0.12.0"))
