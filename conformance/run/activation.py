@@ -57,12 +57,14 @@ def activate(config: pytest.Config) -> ConformanceRun:
                 config.getoption("conformance_revision"), backend, option_names.option("revision")
             )
             judged = judged_at(bump_to, backend, option_names.option("bump-to"))
-            backend = _with_the_targets_vllm(config, backend, judged)
+            backend = _with_the_targets_vllm(config, backend, judged, str(bump_to))
         else:
-            judged = judged_at(
-                config.getoption("conformance_revision"), backend, option_names.option("revision")
-            )
+            asked = config.getoption("conformance_revision")
+            judged = judged_at(asked, backend, option_names.option("revision"))
             backend = known_backends.retarget_reference(backend, judged.choice.name)
+            if asked and judged.revision.name != judged_at(None, backend).revision.name:
+                # Judged at another vLLM than its pin (a neighbour leg of its CI matrix).
+                backend = _with_the_targets_vllm(config, backend, judged, str(asked))
         superseded = judged.superseded(check_timeout(config))
     except JudgedError as error:
         raise pytest.UsageError(str(error)) from None
@@ -133,16 +135,18 @@ def activate(config: pytest.Config) -> ConformanceRun:
 _HELD = contextlib.ExitStack()
 
 
-def _with_the_targets_vllm(config: pytest.Config, backend: Backend, judged: Judged) -> Backend:
+def _with_the_targets_vllm(
+    config: pytest.Config, backend: Backend, judged: Judged, target: str
+) -> Backend:
     """A plugin of vLLM's own types (:func:`~conformance.backends.known.borrows_types`)
-    at a bump's target: imported again with the target's text as the ``vllm`` it imports,
-    as moving its pin gives it the target's types.  What breaks is then its own code's,
-    never vLLM's classes'.  Where it cannot be imported so, it is judged as imported."""
+    judged at another vLLM than its pin (``target``, a bump's or ``--revision``): imported
+    again with the target's text as the ``vllm`` it imports, as moving its pin gives it
+    the target's types.  What breaks is then its own code's, never vLLM's classes'.
+    Where it cannot be imported so, it is judged as imported."""
     from conformance.backends import known, resolve
     from conformance.releases.fetch import release_outputs
     from conformance.releases.runs import installed_as_vllm, source_installed_as_vllm
 
-    target = str(config.getoption("conformance_bump_to"))
     if not known.borrows_types(backend):
         return backend
     if judged.text is not None:

@@ -13,7 +13,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def _conformance(tmp_path: Path, backend: str, *args: str) -> tuple[int, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(HERE)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(HERE), str(ROOT)])}
     env.pop("PYTEST_XDIST_WORKER", None)
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "--backend", backend, "-p", "no:cacheprovider", *args],
@@ -35,6 +35,21 @@ def test_the_example_conforms_with_its_known_deviation(tmp_path) -> None:
     assert ", 1 xfailed" in output
     # Its declared steps leave only pooling unsupported, and say so in one line.
     assert "steps not declared, their checks not applicable: pooling outputs" in output
+
+
+def test_at_a_neighbouring_release_the_example_holds_that_releases_types(tmp_path) -> None:
+    # Its types are vLLM's: a CI leg at 0.13.0 runs with vLLM 0.13.0, whose types it
+    # then holds; their new fields (kv_cache_events, cudagraph_stats) are no failure of it.
+    code, output = _conformance(
+        tmp_path,
+        "example_npu_plugin.conformance_backend:BACKEND",
+        "--revision",
+        "0.13.0",
+        "--xfails",
+        str(EXAMPLE / "xfails.toml"),
+    )
+    assert code == 0, output[-3000:]
+    assert "its types are vLLM's: imported with 0.13.0 as its vllm" in output
 
 
 def test_the_example_without_its_synchronize_fails_the_race_check(tmp_path) -> None:
