@@ -309,7 +309,11 @@ def _mixed(name: str, found: _Found) -> str | None:
         return None
     strangers = sorted(present - entries)
     if not strangers and (init_hash is None or _sha256(init) == init_hash):
-        return None
+        # Every file is the suite's, yet another distribution may have installed files of
+        # the same names first: the suite's wheel overwrote them, and uninstalling either
+        # takes the other's away.
+        sharing = _recorded_by_others(found.folder, name)
+        return _mixed_line(name, found, sharing) if sharing else None
     others = [owner for owner in _owners(name, found.folder) if not _is_suite(owner)]
     if others:
         return _mixed_line(name, found, others)
@@ -387,6 +391,24 @@ def _suite_record(folder: Path) -> tuple[list[str], ...]:
         except OSError:
             continue
     return ()
+
+
+def _recorded_by_others(folder: Path, name: str) -> list[tuple[str, str]]:
+    """(name, version) of the other distributions whose wheel's RECORD in ``folder``
+    lists a file of the package ``name`` (read as bytes: a few milliseconds)."""
+    wanted = f"{name}/".encode()
+    found = []
+    for info in folder.glob("*.dist-info"):
+        if info.name.startswith("vllm_outputs_suite-"):
+            continue
+        try:
+            data = (info / "RECORD").read_bytes()
+        except OSError:
+            continue
+        if data.startswith(wanted) or b"\n" + wanted in data:
+            distribution, _, version = info.name.removesuffix(".dist-info").partition("-")
+            found.append((distribution.replace("_", "-"), version or "?"))
+    return sorted(found)
 
 
 def _sha256(path: Path) -> str | None:

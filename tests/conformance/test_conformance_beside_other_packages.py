@@ -289,6 +289,17 @@ def test_another_distributions_files_mixed_into_the_suites_folder_are_named(tmp_
     assert "mixed with vllm-outputs-suite's" in line
 
 
+def test_a_distribution_whose_files_the_suite_overwrote_is_named(tmp_path) -> None:
+    # Installed first, its files all of names the suite's package has: the suite's wheel
+    # overwrote each, and uninstalling either would take the other's away.
+    site = tmp_path / "site"
+    _install(site, "team-reports", {"reports/__init__.py": b"def render(): ...\n",
+                                    "reports/cli.py": b"def main(): ...\n"})  # fmt: skip
+    _install(site, "vllm-outputs-suite", _suites_reports())
+    line = _one_error_line(_report_command(tmp_path, site))
+    assert "where files of the distribution team-reports 1.0 are mixed" in line
+
+
 def test_the_suites_init_overwritten_by_another_distribution_is_named(tmp_path) -> None:
     site = tmp_path / "site"
     _install(site, "vllm-outputs-suite", _suites_reports())
