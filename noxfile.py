@@ -840,6 +840,11 @@ def suite(session: nox.Session) -> None:
     devices.  A conformance failure or a failed benchmark still produces the report
     (that is when it is needed most), then ends the session non-zero so CI goes red.
     """
+    if os.environ.get("OUTPUTS_BACKEND", "reference").strip() == "":
+        session.error(
+            "$OUTPUTS_BACKEND is set but empty (an unset variable?): set it to the backend, "
+            "or unset it for the default (reference)"
+        )
     install_project(session, "test", "bench", "reports")
     out = Path(os.environ.get("OUTPUTS_SUITE_OUT") or SUITE_OUT).resolve()
     backend = os.environ.get("OUTPUTS_BACKEND") or "reference"

@@ -63,6 +63,13 @@ def spec_origin(cli_value: str | None = None) -> str:
 
 def load_backend(spec: str | None = None) -> Backend:
     """Resolve a backend spec string (see module docstring) into a :class:`Backend`."""
+    if not spec and ENV_VAR in os.environ and not os.environ[ENV_VAR].strip():
+        # ``env: OUTPUTS_BACKEND: ${{ vars.PLUGIN }}`` with the variable unset: never the
+        # reference, a run nobody asked for.
+        raise BackendResolutionError(
+            f"${ENV_VAR} is set but empty (an unset variable?): set it to the backend, or "
+            "unset it for the default (reference)"
+        )
     chosen = selected_spec(spec).strip()
     try:
         backend = _resolve(chosen)

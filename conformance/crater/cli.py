@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from vllm_outputs_suite_plugin import given
+
 if TYPE_CHECKING:
     from conformance.crater.records import PluginVerdict
     from conformance.crater.sources import PluginSource, PluginSourceError
@@ -53,12 +55,15 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--plugins",
         nargs="+",
         action="extend",
+        type=given,  # "$PLUGIN_DIR" unset would judge the working directory
         metavar="NAME_OR_PATH",
         help="the plugins judged instead of every known one: a distribution (NAME for its "
         "newest release, NAME==VERSION), a wheel, an sdist or a checkout folder; may be "
         "given more than once",
     )
-    parser.add_argument("--report", metavar="PATH", help="write the crater-report/1 JSON")
+    parser.add_argument(
+        "--report", type=given, metavar="PATH", help="write the crater-report/1 JSON"
+    )
     parser.add_argument(
         "--run-producers",
         action="store_true",
@@ -97,7 +102,10 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         for plugin in listed:
             print(f"{plugin.name:<{width}}{plugin.device}")
         return 0
-    args = build_parser(prog).parse_args(argv)
+    try:
+        args = build_parser(prog).parse_args(argv)
+    except SystemExit as stop:  # a usage error (its one line written), or --help
+        return stop.code if isinstance(stop.code, int) else USAGE_ERROR
     if args.report:
         from conformance.crater.schema import SCHEMA
         from conformance.report.writer import unwritable

@@ -143,6 +143,13 @@ def test_backend_from_the_environment_is_named_in_the_error(tmp_path) -> None:
     _assert_usage_error(run, "(the backend came from $OUTPUTS_BACKEND)")
 
 
+def test_an_empty_backend_variable_is_a_usage_error_never_the_reference(tmp_path) -> None:
+    run = suite_runner.subprocess_run(
+        tmp_path, "--pyargs", "conformance", report=False, env={"OUTPUTS_BACKEND": " "}
+    )
+    _assert_usage_error(run, "$OUTPUTS_BACKEND is set but empty (an unset variable?)")
+
+
 def test_a_local_reference_folder_that_shadows_the_suite_is_a_usage_error(tmp_path) -> None:
     (tmp_path / "reference").mkdir()
     (tmp_path / "reference" / "__init__.py").write_text("")

@@ -86,6 +86,9 @@ def test_the_same_plugins_at_their_pin_exit_0(offline, capsys) -> None:
         (["0.34.0", "--plugins", str(PYPROJECT)], "a file, not a wheel, an sdist or a plugin's"),
         (["0.34.0", "--report", str(PYPROJECT.parent)], "it is a folder; give a file name"),
         ([""], "TARGET is empty: give a release such as 0.34.0"),
+        # An unset variable never judges the working directory, nor writes a report.
+        (["0.34.0", "--plugins", ""], "argument --plugins: given empty (an unset variable?)"),
+        (["0.34.0", "--report", " "], "argument --report: given empty (an unset variable?)"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> None:
