@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,6 +72,12 @@ _RAISED_AT = re.compile(r": raised (\w+) at (\S+:\d+) ")
 _ROW_TYPE = re.compile(r"\.sampled_token_ids\[\d+\](?:\[\d+\])?: expected (\S+) .*, found (\S+) ")
 _ROWS_CAUSES = ("producer.async_output:rows-as-lists", "producer.async_output:rows-as-arrays")
 _ROWS_WHY = "the sampled ids are not of the type the rows hold"
+
+#: One copy an async output handed back without waiting for it, as the race check
+#: lists each after the first read early.
+_RETURNED_EARLY = re.compile(
+    r"; [\w.\[\]]+: get_output\(\) returned before its copy arrived \(no wait covered it\)"
+)
 
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
 _WIDTH = 180
@@ -521,6 +528,18 @@ def _compact(line: str) -> str:
     # Where the copy started is the report's: the line keeps what was read, where, and
     # what to wait for.
     line = re.sub(r" \(its copy started at [^()]*\)", " (...)", line)
+    # Copies handed back unwaited, after the first read early and its fix: counted, so
+    # that the fix stays on the line.
+    unwaited = list(_RETURNED_EARLY.finditer(line))
+    if len(unwaited) > 1 or (unwaited and "wait first for" in line):
+        first = unwaited[0].start()
+        rest = "".join(line[m.end() : n.start()] for m, n in itertools.pairwise(unwaited))
+        line = (
+            line[:first]
+            + f"; {len(unwaited)} more returned unwaited"
+            + rest
+            + line[unwaited[-1].end() :]
+        )
     line = re.sub(r"^conformance/checks/\S+: (?=timed out after )", "", line)  # the check's id
     if len(line) > _WIDTH:
         # An exception: keep where the backend raised it, the call shortened.

@@ -601,3 +601,25 @@ def test_a_value_read_before_it_arrived_is_the_races_not_one_wrong_value() -> No
     ])  # fmt: skip
     assert lines[0].startswith("FAIL [producer.async_output:waits-for-device] 1 check(s)")
     assert "values read before they arrived" in lines[1] and len(lines) == 2
+
+
+def test_a_race_line_keeps_the_fix_and_counts_the_copies_returned_unwaited() -> None:
+    from conformance.run.failure_lines import COPY_RULE, failures_by_behaviour
+
+    unwaited = "".join(
+        f"; logprobs.{name}: get_output() returned before its copy arrived (no wait covered it)"
+        for name in ("logprob_token_ids", "logprobs", "sampled_token_ranks")
+    )
+    message = (
+        "make_async_output(<step race-k5 of 64 requests on a busy simulated npu runtime>)"
+        ".get_output() on a simulated npu runtime: NPUAsyncOutput._sampled_cpu, the host copy "
+        "of sampled_token_ids, read at my_plugin/worker.py:54 before its copy arrived (its "
+        "copy started at my_plugin/worker.py:42 on the step's copy stream); wait first for "
+        f"NPUAsyncOutput._copied.synchronize() (recorded after the copy){unwaited}: {COPY_RULE}"
+    )
+    [line] = failures_by_behaviour([failed("producer.async_output:waits-for-device", message)])
+    assert line.endswith(
+        "wait first for NPUAsyncOutput._copied.synchronize() (recorded after the copy); "
+        "3 more returned unwaited"
+    )
+    assert "…" not in line
