@@ -31,7 +31,7 @@ from conformance.checks._support import (
     held_names,
     producer_named,
 )
-from conformance.oracle.compare import Members
+from conformance.oracle.compare import Members, differences_between, with_misspelt
 from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
@@ -196,7 +196,10 @@ def _expect_output(
     rows = found.sampled_token_ids if exact_rows else _plain_rows(found.sampled_token_ids)
     want = expected.sampled_token_ids if exact_rows else _plain_rows(expected.sampled_token_ids)
     _expect_nothing_kept_past(found.sampled_token_ids, expected.sampled_token_ids, where)
-    expect_same(rows, want, f"{where}.sampled_token_ids")
+    check([
+        with_misspelt(d, found, "sampled_token_ids")
+        for d in differences_between(want, rows, f"{where}.sampled_token_ids")[:5]
+    ])  # fmt: skip
     differing: dict[str, str] = {}  # {field: how it differs}
     # The runner's output as the backend's type holds it: a dataclass's fields, else
     # what its constructor set (a plain class is its surface check's failure).
@@ -211,10 +214,12 @@ def _expect_output(
             )
             continue
         if getattr(found, name, "<missing>") != getattr(expected, name):
-            differing[name] = (
+            differing[name] = with_misspelt(
                 f"{where}.{name}: expected the value the runner handed over, "
                 f"{getattr(expected, name)!r}, found {getattr(found, name, '<missing>')!r}"
-                + (_SET_AFTER_BUILDING if kv_late and name == "kv_connector_output" else "")
+                + (_SET_AFTER_BUILDING if kv_late and name == "kv_connector_output" else ""),
+                found,
+                name,
             )
     lines = list(differing.values())
     if len(differing) > 1:
@@ -620,17 +625,18 @@ def test_logprobs_reach_the_output_as_the_release_converts_them(
     names = [*_LOGPROBS_FIELDS, *(["cu_num_generated_tokens"] if _has_cu(expected) else [])]
     found_members = Members({n: getattr(found.logprobs, n, "<missing>") for n in names})
     expected_members = Members({n: getattr(expected.logprobs, n) for n in names})
-    if logprobs_case.multi_token and reads_by_request(revision):
-        from conformance.oracle.compare import differences_between
-
-        if differences_between(expected_members, found_members, f"{where}.logprobs"):
-            expect_read_alike(revision, found, expected, where)
-            skip(
-                "allowed-layout",
-                f"{where}.logprobs: laid out otherwise than the release's runner "
-                f"({revision.async_output.logprobs}); not required: vLLM's consumer reads "
-                "each request's rows alike (producer.async_output:logprobs-read-by-request)",
-            )
+    if (
+        logprobs_case.multi_token
+        and reads_by_request(revision)
+        and differences_between(expected_members, found_members, f"{where}.logprobs")
+    ):
+        expect_read_alike(revision, found, expected, where)
+        skip(
+            "allowed-layout",
+            f"{where}.logprobs: laid out otherwise than the release's runner "
+            f"({revision.async_output.logprobs}); not required: vLLM's consumer reads "
+            "each request's rows alike (producer.async_output:logprobs-read-by-request)",
+        )
     expect_same(found_members, expected_members, f"{where}.logprobs")
 
 

@@ -68,7 +68,7 @@ def differences_between(expected: Any, found: Any, where: str) -> list[str]:
     fields = getattr(expected, "__dataclass_fields__", None)
     if fields:
         return [
-            d
+            with_misspelt(d, found, name)
             for name in fields
             for d in differences_between(
                 getattr(expected, name), getattr(found, name), f"{where}.{name}"
@@ -127,6 +127,27 @@ def array_text(array: np.ndarray) -> str:
 def tensor_text(tensor: torch.Tensor) -> str:
     """``shape [2, 3]: [[...], ...]`` of a tensor already on the host."""
     return f"shape {list(tensor.shape)}: {short(tensor.tolist())}"
+
+
+def with_misspelt(difference: str, found: Any, field: str) -> str:
+    """``difference`` of the dataclass field ``field`` of ``found``, and where ``found``
+    holds an attribute that is no field yet is spelt nearly as this one
+    (``output.sampled_token_id = rows``), that attribute: the value was most likely set
+    there."""
+    import difflib
+
+    fields = getattr(found, "__dataclass_fields__", None)
+    if not fields:
+        return difference
+    own = getattr(found, "__dict__", {})
+    extra = [name for name in own if name not in fields and not name.startswith("_")]
+    close = difflib.get_close_matches(field, extra, n=1, cutoff=0.8)
+    if not close:
+        return difference
+    return (
+        f"{difference} (it holds {close[0]}, which is no field of "
+        f"{type(found).__name__}: {field} misspelt?)"
+    )
 
 
 def as_the_backend_sees(cls: type) -> type:

@@ -351,12 +351,12 @@ def _on_device(record: Any) -> tuple[Any, Any]:
 
 
 def _one_wrong_value(found: dict[str, list[Any]]) -> list[_Cause]:
-    """One wrong value, said word for word by checks of several behaviours of one
-    producer (``.sampled_token_ids[0]: expected 1 items, found 0`` on every step that
-    reads the rows): the producer's own behaviour where it is one of them, else the one
-    failing most often so, explains the others, and the race check's "a wrong value,
-    not a race" of the same producer on the same device.  Values read before they
-    arrived are the race's."""
+    """One wrong value, said alike (word for word but for its numbers) by checks of
+    several behaviours of one producer (``.sampled_token_ids: expected 3 items, found 0``
+    on every step that reads the rows, whatever its size): the producer's own behaviour
+    where it is one of them, else the one failing most often so, explains the others,
+    and the race check's "a wrong value, not a race" of the same producer on the same
+    device.  Values read before they arrived are the race's."""
     raced = _raced_producers(found)
     places: dict[str, dict[str, int]] = {}
     for behaviour, failed in found.items():
@@ -370,11 +370,13 @@ def _one_wrong_value(found: dict[str, list[Any]]) -> list[_Cause]:
         if len(counts) < 2:
             continue
         cause = min(counts, key=lambda b: (":" in b, -counts[b], b))
+        # As its own line says it, numbers and all.
+        shown = next(_first_said(r) for r in found[cause] if _wrong_value(r) == said)
         sources = {_on_device(r) for b in counts for r in found[b] if _wrong_value(r) == said}
         causes.append(
             _Cause(
                 cause,
-                f"one wrong value: {_shown(said)}",
+                f"one wrong value: {_shown(shown)}",
                 partial(_said_or_no_race, said, cause.split(":", 1)[0], sources),
             )
         )
@@ -390,7 +392,13 @@ def _wrong_value(record: Any) -> str | None:
         return None
     if NOT_A_RACE in message[0] or record.behaviour in CAUSES:
         return None
-    return re.sub(r"<step [^>]*>", "<step>", message[0])
+    return re.sub(r"\d+", "N", _first_said(record))
+
+
+def _first_said(record: Any) -> str:
+    """A check's first line, without the step it was found on."""
+    line = record.message.removeprefix(f"[{record.behaviour}] ").splitlines()[0]
+    return re.sub(r"<step [^>]*>", "<step>", line)
 
 
 def _shown(said: str) -> str:

@@ -218,3 +218,24 @@ def test_a_plain_class_is_compared_by_what_it_pickles_and_once_through_a_cycle()
     kept = _Cached([[1, 2]])
     assert differences_between(kept, pickle.loads(pickle.dumps(kept)), "o") == []
     assert differences_between(kept, _Cached([[1, 3]]), "o") == ["o.ids[0][1]: expected 2, found 3"]
+
+
+def test_a_field_set_under_a_misspelt_name_is_named_beside_its_difference() -> None:
+    import dataclasses
+
+    from conformance.oracle.compare import differences_between
+
+    @dataclasses.dataclass
+    class Output:
+        req_ids: list[str]
+        sampled_token_ids: list[list[int]] = dataclasses.field(default_factory=list)
+
+    found = Output(["a"])
+    found.sampled_token_id = [[7]]  # type: ignore[attr-defined]
+    [difference] = differences_between(Output(["a"], [[7]]), found, "out")
+    assert difference == (
+        "out.sampled_token_ids: expected 1 items, found 0 (it holds sampled_token_id, which "
+        "is no field of Output: sampled_token_ids misspelt?)"
+    )
+    found.extra_note = "kept by the plugin"  # type: ignore[attr-defined]
+    assert differences_between(Output(["a"]), Output(["a"]), "out") == []  # no difference, no word

@@ -572,15 +572,18 @@ def test_one_wrong_value_said_by_several_behaviours_is_one_cause() -> None:
         failed("producer.async_output", row("one-token-per-request")),
         failed("producer.async_output:waits-for-device", f"mrv2(<step race-k5>): {NOT_A_RACE}: x"),
         failed("producer.async_output:step-empty-batch", row("empty"), "cpu"),  # the same value
+        failed("producer.async_output:unpads-multi-token-rows", row("multi", 2)),  # alike
         # Another value, or another producer's: failures of their own.
-        failed("producer.async_output:step-prompt-logprobs", row("prompt-logprobs", 2)),
+        failed("producer.async_output:step-prompt-logprobs",
+               "mrv2(<step p>).get_output().prompt_logprobs_dict: expected keys ['r'], found []"),
         failed("producer.pooling_output", row("pooling")),
     ])  # fmt: skip
     assert lines[0] == f"FAIL [producer.async_output] 1 check(s): {row('one-token-per-request')}"
     assert lines[1] == (
-        "     and 4 more check(s) that follow from producer.async_output (one wrong value: "
+        "     and 5 more check(s) that follow from producer.async_output (one wrong value: "
         "sampled_token_ids[0]: expected 1 items, found 0): rows-as-lists 1, "
-        "step-discarded-rows 1, step-empty-batch 1, waits-for-device 1"
+        "step-discarded-rows 1, step-empty-batch 1, unpads-multi-token-rows 1, "
+        "waits-for-device 1"
     )
     assert [line.split("]")[0] for line in lines[2:]] == [
         "FAIL [producer.async_output:step-prompt-logprobs",
