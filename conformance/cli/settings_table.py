@@ -64,6 +64,13 @@ def page_with_table(text: str) -> str:
 
 
 if __name__ == "__main__":
+    if not SETTINGS_PAGE.is_file():
+        import sys
+
+        sys.exit(
+            f"ERROR: {SETTINGS_PAGE} is not here: the table is regenerated in a checkout of "
+            "the suite (run this from its folder, with the checkout first on the path)"
+        )
     text = SETTINGS_PAGE.read_text(encoding="utf-8")
     SETTINGS_PAGE.write_text(page_with_table(text), encoding="utf-8")
     print(f"the settings table regenerated in {SETTINGS_PAGE}")
