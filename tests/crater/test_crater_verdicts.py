@@ -2250,3 +2250,29 @@ def broken_fallback(ids):
 def test_a_fallback_runs_only_where_its_try_fails(release, pin, lines) -> None:
     found = judge(read_plugin({"npu/runner.py": FALLBACKS}), view(release), pin and view(pin))
     assert {f.line for f in found.findings} == lines
+
+
+def test_a_base_never_instantiable_is_no_break_its_subclass_is() -> None:
+    files = {
+        "npu/base.py": """
+from vllm.v1.outputs import AsyncModelRunnerOutput
+
+
+class _BaseAsync(AsyncModelRunnerOutput):
+    def _copy(self, tensor):
+        return tensor.to("cpu", non_blocking=True)
+""",
+        "npu/runner.py": """
+from npu.base import _BaseAsync
+
+
+class NPUAsyncOutput(_BaseAsync):
+    def __init__(self, out):
+        self._out = out
+
+    def get_output(self):
+        return self._out
+""",
+    }
+    found = judge(read_plugin(files), view("0.33.0"), view("0.32.0")).findings
+    assert [(f.kind, f.file) for f in found] == [("cannot-instantiate", "npu/runner.py")]
