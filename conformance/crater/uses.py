@@ -349,6 +349,29 @@ _VLLM_IMPORT = re.compile(
 )
 
 
+def _class_attribute_held(cls: ast.ClassDef, name: str) -> ast.expr | None:
+    """What the class attribute ``name`` holds, where the class body binds it once to a
+    name (``output_cls = ModelRunnerOutput``) and no method binds ``self.name``."""
+    held = [
+        node.value
+        for node in cls.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    ]
+    rebound = any(
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+        and target.attr == name
+        for node in ast.walk(cls)
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    )
+    if len(held) != 1 or rebound or not isinstance(held[0], (ast.Name, ast.Attribute)):
+        return None
+    return held[0]
+
+
 def _defined_by(chain: list[PluginClass]) -> set[str]:
     """What the plugin's classes define themselves: methods and fields."""
     return {m for c in chain for m in c.methods} | {f for c in chain for f, _ in c.fields}
@@ -973,7 +996,16 @@ class _ModuleVisitor:
     def _class_held(self, func: ast.expr) -> ast.expr:
         """The class a local name holds where the function binds it once to a class or
         to a choice of two (``cls = NPUOutput if omni else AsyncGPUModelRunnerOutput``):
-        the side the ``if`` the call sits in takes on the same test, else ``func``."""
+        the side the ``if`` the call sits in takes on the same test; the class a class
+        attribute holds (``output_cls = ModelRunnerOutput``, called as
+        ``self.output_cls(...)``); else ``func``."""
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and self.class_nodes
+        ):
+            return _class_attribute_held(self.class_nodes[-1], func.attr) or func
         if not isinstance(func, ast.Name) or not self.function_bodies:
             return func
         body = self.function_bodies[-1]

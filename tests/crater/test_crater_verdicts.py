@@ -2276,3 +2276,28 @@ class NPUAsyncOutput(_BaseAsync):
     }
     found = judge(read_plugin(files), view("0.33.0"), view("0.32.0")).findings
     assert [(f.kind, f.file) for f in found] == [("cannot-instantiate", "npu/runner.py")]
+
+
+def test_a_type_a_class_attribute_holds_is_constructed_through_self() -> None:
+    held = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+class Runner:
+    output_cls = ModelRunnerOutput
+
+    def run(self, ids):
+        return self.output_cls(req_ids=ids, req_id_to_index={})
+
+
+class Rebinding:
+    output_cls = ModelRunnerOutput
+
+    def __init__(self, cls):
+        self.output_cls = cls  # whatever the caller gives: not known
+
+    def run(self, ids):
+        return self.output_cls(req_ids=ids, req_id_to_index={})
+"""
+    found = judge(read_plugin({"npu/runner.py": held}), view("0.34.0"), view("0.33.0")).findings
+    assert [(f.kind, f.line) for f in found] == [("construction-raises", 9)]
