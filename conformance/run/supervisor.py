@@ -91,7 +91,9 @@ def complete(folder: Path, returncode: int, report_path: str | None, limit: floa
             "; python -m conformance --isolate "
             "judges it in worker processes, its checks failing where it kills one\n"
         )
-        return returncode if returncode > 0 else EXIT_FAILED
+        # The backend's own call ended the process: its failure, whatever status it
+        # chose (a 4 would read as bad input, a 3 as the suite's internal error).
+        return EXIT_FAILED
     if journal.skeleton is None:
         if not fault and returncode in PYTEST_OWN_EXITS:
             return returncode  # pytest ended it (a usage error, no checks): it said why

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 import suite_runner
 
 from conformance.report.schema import SUMMARY_KEYS
@@ -119,15 +120,18 @@ def test_os_exit_in_a_constructor_fails_only_that_check_with_isolate(tmp_path) -
     # (a replacement may be replacing exactly that death) and ran the checks.
 
 
-def test_os_exit_in_the_warm_up_names_the_producer_and_isolate(tmp_path) -> None:
+@pytest.mark.parametrize("status", [1, 4])
+def test_os_exit_in_the_warm_up_names_the_producer_and_isolate(tmp_path, status: int) -> None:
     # Without --isolate the process dies in the producer's first call, before any check
-    # and before the terminal was flushed: the supervisor says where, and what to do.
+    # and before the terminal was flushed: the supervisor says where, and what to do; the
+    # run fails (1), whatever status the backend chose (4 would read as bad input).
+    name = "BACKEND" if status == 1 else f"STATUS_{status}"
     run, _ = _run(
-        tmp_path, "broken_backends.crash_exit_in_constructor:BACKEND", "-k", "test_sampler_output"
+        tmp_path, f"broken_backends.crash_exit_in_constructor:{name}", "-k", "test_sampler_output"
     )
     assert run.exit_code == 1, run.output[-3000:]
     assert (
         "conformance: the run died in the warm-up, in the first call of the backend's "
-        "make_async_output: the process exited with status 1 (os._exit(), exit() or abort "
+        f"make_async_output: the process exited with status {status} (os._exit(), exit() or abort "
         "handling in native code); python -m conformance --isolate judges it"
     ) in run.output
