@@ -70,8 +70,6 @@ def verdict_section(data: ReportInput) -> Section:
                 f"{catalog.PINNED_D2H_GBPS[1]:.0f} GB/s on H100-class machines)",
             )
         )
-    items += _conformance_items(data)
-
     if data.comparison is not None:
         n = len(data.comparison.regressions)
         threshold = f"{data.comparison.threshold:.0%}"
@@ -115,7 +113,14 @@ def verdict_section(data: ReportInput) -> Section:
                 "(`version_mismatch` in results.csv); re-run them before trusting the numbers.",
             )
         )
-    return Section("verdict", "Verdict", [Verdicts(tuple(items))])
+    # The first screen: conformance (the session's gate), then what failed, what is too
+    # close to call, what passed; what has no data last.
+    items.sort(key=lambda item: _SHOWN_FIRST.get(item.status, len(_SHOWN_FIRST)))
+    return Section("verdict", "Verdict", [Verdicts((*_conformance_items(data), *items))])
+
+
+#: The order of the verdicts after conformance's, by status ("" : a fact, no target).
+_SHOWN_FIRST = {FAIL: 0, UNDECIDED: 1, PASS: 2, "": 3, NO_DATA: 4}
 
 
 def conformance_verdicts(data: ReportInput) -> list[Verdict]:

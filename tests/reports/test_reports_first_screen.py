@@ -91,3 +91,15 @@ def test_the_first_screen_holds_the_verdicts_without_scrolling_sideways(tmp_path
     assert found["width"] == WIDTH
     assert found["sideways"] == 0 and not found["page_sideways"], found
     assert found["verdict_top"] is not None and found["verdict_top"] < HEIGHT, found
+
+
+def test_the_verdicts_open_with_conformance_then_failures_and_no_data_last(tmp_path) -> None:
+    out = tmp_path / "out"
+    args = ["--quiet", "--results", str(RESULTS), "--conformance", str(CONFORMANCE)]
+    assert main([*args, "--out", str(out)]) == EXIT_OK
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    listed = summary.split("## Verdict\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert listed[0].startswith("- Conformance of backend")
+    order = {"**FAIL**": 0, "**TOO CLOSE**": 1, "**PASS**": 2, ": no data": 4}
+    ranks = [next((r for word, r in order.items() if word in line), 3) for line in listed[1:]]
+    assert ranks == sorted(ranks) and ranks[-1] == 4, listed
