@@ -28,6 +28,7 @@ import difflib
 import functools
 import importlib
 import importlib.metadata
+import inspect
 import os
 import pkgutil
 import sys
@@ -195,6 +196,17 @@ def _from_attribute(spec: str, shown_as: str | None = None) -> Backend:
 
 def _call_factory(factory: Callable[[], Any], spec: str, shown_as: str) -> Any:
     try:
+        inspect.signature(factory).bind()
+    except TypeError:
+        # A producer (``my_plugin.worker:gather_logprobs``), not a backend's factory.
+        raise BackendResolutionError(
+            f"backend {shown_as}: {spec.partition(':')[2]} is a callable taking arguments, "
+            "not a conformance.Backend nor a zero-argument callable returning one; name the "
+            "Backend that declares it (my_plugin.conformance_backend:BACKEND)"
+        ) from None
+    except ValueError:
+        pass  # no signature to read (a builtin): called as it is
+    try:
         return factory()
     except ModuleNotFoundError as error:
         raise BackendResolutionError(
@@ -269,9 +281,13 @@ def _module_meant(module_path: str, missing: str) -> str:
     package, _, name = missing.rpartition(".")
     if package:
         try:
-            path = getattr(importlib.import_module(package), "__path__", None)
+            imported = importlib.import_module(package)
         except Exception:  # a broken package: no suggestion, the fix is named anyway
-            path = None
+            imported = None
+        if missing == module_path and name in getattr(imported, "__dict__", {}):
+            # ``my_plugin.conformance_backend.BACKEND``: a dot for the colon
+            return _did_you_mean(f"{package}:{name}")
+        path = getattr(imported, "__path__", None)
         candidates = [m.name for m in pkgutil.iter_modules(path)] if path is not None else []
     else:
         candidates = [m.name for m in pkgutil.iter_modules()]

@@ -54,6 +54,14 @@ BAD_SPECS = {
         "broken_backends.not_a_backend:BACKND",
         "has no attribute 'BACKND' (did you mean 'broken_backends.not_a_backend:BACKEND'?)",
     ),
+    "a-dot-for-the-colon": (
+        "broken_backends.not_a_backend.BACKEND",
+        "(did you mean 'broken_backends.not_a_backend:BACKEND'?)",
+    ),
+    "a-producer-named-as-the-backend": (
+        "reference:gather_logprobs",
+        "gather_logprobs is a callable taking arguments, not a conformance.Backend",
+    ),
     # The module imported the Backend class to build BACKEND: the object is meant.
     "attribute-in-another-case": (
         "broken_backends.empty_output_holds_a_request:backend",
