@@ -1562,6 +1562,11 @@ class _ModuleVisitor:
                 return ASYNC_OUTPUT_ATTRIBUTES.get(node.attr)
             return None
         if isinstance(node, ast.Attribute):
+            # ``self.state.out``: what the plugin class ``self.state`` holds stores there
+            held = self._held_class(node.value) if isinstance(node.value, ast.Attribute) else None
+            for cls in self.world.chain(held)[0] if held is not None else ():
+                if node.attr in cls.attribute_types:
+                    return cls.attribute_types[node.attr]
             return self._field_type(self._type_of(node.value), node.attr)
         if isinstance(node, ast.Call):
             return self._type_of_value(node)

@@ -2301,3 +2301,28 @@ class Rebinding:
 """
     found = judge(read_plugin({"npu/runner.py": held}), view("0.34.0"), view("0.33.0")).findings
     assert [(f.kind, f.line) for f in found] == [("construction-raises", 9)]
+
+
+def test_a_field_read_through_a_held_plugin_instance_is_judged() -> None:
+    nested = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+class State:
+    def __init__(self, out: ModelRunnerOutput):
+        self.out = out
+        self.count = 0
+
+
+class Runner:
+    def __init__(self, out: ModelRunnerOutput):
+        self.state = State(out)
+
+    def index(self, rid):
+        return self.state.out.req_id_to_index[rid]
+
+    def counted(self):
+        return self.state.count.req_id_to_index  # not an output: not judged
+"""
+    found = judge(read_plugin({"npu/runner.py": nested}), view("0.34.0"), view("0.33.0")).findings
+    assert [(f.kind, f.line) for f in found] == [("read-fails", 16)]
