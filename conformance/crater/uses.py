@@ -1873,7 +1873,29 @@ class _ModuleVisitor:
     def _dict_keys(self, node: ast.expr) -> KeywordDict:
         """The keys of a ``**`` argument, and whether they are all known."""
         built = built_dict(node, KeyTests(self._strings_named, self._guard), self._dict_named)
+        if built is None and isinstance(node, ast.Call):
+            built = self._dict_returned(node)
         return built if built is not None else KeywordDict(set(), False)
+
+    def _dict_returned(self, call: ast.Call) -> KeywordDict | None:
+        """The keys of the dictionary a plugin function returns (``**common(ids)``), where
+        every ``return`` of it gives one whose keys are known."""
+        called = self.world.resolve(self.module, call.func)
+        function = self.world.functions.get(called or "")
+        if function is None:
+            return None
+        named = dicts_in(function.body)
+        returned = [n.value for n in own_statements(function.body) if isinstance(n, ast.Return)]
+        merged: KeywordDict | None = None
+        for value in returned:
+            part = built_dict(value, named=named.get) if value is not None else None
+            if part is None:
+                return None
+            if merged is None:
+                merged = part
+            else:
+                merged.merge(part)
+        return merged
 
     def _dict_named(self, name: str) -> KeywordDict | None:
         for scope in reversed(self.scope_dicts):

@@ -96,6 +96,8 @@ class World:
         self.returns: dict[str, tuple[str, ast.expr]] = {}
         #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` handing their ``**kwargs`` on
         self.forwarders: dict[str, Forwarder] = {}
+        #: ``plugin:mod.f`` and ``plugin:mod.Class.f`` -> its definition
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         #: the plugin's top-level packages and modules
         self.tops = {module.split(".")[0] for module in trees}
         #: ``{module: {fallback target: Fallback}}``: a name bound by ``try: from a import
@@ -116,6 +118,8 @@ class World:
                 self.returns.setdefault(qualified, (module, returned))
             for qualified, forwarder in facts.forwarders.items():
                 self.forwarders.setdefault(qualified, forwarder)
+            for qualified, function in facts.functions.items():
+                self.functions.setdefault(qualified, function)
         self._bind_star_imports(packages)
         for module, (path, _) in trees.items():
             for node, aliased, handles in self._facts[module].classes:
@@ -334,6 +338,7 @@ class _ModuleFacts:
     classes: list[tuple[ast.ClassDef, dict[str, ast.expr], frozenset[str]]]
     returns: dict[str, ast.expr]  #: ``plugin:mod.f`` -> its return annotation
     forwarders: dict[str, Forwarder]  #: ``plugin:mod.f`` handing its ``**kwargs`` on
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]  #: ``plugin:mod.f``'s def
 
 
 def _module_facts(module: str, tree: ast.Module, is_package: bool) -> _ModuleFacts:
@@ -347,17 +352,21 @@ def _module_facts(module: str, tree: ast.Module, is_package: bool) -> _ModuleFac
     ]
     returns: dict[str, ast.expr] = {}
     forwarders: dict[str, Forwarder] = {}
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for owner, body in _function_bodies(module, tree):
         for node in body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             qualified = f"plugin:{owner}.{node.name}"
+            functions.setdefault(qualified, node)
             if node.returns:
                 returns.setdefault(qualified, node.returns)
             forwarder = forwarder_of(module, node)
             if forwarder is not None:
                 forwarders.setdefault(qualified, forwarder)
-    return _ModuleFacts(tree, bindings, fallbacks, try_imported, classes, returns, forwarders)
+    return _ModuleFacts(
+        tree, bindings, fallbacks, try_imported, classes, returns, forwarders, functions
+    )
 
 
 def _words_handed_over(node: ast.ClassDef) -> frozenset[str]:

@@ -2326,3 +2326,29 @@ class Runner:
 """
     found = judge(read_plugin({"npu/runner.py": nested}), view("0.34.0"), view("0.33.0")).findings
     assert [(f.kind, f.line) for f in found] == [("read-fails", 16)]
+
+
+def test_keywords_a_plugin_function_returns_as_a_dict_are_passed() -> None:
+    helper = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def _common(ids):
+    kwargs = {"req_ids": ids}
+    kwargs["req_id_to_index"] = {r: i for i, r in enumerate(ids)}
+    return kwargs
+
+
+def _unknown(ids, extra):
+    return dict(extra)
+
+
+def make(ids):
+    return ModelRunnerOutput(**_common(ids))
+
+
+def make_unknown(ids, extra):
+    return ModelRunnerOutput(**_unknown(ids, extra))
+"""
+    found = judge(read_plugin({"npu/runner.py": helper}), view("0.34.0"), view("0.33.0")).findings
+    assert [(f.kind, f.line) for f in found] == [("construction-raises", 16)]
