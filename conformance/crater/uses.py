@@ -51,6 +51,7 @@ from conformance.crater.keyword_dicts import (
     KeywordDict,
     built_dict,
     dicts_in,
+    merged_dicts,
 )
 from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.output_members import (
@@ -1885,17 +1886,11 @@ class _ModuleVisitor:
         if function is None:
             return None
         named = dicts_in(function.body)
-        returned = [n.value for n in own_statements(function.body) if isinstance(n, ast.Return)]
-        merged: KeywordDict | None = None
-        for value in returned:
-            part = built_dict(value, named=named.get) if value is not None else None
-            if part is None:
-                return None
-            if merged is None:
-                merged = part
-            else:
-                merged.merge(part)
-        return merged
+        return merged_dicts(
+            built_dict(n.value, named=named.get) if n.value is not None else None
+            for n in own_statements(function.body)
+            if isinstance(n, ast.Return)
+        )
 
     def _dict_named(self, name: str) -> KeywordDict | None:
         for scope in reversed(self.scope_dicts):
