@@ -58,7 +58,6 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable("OUTPUTS_SUITE_PIP_ARGS", PLUGIN, "pip arguments of its installs (default `-c constraints.txt --extra-index-url https://download.pytorch.org/whl/cpu`: torch a CPU build)"),
     Variable("OUTPUTS_SUITE_SELF_RUN", CONFORMANCE, "marks the run judging vLLM's own text", internal=True),
     Variable("OUTPUTS_SUITE_BUMP_SIDE", CONFORMANCE, "marks the run judging a bump's pin", internal=True),
-    Variable("OUTPUTS_SUITE_PIN_PYTHONPATH", CONFORMANCE, "the `PYTHONPATH` of the run at a bump's pin, where the target's vLLM was put first on it", internal=True),
     Variable("CONFORMANCE_COMMAND_LINE", CONFORMANCE, "messages name `python -m conformance`'s options", internal=True),
     Variable("CONFORMANCE_SUPERVISOR_DIR", CONFORMANCE, "where a supervised run keeps its journal", internal=True),
 )  # fmt: skip

@@ -26,9 +26,6 @@ from typing import Any
 #: Set in the run at A: its xfails entries of rules its revision lacks are dropped, as
 #: in the run at B (one xfails file serves both sides of a bump).
 BUMP_SIDE_ENV = "OUTPUTS_SUITE_BUMP_SIDE"
-#: Set where the run at B put the target's vLLM first on the import path: the
-#: ``PYTHONPATH`` the run at A (the pin's vLLM) is started with.
-PIN_PYTHONPATH_ENV = "OUTPUTS_SUITE_PIN_PYTHONPATH"
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 _ORDER = {"breaks": 0, "fixed": 1, "new": 2, "gone": 3, "changed": 4}
@@ -185,9 +182,12 @@ def run_from_side(
     check_timeout: float | None,
     cwd: Path,
     selection: list[str] | None = None,
+    pythonpath: tuple[str | None] | None = None,
 ) -> dict[str, Any]:
     """The backend judged at ``revision`` (A) in a process of its own; its report.
-    ``selection`` (``-k``/``-m`` of the run at B) selects the same checks."""
+    ``selection`` (``-k``/``-m`` of the run at B) selects the same checks; ``pythonpath``
+    (one value, None: unset) the ``PYTHONPATH`` it starts with, where the run at B put
+    the target's vLLM first on its own."""
     command = [
         sys.executable, "-m", "pytest", "--pyargs", "conformance", "-q",
         "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
@@ -200,8 +200,10 @@ def run_from_side(
         command.append(f"--conformance-check-timeout={check_timeout}")
     command += selection or []
     environment = {**os.environ, BUMP_SIDE_ENV: "1"}
-    if PIN_PYTHONPATH_ENV in environment:
-        environment["PYTHONPATH"] = environment.pop(PIN_PYTHONPATH_ENV)
+    if pythonpath is not None:
+        environment.pop("PYTHONPATH", None)
+        if pythonpath[0] is not None:
+            environment["PYTHONPATH"] = pythonpath[0]
     environment.pop("PYTEST_ADDOPTS", None)
     environment.pop("PYTEST_XDIST_WORKER", None)
     done = subprocess.run(
