@@ -102,10 +102,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         for plugin in listed:
             print(f"{plugin.name:<{width}}{plugin.device}")
         return 0
-    try:
-        args = build_parser(prog).parse_args(argv)
-    except SystemExit as stop:  # a usage error (its one line written), or --help
-        return stop.code if isinstance(stop.code, int) else USAGE_ERROR
+    args = build_parser(prog).parse_args(argv)
     if args.report:
         from conformance.crater.schema import SCHEMA
         from conformance.report.writer import unwritable

@@ -4,7 +4,7 @@ known to hold, and the tests each key is added under."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.crater.guards import Guard
@@ -105,10 +105,16 @@ def built_dict(
     before (``named``), or either side of ``A if T else B``, each side's keys added under
     its side of ``T``; None for anything else."""
     if isinstance(value, ast.IfExp):
-        return merged_dicts(
-            built_dict(side, tests, named, (*above, (value.test, branch)))
-            for side, branch in ((value.body, True), (value.orelse, False))
-        )
+        merged: KeywordDict | None = None
+        for side, branch in ((value.body, True), (value.orelse, False)):
+            part = built_dict(side, tests, named, (*above, (value.test, branch)))
+            if part is None:
+                return None
+            if merged is None:
+                merged = part
+            else:
+                merged.merge(part)
+        return merged
     if isinstance(value, ast.Name):
         built = named(value.id)
         if built is None or not above:
@@ -130,20 +136,6 @@ def built_dict(
     for key in keys:
         built.add(key, above, tests)
     return built
-
-
-def merged_dicts(parts: Iterable[KeywordDict | None]) -> KeywordDict | None:
-    """The keys of whichever of ``parts`` is built (the sides of an ``if``, the returns of
-    a function); None where one of them is not known, or there are none."""
-    merged: KeywordDict | None = None
-    for part in parts:
-        if part is None:
-            return None
-        if merged is None:
-            merged = part
-        else:
-            merged.merge(part)
-    return merged
 
 
 def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, KeywordDict]:

@@ -51,7 +51,6 @@ from conformance.crater.keyword_dicts import (
     KeywordDict,
     built_dict,
     dicts_in,
-    merged_dicts,
 )
 from conformance.crater.lenient_parse import parse_leniently
 from conformance.crater.output_members import (
@@ -1880,17 +1879,16 @@ class _ModuleVisitor:
 
     def _dict_returned(self, call: ast.Call) -> KeywordDict | None:
         """The keys of the dictionary a plugin function returns (``**common(ids)``), where
-        every ``return`` of it gives one whose keys are known."""
+        its one ``return``, at the top of its body (under no test: the keys hold whatever
+        the vLLM), gives one whose keys are known."""
         called = self.world.resolve(self.module, call.func)
         function = self.world.functions.get(called or "")
         if function is None:
             return None
-        named = dicts_in(function.body)
-        return merged_dicts(
-            built_dict(n.value, named=named.get) if n.value is not None else None
-            for n in own_statements(function.body)
-            if isinstance(n, ast.Return)
-        )
+        returns = [n for n in own_statements(function.body) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or returns[0] not in function.body or returns[0].value is None:
+            return None
+        return built_dict(returns[0].value, named=dicts_in(function.body).get)
 
     def _dict_named(self, name: str) -> KeywordDict | None:
         for scope in reversed(self.scope_dicts):

@@ -86,9 +86,6 @@ def test_the_same_plugins_at_their_pin_exit_0(offline, capsys) -> None:
         (["0.34.0", "--plugins", str(PYPROJECT)], "a file, not a wheel, an sdist or a plugin's"),
         (["0.34.0", "--report", str(PYPROJECT.parent)], "it is a folder; give a file name"),
         ([""], "TARGET is empty: give a release such as 0.34.0"),
-        # An unset variable never judges the working directory, nor writes a report.
-        (["0.34.0", "--plugins", ""], "argument --plugins: given empty (an unset variable?)"),
-        (["0.34.0", "--report", " "], "argument --report: given empty (an unset variable?)"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> None:
@@ -96,6 +93,16 @@ def test_bad_input_is_one_line_and_exit_4(offline, capsys, arguments, says) -> N
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0]
     assert "no-such-plugin-anywhere: no-such-plugin-anywhere" not in err[0]
+
+
+@pytest.mark.parametrize("option", ["--plugins", "--report"])
+def test_an_empty_value_is_refused_before_anything_is_read(capsys, option: str) -> None:
+    # An unset variable never judges the working directory, nor writes a report.
+    with pytest.raises(SystemExit) as stopped:
+        main(["crater", "0.34.0", option, " "])
+    assert stopped.value.code == 4
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"argument {option}: given empty (an unset variable?)" in line
 
 
 def test_a_file_that_is_no_crater_report_is_never_overwritten(offline, capsys, tmp_path) -> None:

@@ -2352,3 +2352,22 @@ def make_unknown(ids, extra):
 """
     found = judge(read_plugin({"npu/runner.py": helper}), view("0.34.0"), view("0.33.0")).findings
     assert [(f.kind, f.line) for f in found] == [("construction-raises", 16)]
+
+
+def test_keywords_returned_under_a_version_test_are_not_taken_for_all() -> None:
+    guarded = """
+import vllm
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def _kwargs(ids):
+    if vllm.__version_tuple__ >= (0, 34):
+        return {"req_ids": ids}
+    return {"req_ids": ids, "req_id_to_index": {r: i for i, r in enumerate(ids)}}
+
+
+def make(ids):
+    return ModelRunnerOutput(**_kwargs(ids))
+"""
+    found = judge(read_plugin({"npu/runner.py": guarded}), view("0.34.0"), view("0.33.0"))
+    assert found.findings == []
