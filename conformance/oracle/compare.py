@@ -140,7 +140,13 @@ def with_misspelt(difference: str, found: Any, field: str) -> str:
     if not fields:
         return difference
     own = getattr(found, "__dict__", {})
-    extra = [name for name in own if name not in fields and not name.startswith("_")]
+    # Spelt nearly so: a letter or two off, not another name built on it
+    # (``sampled_token_ids_cpu``, a host copy the output keeps).
+    extra = [
+        name
+        for name in own
+        if name not in fields and not name.startswith("_") and abs(len(name) - len(field)) <= 2
+    ]
     close = difflib.get_close_matches(field, extra, n=1, cutoff=0.8)
     if not close:
         return difference

@@ -103,14 +103,17 @@ def failures_by_behaviour(
             # under the first's explanation.
             if all(c.behaviour != found_cause.behaviour for c in causes):
                 causes.append(found_cause)
-    followers: dict[str, list[Any]] = {c.behaviour: [] for c in causes}
-    for behaviour, failed in found.items():
-        for record in failed:
-            # The first cause that explains it, in the causes' order: its own behaviour's
-            # (then it is that cause's own failure) or another's (then it follows).
-            cause = next((c for c in causes if c.explains(record, followers)), None)
-            if cause is not None and cause.behaviour != behaviour:
-                followers[cause.behaviour].append(record)
+    followers = _followers(found, causes)
+    # A cause each of whose own failures follows from another cause has no line to count
+    # its followers under: it is no cause, and they are counted anew without it.
+    while hollow := {
+        c.behaviour
+        for c in causes
+        if {id(r) for r in found[c.behaviour]}
+        <= {id(r) for b, f in followers.items() if b != c.behaviour for r in f}
+    }:
+        causes = [c for c in causes if c.behaviour not in hollow]
+        followers = _followers(found, causes)
     counted = {id(r) for rs in followers.values() for r in rs}
     why = {c.behaviour: c.why for c in causes}
     lines = []
@@ -127,6 +130,18 @@ def failures_by_behaviour(
         if followers.get(behaviour):
             lines.append(_followers_line(behaviour, followers[behaviour], why[behaviour]))
     return lines
+
+
+def _followers(found: dict[str, list[Any]], causes: list[_Cause]) -> dict[str, list[Any]]:
+    """Each cause's followers: every failure is counted under the first cause that
+    explains it, in the causes' order, where that is not its own behaviour's."""
+    followers: dict[str, list[Any]] = {c.behaviour: [] for c in causes}
+    for behaviour, failed in found.items():
+        for record in failed:
+            cause = next((c for c in causes if c.explains(record, followers)), None)
+            if cause is not None and cause.behaviour != behaviour:
+                followers[cause.behaviour].append(record)
+    return followers
 
 
 @dataclass(frozen=True)
@@ -392,7 +407,10 @@ def _wrong_value(record: Any) -> str | None:
         return None
     if NOT_A_RACE in message[0] or record.behaviour in CAUSES:
         return None
-    return re.sub(r"\d+", "N", _first_said(record))
+    said = _first_said(record)
+    expected, found_, rest = said.partition(", found ")
+    # What was expected varies with the step (its size); what was found is the bug's own.
+    return re.sub(r"\d+", "N", expected) + found_ + rest
 
 
 def _first_said(record: Any) -> str:

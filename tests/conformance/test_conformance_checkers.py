@@ -237,5 +237,8 @@ def test_a_field_set_under_a_misspelt_name_is_named_beside_its_difference() -> N
         "out.sampled_token_ids: expected 1 items, found 0 (it holds sampled_token_id, which "
         "is no field of Output: sampled_token_ids misspelt?)"
     )
+    kept = Output(["a"])
+    kept.sampled_token_ids_cpu = [[7]]  # type: ignore[attr-defined]  # another name on it
+    assert "misspelt" not in differences_between(Output(["a"], [[7]]), kept, "out")[0]
     found.extra_note = "kept by the plugin"  # type: ignore[attr-defined]
     assert differences_between(Output(["a"]), Output(["a"]), "out") == []  # no difference, no word

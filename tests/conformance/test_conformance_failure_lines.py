@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -572,7 +573,9 @@ def test_one_wrong_value_said_by_several_behaviours_is_one_cause() -> None:
         failed("producer.async_output", row("one-token-per-request")),
         failed("producer.async_output:waits-for-device", f"mrv2(<step race-k5>): {NOT_A_RACE}: x"),
         failed("producer.async_output:step-empty-batch", row("empty"), "cpu"),  # the same value
-        failed("producer.async_output:unpads-multi-token-rows", row("multi", 2)),  # alike
+        failed("producer.async_output:unpads-multi-token-rows",  # alike: expected more
+               row("multi").replace("expected 1 items", "expected 2 items")),
+        failed("producer.async_output:logprobs-read-by-request", row("k5", 7)),  # found other
         # Another value, or another producer's: failures of their own.
         failed("producer.async_output:step-prompt-logprobs",
                "mrv2(<step p>).get_output().prompt_logprobs_dict: expected keys ['r'], found []"),
@@ -586,6 +589,7 @@ def test_one_wrong_value_said_by_several_behaviours_is_one_cause() -> None:
         "waits-for-device 1"
     )
     assert [line.split("]")[0] for line in lines[2:]] == [
+        "FAIL [producer.async_output:logprobs-read-by-request",
         "FAIL [producer.async_output:step-prompt-logprobs",
         "FAIL [producer.pooling_output",
     ]
@@ -626,3 +630,20 @@ def test_a_race_line_keeps_the_fix_and_counts_the_copies_returned_unwaited() -> 
         "3 more returned unwaited"
     )
     assert "…" not in line
+
+
+def test_a_cause_whose_own_failures_all_follow_from_another_leaves_no_failure_unlisted() -> None:
+    from conformance.run.failure_lines import NOT_A_RACE, failures_by_behaviour
+
+    float_id = "x.get_output().sampled_token_ids[0][0]: expected int 101000, found float 101000.0"
+    records = [
+        # Ids of the wrong type: the rows' behaviour explains the others saying so, the
+        # producer's own included, which would be the cause of its wrong value too.
+        failed("producer.async_output:rows-as-lists", float_id),
+        failed("producer.async_output", float_id),
+        failed("producer.async_output:step-discarded-rows", float_id),
+        failed("producer.async_output:waits-for-device", f"x(<step race-k5>): {NOT_A_RACE}: y"),
+    ]
+    lines = failures_by_behaviour(records)
+    listed = sum(int(re.search(r"(\d+) (?:more )?check\(s\)", line)[1]) for line in lines)
+    assert listed == len(records), lines
