@@ -194,3 +194,36 @@ def test_a_bump_without_a_report_leaves_no_report_of_the_pin_behind(tmp_path) ->
     assert run.exit_code == 0, run.output[-2000:]
     assert "bump from 0.15.0 to 0.15.1" in run.output
     assert not [p.name for p in scratch.iterdir() if p.name.startswith("conformance-bump-")]
+
+
+BORROWING_THEN_IMPORTING_THE_REST = """
+try:
+    from vllm.v1.outputs import *  # noqa: F403
+    VLLM = True
+except ImportError:
+    VLLM = False
+    from reference.revisions import reference_module
+
+    _types = reference_module("0.12.0")
+    globals().update({name: getattr(_types, name) for name in _types.__all__})
+if VLLM:
+    import vllm.no_module_of_the_texts  # the rest of vLLM, which no text holds
+"""
+
+
+def test_a_borrowing_backend_that_cannot_import_the_targets_vllm_is_judged_as_imported(
+    tmp_path,
+) -> None:
+    # Its re-import with vLLM 0.34.0's texts raises: the import path is put back, so the
+    # workers (-n 2) import it as this process did, and the run judges it as imported.
+    (tmp_path / "borrowing_outputs.py").write_text(BORROWING_THEN_IMPORTING_THE_REST)
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend", "borrowing_outputs", "--revision", "0.12.0", "--bump-to", "0.34.0",
+        "-k", "test_logprobs_lists.py", "-n", "2",
+        module="conformance", env={"PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert run.exit_code in (0, 1), run.output[-3000:]
+    assert "imported with 0.34.0 as its vllm, it raised" in run.output
+    assert "judged as imported" in run.output and "INTERNALERROR" not in run.output
+    assert run.report["summary"]["passed"] > 0
