@@ -5,8 +5,6 @@ code 4) before a check runs.  The run's hooks are :class:`~conformance.run.sessi
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import importlib.util
 import os
 import shutil
@@ -19,6 +17,7 @@ import pytest
 from conformance.backends.backend import Backend, BackendResolutionError
 from conformance.judged import Judged, JudgedError, judged_at
 from conformance.run import nodeids, option_names
+from conformance.run.borrowed_types import pin_pythonpath, with_the_targets_vllm
 from conformance.run.bump import BUMP_SIDE_ENV
 from conformance.run.session import ConformanceRun
 from conformance.run.xfails import XfailEntry, XfailsFileError
@@ -57,7 +56,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
                 config.getoption("conformance_revision"), backend, option_names.option("revision")
             )
             judged = judged_at(bump_to, backend, option_names.option("bump-to"))
-            backend = _with_the_targets_vllm(config, backend, judged, str(bump_to))
+            backend = with_the_targets_vllm(config, backend, judged, str(bump_to))
         else:
             asked = config.getoption("conformance_revision")
             judged = judged_at(asked, backend, option_names.option("revision"))
@@ -68,7 +67,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
                 and judged.revision.name != judged_at(None, backend).revision.name
             ):
                 # Judged at another vLLM than its pin (a neighbour leg of its CI matrix).
-                backend = _with_the_targets_vllm(config, backend, judged, str(asked))
+                backend = with_the_targets_vllm(config, backend, judged, str(asked))
         superseded = judged.superseded(check_timeout(config))
     except JudgedError as error:
         raise pytest.UsageError(str(error)) from None
@@ -135,106 +134,6 @@ def activate(config: pytest.Config) -> ConformanceRun:
     return run
 
 
-def _with_the_targets_vllm(
-    config: pytest.Config, backend: Backend, judged: Judged, target: str
-) -> Backend:
-    """A plugin of vLLM's own types (:func:`~conformance.backends.known.borrows_types`)
-    judged at another vLLM than its pin (``target``, a bump's or ``--revision``): imported
-    again with the target's text as the ``vllm`` it imports, as moving its pin gives it
-    the target's types.  What breaks is then its own code's, never vLLM's classes'.
-    Where it cannot be imported so, it is judged as imported, the import path as it was."""
-    from conformance.backends import known, resolve
-    from conformance.releases.fetch import release_outputs
-    from conformance.releases.runs import installed_as_vllm, source_installed_as_vllm
-    from conformance.releases.texts import ReleaseTextError
-
-    if not known.borrows_types(backend):
-        return backend
-    release = next((r for r in (target, judged.choice.name) if known.is_known_release(r)), None)
-    try:
-        if judged.text is not None:
-            installing = source_installed_as_vllm(judged.text.source)
-        elif release is not None:
-            installing = installed_as_vllm(release, release_outputs(release))
-        else:
-            return backend  # 2025.10: no vLLM text to import
-    except ReleaseTextError as error:
-        return _noted(backend, f"vLLM {target}'s text is not at hand ({error}): judged as imported")
-    before = _ImportPath.now(_plugin_packages(config, backend))
-    held = contextlib.ExitStack()
-    try:
-        held.enter_context(installing)
-        before.forget_plugin()
-        moved = resolve.load_backend(config.getoption("conformance_backend"))
-    except Exception as error:  # its import at the target: judged as imported at its pin
-        held.close()
-        before.restore()
-        return _noted(
-            backend, f"imported with {target} as its vllm, it raised ({error}): judged as imported"
-        )
-    # The run at the pin is started with the import path it had; this run's ends with it.
-    config.stash[_PIN_IMPORT_PATH] = before.pythonpath
-    config.add_cleanup(held.close)
-    config.add_cleanup(before.restore_path)
-    return _noted(moved, f"its types are vLLM's: imported with {target} as its vllm")
-
-
-def _noted(backend: Backend, note: str) -> Backend:
-    return dataclasses.replace(backend, notes=(*backend.notes, note))
-
-
-#: ``PYTHONPATH`` as it was before a target's vLLM was put first (None: unset).
-_PIN_IMPORT_PATH = pytest.StashKey["str | None"]()
-#: Top-level packages that are never a plugin's own.
-_NOT_THE_PLUGINS = frozenset({"conformance", "reference", "vllm", "torch", "numpy", "builtins"})
-
-
-def _plugin_packages(config: pytest.Config, backend: Backend) -> frozenset[str]:
-    """The top-level packages a re-import must load afresh: the spec's module and the
-    backend's types module (an entry point's name is neither)."""
-    from conformance.backends import resolve
-
-    spec = resolve.selected_spec(config.getoption("conformance_backend"))
-    tops = {spec.partition(":")[0].partition(".")[0]}
-    tops.add(getattr(backend.module, "__name__", "").partition(".")[0])
-    return frozenset(tops - _NOT_THE_PLUGINS - {""})
-
-
-@dataclasses.dataclass
-class _ImportPath:
-    """What importing the target's vLLM changes: the import path, ``PYTHONPATH``, the
-    ``vllm`` modules and the plugin's modules loaded; put back where it fails."""
-
-    path: list[str]
-    pythonpath: str | None
-    modules: dict[str, Any]
-    plugin: frozenset[str]
-
-    @classmethod
-    def now(cls, plugin: frozenset[str]) -> _ImportPath:
-        wanted = {"vllm", *plugin}
-        modules = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in wanted}
-        return cls(list(sys.path), os.environ.get("PYTHONPATH"), modules, plugin)
-
-    def forget_plugin(self) -> None:
-        for name in [n for n in sys.modules if n.partition(".")[0] in self.plugin]:
-            del sys.modules[name]
-
-    def restore_path(self) -> None:
-        sys.path[:] = self.path
-        if self.pythonpath is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = self.pythonpath
-
-    def restore(self) -> None:
-        self.restore_path()
-        wanted = {"vllm", *self.plugin}
-        for name in [n for n in sys.modules if n.partition(".")[0] in wanted]:
-            del sys.modules[name]
-        sys.modules.update(self.modules)
-
-
 def _judged_at_pin(config: pytest.Config, backend: Backend, pin: Judged, to: Judged) -> Bump:
     """The backend judged at its pin, in a run of its own, for the bump."""
     from conformance.releases.text_revision import bump_changes
@@ -255,7 +154,7 @@ def _judged_at_pin(config: pytest.Config, backend: Backend, pin: Judged, to: Jud
             check_timeout(config),
             base,
             _selection(config),
-            (config.stash[_PIN_IMPORT_PATH],) if _PIN_IMPORT_PATH in config.stash else None,
+            pin_pythonpath(config),
         )
     except bump.BumpError as error:
         raise pytest.UsageError(str(error)) from None
