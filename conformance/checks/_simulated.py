@@ -70,3 +70,25 @@ def called_on_simulation(call: Callable[[], Any], kind: str, where: str) -> Any:
                 "judged on a real device only",
             )
         return attempt(where, call)
+
+
+def late_copies(runtime: Any, holder: Any = None) -> list[str]:
+    """What the simulated runtime (None: a real device) saw of the copies a producer read
+    or handed over before their wait, each naming the copy and, where read, the line and
+    what to wait for; ``holder`` (the async output) names those it handed over unwaited."""
+    from conformance.producers.simulated_device import what_to_wait_for
+
+    if runtime is None:
+        return []
+    early = runtime.early_reads()
+    unwaited = [
+        (line, event)
+        for label, line, event in runtime.unwaited_copies(holder)
+        if f"{label} read before its copy arrived" not in early
+    ]
+    seen = [*runtime.unordered_reads(), *runtime.early_read_details()]
+    seen += [line for line, _ in unwaited]
+    if unwaited and not early:
+        # An early read says what to wait for; else the first copy handed over unwaited.
+        seen.append(f"wait first for {what_to_wait_for(unwaited[0][1])}")
+    return seen

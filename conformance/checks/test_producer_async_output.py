@@ -23,6 +23,7 @@ import torch
 
 from conformance.backends.backend import LOGPROBS_WITH_MULTI_TOKEN_ROWS
 from conformance.backends.step import MODEL_RUNNER_V2
+from conformance.checks._simulated import late_copies
 from conformance.checks._skips import skip
 from conformance.checks._support import (
     expect_same,
@@ -549,18 +550,21 @@ def test_sampling_masks_reach_the_output(backend, async_producer, revision, step
     if found is None:
         fail(f"{where}.get_output().sampling_masks: expected the step's masks ({how}), found None")
     token_ids, offsets, cu = expected
+    # A wrong value read from copies not yet arrived is that read's failure: it says which
+    # copy was read where, and what to wait for, in place of how vLLM lists them.
+    early = "; ".join(late_copies(step_device.simulated))
     for index, (name, want) in enumerate((("token_ids", token_ids), ("offsets", offsets))):
         value = found[index] if isinstance(found, tuple) and len(found) > index else None
         if not (isinstance(value, np.ndarray) and np.array_equal(value, want)):
             fail(
-                f"{where}.get_output().sampling_masks.{name}: expected {want.tolist()} ({how}), "
-                f"found {value!r}"
+                f"{where}.get_output().sampling_masks.{name}: expected {want.tolist()}"
+                + (f", found {value!r}: {early}" if early else f" ({how}), found {value!r}")
             )
     value = found[2] if isinstance(found, tuple) and len(found) > 2 else None
     if cu is not None and value != cu:
         fail(
-            f"{where}.get_output().sampling_masks.cu_num_generated_tokens: expected {cu} "
-            f"({how}), found {value!r}"
+            f"{where}.get_output().sampling_masks.cu_num_generated_tokens: expected {cu}"
+            + (f", found {value!r}: {early}" if early else f" ({how}), found {value!r}")
         )
 
 
@@ -933,19 +937,6 @@ def _same_with_the_device_idle(
     return same is None
 
 
-def _late_copies(runtime) -> list[str]:
-    """What the simulated runtime saw of copies read or left before their wait."""
-    if runtime is None:
-        return []
-    early = runtime.early_reads()
-    never = [
-        f"{label}: get_output() returned before its copy arrived (no wait covered it)"
-        for label in runtime.copies_not_arrived()
-        if f"{label} read before its copy arrived" not in early
-    ]
-    return [*runtime.unordered_reads(), *runtime.early_read_details(), *never]
-
-
 @pytest.mark.behaviour("producer.async_output:waits-for-device")
 @pytest.mark.accelerator_only
 def test_get_output_waits_for_the_device(
@@ -977,7 +968,7 @@ def test_get_output_waits_for_the_device(
     output = attempt(f"{where}.get_output() right away", async_output.get_output)
     simulated = step_device.simulated
     unordered = simulated.unordered_reads() if simulated is not None else []
-    late = _late_copies(simulated)
+    late = late_copies(simulated, async_output)
     if late:
         fail(
             f"{where}.get_output() on {step_device.describe()}: {'; '.join(late)}"

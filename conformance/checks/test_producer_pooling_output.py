@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import torch
 
+from conformance.checks._simulated import late_copies
 from conformance.checks._skips import skip
 from conformance.checks._support import expect_type, fail_read_after_the_next_step
 from conformance.oracle.failing import attempt, fail, failure_of
@@ -213,6 +214,10 @@ def test_pooling_output_waits_for_the_device(
     made = _output(backend, pooling_producer, step, where)
     still_busy = not runtime.idle()
     found = attempt(f"{where}.get_output() right away", made.get_output)
+    # What the simulated runtime saw of this step before the suite reads its rows (and
+    # before any other step runs on it): a read before a copy arrived, a copy handed over
+    # unwaited, a copy ordered after none of the work computing its rows.
+    seen = late_copies(runtime, made)
     rows_found = [
         torch.Tensor(r.detach().cpu()) if r is not None else None for r in found.pooler_output
     ]
@@ -221,9 +226,6 @@ def test_pooling_output_waits_for_the_device(
         for row, want in zip(rows_found, values, strict=False)
         if row is None or not torch.equal(row, want)
     )
-    # What the simulated runtime saw of this step (before any other step runs on it): a
-    # read before a copy arrived, a copy ordered after none of the work computing its rows.
-    seen = [*runtime.unordered_reads(), *runtime.early_read_details()]
     wrong = stale or len(rows_found) != len(values)
     if (
         wrong

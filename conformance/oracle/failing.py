@@ -43,7 +43,7 @@ def name_copies_not_arrived(deviation: str) -> str:
         return deviation
     return deviation + (
         " (that value is the simulated runtime's placeholder of a copy not yet arrived: "
-        "read before the wait for it; see producer.async_output:waits-for-device)"
+        "read before the wait for it; its producer's waits-for-device check names the read)"
     )
 
 

@@ -65,14 +65,16 @@ class StepSamplingMasks:
         raise NotImplementedError
 
 
+# The counts stay what the backend handed (``asanyarray``): a host copy not yet arrived
+# notes the read of its values, as vLLM's own ``tolists`` reading it would.
 class _SampledRequestsMasks(StepSamplingMasks):
     """0.28.0-0.29.0: a row per request; those of requests that sampled a token are listed."""
 
     def tolists(self, num_sampled_tokens: np.ndarray) -> Any:
-        return self._listed(*self.rows_listed(np.asarray(num_sampled_tokens)))
+        return self._listed(*self.rows_listed(np.asanyarray(num_sampled_tokens)))
 
     def rows_listed(self, num_sampled: np.ndarray | None) -> tuple[np.ndarray, list[int] | None]:
-        counts = np.asarray(num_sampled)
+        counts = np.asanyarray(num_sampled)
         return np.flatnonzero(counts), _cu_of(counts)
 
 
@@ -101,7 +103,7 @@ class _RequestSlotsMasks(StepSamplingMasks):
     def rows_listed(self, num_sampled: np.ndarray | None) -> tuple[np.ndarray, list[int] | None]:
         if self.rows_per_request == 1:
             return np.arange(len(self.counts)), None
-        counts = np.asarray(num_sampled)
+        counts = np.asanyarray(num_sampled)
         return _active_slots(counts, self.rows_per_request), _cu_of(counts)
 
 

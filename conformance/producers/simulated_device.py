@@ -46,7 +46,7 @@ import sys
 import threading
 import types
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -622,13 +622,32 @@ class SimulatedRuntime:
 
     def copies_not_arrived(self) -> list[str]:
         """The labels of the host copies queued and not yet waited for, in queue order."""
+        return [copy.label for copy in self._copies_not_arrived()]
+
+    def unwaited_copies(self, holder: Any = None) -> list[tuple[str, str, str | None]]:
+        """``(label, line, event)`` per host copy queued and not yet waited for: the line
+        names it by ``holder``'s attribute holding it (``holder``: the async output handed
+        over), ``event`` is ``holder``'s event recorded after it (what to wait for), if any."""
+        owners = _objects_held(holder)
+        return [
+            (
+                copy.label,
+                f"{_attribute_holding(owners, None, copy) or copy.shown}: get_output() "
+                "returned before its copy arrived (no wait covered it)",
+                _event_covering(owners, copy),
+            )
+            for copy in self._copies_not_arrived()
+        ]
+
+    def _copies_not_arrived(self) -> list[HostCopy]:
         with self._lock:
             streams = list(self._streams)
-        labels: list[str] = []
+        copies: list[HostCopy] = []
         for stream in streams:
             with stream._lock:
-                labels += [c.label for _, c in stream._in_flight if c.label not in labels]
-        return labels
+                labels = {c.label for c in copies}
+                copies += [c for _, c in stream._in_flight if c.label not in labels]
+        return copies
 
     def _record_error(self, error: BaseException) -> None:
         with self._lock:
@@ -1264,8 +1283,18 @@ def _storage_key(data: torch.Tensor) -> int | None:
             return None
 
 
+#: Where a read or a copy is never the producer's own line: this module, the standard
+#: library's context managers, and the step's stand-in for vLLM's sampling-mask class
+#: (what its ``tolists`` reads, the producer's call of it read).
 _SKIPPED_FILES = frozenset(
-    os.path.abspath(f) for f in (__file__, contextlib.__file__, threading.__file__) if f
+    os.path.abspath(f)
+    for f in (
+        __file__,
+        contextlib.__file__,
+        threading.__file__,
+        os.path.join(os.path.dirname(__file__), "sampling_masks.py"),
+    )
+    if f
 )
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
@@ -1288,13 +1317,27 @@ def _producer_name(tensor: Any, copy: HostCopy | None = None) -> str | None:
     call (a helper's parameter names nothing: ``x`` of ``async_copy_to_np(x)``).  With
     ``copy``, the attribute holding that copy's host buffer names it too: a read through a
     view of it (its ``.numpy()``, a row) names no attribute itself."""
-    for owner, attributes in _producer_objects(sys._getframe(1)):
+    return _attribute_holding(_producer_objects(sys._getframe(1)), tensor, copy)
+
+
+def _attribute_holding(
+    owners: Iterable[tuple[Any, dict[str, Any]]], tensor: Any, copy: HostCopy | None
+) -> str | None:
+    """``Owner.attribute`` of the first of ``owners`` holding ``tensor`` or ``copy``'s
+    host buffer."""
+    for owner, attributes in owners:
         for attribute, value in attributes.items():
             if (tensor is not None and value is tensor) or (
                 copy is not None and getattr(value, "_copy", None) is copy
             ):
                 return f"{type(owner).__name__}.{attribute}"
     return None
+
+
+def _objects_held(holder: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """``[(holder, its attributes)]``, or nothing where it keeps none in a ``__dict__``."""
+    attributes = getattr(holder, "__dict__", None)
+    return [(holder, attributes)] if isinstance(attributes, dict) else []
 
 
 def _producer_objects(frame: types.FrameType | None) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -1318,9 +1361,14 @@ def _covering_event(copy: HostCopy) -> str | None:
     """The producer's name for an event recorded after ``copy`` on its stream (what its
     read should have waited for), found among the attributes of the objects in the
     frames around the read."""
+    return _event_covering(_producer_objects(sys._getframe(1)), copy)
+
+
+def _event_covering(owners: Iterable[tuple[Any, dict[str, Any]]], copy: HostCopy) -> str | None:
+    """``Owner.attribute`` of an event among ``owners``' recorded after ``copy``."""
     if copy.stream is None:
         return None
-    for owner, attributes in _producer_objects(sys._getframe(1)):
+    for owner, attributes in owners:
         for attribute, value in attributes.items():
             event = getattr(value, "_event", value)  # a wrapper of an event: the event
             covers = getattr(event, "_covers", None)
@@ -1336,6 +1384,14 @@ def _display_name(tensor: torch.Tensor, label: str) -> str:
     if own is None or own == label or own.endswith(f".{label}"):
         return f"a tensor computed from {label}" if computed else label
     return f"{own} ({'computed from ' if computed else ''}{label})"
+
+
+def what_to_wait_for(event: str | None) -> str:
+    """What a read of a host copy waits for first: the producer's event named ``event``,
+    recorded after the copy, or else what would do."""
+    if event:
+        return f"{event}.synchronize() (recorded after the copy)"
+    return "an event recorded after the copy on that stream, or that stream"
 
 
 class HostCopy:
@@ -1377,12 +1433,10 @@ class HostCopy:
         at = f" at {read_site}" if read_site else ""
         started = f" (its copy started at {self.site}" if self.site else " (its copy started"
         on = f" on {self.stream.describe()})" if self.stream is not None else ")"
-        wait = (
-            f"{event}.synchronize() (recorded after the copy)"
-            if event
-            else "an event recorded after the copy on that stream, or that stream"
+        return (
+            f"{shown} read{at} before its copy arrived{started}{on}; wait first for "
+            f"{what_to_wait_for(event)}"
         )
-        return f"{shown} read{at} before its copy arrived{started}{on}; wait first for {wait}"
 
     def stage(self) -> None:
         """Run on the stream: read the device values as they are at this point of its order."""
@@ -1547,7 +1601,10 @@ class InFlightArray(np.ndarray):
     def __getitem__(self, key: Any) -> Any:
         found = self._plain()[key]
         if isinstance(found, np.ndarray) and np.may_share_memory(found, self._plain()):
-            return found.view(InFlightArray) if self._copy is not None else found
+            # A view (``a[:, None]``, a row) is the buffer still, its copy not yet arrived.
+            if self._copy is None or self._runtime is None:
+                return found
+            return _in_flight_array(found, self._copy, self._runtime)
         self._note_read()  # an element, or a gather: values read
         return found
 

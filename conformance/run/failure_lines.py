@@ -76,7 +76,8 @@ _ROWS_WHY = "the sampled ids are not of the type the rows hold"
 #: One copy an async output handed back without waiting for it, as the race check
 #: lists each after the first read early.
 _RETURNED_EARLY = re.compile(
-    r"; [\w.\[\]]+: get_output\(\) returned before its copy arrived \(no wait covered it\)"
+    r"; [\w.\[\]]+(?: \([^()]*\))?: get_output\(\) returned before its copy arrived "
+    r"\(no wait covered it\)"
 )
 
 #: The width of a line's message, after ``FAIL [behaviour] N check(s): ``.
@@ -549,6 +550,7 @@ def _compact(line: str) -> str:
     """``line`` without what the behaviour line does not need: a step described at length
     (its name stays) and a device said twice."""
     line = re.sub(r"<step (\S+?)(?: (?:of|on) [^>]*)?>", r"<step \1>", line)
+    line = re.sub(r"<pooling step ((?:of \d+ requests)|\S+) on [^>]*>", r"<pooling step \1>", line)
     line = re.sub(r"\) on (?:an? )?(?:busy )?simulated \w+ runtime: ", "): ", line)
     line = line.replace(f": {COPY_RULE}", "")
     # Where the copy started is the report's: the line keeps what was read, where, and

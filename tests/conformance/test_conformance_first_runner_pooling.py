@@ -85,6 +85,12 @@ def test_the_first_runners_pooling_output_racing_fails_waits_for_device(
     for record in race:
         assert record["outcome"] == "failed", record
         assert "stale data" in record["message"], record
+    # The output that never waits is told which copy it handed over and what to wait for.
+    [unwaited] = [t for t in race if "[without-wait" in t["nodeid"]]
+    assert "get_output() returned before its copy arrived" in unwaited["message"], unwaited
+    assert (
+        "wait first for WithoutWait.async_copy_ready_event.synchronize()" in unwaited["message"]
+    ), unwaited
     # Copying first is only wrong while the device is still computing: on an idle one
     # the rest of the contract holds.  Not waiting reads every copy before it arrived
     # (the simulated copies land only at a wait), except in the empty batch.

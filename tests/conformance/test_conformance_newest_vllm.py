@@ -203,8 +203,14 @@ def test_prompt_logprobs_computed_on_the_device_are_handed_over_on_the_host(
     ("mutant", "words"),
     [
         ("drops_sampling_masks", ".get_output().sampling_masks: expected the step's masks"),
-        # The host copy read before it arrived: the simulated runtime's placeholders.
-        ("lists_sampling_masks_before_waiting", ".get_output().sampling_masks.token_ids: "),
+        # The host copy of the counts read before it arrived: named at the plugin's line,
+        # with what to wait for.
+        (
+            "lists_sampling_masks_before_waiting",
+            "ListsSamplingMasksBeforeWaiting.num_sampled_tokens_np, the host copy of "
+            "ListsSamplingMasksBeforeWaiting.num_sampled_tokens (num_sampled), read at "
+            "mrv2_mutants.py:89 before its copy arrived",
+        ),
         # Several slots per request (rows of several tokens): the counts tell the sampled.
         ("lists_sampling_masks_without_counts", "needs num_sampled_tokens"),
     ],

@@ -417,6 +417,24 @@ def test_a_numpy_array_taken_before_the_wait_and_read_after_it_is_right() -> Non
         assert runtime.early_reads() == [] and runtime.copies_not_arrived() == []
 
 
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda array: np.arange(2)[None, :] < array[:, None],  # a view's values, compared
+        lambda array: array[1:].sum(),  # a slice's, summed
+        lambda array: np.asanyarray(array)[0],  # an element of it as numpy hands it on
+    ],
+    ids=["view-compared", "slice-summed", "asanyarray-element"],
+)
+def test_a_view_of_a_numpy_array_read_before_the_wait_is_an_early_read(read) -> None:
+    # vLLM's SamplingMaskTensors.tolists compares counts[:, None]: a view of the host
+    # copy's array, read.  The view is the buffer still, so the read is the copy's.
+    with installed(SimulatedRuntime("cuda")) as runtime:
+        array = _pending_tensor(runtime).to("cpu", non_blocking=True).numpy()
+        read(array)
+        assert runtime.early_reads() == ["sampled ids read before its copy arrived"]
+
+
 def test_a_kernel_or_copy_of_a_shape_that_does_not_fit_is_refused_when_queued() -> None:
     with installed(SimulatedRuntime("cuda")) as runtime:
         tensor = runtime.device_tensor(torch.zeros(2, 3))
