@@ -128,9 +128,13 @@ def raised_at(error: BaseException) -> str:
 
 
 def _holds_stand_in(frame: FrameType) -> bool:
-    """Whether a frame's names (and ``self``'s attributes, and the items of either's
-    lists, tuples and dicts) hold a stand-in of :data:`stand_in_type`."""
+    """Whether a frame's names (its locals, the module globals its code names, ``self``'s
+    attributes, and the items of their lists, tuples and dicts) hold a stand-in of
+    :data:`stand_in_type`."""
     values = list(frame.f_locals.values())
+    # Only the globals its code names: a stand-in elsewhere in the module is not at hand.
+    named = frame.f_code.co_names
+    values += [frame.f_globals[name] for name in named if name in frame.f_globals]
     owner = frame.f_locals.get("self")
     values += list(getattr(owner, "__dict__", {}).values())
     for value in list(values):

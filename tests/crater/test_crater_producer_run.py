@@ -482,7 +482,9 @@ def test_a_raise_of_the_plugins_own_line_with_no_stand_in_at_hand_is_its_own(
         "class _Stub:\n    pass\n\n\n"
         "def own(rows):\n    return rows[len(rows)]\n\n\n"
         "def beside(rows):\n    helper = _Stub()\n    return rows[len(rows)]\n\n\n"
-        "def in_library(rows):\n    import json\n\n    return json.loads('x')\n"
+        "def in_library(rows):\n    import json\n\n    return json.loads('x')\n\n\n"
+        "MODULE_STUB = _Stub()\nUNUSED_STUB = _Stub()\n\n\n"
+        "def from_a_global(rows):\n    return rows[len(rows) + (MODULE_STUB is None)]\n"
     )
     spec = importlib.util.spec_from_file_location("own_code", tmp_path / "own_code.py")
     module = importlib.util.module_from_spec(spec)
@@ -500,6 +502,10 @@ def test_a_raise_of_the_plugins_own_line_with_no_stand_in_at_hand_is_its_own(
     assert said(module.own).endswith(f"own_code.py:6 (`return rows[len(rows)]`) {OWN_RAISE}")
     assert OWN_RAISE not in said(module.beside)  # a stand-in at hand: not told
     assert OWN_RAISE not in said(module.in_library)  # raised in a library it called
+    # A module-level stand-in the raising code names is at hand too; one it never names
+    # (UNUSED_STUB, beside it in the module) leaves own() its own.
+    assert OWN_RAISE not in said(module.from_a_global)
+    assert said(module.own).endswith(OWN_RAISE)
 
 
 def test_a_run_raising_by_its_own_code_is_a_finding_and_beside_a_stand_in_is_not() -> None:
