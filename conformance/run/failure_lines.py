@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -522,28 +523,79 @@ def _first_line(behaviour: str, records: list[Any], cause: bool = False) -> str:
 def shortened(line: str, width: int, keep: int = 0) -> str:
     """``line`` within ``width``: its middle left out, at a clause's end where there is
     one, so that what failed (its start, at least ``keep`` characters) and the fix (its
-    end) both stay."""
+    end) both stay.  Long lists lose their middle items first, and no cut falls inside
+    a list: one across two lists would splice what was found onto what was expected."""
     if len(line) <= width:
         return line
+    original = line
+    for kept in (3, 1):
+        rest = _LONG_LIST.sub(functools.partial(_list_shortened, kept=kept), original[keep:])
+        line = original[:keep] + rest
+        if len(line) <= width:
+            return line
+    outside = _outside_lists(line)
     head_room = max(width * 2 // 3, keep)
-    head = line[:head_room]
-    # The head to the end of a clause ("; "), else of a word.
-    cut = head.rfind("; ", max(keep, head_room // 2))
-    if cut <= 0:
-        cut = head.rfind(" ", max(keep, head_room // 2))
-    head = head[:cut] if cut > 0 else head
+    # The head to the end of a clause ("; "), else of a word, outside any list.
+    low = max(keep, head_room // 2)
+    cut = _last_at(line, ("; ",), low, head_room, outside)
+    if cut is None:
+        cut = _last_at(line, (" ",), low, head_room, outside) or line.rfind(" ", low, head_room)
+    head = line[:cut] if cut > 0 else line[:head_room]
     room = width - len(head) - 3
     if room < 20:
         return head + " …"  # no room for an end worth reading
-    tail = line[len(line) - room :]
-    # The tail from the start of a clause (after "; ", ": " or ", ") where one is near.
-    boundary = re.search(r"[;:,] ", tail[: len(tail) // 2])
-    if boundary is not None:
-        tail = tail[boundary.end() :]
-    else:
-        space = tail.find(" ")
-        tail = tail[space + 1 :] if 0 <= space < len(tail) // 2 else tail
+    start = len(line) - room
+    # The tail from the start of a clause (after "; ", ": " or ", "), else of a word,
+    # outside any list, where one is near.
+    found = _first_at(line, ("; ", ": ", ", "), start, start + room // 2, outside)
+    if found is None:
+        found = _first_at(line, (" ",), start, len(line), outside)
+    tail = line[found:].lstrip(";:, ") if found is not None else line[start:]
+    # A tail of expected values says so: one starting past the word would read as found.
+    expected = line.rfind("expected ", len(head), len(line) - len(tail))
+    if expected >= 0 and "expected " not in tail:
+        room = width - (len(line) - expected) - 3
+        cut = _last_at(line, ("; ", ", ", " "), max(keep, room // 2), room, outside)
+        if cut is not None and cut >= 40:
+            head, tail = line[:cut], line[expected:]
     return f"{head} … {tail}"
+
+
+def _outside_lists(line: str) -> list[bool]:
+    """Per character of ``line``, whether it stands outside every bracketed list."""
+    depth, outside = 0, []
+    for char in line:
+        depth += char == "["
+        outside.append(depth == 0)
+        depth -= char == "]" and depth > 0
+    return outside
+
+
+def _last_at(
+    line: str, marks: tuple[str, ...], low: int, high: int, outside: list[bool]
+) -> int | None:
+    for i in range(high - 1, low - 1, -1):
+        if outside[i] and line.startswith(marks, i):
+            return i
+    return None
+
+
+def _first_at(
+    line: str, marks: tuple[str, ...], low: int, high: int, outside: list[bool]
+) -> int | None:
+    for i in range(low, min(high, len(line))):
+        if outside[i] and line.startswith(marks, i):
+            return i
+    return None
+
+
+#: A bracketed list of more than five plain items (numbers, names, quoted words).
+_LONG_LIST = re.compile(r"\[((?:[^\[\](),]+, ){5,}[^\[\](),]+)\]")
+
+
+def _list_shortened(match: re.Match[str], kept: int) -> str:
+    items = match.group(1).split(", ")
+    return f"[{', '.join(items[:kept])}, …, {items[-1]}]"
 
 
 def _compact(line: str) -> str:

@@ -647,3 +647,28 @@ def test_a_cause_whose_own_failures_all_follow_from_another_leaves_no_failure_un
     lines = failures_by_behaviour(records)
     listed = sum(int(re.search(r"(\d+) (?:more )?check\(s\)", line)[1]) for line in lines)
     assert listed == len(records), lines
+
+
+_FOUND_AND_EXPECTED = (
+    "make_async_output(<step multi-token-discarded-k5>).get_output().logprobs: request 2 "
+    "(req-2) reads the wrong logprobs: slice_request(2, 1) row 0 (its sampled token 0) is ids "
+    "[80018, 80019, 80020, 80021, 80022, 80023], logprobs [-2.25, -2.375, -2.5, -2.625, -2.75, "
+    "-2.875], rank 4, expected ids [80024, 80025, 80026, 80027, 80028, 80029], logprobs [-3.0, "
+    "-3.125, -3.25, -3.375, -3.5, -3.625], rank 5"
+)
+
+
+@pytest.mark.parametrize("width", [300, 180])
+def test_a_shortened_line_never_shows_expected_values_as_found(width: int) -> None:
+    from conformance.run.failure_lines import shortened
+
+    line = shortened(_FOUND_AND_EXPECTED, width)
+    assert len(line) <= width
+    # Lists lose their middle items, never spliced into one another.
+    assert "[80018, 80019, 80020, … 80025" not in line and "80023, … 80024" not in line
+    # The expected values keep their word: no tail of them reads as what was found.
+    tail = line.split(" … ", 1)[-1] if " … " in line else line
+    assert "[-3.0" not in line or "expected ids [80024, …, 80029]" in line, line
+    assert "rank 5" not in tail or "expected" in tail, line
+    if width == 300:
+        assert "is ids [80018, …, 80023]" in line and "rank 4, expected ids" in line, line
