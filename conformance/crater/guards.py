@@ -205,8 +205,12 @@ class GuardReader:
         helpers: VersionHelpers | None = None,
         tuple_names: Mapping[str, int | None] | None = None,
         resolve: Callable[[ast.expr], str | None] | None = None,
+        attribute_tests: Mapping[str, Test] | None = None,
     ) -> None:
         self.tests = tests
+        #: ``{attribute: test}``: attributes of the module's classes (``self.old``,
+        #: ``cls.OLD``) bound once in the module, to a version test
+        self.attribute_tests = attribute_tests or {}
         self.version_names = version_names
         #: the plugin's functions comparing vLLM's version with their one argument
         self.helpers = helpers or VersionHelpers({}, {})
@@ -240,6 +244,13 @@ class GuardReader:
             return prefix
         if isinstance(node, ast.Name) and node.id in self.tests:
             return self.tests[node.id]
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+            and node.attr in self.attribute_tests
+        ):
+            return self.attribute_tests[node.attr]
         found = members(node) if members is not None else None
         return found if found is not None else ("other", _text(node))
 
@@ -466,7 +477,57 @@ def module_tests(
             test = reader.test_of(value)
             if test[0] != "other" and _kind(test) == "version":
                 tests[target.id] = test
-    return GuardReader(tests, frozenset(version_names), helpers, tuple_names, resolve)
+    reader = GuardReader(tests, frozenset(version_names), helpers, tuple_names, resolve)
+    attributes = _attribute_version_tests(tree, reader)
+    return GuardReader(tests, frozenset(version_names), helpers, tuple_names, resolve, attributes)
+
+
+def _attribute_version_tests(tree: ast.Module, reader: GuardReader) -> dict[str, Test]:
+    """``{attribute: test}`` of the class attributes the module binds once, in a class
+    body (``_OLD = vllm_version_is("0.33.0")``) or on ``self`` (``self.old = ...`` in a
+    method), to a version test: a flag read as ``self.old`` stands for that test.  An
+    attribute bound twice anywhere in the module may hold anything."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for statement in cls.body:
+            for target, value in _bindings(statement):
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(value)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target, value in _bindings(node):
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id in ("self", "cls")
+                ):
+                    bound.setdefault(target.attr, []).append(value)
+    found: dict[str, Test] = {}
+    for attribute, values in bound.items():
+        if len(values) != 1 or values[0] is None:
+            continue
+        test = reader.test_of(values[0])
+        if test[0] != "other" and _kind(test) == "version":
+            found[attribute] = test
+    return found
+
+
+def _bindings(node: ast.stmt) -> list[tuple[ast.expr, ast.expr | None]]:
+    """``(target, value)`` of an assignment statement (a value of None: not known, as an
+    augmented assignment's or an unpacking's)."""
+    if isinstance(node, ast.Assign):
+        found: list[tuple[ast.expr, ast.expr | None]] = []
+        for target in node.targets:
+            if isinstance(target, (ast.Tuple, ast.List)):
+                found += [(element, None) for element in target.elts]
+            else:
+                found.append((target, node.value))
+        return found
+    if isinstance(node, ast.AnnAssign):
+        return [(node.target, node.value)]
+    if isinstance(node, ast.AugAssign):
+        return [(node.target, None)]
+    return []
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ through ``not``, ``and``, ``or``, an ``else`` and a comprehension's ``if``."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from conformance.crater.syntax import exits
 
@@ -135,11 +135,14 @@ def condition_text(test: ast.expr) -> str:
     return " ".join(ast.unparse(test).split())[:100]
 
 
-def present_after_exit(node: ast.stmt) -> set[tuple[str, str]]:
-    """What ``if not hasattr(x, "a"): return`` (no ``else``) leaves present after it."""
+def present_after_exit(
+    node: ast.stmt, read: Callable[[ast.expr], ast.expr] = lambda test: test
+) -> set[tuple[str, str]]:
+    """What ``if not hasattr(x, "a"): return`` (no ``else``) leaves present after it;
+    ``read``: the test as it is read (a flag as the test it was bound to)."""
     if not isinstance(node, ast.If) or node.orelse or not exits(node.body):
         return set()
-    return present_when(node.test, False)
+    return present_when(read(node.test), False)
 
 
 def present_when(test: ast.expr, holds: bool) -> set[tuple[str, str]]:

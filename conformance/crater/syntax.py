@@ -214,6 +214,17 @@ def catches(handler: ast.ExceptHandler, *errors: str, broadly: bool = True) -> b
     return any(tail_name(n) in (*errors, *every) for n in names)
 
 
+def suppressed(node: ast.With | ast.AsyncWith) -> set[str]:
+    """The errors a ``with contextlib.suppress(AttributeError, ...):`` swallows, by name
+    (its body then runs as a ``try`` whose handler passes)."""
+    found: set[str] = set()
+    for item in node.items:
+        call = item.context_expr
+        if isinstance(call, ast.Call) and tail_name(call.func) == "suppress":
+            found.update(tail_name(argument) or "" for argument in call.args)
+    return found - {""}
+
+
 def reraises(handler: ast.ExceptHandler) -> bool:
     """Whether ``handler`` raises again (its own statements, not nested ones)."""
     return any(isinstance(node, ast.Raise) for node in handler.body)

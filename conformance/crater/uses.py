@@ -83,6 +83,7 @@ from conformance.crater.syntax import (
     own_statements,
     reraises,
     strings_in,
+    suppressed,
     tail_name,
     under_tests,
     unevaluated_annotations,
@@ -482,7 +483,7 @@ class _ModuleVisitor:
                 # ``if vllm_version_is(X): return ...``: what follows runs for the others.
                 self.conditions.append(after)
                 pushed += 1
-            tested = present_after_exit(node)
+            tested = present_after_exit(node, self._flag_read)
             if tested:
                 # ``if not hasattr(out, "x"): return``: what follows runs where it exists.
                 self.attributes_present.append(tested)
@@ -503,6 +504,22 @@ class _ModuleVisitor:
         self.conditions.append(dataclasses.replace(guard, branch=branch))
         self._statements(body)
         self.conditions.pop()
+
+    def _flag_read(self, test: ast.expr) -> ast.expr:
+        """``test`` with a flag the function binds once to a presence test read as that
+        test (``has_map = hasattr(out, "x")`` then ``if has_map:``)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        flag = test.operand if negated else test  # type: ignore[attr-defined]
+        if not (
+            isinstance(flag, ast.Name)
+            and self.function_bodies
+            and self.function_bindings[-1].get(flag.id) == 1
+        ):
+            return test
+        value = value_bound(own_statements(self.function_bodies[-1]), flag)
+        if value is None or not (present_when(value, True) or present_when(value, False)):
+            return test
+        return ast.UnaryOp(op=ast.Not(), operand=value) if negated else value
 
     def _after_decided_exit(self, node: ast.stmt) -> Guard | None:
         """The guard the rest of a block sits under after an ``if`` on a version or
@@ -530,7 +547,7 @@ class _ModuleVisitor:
                     continue
                 guard = Guard(test, branch, text)
                 self.conditions.append(guard)
-                self.attributes_present.append(present_when(node.test, branch))
+                self.attributes_present.append(present_when(self._flag_read(node.test), branch))
                 self.attributes_absent.append(absent_when(node.test, branch))
                 narrowed = self._narrowed(node.test) if branch else {}
                 for name in bindings_counted(body):
@@ -585,6 +602,18 @@ class _ModuleVisitor:
             self._statements(node.orelse)  # type: ignore[attr-defined]
             self._statements(node.finalbody)  # type: ignore[attr-defined]
             return
+        if isinstance(node, (ast.With, ast.AsyncWith)) and (
+            swallowed := suppressed(node) & {"AttributeError", "TypeError"}
+        ):
+            # ``with suppress(AttributeError): idx = out.gone[rid]``: a use failing there
+            # is passed over, as under a ``try`` whose handler passes.
+            missing, wrong_call = "AttributeError" in swallowed, "TypeError" in swallowed
+            self.missing_handled += missing
+            self.type_handled += wrong_call
+            self._statements(node.body)
+            self.missing_handled -= missing
+            self.type_handled -= wrong_call
+            return
         if isinstance(node, ast.ClassDef):
             self._class(node)
             return
@@ -609,15 +638,20 @@ class _ModuleVisitor:
                 self.bound_to[id(node.value)] = node.targets[0].id
         if isinstance(node, ast.AugAssign):
             self.augmented.add(id(node.target))
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt):
-                self._statement(child)
-            elif isinstance(child, ast.expr):
-                self._expressions(child)
-            elif isinstance(child, ast.match_case):  # ``case X:`` of a ``match``
-                if child.guard is not None:
-                    self._expressions(child.guard)
-                self._statements(child.body)
+        for _, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            if children and all(isinstance(child, ast.stmt) for child in children):
+                # A loop's or a ``with``'s block: what follows an exit in it never runs,
+                # and ``if not hasattr(out, "x"): continue`` holds for the rest.
+                self._statements(children)
+                continue
+            for child in children:
+                if isinstance(child, ast.expr):
+                    self._expressions(child)
+                elif isinstance(child, ast.match_case):  # ``case X:`` of a ``match``
+                    if child.guard is not None:
+                        self._expressions(child.guard)
+                    self._statements(child.body)
 
     def _class(self, node: ast.ClassDef) -> None:
         for decorator in node.decorator_list:
@@ -1770,11 +1804,23 @@ class _ModuleVisitor:
                     and isinstance(target, ast.Name)
                     and target.id == _RUNNER_OUTPUT_NAME
                     and not isinstance(value, ast.Constant)
+                    and not self._plugins_own_class_made(value)
                     and self._names_vllm_runner_output
                 ):
                     judged = f"{OUTPUTS}.ModelRunnerOutput"  # ``model_runner_output = data``
                 if judged and isinstance(target, ast.Name):
                     into.setdefault(target.id, judged)
+
+    def _plugins_own_class_made(self, value: ast.expr) -> bool:
+        """Whether ``value`` constructs a plugin class resting on none of vLLM's judged
+        types (``StepResult(ids)``): its type is shown, and it is not vLLM's."""
+        if not isinstance(value, ast.Call):
+            return False
+        called = self._called(value.func)
+        if called is None or not called.startswith("plugin:"):
+            return False
+        chain, vllm_base = self.world.chain(called)
+        return bool(chain) and vllm_base is None
 
     def _narrowed(self, test: ast.expr) -> dict[str, str]:
         """The names an ``if`` test narrows to a judged type (``isinstance(out,

@@ -2371,3 +2371,124 @@ def make(ids):
 """
     found = judge(read_plugin({"npu/runner.py": guarded}), view("0.34.0"), view("0.33.0"))
     assert found.findings == []
+
+
+FLAGS_ON_THE_CLASS = """
+from vllm.v1.outputs import ModelRunnerOutput
+from npu.utils import vllm_version_is
+
+
+class OnTheClass:
+    _OLD_OUTPUTS = vllm_version_is("0.33.0")
+
+    def build(self, req_ids):
+        if self._OLD_OUTPUTS:
+            return ModelRunnerOutput(req_ids=req_ids, req_id_to_index={})
+        return ModelRunnerOutput(req_ids=req_ids)
+
+
+class OnSelf:
+    def __init__(self):
+        self._old = vllm_version_is("0.33.0")
+
+    def build(self, req_ids):
+        if self._old:
+            return ModelRunnerOutput(req_ids=req_ids, req_id_to_index={})
+        return ModelRunnerOutput(req_ids=req_ids)
+
+
+class BoundTwice:
+    def __init__(self):
+        self._maybe = vllm_version_is("0.33.0")
+
+    def reset(self):
+        self._maybe = True
+
+    def build(self, req_ids):
+        if self._maybe:
+            return ModelRunnerOutput(req_ids=req_ids, req_id_to_index={})
+        return ModelRunnerOutput(req_ids=req_ids)
+"""
+
+
+def test_a_version_flag_on_the_class_or_on_self_stands_for_its_test() -> None:
+    reading = read_plugin({"npu/runner.py": FLAGS_ON_THE_CLASS})
+    helpers = frozenset({"npu", "npu.utils"})
+    at_target = judge(reading, view("0.34.0", helpers), view("0.33.0", helpers)).findings
+    at_pin = judge(reading, view("0.33.0", helpers), None).findings
+    # Only the flag bound twice (reset to True) may hold anything: its branch is judged.
+    assert [(f.line, f.member) for f in at_target] == [(34, "ModelRunnerOutput.req_id_to_index")]
+    assert [(f.line, f.member) for f in at_pin] == [(35, "ModelRunnerOutput.req_id_to_index")]
+
+
+OWN_CLASS_NAMED_LIKE_THE_OUTPUT = """
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+class StepResult:
+    def __init__(self, req_ids):
+        self.req_id_to_index = {r: i for i, r in enumerate(req_ids)}
+
+
+def step(req_ids, rid):
+    model_runner_output = StepResult(req_ids)
+    return model_runner_output.req_id_to_index[rid]
+
+
+def given(data, rid):
+    model_runner_output = data
+    return model_runner_output.req_id_to_index[rid]
+"""
+
+
+def test_a_local_named_model_runner_output_holding_a_plugin_class_is_that_class() -> None:
+    reading = read_plugin({"npu/runner.py": OWN_CLASS_NAMED_LIKE_THE_OUTPUT})
+    found = judge(reading, view("0.34.0"), view("0.33.0")).findings
+    # A value of no type shown, named so, is still taken for vLLM's.
+    assert [(f.kind, f.line) for f in found] == [("read-fails", 17)]
+
+
+PRESENCE_TESTED_OTHERWISE = """
+import contextlib
+
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+def in_a_loop(outs: list[ModelRunnerOutput], rid):
+    found = []
+    for out in outs:
+        if not hasattr(out, "req_id_to_index"):
+            found.append(out.req_ids.index(rid))
+            continue
+        found.append(out.req_id_to_index[rid])
+    return found
+
+
+def by_a_flag(out: ModelRunnerOutput, rid):
+    has_map = hasattr(out, "req_id_to_index")
+    if has_map:
+        return out.req_id_to_index[rid]
+    return out.req_ids.index(rid)
+
+
+def suppressed(out: ModelRunnerOutput, rid):
+    idx = None
+    with contextlib.suppress(AttributeError):
+        idx = out.req_id_to_index[rid]
+    return idx
+
+
+def untested(outs: list[ModelRunnerOutput], rid):
+    for out in outs:
+        if not out.req_ids:
+            continue
+        return out.req_id_to_index[rid]
+"""
+
+
+def test_presence_tested_in_a_loop_by_a_flag_or_suppressed_is_handled() -> None:
+    found = judge(
+        read_plugin({"npu/r.py": PRESENCE_TESTED_OTHERWISE}), view("0.34.0"), view("0.33.0")
+    )
+    # Only the read no test guards breaks.
+    assert [(f.kind, f.line) for f in found.findings] == [("read-fails", 35)]
