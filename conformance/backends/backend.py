@@ -67,7 +67,20 @@ def describe_async_output(make: Any, judged_class: str = "", runner: str = "") -
 
 
 class BackendResolutionError(Exception):
-    """A backend spec that names nothing usable; the message says what and how to fix it."""
+    """A backend spec that names nothing usable; the message says what and how to fix it.
+    ``vllm_missing``: the module of vLLM its import did not find (``vllm.v1.sample``),
+    where that is what failed; ``location``: the file and line of the backend's code that
+    raised, where known."""
+
+    def __init__(
+        self,
+        message: str,
+        vllm_missing: str | None = None,
+        location: tuple[str, int] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.vllm_missing = vllm_missing
+        self.location = location
 
 
 @dataclass(frozen=True)
@@ -132,6 +145,9 @@ class Backend:
     # Spec types a vLLM text judged on its own code does not define (a fork, a release
     # before 0.10.2): "type removed" changes, whose checks are not applicable.
     types_absent: tuple[str, ...] = field(default=(), compare=False)
+    # Why the backend's own code cannot be imported with the vLLM judged (a bump's
+    # target lacks a module it imports): the one failure there, the rest not judged.
+    import_fails: str | None = field(default=None, compare=False)
     # False for a bare module of types, which says nothing of its devices: its types
     # may be handed tensors of any device (``devices`` then only says where it is judged).
     devices_declared: bool = field(default=True, compare=False)

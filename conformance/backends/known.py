@@ -433,3 +433,17 @@ def borrows_types(backend: Backend) -> bool:
     return bool(modules) and all(
         m == _VLLM_TYPES_MODULE or m.partition(".")[0] == "reference" for m in modules
     )
+
+
+def installed_release_borrowed(backend: Backend) -> str | None:
+    """The installed vLLM's version where the backend's spec types are that vLLM's own
+    (imported from it, not the reference standing in for it); None otherwise."""
+    if not borrows_types(backend):
+        return None
+    from conformance.spec_names import SPEC_NAMES
+
+    types = [getattr(backend.module, name, None) for name in SPEC_NAMES]
+    if not any(isinstance(t, type) and t.__module__ == _VLLM_TYPES_MODULE for t in types):
+        return None
+    installed = installed_vllm()
+    return installed.version if installed is not None else None

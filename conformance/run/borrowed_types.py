@@ -6,10 +6,13 @@ vLLM's types: what breaks is then its own code's, never vLLM's classes'."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
+import linecache
 import os
 import sys
+import textwrap
 from typing import Any
 
 import pytest
@@ -42,27 +45,84 @@ def with_the_targets_vllm(
         else:
             return backend  # 2025.10: no vLLM text to import
     except ReleaseTextError as error:
-        return _noted(backend, f"vLLM {target}'s text is not at hand ({error}): judged as imported")
+        return noted(backend, f"vLLM {target}'s text is not at hand ({error}): judged as imported")
     before = _ImportPath.now(_plugin_packages(config, backend))
     held = contextlib.ExitStack()
     try:
         held.enter_context(installing)
         before.forget_plugin()
         moved = resolve.load_backend(config.getoption("conformance_backend"))
-    except Exception as error:  # its import at the target: judged as imported at its pin
+    except Exception as error:
         held.close()
         before.restore()
-        return _noted(
+        lacked = _module_the_target_lacks(error, release)
+        if lacked is not None:
+            # Its own code imports what the target lacks: that is what moving the pin
+            # breaks, and vLLM's classes of the pin say nothing of the target.
+            fails = f"its own code imports {lacked}, which vLLM {target} does not have"
+            return dataclasses.replace(
+                noted(backend, f"{fails}: its other checks are not judged at {target}"),
+                import_fails=fails,
+            )
+        # Anything else (the texts cannot stand in for the rest of vLLM it imports):
+        # judged as imported at its pin.
+        return noted(
             backend, f"imported with {target} as its vllm, it raised ({error}): judged as imported"
         )
     # The run at the pin is started with the import path it had; this run's ends with it.
     config.stash[_PIN_IMPORT_PATH] = before.pythonpath
     config.add_cleanup(held.close)
     config.add_cleanup(before.restore_path)
-    return _noted(moved, f"its types are vLLM's: imported with {target} as its vllm")
+    return noted(moved, f"its types are vLLM's: imported with {target} as its vllm")
 
 
-def _noted(backend: Backend, note: str) -> Backend:
+def _module_the_target_lacks(error: BaseException, release: str | None) -> str | None:
+    """``vllm.x.y (at worker.py:17: `from vllm.x.y import z`)``: where the backend's import
+    failed on a module of vLLM that the release's wheel does not hold (its fetched list of
+    modules says so); None where it holds it (the texts stand in for a few modules only)
+    or nothing says."""
+    from conformance.releases.fetch import release_modules
+    from conformance.source_paths import module_path
+
+    location = getattr(error, "location", None)
+    if getattr(error, "vllm_missing", None) is None or location is None or release is None:
+        return None
+    modules = release_modules(release)
+    statement = _statement_at(*location)
+    if modules is None or statement is None:
+        return None
+    for imported in _modules_imported(statement):
+        if imported.split(".")[0] == "vllm" and imported not in modules:
+            source = " ".join(ast.unparse(statement).split())
+            return f"{imported} (at {module_path(location[0])}:{location[1]}: `{source}`)"
+    return None
+
+
+def _statement_at(path: str, line: int) -> ast.stmt | None:
+    """The statement starting at ``path``'s ``line`` (an import over several lines too)."""
+    text = ""
+    for number in range(line, line + 20):
+        text += linecache.getline(path, number)
+        try:
+            parsed = ast.parse(textwrap.dedent(text))
+        except SyntaxError:
+            continue
+        return parsed.body[0] if parsed.body else None
+    return None
+
+
+def _modules_imported(statement: ast.stmt) -> list[str]:
+    """The modules an import statement needs: ``import a.b``'s ``a.b``, ``from a.b import
+    c``'s ``a.b`` (``c`` may be a name of it, not a module)."""
+    if isinstance(statement, ast.Import):
+        return [alias.name for alias in statement.names]
+    if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+        return [statement.module]
+    return []
+
+
+def noted(backend: Backend, note: str) -> Backend:
+    """``backend`` with ``note`` added to what the header tells of it."""
     return dataclasses.replace(backend, notes=(*backend.notes, note))
 
 

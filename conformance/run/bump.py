@@ -165,8 +165,8 @@ def _verdict(outcome: object) -> str:
 def _kind(a: str | None, b: str | None) -> str:
     if b == FAILED and a != FAILED:
         return "breaks"
-    if a == FAILED and b != FAILED:
-        return "fixed"
+    if a == FAILED and b == PASSED:
+        return "fixed"  # failing, then not judged (a rule gone, a check not built): changed
     if a is None:
         return "new"
     if b is None:

@@ -57,6 +57,8 @@ def skip_of(
 ) -> Skip | None:
     """Why ``item`` cannot run for ``backend`` on this machine; None when it can.
     ``types_removed``: spec types the judged vLLM text does not define."""
+    if backend.import_fails is not None and item.name != _IMPORT_CHECK:
+        return Skip(FOLLOWS_FROM_FAILURE, f"not judged: {backend.import_fails}")
     absent = _type_absent(item, backend.types_absent or types_removed)
     if absent is not None:
         return absent
@@ -73,6 +75,12 @@ def skip_of(
     if producer is not None and getattr(backend, producer.args[0]) is None:
         return Skip(PRODUCER_NOT_DECLARED, _not_declared(backend, producer.args[0]))
     return _step_skip(item, backend)
+
+
+#: The check that fails where the backend's own code does not import with the vLLM
+#: judged (:attr:`Backend.import_fails`); every other check is then not judged.
+_IMPORT_CHECK = "test_spec_names_are_classes"
+FOLLOWS_FROM_FAILURE = "follows-from-failure"
 
 
 def _not_declared(backend: Backend, name: str) -> str:

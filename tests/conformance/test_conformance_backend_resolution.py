@@ -62,6 +62,11 @@ BAD_SPECS = {
         "reference:gather_logprobs",
         "gather_logprobs is a callable taking arguments, not a conformance.Backend",
     ),
+    # The fix of a module importing vLLM, which is not installed, is to install it.
+    "imports-vllm-not-installed": (
+        "broken_backends.imports_vllm",
+        "No module named 'vllm' (",
+    ),
     # The module imported the Backend class to build BACKEND: the object is meant.
     "attribute-in-another-case": (
         "broken_backends.empty_output_holds_a_request:backend",
@@ -82,10 +87,15 @@ def _assert_usage_error(run: suite_runner.Run, expected: str) -> None:
 
 @pytest.mark.parametrize(("spec", "expected"), list(BAD_SPECS.values()), ids=list(BAD_SPECS))
 def test_bad_backend_option_is_a_usage_error(tmp_path, spec: str, expected: str) -> None:
+    if spec.endswith("imports_vllm") and importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here")
     run = suite_runner.subprocess_run(
         tmp_path, "--pyargs", "conformance", "--conformance-backend", spec, report=False
     )
     _assert_usage_error(run, expected)
+    if spec.endswith("imports_vllm"):
+        assert "vLLM is not installed here: install the release the backend targets" in run.output
+        assert "fix that error in the backend's module" not in run.output
 
 
 def test_bad_backend_from_the_environment_is_a_usage_error(tmp_path) -> None:

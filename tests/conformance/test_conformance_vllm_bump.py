@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -10,6 +11,7 @@ import suite_runner
 import vllm_texts
 
 from conformance.oracle.vllm_changes import Change
+from conformance.releases.texts import write_stub_tree
 from conformance.run.bump import Bump, verdicts
 
 
@@ -207,7 +209,7 @@ except ImportError:
     _types = reference_module("0.12.0")
     globals().update({name: getattr(_types, name) for name in _types.__all__})
 if VLLM:
-    import vllm.no_module_of_the_texts  # the rest of vLLM, which no text holds
+    import vllm.engine.arg_utils  # the rest of vLLM, which 0.34.0 has and no text holds
 """
 
 
@@ -227,3 +229,40 @@ def test_a_borrowing_backend_that_cannot_import_the_targets_vllm_is_judged_as_im
     assert "imported with 0.34.0 as its vllm, it raised" in run.output
     assert "judged as imported" in run.output and "INTERNALERROR" not in run.output
     assert run.report["summary"]["passed"] > 0
+
+
+BORROWING_THEN_IMPORTING_WHAT_THE_TARGET_LACKS = BORROWING_THEN_IMPORTING_THE_REST.replace(
+    "    import vllm.engine.arg_utils  # the rest of vLLM, which 0.34.0 has and no text holds",
+    "    from vllm.v1.worker.gpu_model_runner import (  # 0.34.0 has no first runner\n"
+    "        AsyncGPUModelRunnerOutput,\n"
+    "    )",
+)
+
+
+def test_a_borrowing_backend_whose_own_import_the_target_lacks_breaks_there_alone(
+    tmp_path,
+) -> None:
+    # Its own line imports a module 0.34.0's wheel does not hold: that import is what
+    # moving the pin breaks, not vLLM's classes of the pin judged at the target.
+    (tmp_path / "borrowing_outputs.py").write_text(BORROWING_THEN_IMPORTING_WHAT_THE_TARGET_LACKS)
+    vllm_texts.release_text("0.33.0")  # skips where the texts are not fetched
+    stub = write_stub_tree(
+        vllm_texts.RELEASES / "outputs-0.33.0.py.txt", "0.33.0", tmp_path / "pin"
+    )
+    run = suite_runner.subprocess_run(
+        tmp_path,
+        "--backend", "borrowing_outputs", "--bump-to", "0.34.0",
+        "-k", "test_module.py or test_logprobs_lists.py",
+        module="conformance", env={"PYTHONPATH": os.pathsep.join([str(stub), str(tmp_path)])},
+    )  # fmt: skip
+    assert run.exit_code == 1, run.output[-3000:]
+    lacked = "its own code imports vllm.v1.worker.gpu_model_runner (at borrowing_outputs.py:12: "
+    breaks = {
+        r["behaviour"]: r for r in run.report["bump"]["behaviours"] if r["change"] == "breaks"
+    }
+    assert set(breaks) == {"module.spec-names"}, breaks
+    [failed] = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert lacked in failed["message"] and "which vLLM 0.34.0 does not have" in failed["message"]
+    others = [t for t in run.report["tests"] if "test_logprobs_lists.py" in t["nodeid"]]
+    assert others and {t["skip_cause"] for t in others} == {"follows-from-failure"}
+    assert "BREAKS  module.spec-names: passed -> failed" in run.output

@@ -7,13 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "npu_plugin"
 HERE = Path(__file__).resolve().parent
 
 
-def _conformance(tmp_path: Path, backend: str, *args: str) -> tuple[int, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(HERE), str(ROOT)])}
+def _conformance(
+    tmp_path: Path, backend: str, *args: str, pythonpath: tuple[str, ...] = ()
+) -> tuple[int, str]:
+    path = [*pythonpath, str(EXAMPLE), str(HERE), str(ROOT)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     env.pop("PYTEST_XDIST_WORKER", None)
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "--backend", backend, "-p", "no:cacheprovider", *args],
@@ -50,6 +55,28 @@ def test_at_a_neighbouring_release_the_example_holds_that_releases_types(tmp_pat
     )
     assert code == 0, output[-3000:]
     assert "its types are vLLM's: imported with 0.13.0 as its vllm" in output
+
+
+def test_with_another_vllm_installed_the_example_holds_its_pins_types(tmp_path) -> None:
+    # Its outputs take vLLM's types where vLLM imports: with vLLM 0.32.0 installed they
+    # are 0.32.0's, which its 0.12.0 pin never holds.  It is judged with 0.12.0's.
+    from vllm_release_texts import MISSING, RELEASES
+
+    from conformance.releases.texts import write_stub_tree
+
+    if MISSING:
+        pytest.skip(MISSING)
+    installed = write_stub_tree(RELEASES / "outputs-0.32.0.py.txt", "0.32.0", tmp_path / "vllm")
+    code, output = _conformance(
+        tmp_path,
+        "example_npu_plugin.conformance_backend:BACKEND",
+        "-k",
+        "test_model_runner_output.py or test_logprobs_tensors.py",
+        pythonpath=(str(installed),),
+    )
+    assert code == 0, output[-3000:]
+    assert "note: the vLLM installed (0.32.0) is not the release judged (0.12.0)" in output
+    assert "its types are vLLM's: imported with 0.12.0 as its vllm" in output
 
 
 def test_the_example_without_its_synchronize_fails_the_race_check(tmp_path) -> None:
