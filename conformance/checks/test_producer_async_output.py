@@ -32,7 +32,7 @@ from conformance.checks._support import (
     held_names,
     producer_named,
 )
-from conformance.oracle.compare import Members, differences_between, with_misspelt
+from conformance.oracle.compare import Members, differences_between, kind_of, with_misspelt
 from conformance.oracle.failing import attempt, check, fail, failure_of
 from conformance.producers.late_on_device import LateOnDevice
 from conformance.producers.logprobs_reading import expect_read_alike, reads_by_request
@@ -474,6 +474,15 @@ def test_nan_counts_are_mapped_by_request(backend, async_producer, revision, ste
             "mapped to the NaN logits the runner counted for it (num_nans, handed over on the "
             "device, in the order of req_ids); vLLM's async output of this release sets "
             "dict(zip(req_ids, num_nans.tolist())), which the scheduler reads by request id"
+        )
+    # Equal is not enough: 1.0 == 1 and numpy's int32(1) == 1.
+    wrong = next(((r, n) for r, n in nans.items() if type(n) is not int), None)
+    if wrong is not None:
+        fail(
+            f"{where}.num_nans_in_logits[{wrong[0]!r}]: expected a Python int, found "
+            f"{kind_of(wrong[1])}: vLLM's async output of this release sets "
+            "num_nans.tolist()'s ints, which the scheduler hands on as "
+            "EngineCoreOutput.num_nans_in_logits (an int)"
         )
 
 

@@ -279,6 +279,21 @@ def maps_nan_counts_by_sorted_ids() -> Backend:
     return _one(MapsNanCountsBySortedIds, "vllm-mrv2-maps-nan-counts-by-sorted-ids")
 
 
+class NanCountsOfNumpy(AsyncOutput):
+    """Maps the NaN counts as numpy's int32, not the Python ints of num_nans.tolist()."""
+
+    def get_output(self):
+        output = super().get_output()
+        counts = output.num_nans_in_logits
+        if counts:
+            output.num_nans_in_logits = {r: np.int32(n) for r, n in counts.items()}
+        return output
+
+
+def nan_counts_of_numpy() -> Backend:
+    return _one(NanCountsOfNumpy, "vllm-mrv2-nan-counts-of-numpy")
+
+
 def drops_the_boundaries_on_the_device() -> Backend:
     return _one(DropsTheBoundariesOnTheDevice, "vllm-mrv2-drops-the-boundaries-on-the-device")
 

@@ -287,3 +287,15 @@ def test_model_runner_v2_maps_nan_counts_before_the_first_runner_did(
     assert [t["behaviour"] for t in failed] == ["producer.async_output:nan-counts"], run.output
     assert "num_nans_in_logits: expected {'req-0'" in failed[0]["message"]
     assert "each request id mapped to the NaN logits" in failed[0]["message"]
+
+
+@needs_texts
+def test_nan_counts_of_numpy_equal_in_value_are_not_the_ints_vllm_hands_on(tmp_path) -> None:
+    tree = write_stub_tree(RELEASES / "outputs-0.33.0.py.txt", "0.33.0", tmp_path / "tree")
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "mrv2_mutants:nan_counts_of_numpy", "-k", "nan_counts",
+        module="conformance", env={"PYTHONPATH": str(tree)},
+    )  # fmt: skip
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert [t["behaviour"] for t in failed] == ["producer.async_output:nan-counts"], run.output
+    assert "expected a Python int, found numpy.int32 np.int32(" in failed[0]["message"]
