@@ -92,6 +92,7 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
         PluginSource,
         PluginSourceError,
         plugin_source,
+        project_of,
     )
     from conformance.crater.vllm_side import VllmViewError, view_of
     from conformance.releases.remote_wheel import INDEX_UNREACHABLE
@@ -126,6 +127,15 @@ def main(argv: Sequence[str], prog: str = PROG) -> int:
             file=sys.stderr,
         )
     named = list(dict.fromkeys(args.plugins or [p.name for p in known_plugins()]))
+
+    for spec in named:
+        folder = Path(spec).expanduser()
+        if folder.is_dir() and project_of(folder) != folder:
+            print(
+                f"crater: {spec} is a package of the project {project_of(folder)}: that "
+                "project is judged (its pin, and its imports of its own package)",
+                file=sys.stderr,
+            )
 
     def fetched(spec: str) -> PluginSource | PluginSourceError:
         try:

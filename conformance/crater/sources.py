@@ -108,7 +108,7 @@ def plugin_source(spec: str, cache: Path | None = None) -> PluginSource:
     """The plugin ``spec`` names (:class:`PluginSourceError`, one line, when it names none)."""
     path = Path(spec).expanduser()
     if path.is_dir():
-        return dataclasses.replace(_from_checkout(path), given=True)
+        return dataclasses.replace(_from_checkout(project_of(path)), given=True)
     if path.is_file() and (path.suffix == ".whl" or path.name.endswith((".tar.gz", ".zip"))):
         return dataclasses.replace(_dated(_local_archive(path)), given=True)
     if path.is_file():
@@ -438,6 +438,26 @@ def _from_archive(filename: str, data: bytes, kind: str, origin: str) -> PluginS
         origin,
         tuple(unreadable),
     )
+
+
+#: The files that make a folder a project (a checkout or an unpacked sdist).
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "PKG-INFO")
+
+
+def project_of(folder: Path) -> Path:
+    """The project ``folder`` belongs to: itself, or, for a package folder that declares
+    nothing (its ``__init__.py``, no ``pyproject.toml``), the nearest folder above that
+    does: its imports of its own package resolve there, and its pin is declared there."""
+    if not (folder / "__init__.py").is_file() or _is_project(folder):
+        return folder
+    for parent in list(folder.resolve().parents)[:3]:
+        if _is_project(parent):
+            return parent
+    return folder
+
+
+def _is_project(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in _PROJECT_FILES)
 
 
 def _from_checkout(folder: Path) -> PluginSource:

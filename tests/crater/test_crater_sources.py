@@ -56,6 +56,21 @@ def test_a_checkout_is_read_with_its_declared_name_version_and_pin(tmp_path) -> 
     assert pin.release == "0.33.0"  # vllm==0.33.0+npu: a local build of 0.33.0
 
 
+def test_a_package_folder_given_for_its_project_is_read_as_that_project(tmp_path) -> None:
+    # A plugin author's slip: the package, not the folder declaring it.  Its pin and
+    # its imports of its own package are the project's.
+    root = plugins.write(plugins.BUILDS_OUTPUT, tmp_path / "project")
+    [package] = {Path(p).parts[0] for p in plugins.BUILDS_OUTPUT if p.endswith(".py")}
+    source = plugin_source(str(root / package))
+    assert (source.name, source.version) == ("npu-builder", "1.0")
+    assert set(source.files) == set(_code(plugins.BUILDS_OUTPUT))
+    # A folder of a project of its own, or no project above it, is read as given.
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "__init__.py").write_text("")
+    (tmp_path / "loose" / "runner.py").write_text("x = 1\n")
+    assert plugin_source(str(tmp_path / "loose")).files.keys() == {"__init__.py", "runner.py"}
+
+
 def test_an_unpacked_sdist_says_its_name_version_and_requirement(tmp_path) -> None:
     files = {
         "pyproject.toml": '[project]\nname = "npu-dyn"\ndynamic = ["version"]\n',
