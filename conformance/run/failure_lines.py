@@ -565,9 +565,9 @@ def _outside_lists(line: str) -> list[bool]:
     """Per character of ``line``, whether it stands outside every bracketed list."""
     depth, outside = 0, []
     for char in line:
-        depth += char == "["
+        depth += char in "[("
         outside.append(depth == 0)
-        depth -= char == "]" and depth > 0
+        depth -= char in ")]" and depth > 0
     return outside
 
 
@@ -589,13 +589,16 @@ def _first_at(
     return None
 
 
-#: A bracketed list of more than five plain items (numbers, names, quoted words).
-_LONG_LIST = re.compile(r"\[((?:[^\[\](),]+, ){5,}[^\[\](),]+)\]")
+#: A bracketed list of more than five plain items (numbers, names, quoted words), or a
+#: parenthesised one of names (``fields (req_ids, sampled_token_ids, ...)``).
+_LONG_LIST = re.compile(r"\[((?:[^\[\](),]+, ){5,}[^\[\](),]+)\]|\(((?:[\w.'-]+, ){5,}[\w.'-]+)\)")
 
 
 def _list_shortened(match: re.Match[str], kept: int) -> str:
-    items = match.group(1).split(", ")
-    return f"[{', '.join(items[:kept])}, …, {items[-1]}]"
+    bracketed = match.group(1) is not None
+    items = (match.group(1) if bracketed else match.group(2)).split(", ")
+    opening, closing = ("[", "]") if bracketed else ("(", ")")
+    return f"{opening}{', '.join(items[:kept])}, …, {items[-1]}{closing}"
 
 
 def _compact(line: str) -> str:

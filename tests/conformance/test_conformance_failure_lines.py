@@ -672,3 +672,19 @@ def test_a_shortened_line_never_shows_expected_values_as_found(width: int) -> No
     assert "rank 5" not in tail or "expected" in tail, line
     if width == 300:
         assert "is ids [80018, …, 80023]" in line and "rank 4, expected ids" in line, line
+
+
+def test_a_shortened_field_list_keeps_what_was_expected_apart_from_what_was_found() -> None:
+    from conformance.run.failure_lines import shortened
+
+    fields = [f"field_{i}" for i in range(12)]
+    line = (
+        f"ModelRunnerOutput: extra (_plugin_step_id): expected fields ({', '.join(fields)}) in "
+        f"this order, found ({', '.join([*fields, '_plugin_step_id'])})"
+    )
+    shown = shortened(line, 180)
+    assert len(shown) <= 180
+    assert (
+        "expected fields (field_0, field_1, field_2, …, field_11) in this order, found (" in shown
+    )
+    assert shown.endswith(", _plugin_step_id)")
