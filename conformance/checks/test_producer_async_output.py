@@ -146,9 +146,19 @@ def _plain_rows(rows) -> object:
     return [row.tolist() if isinstance(row, np.ndarray) else row for row in rows]
 
 
-def _kept_past(found_rows, expected_rows) -> str | None:
+#: How each runner unpads a row to its kept tokens.
+_UNPADDING_RULES = {
+    MODEL_RUNNER_V2: "unpad each row to its num_sampled, whatever the values (Model Runner V2)",
+    None: "unpad each row to its num_sampled, whatever the values (Model Runner V2), or drop "
+    "-1 and ids at or beyond vocab_size (the first runner)",
+}
+_FIRST_RUNNERS_RULE = "drop -1 and ids at or beyond vocab_size (the first runner's rule)"
+
+
+def _kept_past(found_rows, expected_rows, runner: str | None = None) -> str | None:
     """Where a row goes on past its request's kept tokens (the padding, or what the
-    device left there), the unpadding's own rule; None where none does."""
+    device left there), the unpadding's own rule (``runner``'s where known); None where
+    none does."""
     found, want = _plain_rows(found_rows), _plain_rows(expected_rows)
     if not (isinstance(found, list) and isinstance(want, list) and len(found) == len(want)):
         return None
@@ -162,17 +172,16 @@ def _kept_past(found_rows, expected_rows) -> str | None:
                 f"sampled_token_ids[{i}]: {KEPT_PAST} ({row} {KEPT_NONE}): the row "
                 "of a discarded request, or of one that kept no token, is empty"
             )
-        return (
-            f"sampled_token_ids[{i}]: {KEPT_PAST} ({row[len(kept) :]} after {kept}): "
-            "unpad each row to its num_sampled, whatever the values (Model Runner V2), "
-            "or drop -1 and ids at or beyond vocab_size (the first runner)"
-        )
+        rule = _UNPADDING_RULES.get(runner, _FIRST_RUNNERS_RULE)
+        return f"sampled_token_ids[{i}]: {KEPT_PAST} ({row[len(kept) :]} after {kept}): {rule}"
     return None
 
 
-def _expect_nothing_kept_past(found_rows, expected_rows, where: str) -> None:
+def _expect_nothing_kept_past(
+    found_rows, expected_rows, where: str, runner: str | None = None
+) -> None:
     """No row goes on past its kept tokens: said once for every check that meets it."""
-    past = _kept_past(found_rows, expected_rows)
+    past = _kept_past(found_rows, expected_rows, runner)
     if past is not None:
         fail(f"{where}.{past}")
 
@@ -189,14 +198,22 @@ _SET_AFTER_BUILDING = (
 
 
 def _expect_output(
-    backend, found, expected, where: str, *, exact_rows: bool = False, kv_late: bool = False
+    backend,
+    found,
+    expected,
+    where: str,
+    *,
+    exact_rows: bool = False,
+    kv_late: bool = False,
+    runner: str | None = None,
 ) -> None:
     """``found`` is the backend's ModelRunnerOutput with ``expected``'s values, field by field;
-    ``kv_late``: the runner set its KV connector's output after building the async output."""
+    ``kv_late``: the runner set its KV connector's output after building the async output;
+    ``runner``: the runner its producer is shaped like, whose unpadding a failure names."""
     expect_type(found, backend.module.ModelRunnerOutput, where)
     rows = found.sampled_token_ids if exact_rows else _plain_rows(found.sampled_token_ids)
     want = expected.sampled_token_ids if exact_rows else _plain_rows(expected.sampled_token_ids)
-    _expect_nothing_kept_past(found.sampled_token_ids, expected.sampled_token_ids, where)
+    _expect_nothing_kept_past(found.sampled_token_ids, expected.sampled_token_ids, where, runner)
     check([
         with_misspelt(d, found, "sampled_token_ids")
         for d in differences_between(want, rows, f"{where}.sampled_token_ids")[:5]
@@ -292,6 +309,7 @@ def _check_rows(backend, async_producer, revision, step_device, case: StepCase) 
         expected,
         f"{where}.get_output()",
         kv_late=_kv_late(revision, async_producer),
+        runner=async_producer.runner,
     )
 
 
@@ -404,7 +422,7 @@ def test_rows_are_lists_of_python_ints(backend, async_producer, revision, step_d
     for found, expected, where in _rows_outputs(backend, async_producer, revision, step_device):
         _expect_output(
             backend, found, expected, where, exact_rows=True,
-            kv_late=_kv_late(revision, async_producer),
+            kv_late=_kv_late(revision, async_producer), runner=async_producer.runner,
         )  # fmt: skip
 
 
@@ -591,7 +609,10 @@ _MASKS_TOLISTS = {
 @pytest.mark.behaviour("producer.async_output:rows-as-arrays")
 def test_rows_are_numpy_arrays(backend, async_producer, revision, step_device) -> None:
     for found, expected, where in _rows_outputs(backend, async_producer, revision, step_device):
-        _expect_output(backend, found, expected, where, kv_late=_kv_late(revision, async_producer))
+        _expect_output(
+            backend, found, expected, where,
+            kv_late=_kv_late(revision, async_producer), runner=async_producer.runner,
+        )  # fmt: skip
         for i, row in enumerate(found.sampled_token_ids):
             if not isinstance(row, np.ndarray):
                 fail(
@@ -613,7 +634,10 @@ def _logprobs_outputs(backend, async_producer, revision, step_device, case: Step
     found = _run(
         backend, revision, async_producer, step, _where(backend, async_producer, case, step_device)
     )
-    _expect_output(backend, found, expected, where, kv_late=_kv_late(revision, async_producer))
+    _expect_output(
+        backend, found, expected, where,
+        kv_late=_kv_late(revision, async_producer), runner=async_producer.runner,
+    )  # fmt: skip
     return found, expected, where
 
 
@@ -1019,7 +1043,9 @@ def test_get_output_waits_for_the_device(
     if parts and _same_with_the_device_idle(
         backend, async_producer, revision, step_device, case, output
     ):
-        past = _kept_past(output.sampled_token_ids, expected.sampled_token_ids)
+        past = _kept_past(
+            output.sampled_token_ids, expected.sampled_token_ids, async_producer.runner
+        )
         fail(
             f"{where}.get_output() on {step_device.describe()}: {NOT_A_RACE}: expected the "
             f"values the device computed, found other values in {'; '.join(parts)}"
