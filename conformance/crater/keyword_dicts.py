@@ -51,6 +51,14 @@ class KeywordDict:
             self.keys.add(key)
             self.guarded.pop(key, None)  # passed wherever the call runs: once
 
+    def take(self, key: str, conditionally: bool) -> None:
+        """``key`` taken away (``del d["k"]``, ``d.pop("k")``): never passed after; taken
+        under a test, whether it is there is no longer known."""
+        self.keys.discard(key)
+        self.guarded.pop(key, None)
+        self.tested.discard(key)
+        self.known = self.known and not conditionally
+
     def merge(self, other: KeywordDict) -> None:
         """``other``'s keys too: the other side of a conditional expression."""
         self.known = self.known and other.known
@@ -141,7 +149,7 @@ def built_dict(
 def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, KeywordDict]:
     """Dictionaries a function builds before passing them as ``**kwargs``: their keys
     from a literal, ``dict(k=...)`` (annotated or not), either side of ``A if T else B``,
-    ``d["k"] = ...`` and ``d.update(k=...)``, each as
+    ``d["k"] = ...``, ``d.update(k=...)`` and ``d.setdefault("k", ...)``, each as
     :meth:`KeywordDict.add` sorts it by the tests it sits under."""
     found: dict[str, KeywordDict] = {}
     for node, above in under_tests(body):
@@ -170,14 +178,33 @@ def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, 
             isinstance(node, ast.Expr)
             and isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Attribute)
-            and node.value.func.attr == "update"
             and isinstance(node.value.func.value, ast.Name)
             and node.value.func.value.id in found
         ):
             built = found[node.value.func.value.id]
-            for keyword in node.value.keywords:
-                if keyword.arg:
-                    built.add(keyword.arg, above, tests)
-            if node.value.args:
-                built.known = False
+            method, arguments = node.value.func.attr, node.value.args
+            if method == "update":
+                for keyword in node.value.keywords:
+                    if keyword.arg:
+                        built.add(keyword.arg, above, tests)
+                if arguments:
+                    built.known = False
+            elif method == "setdefault" and arguments and isinstance(arguments[0], ast.Constant):
+                built.add(str(arguments[0].value), above, tests)  # ``d.setdefault("k", v)``
+            elif method == "pop" and arguments and isinstance(arguments[0], ast.Constant):
+                built.take(str(arguments[0].value), bool(above))
+            elif method in ("pop", "popitem", "clear", "setdefault"):
+                built.known = False  # a key taken away, or one not spelt out
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:  # ``del d["k"]``: a key taken away
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id in found
+                ):
+                    built = found[target.value.id]
+                    if isinstance(target.slice, ast.Constant):
+                        built.take(str(target.slice.value), bool(above))
+                    else:
+                        built.known = False
     return found

@@ -1886,6 +1886,13 @@ class _ModuleVisitor:
                 judged = self._type_of_annotation(statement.annotation)
                 if judged:
                     found.setdefault(statement.target.id, judged)
+            # ``@property def last(self) -> ModelRunnerOutput``: read as an attribute
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                tail_name(d) in ("property", "cached_property") for d in statement.decorator_list
+            ):
+                judged = self._type_of_annotation(statement.returns)
+                if judged:
+                    found.setdefault(statement.name, judged)
         return found
 
     def _self_attribute_classes(self, node: ast.ClassDef) -> dict[str, str]:

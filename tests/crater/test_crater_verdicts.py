@@ -2492,3 +2492,51 @@ def test_presence_tested_in_a_loop_by_a_flag_or_suppressed_is_handled() -> None:
     )
     # Only the read no test guards breaks.
     assert [(f.kind, f.line) for f in found.findings] == [("read-fails", 35)]
+
+
+PROPERTIES_AND_KWARGS = """
+import functools
+
+from vllm.v1.outputs import ModelRunnerOutput
+
+
+class Runner:
+    def __init__(self, out):
+        self._out = out
+
+    @property
+    def last_output(self) -> ModelRunnerOutput:
+        return self._out
+
+    @functools.cached_property
+    def first_output(self) -> ModelRunnerOutput:
+        return self._out
+
+    def index(self, rid):
+        return self.last_output.req_id_to_index[rid]
+
+    def first_index(self, rid):
+        return self.first_output.req_id_to_index[rid]
+
+
+def completed(req_ids, index):
+    kw = {"req_ids": req_ids}
+    kw.setdefault("req_id_to_index", index)
+    return ModelRunnerOutput(**kw)
+
+
+def taken_away(req_ids, index):
+    kw = {"req_ids": req_ids, "req_id_to_index": index}
+    del kw["req_id_to_index"]
+    return ModelRunnerOutput(**kw)
+"""
+
+
+def test_a_property_annotated_as_an_output_and_setdefault_keys_are_judged() -> None:
+    found = judge(read_plugin({"npu/r.py": PROPERTIES_AND_KWARGS}), view("0.34.0"), view("0.33.0"))
+    # A key deleted is not passed.
+    assert [(f.kind, f.line) for f in found.findings] == [
+        ("read-fails", 20),
+        ("read-fails", 23),
+        ("construction-raises", 29),
+    ]
