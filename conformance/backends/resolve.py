@@ -33,6 +33,7 @@ import os
 import pkgutil
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -73,7 +74,11 @@ def load_backend(spec: str | None = None) -> Backend:
         )
     chosen = selected_spec(spec).strip()
     try:
-        backend = _resolve(chosen)
+        with warnings.catch_warnings():
+            # What the backend's imports deprecate (torch.jit's, through vLLM) is neither
+            # its failure nor the suite's: 30 lines of it opened every run.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            backend = _resolve(chosen)
     except BackendResolutionError as error:
         if spec_origin(spec) == f"${ENV_VAR}":
             raise BackendResolutionError(f"{error} (the backend came from ${ENV_VAR})") from None

@@ -194,7 +194,12 @@ def gatherings_found() -> list[str]:
         if "triton" in sources[found.path]:
             how = "Triton: judged where Triton runs"
         elif "." in found.name:
-            how = "judged as gather_logprobs"
+            module, owner = _WHERE["gather_logprobs"][:2]
+            how = (
+                "judged as gather_logprobs"
+                if f"{found.module}.{found.name}" == f"{module}.{owner}.gather_logprobs"
+                else f"found, not judged: the sampler's gathering judged is {owner}.gather_logprobs"
+            )
         else:
             how = "torch: judged on CPU"
         described.append(f"{found.module}.{found.name} ({how})")

@@ -211,3 +211,22 @@ def test_a_plugin_of_vllms_own_types_borrows_them_and_vllm_and_the_reference_do_
     own.ModelRunnerOutput = type("ModelRunnerOutput", (), {"__module__": "npu_plugin.types"})
     assert not borrows_types(Backend(name="npu", module=own))  # one type of its own
     assert not borrows_types(reference_backend("0.12.0"))
+
+
+DEPRECATING_ON_IMPORT = """
+import warnings
+
+warnings.warn("torch.jit.script_method is deprecated", DeprecationWarning, stacklevel=1)
+from reference import *  # noqa: E402,F403
+"""
+
+
+def test_what_a_backends_imports_deprecate_is_not_shown(tmp_path) -> None:
+    # vLLM's imports warn of torch.jit's deprecations: 28 lines atop every run, of no use.
+    (tmp_path / "deprecating_outputs.py").write_text(DEPRECATING_ON_IMPORT)
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "deprecating_outputs", "-k", "test_module.py",
+        module="conformance", env={"PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output[-3000:]
+    assert "DeprecationWarning" not in run.output
