@@ -236,7 +236,8 @@ def _take(runs: ProducerRuns, producer: PluginProducer, outcome: dict, how: str,
             f"{producer.where}: {how}, {len(inconclusive)} behaviours inconclusive on "
             f"{runtime} ({next(iter(inconclusive.values()))[:160]})"
         )
-    runs.ran.append(f"{producer.where}: {how} on {runtime}")
+    passed = not failed and not inconclusive
+    runs.ran.append(f"{producer.where}: {how} on {runtime}" + (", passed" if passed else ""))
     for behaviour, message in failed.items():
         if behaviour not in raised:
             runs.findings.append(
@@ -380,18 +381,42 @@ def _worker(job: dict) -> dict:
     if not report_path.is_file():
         return {"not_run": f"the suite gave no report (pytest exit {int(code)})"}
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    failed: dict[str, str] = {}
     inconclusive: dict[str, str] = {}
     for record in report.get("tests", []):
-        # Its middle left out where long: what failed and the fix both stay.
-        message = shortened((str(record.get("message") or "").splitlines() or [""])[0], 400)
+        if record.get("skip_cause") == "inconclusive":
+            # Its middle left out where long: what failed and the fix both stay.
+            message = shortened((str(record.get("message") or "").splitlines() or [""])[0], 400)
+            inconclusive.setdefault(str(record.get("behaviour")), _LAID_OUT.sub("", message))
+    return {"failed": _causes(report), "inconclusive": inconclusive, "executed": executed}
+
+
+#: A line of the conformance run's failures: its behaviour, and what it says.
+_FAIL_LINE = re.compile(r"FAIL \[(?P<behaviour>[^\]]+)\] \d+ check\(s\)[^:]*: (?P<said>.*)")
+_FOLLOWERS_LINE = re.compile(r"\s+and (?P<count>\d+) more check\(s\)")
+
+
+def _causes(report: dict) -> dict[str, str]:
+    """``{behaviour: what it says}`` of each failing behaviour of a conformance report, as
+    the run's own lines say them: one line a cause, the checks following from it counted
+    (``and 9 more check(s) that follow from it``), not said again."""
+    from conformance.run.failure_lines import failures_by_behaviour
+
+    fields = ("nodeid", "behaviour", "outcome", "message", "device", "producer")
+    records = [
+        types.SimpleNamespace(**{name: record.get(name) for name in fields})
+        for record in report.get("tests", [])
+    ]
+    found: dict[str, str] = {}
+    behaviour = None
+    for line in failures_by_behaviour(records):
         # the plugin's files are laid out under plugin/: name them as it ships them
-        message = _LAID_OUT.sub("", message)
-        if record.get("outcome") in ("failed", "error"):
-            failed.setdefault(str(record.get("behaviour")), message)
-        elif record.get("skip_cause") == "inconclusive":
-            inconclusive.setdefault(str(record.get("behaviour")), message)
-    return {"failed": failed, "inconclusive": inconclusive, "executed": executed}
+        line = _LAID_OUT.sub("", line)
+        if (failing := _FAIL_LINE.match(line)) is not None:
+            behaviour = failing["behaviour"]
+            found[behaviour] = failing["said"]
+        elif (following := _FOLLOWERS_LINE.match(line)) is not None and behaviour in found:
+            found[behaviour] += f" (and {following['count']} more check(s) that follow from it)"
+    return found
 
 
 def _as_on_the_device() -> None:

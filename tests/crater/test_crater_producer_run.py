@@ -522,3 +522,29 @@ def test_a_run_raising_by_its_own_code_is_a_finding_and_beside_a_stand_in_is_not
     other = f"{at} (`valid[len(valid) + i].clear()`): list index out of range"
     _take(runs, producer, {"failed": {"producer.async_output": other}}, "run at 0.11.0", "")
     assert runs.findings == [] and "behaviours not judged" in runs.not_run[0]
+
+
+def test_a_runs_failures_are_said_as_the_conformance_run_says_them() -> None:
+    # One cause a line, without its behaviour's name twice; what follows from it counted.
+    from conformance.crater.producer_run import _causes
+
+    raised = (
+        "make_async_output(<step one>).get_output(): raised AttributeError at "
+        "plugin/my_plugin/worker.py:57 (`self.x.y`): no attribute y"
+    )
+    behaviours = ["producer.async_output", "producer.async_output:rows-as-lists", "x:nan-counts"]
+    tests = [
+        {
+            "nodeid": f"checks::t{i}[npu-simulated]",
+            "behaviour": behaviour,
+            "outcome": "failed",
+            "message": f"[{behaviour}] {raised}",
+            "device": "npu-simulated",
+            "producer": "make_async_output",
+        }
+        for i, behaviour in enumerate(behaviours[:2])
+    ]
+    assert _causes({"tests": tests}) == {
+        "producer.async_output": raised.replace(" at plugin/", " at ")
+        + " (and 1 more check(s) that follow from it)"
+    }
