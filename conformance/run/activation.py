@@ -28,6 +28,21 @@ if TYPE_CHECKING:
 _STATE = pytest.StashKey[ConformanceRun]()
 
 
+def _refuse_unknown_revisions(config: pytest.Config) -> None:
+    """A revision option naming no revision (``--revision 0.33``) is refused before the
+    backend is imported: importing a plugin and its vLLM takes half a minute."""
+    from conformance.oracle.revisions import UnknownRevisionError, canonical_name, names_a_path
+
+    for option in ("revision", "bump-to"):
+        value = config.getoption(f"conformance_{option.replace('-', '_')}")
+        if not value or names_a_path(value):
+            continue
+        try:
+            canonical_name(value)
+        except UnknownRevisionError as error:
+            raise pytest.UsageError(f"{option_names.option(option)}: {error}") from None
+
+
 def activate(config: pytest.Config) -> ConformanceRun:
     """Resolve everything a run needs; any problem is a usage error (exit 4)."""
     if _STATE in config.stash:
@@ -40,6 +55,7 @@ def activate(config: pytest.Config) -> ConformanceRun:
     from conformance.backends import known as known_backends
     from conformance.run import xfails
 
+    _refuse_unknown_revisions(config)
     try:
         backend = resolve.load_backend(config.getoption("conformance_backend"))
     except BackendResolutionError as error:

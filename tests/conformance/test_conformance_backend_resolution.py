@@ -230,3 +230,12 @@ def test_what_a_backends_imports_deprecate_is_not_shown(tmp_path) -> None:
     )  # fmt: skip
     assert run.exit_code == 0, run.output[-3000:]
     assert "DeprecationWarning" not in run.output
+
+
+def test_a_revision_naming_none_is_refused_before_the_backend_is_imported(tmp_path) -> None:
+    # Importing a plugin and its vLLM takes half a minute: a typo is told first.
+    run = suite_runner.subprocess_run(
+        tmp_path, "--backend", "broken_backends.raises_on_import", "--revision", "0.33",
+        module="conformance", report=False,
+    )  # fmt: skip
+    _assert_usage_error(run, "--revision: unknown spec revision '0.33'; did you mean 0.33.0?")
