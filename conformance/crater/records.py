@@ -187,8 +187,8 @@ def _nothing_to_judge(source: PluginSource) -> str:
         return f"none of its {len(source.unreadable)} Python files is UTF-8 text: nothing to judge"
     if source.skipped:
         return (
-            f"its release holds no Python code outside {source.skipped} test, example and "
-            "docs files: nothing to judge"
+            f"its release holds no Python code outside {len(source.skipped)} test, example "
+            "and docs files: nothing to judge"
         )
     return "its release holds no Python code (a placeholder): nothing to judge"
 
@@ -245,7 +245,9 @@ def _reading_notes(source: PluginSource, reading: Reading) -> list[str]:
     if source.unreadable:
         notes.append(f"{len(source.unreadable)} files Python cannot read as text")
     if source.skipped:
-        notes.append(f"{source.skipped} test, example and docs files not read")
+        shown = ", ".join(source.skipped[:3])
+        rest = f" and {len(source.skipped) - 3} more" if len(source.skipped) > 3 else ""
+        notes.append(f"{len(source.skipped)} test, example and docs files not read ({shown}{rest})")
     if reading.redirected:
         listed = ", ".join(f"{v} for {k}" for k, v in sorted(reading.redirected.items())[:3])
         more = len(reading.redirected) - 3

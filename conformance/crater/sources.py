@@ -78,7 +78,7 @@ class PluginSource:
     files: dict[str, str] = field(compare=False, repr=False)  #: path in the distribution -> text
     requires: tuple[str, ...] = ()  #: its ``Requires-Dist`` lines
     origin: str = ""  #: the wheel, sdist or folder it was read from
-    skipped: int = 0  #: Python files that are tests, examples or docs (not judged)
+    skipped: tuple[str, ...] = ()  #: its Python files of tests, examples or docs (not judged)
     unreadable: tuple[str, ...] = ()  #: files Python cannot read as text
     #: when the release reached the index, where it says (None: a file, a checkout)
     published: datetime.datetime | None = field(default=None, compare=False)
@@ -679,7 +679,7 @@ def _made(
         code,
         tuple(requires),
         origin,
-        len(files) - len(code),
+        tuple(sorted(p for p in files if p not in code)),
         tuple(unreadable),
         published,
     )
