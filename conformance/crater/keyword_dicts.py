@@ -164,14 +164,10 @@ def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, 
                 built = built_dict(value, tests, found.get)
                 if built is not None and not isinstance(value, ast.Name):
                     found[target.id] = built
-            elif (
-                isinstance(target, ast.Subscript)
-                and isinstance(target.value, ast.Name)
-                and target.value.id in found
-            ):
-                built = found[target.value.id]
-                if isinstance(target.slice, ast.Constant):
-                    built.add(str(target.slice.value), above, tests)
+            elif (keyed := _key_of(target, found)) is not None:
+                built, key = keyed
+                if key is not None:
+                    built.add(key, above, tests)
                 else:
                     built.known = False
         elif (
@@ -197,14 +193,24 @@ def dicts_in(body: list[ast.stmt], tests: KeyTests = NO_KEY_TESTS) -> dict[str, 
                 built.known = False  # a key taken away, or one not spelt out
         elif isinstance(node, ast.Delete):
             for target in node.targets:  # ``del d["k"]``: a key taken away
-                if (
-                    isinstance(target, ast.Subscript)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id in found
-                ):
-                    built = found[target.value.id]
-                    if isinstance(target.slice, ast.Constant):
-                        built.take(str(target.slice.value), bool(above))
+                if (keyed := _key_of(target, found)) is not None:
+                    built, key = keyed
+                    if key is not None:
+                        built.take(key, bool(above))
                     else:
                         built.known = False
     return found
+
+
+def _key_of(
+    target: ast.expr, found: dict[str, KeywordDict]
+) -> tuple[KeywordDict, str | None] | None:
+    """``d["k"]`` of a dictionary in ``found``: it and its key (None: a key not spelt out)."""
+    if not (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id in found
+    ):
+        return None
+    key = str(target.slice.value) if isinstance(target.slice, ast.Constant) else None
+    return found[target.value.id], key
