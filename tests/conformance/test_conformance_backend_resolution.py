@@ -12,6 +12,9 @@ import importlib.util
 import pytest
 import suite_runner
 
+#: Whether a vLLM is installed, asked before any check puts a stand-in of it in sys.modules.
+_VLLM_INSTALLED = importlib.util.find_spec("vllm") is not None
+
 BAD_SPECS = {
     "no-such-module": ("no_such_backend_module", "no module named 'no_such_backend_module'"),
     "import-error-inside": (
@@ -87,7 +90,7 @@ def _assert_usage_error(run: suite_runner.Run, expected: str) -> None:
 
 @pytest.mark.parametrize(("spec", "expected"), list(BAD_SPECS.values()), ids=list(BAD_SPECS))
 def test_bad_backend_option_is_a_usage_error(tmp_path, spec: str, expected: str) -> None:
-    if spec.endswith("imports_vllm") and importlib.util.find_spec("vllm") is not None:
+    if spec.endswith("imports_vllm") and _VLLM_INSTALLED:
         pytest.skip("vLLM is installed here")
     run = suite_runner.subprocess_run(
         tmp_path, "--pyargs", "conformance", "--conformance-backend", spec, report=False
